@@ -1,0 +1,116 @@
+// qrt — the graph IR: values, ops with attributes, one function `@main`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/status.h"
+#include "ir/types.h"
+
+namespace qrt {
+
+/// Bytes one element of `element` occupies in memory: integers and quantized storage use
+/// the smallest of 1/2/4/8 bytes that holds the width; floats their natural size.
+/// Returns 0 for element kinds without a memory layout (`!quant.calibrated`, `!quant.any`).
+unsigned element_byte_size(const ElementType& element);
+
+/// A dense elements attribute: `dense<[1, 2]> : tensor<2xi8>`, `dense<"0x0102"> : ...`.
+/// Elements are stored expanded (never as a splat), little-endian, in the layout given by
+/// element_byte_size(); integer elements are sign- or zero-extended by their signedness.
+struct DenseElements {
+  Type type;                   ///< a static tensor of float or builtin integer elements
+  std::vector<uint8_t> bytes;  ///< num_elements × element_byte_size bytes
+
+  /// Element `i` as an integer (integer element types).
+  int64_t int_at(size_t i) const;
+  /// Element `i` as a double (float element types; exact).
+  double float_at(size_t i) const;
+  /// True when every element equals the first (printed as a splat).
+  bool is_splat() const;
+};
+
+/// An attribute value, the subset of MLIR's builtin attributes qrt uses.
+struct Attribute {
+  /// Which alternative is held.
+  enum class Kind : uint8_t { kUnit, kBool, kInt, kFloat, kString, kArray, kDense };
+  Kind kind = Kind::kUnit;
+  bool b = false;                  ///< kBool
+  int64_t i = 0;                   ///< kInt
+  double f = 0.0;                  ///< kFloat
+  ElementType scalar_type;         ///< kInt / kFloat: the `: i64` / `: f32` suffix type
+  std::string s;                   ///< kString
+  std::vector<Attribute> array;    ///< kArray
+  DenseElements dense;             ///< kDense
+
+  /// An integer attribute `v : i64`.
+  static Attribute make_int(int64_t v);
+  /// A float attribute `v : f64` (or of `kind`).
+  static Attribute make_float(double v, FloatKind kind = FloatKind::kF64);
+  /// A string attribute.
+  static Attribute make_string(std::string v);
+  /// An array of integers `[1, 2]`.
+  static Attribute make_int_array(const std::vector<int64_t>& v);
+  /// A dense elements attribute.
+  static Attribute make_dense(DenseElements v);
+  /// MLIR text form of the attribute.
+  std::string to_string() const;
+  /// Short name of the kind for diagnostics ("integer", "float", ...).
+  const char* kind_name() const;
+};
+
+/// The ops qrt knows; see docs/ops.md.
+enum class OpKind : uint8_t {
+  kQCast, kDCast, kSCast, kConstant, kAdd, kMul, kMatmul, kRelu, kClamp, kReshape, kRequantize,
+};
+
+/// An SSA value: a function argument or an op result.
+struct Value {
+  Type type;             ///< its type
+  std::string name;      ///< SSA name without `%` (may be empty: printer numbers it)
+  int producer = -1;     ///< index of the defining op, -1 for function arguments
+  SourceLoc loc;         ///< where it was defined
+};
+
+/// One operation.
+struct Op {
+  OpKind kind = OpKind::kConstant;
+  std::vector<int> operands;  ///< value indices
+  std::vector<int> results;   ///< value indices
+  std::vector<std::pair<std::string, Attribute>> attrs;  ///< sorted by name on insert
+  SourceLoc loc;              ///< where the op starts
+
+  /// The attribute called `name`, or nullptr.
+  const Attribute* attr(const std::string& name) const;
+  /// Sets (or replaces) attribute `name`, keeping the list sorted like MLIR's dictionary.
+  void set_attr(const std::string& name, Attribute value);
+};
+
+/// A graph: one function `@name` with arguments, ops in order, and returned values.
+struct Graph {
+  std::string name = "main";  ///< function symbol name (without `@`)
+  std::vector<Value> values;  ///< all values
+  std::vector<Op> ops;        ///< ops in program order (operands defined before use)
+  std::vector<int> inputs;    ///< value indices of the arguments
+  std::vector<int> outputs;   ///< value indices returned
+  SourceLoc return_loc;       ///< location of the return op
+
+  /// Adds a function argument and returns its value index.
+  int add_input(Type type, std::string name = "");
+  /// Appends an op whose results have `result_types`; returns the op index. Nothing is
+  /// verified here: call verify_graph() when the graph is complete.
+  int add_op(OpKind kind, std::vector<int> operands, const std::vector<Type>& result_types,
+             std::vector<std::pair<std::string, Attribute>> attrs = {}, SourceLoc loc = {});
+  /// The first result value of op `op_index`.
+  int result(int op_index) const { return ops[size_t(op_index)].results.at(0); }
+  /// Index of the input named `name`, or -1.
+  int find_input(const std::string& name) const;
+};
+
+/// Checks the whole graph: every value's type (including per-axis integrity), SSA order,
+/// and each op's own rules (operand/result counts and types, attributes, shapes).
+/// The error is located at the offending op and names it, e.g. `'quant.qcast' op ...`.
+Status verify_graph(const Graph& graph);
+
+}  // namespace qrt

@@ -1,0 +1,484 @@
+// qrt — op table and per-op verification (see ops.h and docs/ops.md).
+#include "ir/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace qrt {
+
+namespace {
+
+Status op_error(const Op& op, const std::string& message) {
+  return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
+}
+
+const Type& operand_type(const Graph& g, const Op& op, size_t i) {
+  return g.values[size_t(op.operands[i])].type;
+}
+
+const Type& result_type(const Graph& g, const Op& op, size_t i = 0) {
+  return g.values[size_t(op.results[i])].type;
+}
+
+// Dimensions agree when equal or either is dynamic.
+bool dims_compatible(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// The seed's quant_SameScalarOrTensorShape trait.
+Status check_same_shape(const Op& op, const Type& in, const Type& out) {
+  if (in.is_tensor != out.is_tensor || (in.is_tensor && !dims_compatible(in.dims, out.dims))) {
+    return op_error(op, "input and result are both scalars or both tensors with matching shape"
+                        " (got " + in.to_string() + " and " + out.to_string() + ")");
+  }
+  return Status::ok();
+}
+
+Status verify_qcast(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.element.is_float()) {
+    return op_error(op, "operand must be a float scalar or tensor, got " + in.to_string());
+  }
+  if (!out.element.is_uniform()) {
+    return op_error(op, "result must be a !quant.uniform scalar or tensor, got " + out.to_string());
+  }
+  QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
+  if (in.element.float_kind != out.element.float_kind) {
+    return op_error(op, std::string("operand element type ") + float_kind_name(in.element.float_kind) +
+                            " must equal the expressed type " +
+                            float_kind_name(out.element.float_kind) + " of the result");
+  }
+  return Status::ok();
+}
+
+Status verify_dcast(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.element.is_uniform()) {
+    return op_error(op, "operand must be a !quant.uniform scalar or tensor, got " + in.to_string());
+  }
+  if (!out.element.is_float()) {
+    return op_error(op, "result must be a float scalar or tensor, got " + out.to_string());
+  }
+  QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
+  if (in.element.float_kind != out.element.float_kind) {
+    return op_error(op, std::string("result element type ") + float_kind_name(out.element.float_kind) +
+                            " must equal the expressed type " +
+                            float_kind_name(in.element.float_kind) + " of the operand");
+  }
+  return Status::ok();
+}
+
+Status verify_scast(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  const bool int_to_quant = in.element.is_integer() && out.element.is_uniform();
+  const bool quant_to_int = in.element.is_uniform() && out.element.is_integer();
+  if (!int_to_quant && !quant_to_int) {
+    return op_error(op, "input must be integer and result must be quantized, or vice versa (got " +
+                            in.to_string() + " and " + out.to_string() + ")");
+  }
+  QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
+  const ElementType& q = int_to_quant ? out.element : in.element;
+  const ElementType& i = int_to_quant ? in.element : out.element;
+  if (i.int_width != q.storage.width) {
+    return op_error(op, "integer type " + i.to_string() + " must have the width of the storage type " +
+                            storage_to_string(q.storage));
+  }
+  return Status::ok();
+}
+
+Status verify_constant(const Graph& g, const Op& op) {
+  const Attribute* value = op.attr("value");
+  if (!value) return op_error(op, "requires attribute 'value'");
+  if (value->kind != Attribute::Kind::kDense) {
+    return op_error(op, std::string("attribute 'value' must be dense elements, got ") +
+                            value->kind_name());
+  }
+  const DenseElements& d = value->dense;
+  const Type& out = result_type(g, op);
+  if (!out.is_tensor || !out.has_static_shape()) {
+    return op_error(op, "result must be a statically shaped tensor, got " + out.to_string());
+  }
+  if (d.type.dims != out.dims) {
+    return op_error(op, "value shape " + d.type.to_string() + " does not match result type " +
+                            out.to_string());
+  }
+  const ElementType& de = d.type.element;
+  const ElementType& re = out.element;
+  if (re.is_float() || re.is_integer()) {
+    if (!(de == re)) {
+      return op_error(op, "value element type " + de.to_string() +
+                              " must equal the result element type " + re.to_string());
+    }
+    return Status::ok();
+  }
+  if (!re.is_uniform()) {
+    return op_error(op, "result element type must be float, integer or !quant.uniform, got " +
+                            re.to_string());
+  }
+  if (!de.is_integer() || de.int_width != re.storage.width) {
+    return op_error(op, "value of a quantized constant must hold " +
+                            std::to_string(re.storage.width) + "-bit integers (the storage of " +
+                            re.to_string() + "), got " + de.to_string());
+  }
+  const size_t n = size_t(d.type.num_elements());
+  for (size_t i = 0; i < n; ++i) {
+    int64_t v = d.int_at(i);
+    // A signless value is reinterpreted by the storage signedness.
+    if (!re.storage.is_signed && v < 0 && re.storage.width < 64) v += int64_t(1) << re.storage.width;
+    if (re.storage.is_signed && de.int_sign == Signedness::kUnsigned &&
+        v > re.storage.full_max()) {
+      v -= int64_t(1) << re.storage.width;
+    }
+    if (v < re.storage.min || v > re.storage.max) {
+      return op_error(op, "element " + std::to_string(i) + " value " + std::to_string(v) +
+                              " is outside the storage bounds [" + std::to_string(re.storage.min) +
+                              ", " + std::to_string(re.storage.max) + "]");
+    }
+  }
+  return Status::ok();
+}
+
+Status check_shape_equals(const Op& op, const std::vector<int64_t>& expected, const Type& out) {
+  if (!dims_compatible(expected, out.dims)) {
+    return op_error(op, "result shape " + out.to_string() + " does not match the expected shape [" +
+                            dims_to_string(expected) + "]");
+  }
+  return Status::ok();
+}
+
+Status verify_elementwise(const Graph& g, const Op& op) {
+  const Type& a = operand_type(g, op, 0);
+  const Type& b = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  const bool all_float = a.element.is_float() && b.element.is_float() && out.element.is_float();
+  const bool all_quant = a.element.kind == ElementKind::kUniform &&
+                         b.element.kind == ElementKind::kUniform &&
+                         out.element.kind == ElementKind::kUniform;
+  if (!all_float && !all_quant) {
+    return op_error(op, "operands and result must be all float or all per-layer !quant.uniform, got " +
+                            a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+  }
+  if (all_float && !(a.element == b.element && a.element == out.element)) {
+    return op_error(op, "float operands and result must have one element type, got " +
+                            a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+  }
+  if (a.is_tensor != b.is_tensor || a.is_tensor != out.is_tensor) {
+    return op_error(op, "operands and result must be all scalars or all tensors");
+  }
+  auto shape = broadcast_shapes(a.dims, b.dims);
+  if (!shape.is_ok()) return op_error(op, shape.status().message());
+  return check_shape_equals(op, *shape, out);
+}
+
+// The quantized matmul's right-hand side and result may be per-axis on their last dimension.
+Status check_matmul_quant_axis(const Op& op, const Type& t, const char* what) {
+  if (t.element.kind == ElementKind::kUniformPerAxis && size_t(t.element.axis) + 1 != t.rank()) {
+    return op_error(op, std::string(what) + " may only be quantized per-axis along its last "
+                        "dimension (axis " + std::to_string(t.rank() - 1) + "), got axis " +
+                        std::to_string(t.element.axis));
+  }
+  return Status::ok();
+}
+
+Status verify_matmul_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rhs,
+                          int64_t n_dim) {
+  const Type& bias = operand_type(g, op, 2);
+  if (bias.rank() != 1 || (n_dim >= 0 && bias.dims[0] >= 0 && bias.dims[0] != n_dim)) {
+    return op_error(op, "bias must be a 1-D tensor of N = " + std::to_string(n_dim) +
+                            " elements, got " + bias.to_string());
+  }
+  if (lhs.element.is_float()) {
+    if (!(bias.element == lhs.element)) {
+      return op_error(op, "bias of a float or hybrid matmul must have element type " +
+                              lhs.element.to_string() + ", got " + bias.to_string());
+    }
+    return Status::ok();
+  }
+  const ElementType& be = bias.element;
+  if (!be.is_uniform() || !be.storage.is_signed || be.storage.width != 32) {
+    return op_error(op, "bias of a quantized matmul must be !quant.uniform with i32 storage, got " +
+                            bias.to_string());
+  }
+  for (size_t c = 0; c < be.num_channels(); ++c) {
+    if (be.zero_points[c] != 0) {
+      return op_error(op, "bias zero point must be 0, got " + std::to_string(be.zero_points[c]));
+    }
+  }
+  const size_t channels = std::max(be.num_channels(), rhs.element.num_channels());
+  for (size_t c = 0; c < channels; ++c) {
+    const double expected = accumulator_scale(lhs.element, rhs.element, c);
+    const double got = be.scales[be.num_channels() == 1 ? 0 : c];
+    if (!scales_match(expected, got)) {
+      return op_error(op, "bias scale " + format_mlir_float(got, FloatKind::kF64) + " of channel " +
+                              std::to_string(c) + " must equal lhs scale x rhs scale = " +
+                              format_mlir_float(expected, FloatKind::kF64));
+    }
+  }
+  return Status::ok();
+}
+
+Status verify_matmul(const Graph& g, const Op& op) {
+  const Type& lhs = operand_type(g, op, 0);
+  const Type& rhs = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  if (!lhs.is_tensor || !rhs.is_tensor || lhs.rank() < 2 || rhs.rank() < 2) {
+    return op_error(op, "operands must be tensors of rank >= 2, got " + lhs.to_string() + " and " +
+                            rhs.to_string());
+  }
+  const ElementType &le = lhs.element, &re = rhs.element, &oe = out.element;
+  const bool is_float = le.is_float() && re.is_float() && oe.is_float();
+  const bool is_hybrid = le.is_float() && re.is_uniform() && oe.is_float();
+  const bool is_quant = le.kind == ElementKind::kUniform && re.is_uniform() && oe.is_uniform();
+  if (!is_float && !is_hybrid && !is_quant) {
+    return op_error(op, "expects float x float -> float, float x quantized -> float (hybrid) or "
+                        "quantized x quantized -> quantized, got " + lhs.to_string() + " x " +
+                        rhs.to_string() + " -> " + out.to_string());
+  }
+  if (is_float && !(le == re && le == oe)) {
+    return op_error(op, "float operands and result must have one element type");
+  }
+  if (is_hybrid && (re.float_kind != le.float_kind || !(oe == le))) {
+    return op_error(op, std::string("hybrid matmul needs the rhs expressed type and the result "
+                                    "element type to equal the lhs type ") +
+                            float_kind_name(le.float_kind));
+  }
+  if (!is_float) QRT_RETURN_IF_ERROR(check_matmul_quant_axis(op, rhs, "rhs"));
+  if (is_quant) QRT_RETURN_IF_ERROR(check_matmul_quant_axis(op, out, "result"));
+  const int64_t m = lhs.dims[lhs.rank() - 2], k = lhs.dims[lhs.rank() - 1];
+  const int64_t k2 = rhs.dims[rhs.rank() - 2], n = rhs.dims[rhs.rank() - 1];
+  if (k >= 0 && k2 >= 0 && k != k2) {
+    return op_error(op, "contracting dimensions differ: lhs " + lhs.to_string() + " has K = " +
+                            std::to_string(k) + ", rhs " + rhs.to_string() + " has K = " +
+                            std::to_string(k2));
+  }
+  auto batch = broadcast_shapes(std::vector<int64_t>(lhs.dims.begin(), lhs.dims.end() - 2),
+                                std::vector<int64_t>(rhs.dims.begin(), rhs.dims.end() - 2));
+  if (!batch.is_ok()) return op_error(op, "batch dimensions: " + batch.status().message());
+  std::vector<int64_t> expected = *batch;
+  expected.push_back(m);
+  expected.push_back(n);
+  QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
+  if (is_quant && k >= 0) {
+    // Σ (a - za)(w - zw) must fit int32 for every input: bound the worst case.
+    auto max_abs_diff = [](const ElementType& e) {
+      int64_t worst = 0;
+      for (int64_t zp : e.zero_points) {
+        worst = std::max<int64_t>({worst, std::llabs(e.storage.max - zp), std::llabs(e.storage.min - zp)});
+      }
+      return worst;
+    };
+    const long double bound =
+        (long double)k * (long double)max_abs_diff(le) * (long double)max_abs_diff(re);
+    if (bound > 2147483647.0L) {
+      return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(k) +
+                              " times the largest |a - za| x |w - zw| exceeds 2^31 - 1");
+    }
+  }
+  if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_matmul_bias(g, op, lhs, rhs, n));
+  return Status::ok();
+}
+
+Status verify_same_type_unary(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.element.is_float() && !in.element.is_uniform()) {
+    return op_error(op, "operand must be float or !quant.uniform, got " + in.to_string());
+  }
+  if (!(in == out)) {
+    return op_error(op, "result type " + out.to_string() + " must equal the operand type " +
+                            in.to_string());
+  }
+  return Status::ok();
+}
+
+Status verify_clamp(const Graph& g, const Op& op) {
+  QRT_RETURN_IF_ERROR(verify_same_type_unary(g, op));
+  const Attribute* lo = op.attr("min");
+  const Attribute* hi = op.attr("max");
+  if (!lo || !hi) return op_error(op, "requires float attributes 'min' and 'max'");
+  for (const Attribute* a : {lo, hi}) {
+    if (a->kind != Attribute::Kind::kFloat || std::isnan(a->f)) {
+      return op_error(op, std::string("attributes 'min' and 'max' must be non-NaN floats, got ") +
+                              a->to_string());
+    }
+  }
+  if (lo->f > hi->f) {
+    return op_error(op, "min " + format_mlir_float(lo->f, FloatKind::kF64) +
+                            " must not exceed max " + format_mlir_float(hi->f, FloatKind::kF64));
+  }
+  return Status::ok();
+}
+
+Status verify_reshape(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !out.is_tensor) return op_error(op, "operand and result must be tensors");
+  if (!(in.element == out.element)) {
+    return op_error(op, "result element type " + out.element.to_string() +
+                            " must equal the operand element type " + in.element.to_string());
+  }
+  if (in.element.kind == ElementKind::kUniformPerAxis) {
+    return op_error(op, "per-axis quantized tensors cannot be reshaped (the channel axis would "
+                        "lose its meaning)");
+  }
+  if (!out.has_static_shape()) {
+    return op_error(op, "result shape must be static, got " + out.to_string());
+  }
+  const int64_t n_in = in.num_elements();
+  if (n_in >= 0 && n_in != out.num_elements()) {
+    return op_error(op, "cannot reshape " + std::to_string(n_in) + " elements (" + in.to_string() +
+                            ") into " + std::to_string(out.num_elements()) + " (" +
+                            out.to_string() + ")");
+  }
+  return Status::ok();
+}
+
+Status verify_requantize(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.element.is_uniform() || !out.element.is_uniform()) {
+    return op_error(op, "operand and result must be !quant.uniform, got " + in.to_string() +
+                            " -> " + out.to_string());
+  }
+  QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
+  const bool in_axis = in.element.kind == ElementKind::kUniformPerAxis;
+  const bool out_axis = out.element.kind == ElementKind::kUniformPerAxis;
+  if (in_axis && out_axis && in.element.axis != out.element.axis) {
+    return op_error(op, "per-axis operand and result must use the same channel axis, got " +
+                            std::to_string(in.element.axis) + " and " +
+                            std::to_string(out.element.axis));
+  }
+  return Status::ok();
+}
+
+const std::vector<OpInfo>& table() {
+  static const std::vector<OpInfo> kTable = {
+      {OpKind::kQCast, "quant.qcast", 1, 1, {}, verify_qcast,
+       "quantize: float -> !quant.uniform (divide, round half to even, add zero point, clamp)"},
+      {OpKind::kDCast, "quant.dcast", 1, 1, {}, verify_dcast,
+       "dequantize: !quant.uniform -> float ((q - zp) * scale)"},
+      {OpKind::kSCast, "quant.scast", 1, 1, {}, verify_scast,
+       "storage cast: reinterpret !quant.uniform <-> storage integer, values unchanged"},
+      {OpKind::kConstant, "qrt.constant", 0, 0, {"value"}, verify_constant,
+       "a constant tensor; quantized constants hold stored integers"},
+      {OpKind::kAdd, "qrt.add", 2, 2, {}, verify_elementwise,
+       "element-wise add with numpy broadcasting (float or per-layer quantized)"},
+      {OpKind::kMul, "qrt.mul", 2, 2, {}, verify_elementwise,
+       "element-wise multiply with numpy broadcasting (float or per-layer quantized)"},
+      {OpKind::kMatmul, "qrt.matmul", 2, 3, {}, verify_matmul,
+       "batched matmul [..,M,K] x [..,K,N] (+ bias [N]): float, hybrid or quantized"},
+      {OpKind::kRelu, "qrt.relu", 1, 1, {}, verify_same_type_unary,
+       "max(x, 0); on quantized values max(q, zero point)"},
+      {OpKind::kClamp, "qrt.clamp", 1, 1, {"max", "min"}, verify_clamp,
+       "clamp to [min, max] given in real (expressed) units"},
+      {OpKind::kReshape, "qrt.reshape", 1, 1, {}, verify_reshape,
+       "reshape to the static result shape; row-major element order is kept"},
+      {OpKind::kRequantize, "qrt.requantize", 1, 1, {}, verify_requantize,
+       "rescale stored values from the operand's quant parameters to the result's"},
+  };
+  return kTable;
+}
+
+}  // namespace
+
+const std::vector<OpInfo>& all_ops() { return table(); }
+
+const OpInfo& op_info(OpKind kind) { return table()[size_t(kind)]; }
+
+const OpInfo* find_op(std::string_view name) {
+  for (const OpInfo& info : table()) {
+    if (name == info.name) return &info;
+  }
+  return nullptr;
+}
+
+Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
+                                              const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == 1) {
+      out[i] = db;
+    } else if (db == 1) {
+      out[i] = da;
+    } else if (da < 0 || db < 0) {
+      out[i] = da < 0 ? db : da;
+    } else if (da == db) {
+      out[i] = da;
+    } else {
+      return Status::error("shapes [" + dims_to_string(a) + "] and [" + dims_to_string(b) +
+                           "] are not broadcast-compatible");
+    }
+  }
+  return out;
+}
+
+double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t n) {
+  const double sw = rhs.scales[rhs.num_channels() == 1 ? 0 : n];
+  return lhs.scales[0] * sw;
+}
+
+bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(a); }
+
+Status verify_graph(const Graph& graph) {
+  for (const Value& v : graph.values) {
+    Status s = v.type.verify();
+    if (!s.is_ok()) return s.with_loc(v.loc);
+  }
+  std::vector<bool> defined(graph.values.size(), false);
+  for (int in : graph.inputs) defined[size_t(in)] = true;
+  for (const Op& op : graph.ops) {
+    const OpInfo& info = op_info(op.kind);
+    const int n = int(op.operands.size());
+    if (n < info.min_operands || n > info.max_operands) {
+      const std::string expected =
+          info.min_operands == info.max_operands
+              ? std::to_string(info.min_operands)
+              : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
+      return op_error(op, "expects " + expected + " operands, got " + std::to_string(n));
+    }
+    if (op.results.size() != 1) {
+      return op_error(op, "expects 1 result, got " + std::to_string(op.results.size()));
+    }
+    for (int operand : op.operands) {
+      if (operand < 0 || size_t(operand) >= graph.values.size() || !defined[size_t(operand)]) {
+        return op_error(op, "uses a value before it is defined");
+      }
+    }
+    for (const auto& [name, attr] : op.attrs) {
+      bool known = false;
+      std::string allowed;
+      for (const char* a : info.attributes) {
+        known = known || name == a;
+        allowed += std::string(allowed.empty() ? "" : ", ") + a;
+      }
+      if (!known) {
+        return op_error(op, "has unknown attribute '" + name + "' (allowed: " +
+                                (allowed.empty() ? std::string("none") : allowed) + ")");
+      }
+    }
+    QRT_RETURN_IF_ERROR(info.verify(graph, op));
+    for (int r : op.results) defined[size_t(r)] = true;
+  }
+  if (graph.outputs.empty()) {
+    return Status::error_at(graph.return_loc, "function @" + graph.name + " returns no values");
+  }
+  for (int out : graph.outputs) {
+    if (out < 0 || size_t(out) >= graph.values.size() || !defined[size_t(out)]) {
+      return Status::error_at(graph.return_loc, "'func.return' op returns an undefined value");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace qrt

@@ -1,0 +1,44 @@
+// qrt — the op table: names, arities, attributes and per-op verification.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace qrt {
+
+/// Static facts about one op kind. One table drives the parser, printer, verifier and docs.
+struct OpInfo {
+  OpKind kind;                          ///< the kind
+  const char* name;                     ///< full name, e.g. "quant.qcast"
+  int min_operands;                     ///< fewest operands
+  int max_operands;                     ///< most operands
+  std::vector<const char*> attributes;  ///< allowed attribute names (others are errors)
+  /// Op-specific checks beyond arity and attribute names. Types of operands and results are
+  /// already verified on their own when this runs.
+  Status (*verify)(const Graph& graph, const Op& op);
+  const char* summary;                  ///< one line for --help and docs
+};
+
+/// The entry for `kind`.
+const OpInfo& op_info(OpKind kind);
+/// The entry for the full op name (e.g. "qrt.matmul"), or nullptr.
+const OpInfo* find_op(std::string_view name);
+/// All entries, in OpKind order.
+const std::vector<OpInfo>& all_ops();
+
+/// Numpy-style broadcast of two shapes (-1 = dynamic), or an error naming both shapes.
+Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
+                                              const std::vector<int64_t>& b);
+
+/// The scale of the int32 accumulator of a quantized matmul for output channel `n`:
+/// s_lhs · s_rhs[n] in double precision.
+double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t n);
+
+/// True when two scales agree to the relative tolerance the verifier accepts for bias and
+/// accumulator scales (1e-6: float32 products of the same scales pass).
+bool scales_match(double a, double b);
+
+}  // namespace qrt

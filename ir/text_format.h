@@ -1,0 +1,21 @@
+// qrt — the MLIR text form of a graph: parser and printer.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace qrt {
+
+/// Parses a graph written as one `func.func` (optionally inside `module { ... }`) whose ops
+/// use MLIR's generic syntax, plus the custom forms `return`, `quant.qcast %x : T to T`
+/// (likewise dcast/scast). The graph is verified before it is returned. Errors read
+/// `file:line:col: error: message` through Status::to_string().
+Result<Graph> parse_graph(std::string_view text, const std::string& file = "");
+
+/// Prints the canonical text form: generic op syntax, MLIR-formatted types and attributes,
+/// value names kept where the graph has them. `mlir-opt --allow-unregistered-dialect` reads it.
+std::string print_graph(const Graph& graph);
+
+}  // namespace qrt

@@ -1,0 +1,41 @@
+// qrt — the scalar numerics contract of docs/numerics.md, one function per formula.
+// The reference interpreter is built from these; every other backend must match them.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/types.h"
+
+namespace qrt::numerics {
+
+/// Round half to even of a finite or infinite float, as a double (no integer conversion).
+double round_half_even(double x);
+
+/// Clamps `v` to [lo, hi].
+inline int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/// Adds the zero point to an already rounded value `r` and clamps to [qmin, qmax];
+/// infinities saturate, NaN yields the zero point (clamped).
+int64_t add_zero_point_and_clamp(double r, int64_t zp, int64_t qmin, int64_t qmax);
+
+/// qcast, single precision: clamp(rne(f32(x) / f32(scale)) + zp, qmin, qmax).
+int64_t quantize_f32(float x, float scale, int64_t zp, int64_t qmin, int64_t qmax);
+/// qcast, double precision (f64 expressed types): clamp(rne(x / scale) + zp, qmin, qmax).
+int64_t quantize_f64(double x, double scale, int64_t zp, int64_t qmin, int64_t qmax);
+
+/// dcast, single precision: f32(q - zp) * scale, one f32 rounding of the product.
+float dequantize_f32(int64_t q, int64_t zp, float scale);
+/// dcast, double precision: f64(q - zp) * scale.
+double dequantize_f64(int64_t q, int64_t zp, double scale);
+
+/// The f32 requantization multiplier M = f32(numerator / denominator), computed in double.
+float multiplier(double numerator, double denominator);
+
+/// Requantize an exact integer value: clamp(rne(f32(v) * M) + zo, lo, hi).
+int64_t requantize(int64_t v, float m, int64_t zo, int64_t lo, int64_t hi);
+
+/// The scale a kernel computes with: the type's scale rounded to its expressed type, then
+/// widened to f32 (f16/bf16/f32 expressed types).
+float compute_scale_f32(double scale, FloatKind expressed);
+
+}  // namespace qrt::numerics

@@ -1,0 +1,477 @@
+// qrt — reference interpreter (see reference.h). Written for clarity, not speed: every
+// element goes through the scalar formulas of jit/ref/numerics.h.
+#include "jit/ref/reference.h"
+
+#include <cmath>
+
+#include "ir/ops.h"
+#include "jit/ref/numerics.h"
+
+namespace qrt {
+
+namespace {
+
+Status op_error(const Op& op, const std::string& message) {
+  return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
+}
+
+// Per-element quantization parameters of a uniform type laid out over `dims`.
+struct QuantView {
+  const ElementType* e = nullptr;
+  size_t inner = 1;     // elements per step along the channel axis
+  size_t channels = 1;  // size of the channel axis (1 for per-layer)
+
+  QuantView(const ElementType& element, const std::vector<int64_t>& dims) : e(&element) {
+    if (element.kind == ElementKind::kUniformPerAxis) {
+      channels = size_t(dims[size_t(element.axis)]);
+      for (size_t d = size_t(element.axis) + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
+    }
+  }
+  size_t channel(size_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+  double scale(size_t i) const { return e->scales[channel(i)]; }
+  int64_t zp(size_t i) const { return e->zero_points[channel(i)]; }
+};
+
+bool is_f64(const ElementType& e) { return e.float_kind == FloatKind::kF64; }
+
+Tensor make_result(const Type& declared, std::vector<int64_t> dims) {
+  Type t = declared;
+  t.dims = std::move(dims);
+  return Tensor::zeros(t);
+}
+
+// Checks a computed shape against the op's declared (possibly partly dynamic) result type,
+// and the per-axis integrity rule for dimensions that were dynamic until now.
+Status check_result_shape(const Op& op, const Type& declared, const std::vector<int64_t>& dims) {
+  bool ok = declared.dims.size() == dims.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) ok = declared.dims[i] < 0 || declared.dims[i] == dims[i];
+  if (!ok) {
+    return op_error(op, "computed result shape [" + dims_to_string(dims) +
+                            "] contradicts its type " + declared.to_string());
+  }
+  if (declared.element.kind == ElementKind::kUniformPerAxis &&
+      size_t(dims[size_t(declared.element.axis)]) != declared.element.num_channels()) {
+    return op_error(op, "channel axis has size " + std::to_string(dims[size_t(declared.element.axis)]) +
+                            " at run time but the type has " +
+                            std::to_string(declared.element.num_channels()) + " scales");
+  }
+  return Status::ok();
+}
+
+// Row-major strides with broadcasting: stride 0 where `in` has size 1 against `out`.
+std::vector<size_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<size_t> strides(out.size(), 0);
+  size_t stride = 1;
+  for (size_t k = in.size(); k-- > 0;) {
+    const size_t o = k + (out.size() - in.size());
+    strides[o] = in[k] == 1 ? 0 : stride;
+    stride *= size_t(in[k]);
+  }
+  return strides;
+}
+
+// Calls fn(out_index, a_index, b_index) for every element of `out` in row-major order.
+template <typename Fn>
+void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<int64_t>& a,
+                        const std::vector<int64_t>& b, Fn fn) {
+  const auto sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
+  std::vector<int64_t> idx(out.size(), 0);
+  size_t total = 1;
+  for (int64_t d : out) total *= size_t(d);
+  size_t ia = 0, ib = 0;
+  for (size_t i = 0; i < total; ++i) {
+    fn(i, ia, ib);
+    for (size_t k = out.size(); k-- > 0;) {
+      ++idx[k];
+      ia += sa[k];
+      ib += sb[k];
+      if (idx[k] < out[k]) break;
+      ia -= sa[k] * size_t(out[k]);
+      ib -= sb[k] * size_t(out[k]);
+      idx[k] = 0;
+    }
+  }
+}
+
+Tensor eval_qcast(const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  const ElementType& q = rt.element;
+  const QuantView view(q, y.type.dims);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    const int64_t v =
+        is_f64(q) ? numerics::quantize_f64(x.float_at(i), view.scale(i), view.zp(i), q.storage.min,
+                                           q.storage.max)
+                  : numerics::quantize_f32(float(x.float_at(i)),
+                                           numerics::compute_scale_f32(view.scale(i), q.float_kind),
+                                           view.zp(i), q.storage.min, q.storage.max);
+    y.set_int(i, v);
+  }
+  return y;
+}
+
+Tensor eval_dcast(const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  const ElementType& q = x.type.element;
+  const QuantView view(q, x.type.dims);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    if (is_f64(q)) {
+      y.set_float(i, numerics::dequantize_f64(x.int_at(i), view.zp(i), view.scale(i)));
+    } else {
+      y.set_float(i, numerics::dequantize_f32(x.int_at(i), view.zp(i),
+                                              numerics::compute_scale_f32(view.scale(i), q.float_kind)));
+    }
+  }
+  return y;
+}
+
+Tensor eval_scast(const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  y.data = x.data;  // same width, same bits: only the type changes
+  return y;
+}
+
+Tensor eval_constant(const Op& op, const Type& rt) {
+  Tensor y = Tensor::zeros(rt);
+  y.data = op.attr("value")->dense.bytes;
+  return y;
+}
+
+Tensor eval_float_binary(OpKind kind, const Tensor& a, const Tensor& b, const Type& rt,
+                         const std::vector<int64_t>& dims) {
+  Tensor y = make_result(rt, dims);
+  const bool f64 = is_f64(rt.element);
+  for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
+    if (f64) {
+      const double x = a.float_at(ia), z = b.float_at(ib);
+      y.set_float(i, kind == OpKind::kAdd ? x + z : x * z);
+    } else {
+      const float x = float(a.float_at(ia)), z = float(b.float_at(ib));
+      y.set_float(i, kind == OpKind::kAdd ? double(x + z) : double(x * z));
+    }
+  });
+  return y;
+}
+
+Tensor eval_quant_binary(OpKind kind, const Tensor& a, const Tensor& b, const Type& rt,
+                         const std::vector<int64_t>& dims) {
+  Tensor y = make_result(rt, dims);
+  const ElementType &ea = a.type.element, &eb = b.type.element, &eo = rt.element;
+  const int64_t za = ea.zero_points[0], zb = eb.zero_points[0], zo = eo.zero_points[0];
+  const double sa = ea.scales[0], sb = eb.scales[0], so = eo.scales[0];
+  if (kind == OpKind::kAdd) {
+    const float ma = numerics::multiplier(sa, so), mb = numerics::multiplier(sb, so);
+    for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
+      const float ta = float(a.int_at(ia) - za) * ma;
+      const float tb = float(b.int_at(ib) - zb) * mb;
+      const float sum = ta + tb;
+      y.set_int(i, numerics::add_zero_point_and_clamp(numerics::round_half_even(sum), zo,
+                                                       eo.storage.min, eo.storage.max));
+    });
+  } else {
+    const float m = numerics::multiplier(sa * sb, so);
+    for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
+      const int64_t product = (a.int_at(ia) - za) * (b.int_at(ib) - zb);
+      y.set_int(i, numerics::requantize(product, m, zo, eo.storage.min, eo.storage.max));
+    });
+  }
+  return y;
+}
+
+struct MatmulShape {
+  std::vector<int64_t> batch;   // broadcast batch dims
+  size_t m = 0, k = 0, n = 0;
+  std::vector<size_t> lhs_batch_strides, rhs_batch_strides;  // in matrices
+};
+
+MatmulShape matmul_shape(const Tensor& lhs, const Tensor& rhs, const std::vector<int64_t>& batch) {
+  MatmulShape s;
+  s.batch = batch;
+  s.m = size_t(lhs.type.dims[lhs.type.rank() - 2]);
+  s.k = size_t(lhs.type.dims[lhs.type.rank() - 1]);
+  s.n = size_t(rhs.type.dims[rhs.type.rank() - 1]);
+  s.lhs_batch_strides = broadcast_strides(
+      std::vector<int64_t>(lhs.type.dims.begin(), lhs.type.dims.end() - 2), batch);
+  s.rhs_batch_strides = broadcast_strides(
+      std::vector<int64_t>(rhs.type.dims.begin(), rhs.type.dims.end() - 2), batch);
+  return s;
+}
+
+// Calls fn(batch_index, lhs_matrix_index, rhs_matrix_index) for every batch entry.
+template <typename Fn>
+void for_each_batch(const MatmulShape& s, Fn fn) {
+  size_t total = 1;
+  for (int64_t d : s.batch) total *= size_t(d);
+  std::vector<int64_t> idx(s.batch.size(), 0);
+  for (size_t b = 0; b < total; ++b) {
+    size_t il = 0, ir = 0;
+    for (size_t d = 0; d < s.batch.size(); ++d) {
+      il += size_t(idx[d]) * s.lhs_batch_strides[d];
+      ir += size_t(idx[d]) * s.rhs_batch_strides[d];
+    }
+    fn(b, il, ir);
+    for (size_t d = s.batch.size(); d-- > 0;) {
+      if (++idx[d] < s.batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Float and hybrid matmul: the rhs is read through `rhs_value(index)`, which dequantizes
+// quantized weights with the dcast formula. Accumulation is in k order, no FMA.
+template <typename T, typename RhsFn>
+void float_matmul(const MatmulShape& s, const Tensor& lhs, RhsFn rhs_value, const Tensor* bias,
+                  Tensor& y) {
+  for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
+    for (size_t i = 0; i < s.m; ++i) {
+      for (size_t j = 0; j < s.n; ++j) {
+        T acc = 0;
+        for (size_t kk = 0; kk < s.k; ++kk) {
+          const T x = T(lhs.float_at((il * s.m + i) * s.k + kk));
+          const T w = T(rhs_value((ir * s.k + kk) * s.n + j));
+          const T prod = x * w;
+          acc = acc + prod;
+        }
+        if (bias) acc = acc + T(bias->float_at(j));
+        y.set_float((b * s.m + i) * s.n + j, double(acc));
+      }
+    }
+  });
+}
+
+Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, const Tensor& rhs,
+                         const Tensor* bias, Tensor& y) {
+  const ElementType &el = lhs.type.element, &er = rhs.type.element, &eo = y.type.element;
+  const int64_t za = el.zero_points[0];
+  const QuantView rv(er, rhs.type.dims), ov(eo, y.type.dims);
+  // The accumulator type (i32 storage, zero point 0, scale s_a·s_w) stores acc unchanged.
+  bool accumulator_out = eo.storage.width == 32 && eo.storage.is_signed;
+  std::vector<float> m(s.n);
+  for (size_t j = 0; j < s.n; ++j) {
+    const double acc_scale = accumulator_scale(el, er, j);
+    accumulator_out = accumulator_out && ov.zp(j) == 0 && scales_match(acc_scale, ov.scale(j));
+    m[j] = numerics::multiplier(acc_scale, ov.scale(j));
+  }
+  Status status;
+  for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
+    for (size_t i = 0; i < s.m && status.is_ok(); ++i) {
+      for (size_t j = 0; j < s.n; ++j) {
+        int64_t acc = 0;
+        for (size_t kk = 0; kk < s.k; ++kk) {
+          const size_t ri = (ir * s.k + kk) * s.n + j;
+          acc += (lhs.int_at((il * s.m + i) * s.k + kk) - za) * (rhs.int_at(ri) - rv.zp(ri));
+        }
+        if (bias) acc += bias->int_at(j);
+        if (acc < INT32_MIN || acc > INT32_MAX) {
+          status = op_error(op, "int32 accumulator overflow at output row " + std::to_string(i) +
+                                    ", column " + std::to_string(j) + " (value " +
+                                    std::to_string(acc) + ")");
+          return;
+        }
+        const size_t oi = (b * s.m + i) * s.n + j;
+        y.set_int(oi, accumulator_out ? acc
+                                      : numerics::requantize(acc, m[j], ov.zp(oi), eo.storage.min,
+                                                             eo.storage.max));
+      }
+    }
+  });
+  return status;
+}
+
+Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  const Tensor &lhs = *in[0], &rhs = *in[1];
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  const int64_t k1 = lhs.type.dims[lhs.type.rank() - 1], k2 = rhs.type.dims[rhs.type.rank() - 2];
+  if (k1 != k2) {
+    return op_error(op, "contracting dimensions differ at run time: " + std::to_string(k1) +
+                            " vs " + std::to_string(k2));
+  }
+  auto batch = broadcast_shapes(std::vector<int64_t>(lhs.type.dims.begin(), lhs.type.dims.end() - 2),
+                                std::vector<int64_t>(rhs.type.dims.begin(), rhs.type.dims.end() - 2));
+  if (!batch.is_ok()) return op_error(op, batch.status().message());
+  const MatmulShape s = matmul_shape(lhs, rhs, *batch);
+  if (bias && size_t(bias->num_elements()) != s.n) {
+    return op_error(op, "bias has " + std::to_string(bias->num_elements()) + " elements, N is " +
+                            std::to_string(s.n));
+  }
+  std::vector<int64_t> dims = *batch;
+  dims.push_back(int64_t(s.m));
+  dims.push_back(int64_t(s.n));
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const ElementType& er = rhs.type.element;
+  if (rt.element.is_uniform()) {
+    QRT_RETURN_IF_ERROR(eval_quant_matmul(op, s, lhs, rhs, bias, y));
+    return y;
+  }
+  const bool f64 = is_f64(rt.element);
+  if (er.is_float()) {
+    auto w = [&](size_t i) { return rhs.float_at(i); };
+    f64 ? float_matmul<double>(s, lhs, w, bias, y) : float_matmul<float>(s, lhs, w, bias, y);
+    return y;
+  }
+  // Hybrid: weights dequantized with the dcast formula, then the float matmul.
+  const QuantView rv(er, rhs.type.dims);
+  if (f64) {
+    float_matmul<double>(s, lhs, [&](size_t i) {
+      return numerics::dequantize_f64(rhs.int_at(i), rv.zp(i), rv.scale(i));
+    }, bias, y);
+  } else {
+    float_matmul<float>(s, lhs, [&](size_t i) {
+      const float v = numerics::dequantize_f32(rhs.int_at(i), rv.zp(i),
+                                               numerics::compute_scale_f32(rv.scale(i), er.float_kind));
+      return double(round_to_float_kind(v, er.float_kind));
+    }, bias, y);
+  }
+  return y;
+}
+
+Tensor eval_clamp(const Op& op, const Tensor& x, double lo, double hi) {
+  Tensor y = x;
+  const ElementType& e = x.type.element;
+  if (e.is_float()) {
+    const double l = round_to_float_kind(lo, e.float_kind), h = round_to_float_kind(hi, e.float_kind);
+    for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+      const double v = x.float_at(i);
+      y.set_float(i, v < l ? l : v > h ? h : v);  // NaN passes through
+    }
+    return y;
+  }
+  const QuantView view(e, x.type.dims);
+  const bool relu = op.kind == OpKind::kRelu;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    int64_t ql, qh;
+    if (relu) {
+      ql = view.zp(i);
+      qh = e.storage.max;
+    } else if (is_f64(e)) {
+      ql = numerics::quantize_f64(lo, view.scale(i), view.zp(i), e.storage.min, e.storage.max);
+      qh = numerics::quantize_f64(hi, view.scale(i), view.zp(i), e.storage.min, e.storage.max);
+    } else {
+      const float sc = numerics::compute_scale_f32(view.scale(i), e.float_kind);
+      ql = numerics::quantize_f32(float(lo), sc, view.zp(i), e.storage.min, e.storage.max);
+      qh = numerics::quantize_f32(float(hi), sc, view.zp(i), e.storage.min, e.storage.max);
+    }
+    y.set_int(i, numerics::clamp_i64(x.int_at(i), ql, qh));
+  }
+  return y;
+}
+
+Tensor eval_relu_float(const Tensor& x) {
+  Tensor y = x;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    const double v = x.float_at(i);
+    if (v < 0) y.set_float(i, 0.0);  // -0.0 and NaN pass through unchanged
+  }
+  return y;
+}
+
+Tensor eval_requantize(const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  const ElementType &ei = x.type.element, &eo = rt.element;
+  const QuantView iv(ei, x.type.dims), ov(eo, y.type.dims);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    const float m = numerics::multiplier(iv.scale(i), ov.scale(i));
+    y.set_int(i, numerics::requantize(x.int_at(i) - iv.zp(i), m, ov.zp(i), eo.storage.min,
+                                      eo.storage.max));
+  }
+  return y;
+}
+
+}  // namespace
+
+Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
+                                     const std::vector<const Tensor*>& in) {
+  const Type& rt = graph.values[size_t(op.results[0])].type;
+  switch (op.kind) {
+    case OpKind::kConstant:
+      return eval_constant(op, rt);
+    case OpKind::kMatmul:
+      return eval_matmul(op, in, rt);
+    case OpKind::kAdd:
+    case OpKind::kMul: {
+      auto dims = broadcast_shapes(in[0]->type.dims, in[1]->type.dims);
+      if (!dims.is_ok()) return op_error(op, dims.status().message());
+      QRT_RETURN_IF_ERROR(check_result_shape(op, rt, *dims));
+      return rt.element.is_float() ? eval_float_binary(op.kind, *in[0], *in[1], rt, *dims)
+                                   : eval_quant_binary(op.kind, *in[0], *in[1], rt, *dims);
+    }
+    case OpKind::kReshape: {
+      if (in[0]->num_elements() != rt.num_elements()) {
+        return op_error(op, "cannot reshape " + std::to_string(in[0]->num_elements()) +
+                                " elements into " + rt.to_string());
+      }
+      Tensor y = *in[0];
+      y.type = rt;
+      return y;
+    }
+    default:
+      break;
+  }
+  // The remaining ops keep the operand's shape.
+  const Tensor& x = *in[0];
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  switch (op.kind) {
+    case OpKind::kQCast: return eval_qcast(x, rt);
+    case OpKind::kDCast: return eval_dcast(x, rt);
+    case OpKind::kSCast: return eval_scast(x, rt);
+    case OpKind::kRelu:
+      return x.type.element.is_float() ? eval_relu_float(x) : eval_clamp(op, x, 0, 0);
+    case OpKind::kClamp: return eval_clamp(op, x, op.attr("min")->f, op.attr("max")->f);
+    case OpKind::kRequantize: return eval_requantize(x, rt);
+    default: break;
+  }
+  return op_error(op, "has no reference implementation");
+}
+
+Result<std::vector<Tensor>> run_reference(const Graph& graph, std::vector<Tensor> inputs) {
+  if (inputs.size() != graph.inputs.size()) {
+    return Status::error("graph @" + graph.name + " takes " + std::to_string(graph.inputs.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  }
+  std::vector<Tensor> values(graph.values.size());
+  std::vector<int> last_use(graph.values.size(), -1);
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    for (int v : graph.ops[o].operands) last_use[size_t(v)] = int(o);
+  }
+  for (int v : graph.outputs) last_use[size_t(v)] = int(graph.ops.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& arg = graph.values[size_t(graph.inputs[i])];
+    const std::string who = "input " + std::to_string(i) + " ('%" + arg.name + "')";
+    const Tensor& t = inputs[i];
+    if (!(t.type.element == arg.type.element)) {
+      return Status::error(who + " has element type " + t.type.element.to_string() + ", expected " +
+                           arg.type.element.to_string());
+    }
+    bool shape_ok = t.type.dims.size() == arg.type.dims.size() && t.type.has_static_shape();
+    for (size_t d = 0; shape_ok && d < t.type.dims.size(); ++d) {
+      shape_ok = arg.type.dims[d] < 0 || arg.type.dims[d] == t.type.dims[d];
+    }
+    if (!shape_ok) {
+      return Status::error(who + " has shape [" + dims_to_string(t.type.dims) + "], expected " +
+                           arg.type.to_string());
+    }
+    Status s = Type::tensor(t.type.dims, t.type.element).verify();
+    if (arg.type.is_tensor && !s.is_ok()) return Status::error(who + ": " + s.message());
+    if (t.data.size() != size_t(t.num_elements()) * t.element_size()) {
+      return Status::error(who + " holds " + std::to_string(t.data.size()) + " bytes, expected " +
+                           std::to_string(size_t(t.num_elements()) * t.element_size()));
+    }
+    values[size_t(graph.inputs[i])] = std::move(inputs[i]);
+    values[size_t(graph.inputs[i])].type.is_tensor = arg.type.is_tensor;
+  }
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const Op& op = graph.ops[o];
+    std::vector<const Tensor*> operands;
+    for (int v : op.operands) operands.push_back(&values[size_t(v)]);
+    QRT_ASSIGN_OR_RETURN(Tensor result, evaluate_op_reference(graph, op, operands));
+    values[size_t(op.results[0])] = std::move(result);
+    for (int v : op.operands) {
+      if (last_use[size_t(v)] == int(o)) values[size_t(v)] = Tensor();  // free early
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (int v : graph.outputs) outputs.push_back(values[size_t(v)]);
+  return outputs;
+}
+
+}  // namespace qrt
