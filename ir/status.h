@@ -17,6 +17,17 @@ struct SourceLoc {
   int col = 0;       ///< 1-based column, 0 when unknown.
 };
 
+/// What kind of failure a Status reports; the C API maps it to a stable qrt_status.
+enum class ErrorCode : int {
+  kGeneric = 0,          ///< unclassified
+  kParse,                ///< malformed input text or file
+  kVerify,               ///< well-formed input that breaks an IR rule
+  kInvalidArgument,      ///< a caller passed a wrong value (shape, dtype, size)
+  kIo,                   ///< a file could not be read or written
+  kUnsupported,          ///< valid but not supported (op, format, type)
+  kRuntime,              ///< a failure while running (overflow, run-time shape)
+};
+
 /// Success, or an error message with an optional source location.
 /// Library code returns Status / Result<T> instead of throwing.
 class [[nodiscard]] Status {
@@ -32,6 +43,14 @@ class [[nodiscard]] Status {
     return Status(std::move(message), loc);
   }
 
+  /// Returns a copy with `code` set (success stays success).
+  Status with_code(ErrorCode code) const {
+    Status s = *this;
+    if (!is_ok()) s.code_ = code;
+    return s;
+  }
+  /// The error's classification (kGeneric unless set).
+  ErrorCode code() const { return code_; }
   /// True on success.
   bool is_ok() const { return !failed_; }
   /// The bare message (without location prefix).
@@ -41,12 +60,16 @@ class [[nodiscard]] Status {
   /// Returns a copy with the location set if none is set yet.
   Status with_loc(const SourceLoc& loc) const {
     if (is_ok() || loc_.line != 0) return *this;
-    return Status(message_, loc);
+    Status s = *this;
+    s.loc_ = loc;
+    return s;
   }
   /// Returns a copy with `prefix` prepended to the message.
   Status with_prefix(const std::string& prefix) const {
     if (is_ok()) return *this;
-    return Status(prefix + message_, loc_);
+    Status s = *this;
+    s.message_ = prefix + message_;
+    return s;
   }
   /// `file:line:col: error: message`, or `error: message` without a location.
   std::string to_string() const;
@@ -57,6 +80,7 @@ class [[nodiscard]] Status {
   bool failed_ = false;
   std::string message_;
   SourceLoc loc_;
+  ErrorCode code_ = ErrorCode::kGeneric;
 };
 
 /// A value of type T or an error Status.

@@ -543,7 +543,8 @@ Result<Graph> Parser::parse_file() {
     }
     return error("unexpected text after the function: " + describe_here());
   }
-  QRT_RETURN_IF_ERROR(verify_graph(g));
+  Status verified = verify_graph(g);
+  if (!verified.is_ok()) return verified.with_code(ErrorCode::kVerify);
   return g;
 }
 
@@ -552,7 +553,11 @@ Result<Graph> Parser::parse_file() {
 namespace qrt {
 
 Result<Graph> parse_graph(std::string_view text, const std::string& file) {
-  return text_detail::Parser(text, file).parse_file();
+  Result<Graph> g = text_detail::Parser(text, file).parse_file();
+  if (!g.is_ok() && g.status().code() == ErrorCode::kGeneric) {
+    return g.status().with_code(ErrorCode::kParse);
+  }
+  return g;
 }
 
 }  // namespace qrt

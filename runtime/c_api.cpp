@@ -1,0 +1,312 @@
+// qrt — the C API firewall: the only extern "C" code. No exception crosses it; every
+// failure becomes a stable qrt_status plus a thread-local message; outputs are written
+// only on success.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "include/qrt.h"
+#include "ir/text_format.h"
+#include "jit/host_info.h"
+#include "runtime/session.h"
+
+struct qrt_model_s {
+  std::unique_ptr<qrt::runtime::Model> impl;
+};
+struct qrt_plan_s {
+  std::unique_ptr<qrt::runtime::Plan> impl;
+};
+struct qrt_context_s {
+  qrt::runtime::Context impl;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+qrt_status fail(qrt_status status, std::string message) {
+  g_last_error = std::move(message);
+  return status;
+}
+
+qrt_status status_of(const qrt::Status& s) {
+  using qrt::ErrorCode;
+  switch (s.code()) {
+    case ErrorCode::kParse: return QRT_PARSE_ERROR;
+    case ErrorCode::kVerify: return QRT_VERIFY_ERROR;
+    case ErrorCode::kInvalidArgument: return QRT_INVALID_ARGUMENT;
+    case ErrorCode::kIo: return QRT_IO_ERROR;
+    case ErrorCode::kUnsupported: return QRT_UNSUPPORTED;
+    case ErrorCode::kRuntime: return QRT_RUNTIME_ERROR;
+    case ErrorCode::kGeneric: break;
+  }
+  return QRT_INTERNAL_ERROR;
+}
+
+qrt_status fail(const qrt::Status& s) { return fail(status_of(s), s.to_string()); }
+
+qrt_status ok() {
+  g_last_error.clear();
+  return QRT_OK;
+}
+
+// Runs `body` and turns any escaping exception into a status.
+template <typename Fn>
+qrt_status guarded(Fn body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(QRT_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(QRT_INTERNAL_ERROR, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(QRT_INTERNAL_ERROR, "internal error: unknown exception");
+  }
+}
+
+qrt_status null_argument(const char* function, const char* parameter) {
+  return fail(QRT_INVALID_ARGUMENT, std::string(function) + ": '" + parameter + "' is NULL");
+}
+
+qrt_status adopt_model(qrt::Result<std::unique_ptr<qrt::runtime::Model>> loaded,
+                       qrt_model_t** model_out) {
+  if (!loaded.is_ok()) return fail(loaded.status());
+  auto* handle = new qrt_model_s{std::move(loaded).value()};
+  *model_out = handle;
+  return ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* qrt_version(void) { return QRT_VERSION_STRING; }
+
+const char* qrt_build_info(void) {
+  static const std::string info = [] {
+    const qrt::CpuFeatures& cpu = qrt::host_cpu_features();
+    const qrt::LlvmInfo& llvm = qrt::llvm_info();
+    std::string s = std::string("qrt ") + QRT_VERSION_STRING + "\n";
+    s += "cpu: " + (cpu.brand.empty() ? std::string("unknown") : cpu.brand) + " (" + cpu.vendor + ")\n";
+    s += "cpu features:";
+    const std::pair<const char*, bool> flags[] = {
+        {"x86-64", cpu.x86}, {"avx2", cpu.avx2}, {"fma", cpu.fma}, {"avx512f", cpu.avx512f},
+        {"avx512bw", cpu.avx512bw}, {"avx512-vnni", cpu.avx512_vnni}, {"avx-vnni", cpu.avx_vnni},
+        {"aarch64", cpu.aarch64}};
+    for (const auto& [name, present] : flags) {
+      if (present) s += std::string(" ") + name;
+    }
+    s += "\nllvm: " + llvm.version + ", host cpu " + llvm.host_cpu + ", ORC JIT " +
+         (llvm.orc_jit ? "available" : "unavailable: " + llvm.error) + "\n";
+    s += "backends: ref (scalar reference, the numerics oracle)\n";
+    return s;
+  }();
+  return info.c_str();
+}
+
+const char* qrt_status_string(qrt_status status) {
+  switch (status) {
+    case QRT_OK: return "QRT_OK";
+    case QRT_INVALID_ARGUMENT: return "QRT_INVALID_ARGUMENT";
+    case QRT_PARSE_ERROR: return "QRT_PARSE_ERROR";
+    case QRT_VERIFY_ERROR: return "QRT_VERIFY_ERROR";
+    case QRT_IO_ERROR: return "QRT_IO_ERROR";
+    case QRT_UNSUPPORTED: return "QRT_UNSUPPORTED";
+    case QRT_RUNTIME_ERROR: return "QRT_RUNTIME_ERROR";
+    case QRT_OUT_OF_MEMORY: return "QRT_OUT_OF_MEMORY";
+    case QRT_INTERNAL_ERROR: return "QRT_INTERNAL_ERROR";
+  }
+  return "QRT_UNKNOWN_STATUS";
+}
+
+const char* qrt_last_error_message(void) { return g_last_error.c_str(); }
+
+size_t qrt_dtype_size(qrt_dtype dtype) {
+  switch (dtype) {
+    case QRT_DTYPE_I8: case QRT_DTYPE_U8: case QRT_DTYPE_BOOL: return 1;
+    case QRT_DTYPE_F16: case QRT_DTYPE_BF16: case QRT_DTYPE_I16: case QRT_DTYPE_U16: return 2;
+    case QRT_DTYPE_F32: case QRT_DTYPE_I32: case QRT_DTYPE_U32: return 4;
+    case QRT_DTYPE_F64: case QRT_DTYPE_I64: case QRT_DTYPE_U64: return 8;
+    case QRT_DTYPE_INVALID: break;
+  }
+  return 0;
+}
+
+const char* qrt_dtype_name(qrt_dtype dtype) {
+  switch (dtype) {
+    case QRT_DTYPE_F16: return "f16";
+    case QRT_DTYPE_BF16: return "bf16";
+    case QRT_DTYPE_F32: return "f32";
+    case QRT_DTYPE_F64: return "f64";
+    case QRT_DTYPE_I8: return "i8";
+    case QRT_DTYPE_I16: return "i16";
+    case QRT_DTYPE_I32: return "i32";
+    case QRT_DTYPE_I64: return "i64";
+    case QRT_DTYPE_U8: return "u8";
+    case QRT_DTYPE_U16: return "u16";
+    case QRT_DTYPE_U32: return "u32";
+    case QRT_DTYPE_U64: return "u64";
+    case QRT_DTYPE_BOOL: return "bool";
+    case QRT_DTYPE_INVALID: break;
+  }
+  return "invalid";
+}
+
+void qrt_free(void* p) { std::free(p); }
+
+qrt_status qrt_model_load_file(const char* path, qrt_model_t** model_out) {
+  return guarded([&] {
+    if (!path) return null_argument("qrt_model_load_file", "path");
+    if (!model_out) return null_argument("qrt_model_load_file", "model_out");
+    return adopt_model(qrt::runtime::load_model_file(path), model_out);
+  });
+}
+
+qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name,
+                                 qrt_model_t** model_out) {
+  return guarded([&] {
+    if (!data && size > 0) return null_argument("qrt_model_load_buffer", "data");
+    if (!model_out) return null_argument("qrt_model_load_buffer", "model_out");
+    const std::string text(static_cast<const char*>(data), size);
+    return adopt_model(qrt::runtime::load_model(text, name ? name : "<buffer>"), model_out);
+  });
+}
+
+void qrt_model_destroy(qrt_model_t* model) { delete model; }
+
+qrt_status qrt_model_print(const qrt_model_t* model, char** text_out) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_model_print", "model");
+    if (!text_out) return null_argument("qrt_model_print", "text_out");
+    const std::string text = qrt::print_graph(*model->impl->graph);
+    char* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!out) return fail(QRT_OUT_OF_MEMORY, "out of memory");
+    std::memcpy(out, text.c_str(), text.size() + 1);
+    *text_out = out;
+    return ok();
+  });
+}
+
+qrt_status qrt_model_num_inputs(const qrt_model_t* model, size_t* count_out) {
+  if (!model) return null_argument("qrt_model_num_inputs", "model");
+  if (!count_out) return null_argument("qrt_model_num_inputs", "count_out");
+  *count_out = model->impl->inputs.size();
+  return ok();
+}
+
+qrt_status qrt_model_num_outputs(const qrt_model_t* model, size_t* count_out) {
+  if (!model) return null_argument("qrt_model_num_outputs", "model");
+  if (!count_out) return null_argument("qrt_model_num_outputs", "count_out");
+  *count_out = model->impl->outputs.size();
+  return ok();
+}
+
+static qrt_status tensor_info(const char* function, const qrt_model_t* model, size_t index,
+                              qrt_tensor_info* info_out, bool input) {
+  if (!model) return null_argument(function, "model");
+  if (!info_out) return null_argument(function, "info_out");
+  const auto& list = input ? model->impl->inputs : model->impl->outputs;
+  if (index >= list.size()) {
+    return fail(QRT_INVALID_ARGUMENT, std::string(function) + ": index " + std::to_string(index) +
+                                          " is out of range (the model has " +
+                                          std::to_string(list.size()) +
+                                          (input ? " inputs)" : " outputs)"));
+  }
+  list[index].fill(info_out);
+  return ok();
+}
+
+qrt_status qrt_model_input_info(const qrt_model_t* model, size_t index, qrt_tensor_info* info_out) {
+  return tensor_info("qrt_model_input_info", model, index, info_out, true);
+}
+
+qrt_status qrt_model_output_info(const qrt_model_t* model, size_t index, qrt_tensor_info* info_out) {
+  return tensor_info("qrt_model_output_info", model, index, info_out, false);
+}
+
+void qrt_plan_options_init(qrt_plan_options* options) {
+  if (!options) return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->backend = QRT_BACKEND_DEFAULT;
+}
+
+qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* options,
+                           qrt_plan_t** plan_out) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_plan_create", "model");
+    if (!plan_out) return null_argument("qrt_plan_create", "plan_out");
+    qrt_plan_options opts;
+    qrt_plan_options_init(&opts);
+    if (options) {
+      if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof opts) {
+        return fail(QRT_INVALID_ARGUMENT, "qrt_plan_create: options->struct_size " +
+                                              std::to_string(options->struct_size) +
+                                              " is not a known qrt_plan_options size");
+      }
+      std::memcpy(&opts, options, options->struct_size);
+    }
+    auto plan = qrt::runtime::create_plan(*model->impl, opts);
+    if (!plan.is_ok()) return fail(plan.status());
+    *plan_out = new qrt_plan_s{std::move(plan).value()};
+    return ok();
+  });
+}
+
+void qrt_plan_destroy(qrt_plan_t* plan) { delete plan; }
+
+qrt_status qrt_context_create(const qrt_plan_t* plan, qrt_context_t** context_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_context_create", "plan");
+    if (!context_out) return null_argument("qrt_context_create", "context_out");
+    auto* ctx = new qrt_context_s;
+    ctx->impl.plan = plan->impl.get();
+    ctx->impl.inputs.resize(plan->impl->inputs.size());
+    ctx->impl.input_set.assign(plan->impl->inputs.size(), false);
+    *context_out = ctx;
+    return ok();
+  });
+}
+
+void qrt_context_destroy(qrt_context_t* context) { delete context; }
+
+qrt_status qrt_context_set_input(qrt_context_t* context, size_t index, qrt_dtype dtype,
+                                 size_t rank, const int64_t* dims, const void* data, size_t bytes) {
+  return guarded([&] {
+    if (!context) return null_argument("qrt_context_set_input", "context");
+    qrt::Status s = context->impl.set_input(index, dtype, rank, dims, data, bytes);
+    return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_context_run(qrt_context_t* context) {
+  return guarded([&] {
+    if (!context) return null_argument("qrt_context_run", "context");
+    qrt::Status s = context->impl.run();
+    return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_context_output(const qrt_context_t* context, size_t index, qrt_tensor_view* view_out) {
+  if (!context) return null_argument("qrt_context_output", "context");
+  if (!view_out) return null_argument("qrt_context_output", "view_out");
+  const auto& impl = context->impl;
+  if (!impl.has_outputs) {
+    return fail(QRT_INVALID_ARGUMENT, "qrt_context_output: no successful run yet");
+  }
+  if (index >= impl.outputs.size()) {
+    return fail(QRT_INVALID_ARGUMENT, "qrt_context_output: index " + std::to_string(index) +
+                                          " is out of range (the model has " +
+                                          std::to_string(impl.outputs.size()) + " outputs)");
+  }
+  const qrt::Tensor& t = impl.outputs[index];
+  view_out->dtype = qrt::runtime::dtype_of(t.type.element);
+  view_out->rank = t.type.dims.size();
+  view_out->dims = t.type.dims.data();
+  view_out->data = t.data.data();
+  view_out->bytes = t.data.size();
+  return ok();
+}
+
+}  // extern "C"

@@ -1,0 +1,200 @@
+// qrt — model loading, plan creation and execution behind the C API (see session.h).
+#include "runtime/session.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ir/text_format.h"
+#include "jit/ref/reference.h"
+#include "passes/dead_code.h"
+
+namespace qrt::runtime {
+
+qrt_dtype dtype_of(const ElementType& e) {
+  if (e.is_float()) {
+    switch (e.float_kind) {
+      case FloatKind::kF16: return QRT_DTYPE_F16;
+      case FloatKind::kBF16: return QRT_DTYPE_BF16;
+      case FloatKind::kF32: return QRT_DTYPE_F32;
+      case FloatKind::kF64: return QRT_DTYPE_F64;
+    }
+  }
+  if (e.is_integer() && e.int_width == 1) return QRT_DTYPE_BOOL;
+  if (!e.is_integer() && !e.is_uniform()) return QRT_DTYPE_INVALID;
+  const bool is_unsigned = e.is_integer() ? e.int_sign == Signedness::kUnsigned : !e.storage.is_signed;
+  switch (element_byte_size(e)) {
+    case 1: return is_unsigned ? QRT_DTYPE_U8 : QRT_DTYPE_I8;
+    case 2: return is_unsigned ? QRT_DTYPE_U16 : QRT_DTYPE_I16;
+    case 4: return is_unsigned ? QRT_DTYPE_U32 : QRT_DTYPE_I32;
+    default: return is_unsigned ? QRT_DTYPE_U64 : QRT_DTYPE_I64;
+  }
+}
+
+void TensorInfoStorage::fill(qrt_tensor_info* info) const {
+  info->name = name.c_str();
+  info->type = type.c_str();
+  info->dtype = dtype;
+  info->rank = dims.size();
+  info->dims = dims.data();
+  info->quant = quant;
+  info->quant_axis = quant == QRT_QUANT_PER_AXIS ? ir_type.element.axis : -1;
+  info->quant_count = scales.size();
+  info->scales = scales.data();
+  info->zero_points = zero_points.data();
+  const bool q = ir_type.element.is_uniform();
+  info->storage_min = q ? ir_type.element.storage.min : 0;
+  info->storage_max = q ? ir_type.element.storage.max : 0;
+}
+
+namespace {
+
+TensorInfoStorage describe(const Value& v, std::string name) {
+  TensorInfoStorage s;
+  s.name = std::move(name);
+  s.type = v.type.to_string();
+  s.ir_type = v.type;
+  s.dtype = dtype_of(v.type.element);
+  s.dims = v.type.dims;
+  if (v.type.element.is_uniform()) {
+    s.quant = v.type.element.kind == ElementKind::kUniformPerAxis ? QRT_QUANT_PER_AXIS
+                                                                  : QRT_QUANT_PER_TENSOR;
+    s.scales = v.type.element.scales;
+    s.zero_points = v.type.element.zero_points;
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name) {
+  QRT_ASSIGN_OR_RETURN(Graph g, parse_graph(text, name));
+  auto model = std::make_unique<Model>();
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[size_t(g.inputs[i])];
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID) {
+      return Status::error("input '%" + v.name + "' has type " + v.type.to_string() +
+                           ", which has no memory layout (only float, integer and "
+                           "!quant.uniform tensors can be graph inputs)")
+          .with_code(ErrorCode::kUnsupported);
+    }
+    model->inputs.push_back(describe(v, v.name));
+  }
+  std::set<std::string> used;
+  for (const auto& in : model->inputs) used.insert(in.name);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value& v = g.values[size_t(g.outputs[i])];
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID) {
+      return Status::error("output " + std::to_string(i) + " has type " + v.type.to_string() +
+                           ", which has no memory layout")
+          .with_code(ErrorCode::kUnsupported);
+    }
+    std::string out_name = v.name;
+    if (out_name.empty() || !used.insert(out_name).second) {
+      out_name = "output" + std::to_string(i);
+      used.insert(out_name);
+    }
+    model->outputs.push_back(describe(v, out_name));
+  }
+  model->graph = std::make_shared<const Graph>(std::move(g));
+  return model;
+}
+
+Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::error(path + ": cannot open file: " + std::strerror(errno))
+        .with_code(ErrorCode::kIo);
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return Status::error(path + ": read error").with_code(ErrorCode::kIo);
+  return load_model(buffer.str(), path);
+}
+
+Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options) {
+  if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF) {
+    return Status::error("unknown backend " + std::to_string(int(options.backend)))
+        .with_code(ErrorCode::kInvalidArgument);
+  }
+  auto plan = std::make_unique<Plan>();
+  // Values nothing returns need not be computed.
+  plan->graph = std::make_shared<const Graph>(passes::eliminate_dead_ops(*model.graph));
+  plan->inputs = model.inputs;
+  plan->outputs = model.outputs;
+  plan->backend = QRT_BACKEND_REF;
+  return plan;
+}
+
+Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
+                          const void* data, size_t bytes) {
+  auto invalid = [](std::string m) { return Status::error(std::move(m)).with_code(ErrorCode::kInvalidArgument); };
+  if (index >= plan->inputs.size()) {
+    return invalid("input index " + std::to_string(index) + " is out of range (the model has " +
+                   std::to_string(plan->inputs.size()) + " inputs)");
+  }
+  const TensorInfoStorage& info = plan->inputs[index];
+  const std::string who = "input '" + info.name + "'";
+  if (dtype != info.dtype) {
+    return invalid(who + " expects dtype " + qrt_dtype_name(info.dtype) + ", got " +
+                   qrt_dtype_name(dtype));
+  }
+  if (rank != info.dims.size() || (rank > 0 && !dims)) {
+    return invalid(who + " expects rank " + std::to_string(info.dims.size()) + " (" + info.type +
+                   "), got rank " + std::to_string(rank));
+  }
+  std::vector<int64_t> shape(dims, dims + rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] < 0 || (info.dims[d] >= 0 && shape[d] != info.dims[d])) {
+      return invalid(who + " expects shape " + info.type + ", got [" + dims_to_string(shape) + "]");
+    }
+  }
+  Tensor t;
+  t.type = info.ir_type;
+  t.type.dims = shape;
+  Status per_axis = Type::tensor(shape, t.type.element).verify();
+  if (!per_axis.is_ok()) return invalid(who + ": " + per_axis.message());
+  const size_t expected = size_t(t.num_elements()) * t.element_size();
+  if (bytes != expected || (expected > 0 && !data)) {
+    return invalid(who + " of shape [" + dims_to_string(shape) + "] needs " +
+                   std::to_string(expected) + " bytes, got " + std::to_string(bytes));
+  }
+  t.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  const ElementType& e = t.type.element;
+  if (e.is_uniform()) {
+    for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
+      const int64_t v = t.int_at(i);
+      if (v < e.storage.min || v > e.storage.max) {
+        return invalid(who + ": stored value " + std::to_string(v) + " at element " +
+                       std::to_string(i) + " is outside the storage bounds [" +
+                       std::to_string(e.storage.min) + ", " + std::to_string(e.storage.max) + "]");
+      }
+    }
+  }
+  inputs[index] = std::move(t);
+  input_set[index] = true;
+  return Status::ok();
+}
+
+Status Context::run() {
+  for (size_t i = 0; i < input_set.size(); ++i) {
+    if (!input_set[i]) {
+      return Status::error("input '" + plan->inputs[i].name + "' (index " + std::to_string(i) +
+                           ") has not been set")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+  }
+  has_outputs = false;
+  auto result = run_reference(*plan->graph, inputs);
+  if (!result.is_ok()) {
+    const Status& s = result.status();
+    return s.code() == ErrorCode::kGeneric ? s.with_code(ErrorCode::kRuntime) : s;
+  }
+  outputs = std::move(result).value();
+  has_outputs = true;
+  return Status::ok();
+}
+
+}  // namespace qrt::runtime

@@ -1,0 +1,70 @@
+// qrt — the C++ objects behind the C API handles: model, plan, execution context.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "include/qrt.h"
+#include "ir/graph.h"
+#include "jit/tensor.h"
+
+namespace qrt::runtime {
+
+/// Everything qrt_tensor_info points into, owned by the model.
+struct TensorInfoStorage {
+  std::string name;
+  std::string type;
+  Type ir_type;
+  qrt_dtype dtype = QRT_DTYPE_INVALID;
+  std::vector<int64_t> dims;
+  qrt_quant_kind quant = QRT_QUANT_NONE;
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+
+  /// Fills the C view.
+  void fill(qrt_tensor_info* info) const;
+};
+
+/// A loaded, verified graph plus its input/output descriptions.
+struct Model {
+  std::shared_ptr<const Graph> graph;
+  std::vector<TensorInfoStorage> inputs;
+  std::vector<TensorInfoStorage> outputs;
+};
+
+/// Loads a model from text; `name` is used in diagnostics.
+Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name);
+/// Reads a file and loads it.
+Result<std::unique_ptr<Model>> load_model_file(const std::string& path);
+
+/// The memory layout qrt uses for an element type.
+qrt_dtype dtype_of(const ElementType& element);
+
+/// An immutable compiled plan. Shares the graph with the model it came from.
+struct Plan {
+  std::shared_ptr<const Graph> graph;
+  std::vector<TensorInfoStorage> inputs;
+  std::vector<TensorInfoStorage> outputs;
+  qrt_backend backend = QRT_BACKEND_REF;
+};
+
+/// Compiles `model` with `options`.
+Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options);
+
+/// Per-run state: bound inputs and the last outputs.
+struct Context {
+  const Plan* plan = nullptr;
+  std::vector<Tensor> inputs;
+  std::vector<bool> input_set;
+  std::vector<Tensor> outputs;
+  bool has_outputs = false;
+
+  /// Validates and copies one input.
+  Status set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
+                   const void* data, size_t bytes);
+  /// Runs the plan.
+  Status run();
+};
+
+}  // namespace qrt::runtime

@@ -1,0 +1,369 @@
+// qrun — runs a qrt graph with .npy inputs and outputs. Uses only the public C API.
+#include <qrt.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "npy.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
+    "\n"
+    "Runs a qrt graph (MLIR text, see docs/ops.md) with the reference backend, whose\n"
+    "numerics are defined in docs/numerics.md.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=FILE.npy  bind graph input NAME (its SSA name without '%') to a .npy\n"
+    "                         file; repeat for each input. Quantized inputs hold their stored\n"
+    "                         integers (e.g. int8 for i8 storage), float inputs their floats.\n"
+    "  --random SEED          fill every input not bound by --input with deterministic\n"
+    "                         random data: floats uniform in [-1, 1), quantized values uniform\n"
+    "                         over the storage bounds; dynamic dimensions become 1.\n"
+    "  --output-dir DIR       write each output to DIR/NAME.npy (DIR is created if missing)\n"
+    "  --print                print inputs' and outputs' types and values (the default when\n"
+    "                         --output-dir is not given)\n"
+    "  --version              print the version, CPU features and LLVM facts, then exit\n"
+    "  -h, --help             print this help and exit\n"
+    "\n"
+    ".npy dtypes: f16 <f2, f32 <f4, f64 <f8, i8 |i1, i16 <i2, i32 <i4, i64 <i8, u8 |u1,\n"
+    "u16 <u2, u32 <u4, u64 <u8, i1 |b1; bf16 tensors travel as raw '<u2' bit patterns.\n"
+    "\n"
+    "exit status: 0 on success, 1 when the model, an input or the run fails, 2 on a usage\n"
+    "error. Errors are one line on stderr.\n";
+
+int fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "qrun: error: %s\n", message.c_str());
+  return code;
+}
+
+std::string api_error(const char* what) {
+  return std::string(what) + ": " + qrt_last_error_message();
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Deterministic across platforms: splitmix64.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1p-53; }
+};
+
+uint16_t f32_to_f16_bits(float f) {
+  // Round-to-nearest-even conversion through the bit pattern (normal, subnormal, inf/nan).
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  if (exp >= 31) return uint16_t(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return uint16_t(sign);
+    mant |= 0x800000u;
+    const uint32_t shift = uint32_t(14 - exp);
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t h = uint32_t(exp) << 10 | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return uint16_t(sign | h);
+}
+
+float f16_bits_to_f32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(float(mant), -24);
+  } else if (exp == 31) {
+    v = mant ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(float(mant | 0x400u), int(exp) - 25);
+  }
+  return sign ? -v : v;
+}
+
+void fill_random(const qrt_tensor_info& info, Rng& rng, qrt_tools::NpyArray& a) {
+  a.dtype = info.dtype;
+  size_t n = 1;
+  a.shape.clear();
+  for (size_t d = 0; d < info.rank; ++d) {
+    a.shape.push_back(info.dims[d] < 0 ? 1 : info.dims[d]);
+    n *= size_t(a.shape.back());
+  }
+  const size_t es = qrt_dtype_size(info.dtype);
+  a.data.assign(n * es, 0);
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t* p = a.data.data() + i * es;
+    const double u = rng.uniform();
+    if (info.quant != QRT_QUANT_NONE || info.dtype >= QRT_DTYPE_I8) {
+      int64_t lo = info.storage_min, hi = info.storage_max;
+      if (info.quant == QRT_QUANT_NONE) {
+        const bool is_unsigned = info.dtype >= QRT_DTYPE_U8 && info.dtype <= QRT_DTYPE_U64;
+        lo = info.dtype == QRT_DTYPE_BOOL ? 0 : is_unsigned ? 0 : -100;
+        hi = info.dtype == QRT_DTYPE_BOOL ? 1 : 100;
+      }
+      const int64_t v = lo + int64_t(u * double(hi - lo + 1));
+      std::memcpy(p, &v, es);  // little-endian: the low bytes hold the value
+    } else {
+      const float f = float(u * 2.0 - 1.0);
+      if (info.dtype == QRT_DTYPE_F32) {
+        std::memcpy(p, &f, 4);
+      } else if (info.dtype == QRT_DTYPE_F64) {
+        const double d = u * 2.0 - 1.0;
+        std::memcpy(p, &d, 8);
+      } else if (info.dtype == QRT_DTYPE_F16) {
+        const uint16_t h = f32_to_f16_bits(f);
+        std::memcpy(p, &h, 2);
+      } else {  // bf16: truncating the f32 pattern of a value in [-1, 1) is fine for test data
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        const uint16_t b = uint16_t(bits >> 16);
+        std::memcpy(p, &b, 2);
+      }
+    }
+  }
+}
+
+std::string element_string(qrt_dtype dtype, const uint8_t* p) {
+  char buf[64];
+  switch (dtype) {
+    case QRT_DTYPE_F32: { float f; std::memcpy(&f, p, 4); std::snprintf(buf, sizeof buf, "%.9g", double(f)); break; }
+    case QRT_DTYPE_F64: { double d; std::memcpy(&d, p, 8); std::snprintf(buf, sizeof buf, "%.17g", d); break; }
+    case QRT_DTYPE_F16: { uint16_t h; std::memcpy(&h, p, 2); std::snprintf(buf, sizeof buf, "%.5g", double(f16_bits_to_f32(h))); break; }
+    case QRT_DTYPE_BF16: { uint16_t h; std::memcpy(&h, p, 2); uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); std::snprintf(buf, sizeof buf, "%.4g", double(f)); break; }
+    case QRT_DTYPE_I8: std::snprintf(buf, sizeof buf, "%d", int(int8_t(p[0]))); break;
+    case QRT_DTYPE_U8: case QRT_DTYPE_BOOL: std::snprintf(buf, sizeof buf, "%u", unsigned(p[0])); break;
+    case QRT_DTYPE_I16: { int16_t v; std::memcpy(&v, p, 2); std::snprintf(buf, sizeof buf, "%d", int(v)); break; }
+    case QRT_DTYPE_U16: { uint16_t v; std::memcpy(&v, p, 2); std::snprintf(buf, sizeof buf, "%u", unsigned(v)); break; }
+    case QRT_DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); std::snprintf(buf, sizeof buf, "%d", int(v)); break; }
+    case QRT_DTYPE_U32: { uint32_t v; std::memcpy(&v, p, 4); std::snprintf(buf, sizeof buf, "%u", unsigned(v)); break; }
+    case QRT_DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); std::snprintf(buf, sizeof buf, "%lld", (long long)v); break; }
+    case QRT_DTYPE_U64: { uint64_t v; std::memcpy(&v, p, 8); std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v); break; }
+    default: std::snprintf(buf, sizeof buf, "?"); break;
+  }
+  return buf;
+}
+
+// Prints nested lists like NumPy, eliding the middle of long dimensions.
+void print_values(qrt_dtype dtype, const std::vector<int64_t>& shape, const uint8_t* data,
+                  size_t dim, size_t& index, std::string& out) {
+  if (dim == shape.size()) {
+    out += element_string(dtype, data + index * qrt_dtype_size(dtype));
+    ++index;
+    return;
+  }
+  size_t inner = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= size_t(shape[d]);
+  out += "[";
+  const int64_t n = shape[dim];
+  for (int64_t k = 0; k < n; ++k) {
+    if (n > 16 && k == 6) {
+      out += ", ...";
+      index += size_t(n - 12) * inner;
+      k = n - 6;
+    }
+    if (k) out += ", ";
+    print_values(dtype, shape, data, dim + 1, index, out);
+  }
+  out += "]";
+}
+
+void print_tensor(const char* kind, const char* name, const char* type, qrt_dtype dtype,
+                  const std::vector<int64_t>& shape, const uint8_t* data) {
+  std::string values;
+  size_t index = 0;
+  print_values(dtype, shape, data, 0, index, values);
+  std::printf("%s %s: %s %s %s\n%s\n", kind, name, type, shape_string(shape).c_str(),
+              qrt_dtype_name(dtype), values.c_str());
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    s += ok ? c : '_';
+  }
+  return s.empty() || s[0] == '.' ? "_" + s : s;
+}
+
+struct Options {
+  std::string model;
+  std::map<std::string, std::string> inputs;
+  bool has_seed = false;
+  uint64_t seed = 0;
+  std::string output_dir;
+  bool print = false;
+};
+
+// Owns the C handles so every exit path releases them.
+struct Handles {
+  qrt_model_t* model = nullptr;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* context = nullptr;
+  ~Handles() {
+    qrt_context_destroy(context);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(model);
+  }
+};
+
+int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
+  exit_now = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      exit_now = true;
+      return 0;
+    } else if (a == "--version") {
+      std::fputs(qrt_build_info(), stdout);
+      exit_now = true;
+      return 0;
+    } else if (a == "--input") {
+      const char* v = value("--input");
+      if (!v) return fail("--input needs NAME=FILE.npy", 2);
+      const std::string s = v;
+      const size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+        return fail("--input expects NAME=FILE.npy, got '" + s + "'", 2);
+      }
+      if (!o.inputs.emplace(s.substr(0, eq), s.substr(eq + 1)).second) {
+        return fail("input '" + s.substr(0, eq) + "' is bound twice", 2);
+      }
+    } else if (a == "--random") {
+      const char* v = value("--random");
+      char* end = nullptr;
+      if (!v || !*v || (o.seed = std::strtoull(v, &end, 10), *end != '\0') || v[0] == '-') {
+        return fail("--random needs a non-negative integer SEED", 2);
+      }
+      o.has_seed = true;
+    } else if (a == "--output-dir") {
+      const char* v = value("--output-dir");
+      if (!v || !*v) return fail("--output-dir needs a directory", 2);
+      o.output_dir = v;
+    } else if (a == "--print") {
+      o.print = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option '" + a + "' (see qrun --help)", 2);
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      return fail("unexpected argument '" + a + "': only one MODEL may be given", 2);
+    }
+  }
+  if (o.model.empty()) return fail("no MODEL given (see qrun --help)", 2);
+  if (o.output_dir.empty()) o.print = true;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool exit_now = false;
+  if (int rc = parse_args(argc, argv, o, exit_now); rc != 0 || exit_now) return rc;
+
+  Handles h;
+  if (qrt_model_load_file(o.model.c_str(), &h.model) != QRT_OK) return fail(qrt_last_error_message());
+  size_t n_in = 0, n_out = 0;
+  qrt_model_num_inputs(h.model, &n_in);
+  qrt_model_num_outputs(h.model, &n_out);
+  if (qrt_plan_create(h.model, nullptr, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
+  if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
+
+  Rng rng{o.seed};
+  std::map<std::string, bool> known;
+  for (size_t i = 0; i < n_in; ++i) {
+    qrt_tensor_info info;
+    qrt_model_input_info(h.model, i, &info);
+    known[info.name] = true;
+    qrt_tools::NpyArray array;
+    std::string where;
+    auto bound = o.inputs.find(info.name);
+    if (bound != o.inputs.end()) {
+      std::string error;
+      if (!qrt_tools::read_npy(bound->second, array, error)) return fail(error);
+      if (array.dtype != info.dtype && !(info.dtype == QRT_DTYPE_BF16 && array.dtype == QRT_DTYPE_U16)) {
+        return fail(bound->second + ": input '" + info.name + "' (" + info.type + ") needs dtype " +
+                    qrt_dtype_name(info.dtype) + " ('" + qrt_tools::npy_descr(info.dtype) +
+                    "'), the file holds " + qrt_dtype_name(array.dtype) + " ('" +
+                    qrt_tools::npy_descr(array.dtype) + "')");
+      }
+      array.dtype = info.dtype;
+      where = bound->second + ": ";
+    } else if (o.has_seed) {
+      fill_random(info, rng, array);
+    } else {
+      return fail("input '" + std::string(info.name) + "' (" + info.type +
+                  ") is not bound: pass --input " + info.name + "=FILE.npy or --random SEED");
+    }
+    if (qrt_context_set_input(h.context, i, array.dtype, array.shape.size(), array.shape.data(),
+                              array.data.data(), array.data.size()) != QRT_OK) {
+      return fail(where + qrt_last_error_message());
+    }
+    if (o.print) print_tensor("input", info.name, info.type, array.dtype, array.shape, array.data.data());
+  }
+  for (const auto& [name, file] : o.inputs) {
+    if (!known.count(name)) {
+      std::string names;
+      for (const auto& [k, v] : known) names += (names.empty() ? "" : ", ") + k;
+      return fail("--input " + name + "=" + file + ": the model has no input '" + name +
+                  "' (inputs: " + (names.empty() ? "none" : names) + ")");
+    }
+  }
+  if (qrt_context_run(h.context) != QRT_OK) return fail(qrt_last_error_message());
+
+  if (!o.output_dir.empty()) {
+    struct stat st;
+    if (stat(o.output_dir.c_str(), &st) != 0 && mkdir(o.output_dir.c_str(), 0777) != 0) {
+      return fail(o.output_dir + ": cannot create directory: " + std::strerror(errno));
+    }
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    qrt_tensor_info info;
+    qrt_tensor_view view;
+    qrt_model_output_info(h.model, i, &info);
+    if (qrt_context_output(h.context, i, &view) != QRT_OK) return fail(api_error("reading outputs"));
+    const std::vector<int64_t> shape(view.dims, view.dims + view.rank);
+    const auto* bytes = static_cast<const uint8_t*>(view.data);
+    if (o.print) print_tensor("output", info.name, info.type, view.dtype, shape, bytes);
+    if (!o.output_dir.empty()) {
+      qrt_tools::NpyArray array;
+      array.dtype = view.dtype;
+      array.shape = shape;
+      array.data.assign(bytes, bytes + view.bytes);
+      std::string error;
+      const std::string path = o.output_dir + "/" + safe_file_name(info.name) + ".npy";
+      if (!qrt_tools::write_npy(path, array, error)) return fail(error);
+    }
+  }
+  return 0;
+}
