@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace qrt {
 
@@ -138,28 +139,88 @@ double round_to_float_kind(double v, FloatKind kind) {
 
 namespace {
 
-// A positive decimal `digits × 10^exp`, most significant digit first, no trailing zeros.
+// A positive decimal `digits × 10^exp`, most significant digit first.
 struct Decimal {
   std::string digits;
   int exp = 0;
 };
 
-// The exact decimal expansion of |v| (v finite, non-zero). glibc prints exactly
-// rounded digits, and 800 fractional digits cover every double exactly.
-Decimal exact_decimal(double v) {
-  char buf[1024];
-  std::snprintf(buf, sizeof buf, "%.800e", std::fabs(v));
+// An unsigned big integer in base 2^32, least significant limb first.
+using BigUint = std::vector<uint32_t>;
+
+void big_mul_small(BigUint& a, uint32_t m) {
+  uint64_t carry = 0;
+  for (uint32_t& limb : a) {
+    const uint64_t t = uint64_t(limb) * m + carry;
+    limb = uint32_t(t);
+    carry = t >> 32;
+  }
+  if (carry) a.push_back(uint32_t(carry));
+}
+
+unsigned big_bit_length(const BigUint& a) {
+  for (size_t i = a.size(); i-- > 0;) {
+    if (a[i]) return unsigned(i * 32) + unsigned(32 - __builtin_clz(a[i]));
+  }
+  return 0;
+}
+
+std::string big_to_decimal(BigUint a) {
+  std::string out;
+  while (!(a.empty() || (a.size() == 1 && a[0] == 0))) {
+    uint64_t rem = 0;
+    for (size_t i = a.size(); i-- > 0;) {
+      const uint64_t cur = (rem << 32) | a[i];
+      a[i] = uint32_t(cur / 1000000000u);
+      rem = cur % 1000000000u;
+    }
+    while (!a.empty() && a.back() == 0) a.pop_back();
+    for (int k = 0; k < 9; ++k) {
+      out.push_back(char('0' + rem % 10));
+      rem /= 10;
+    }
+  }
+  while (out.size() > 1 && out.back() == '0') out.pop_back();  // leading zeros
+  return std::string(out.rbegin(), out.rend());
+}
+
+// The decimal digits of |v| (finite, non-zero) for a float of `precision` significand bits,
+// as LLVM's APFloat::toString produces them before rounding: the exact integer significand
+// I (value = I × 10^exp, after stripping trailing binary zeros and turning 2^-e into 5^e),
+// truncated by the whole powers of ten that its bit length exceeds what `format_precision`
+// digits need (APFloat's AdjustToPrecision on the APInt), trailing zeros dropped.
+Decimal apfloat_digits(double v, unsigned format_precision) {
+  int e2 = 0;
+  const double m = std::frexp(std::fabs(v), &e2);    // |v| = m × 2^e2, m in [0.5, 1)
+  uint64_t n = uint64_t(std::ldexp(m, 64 - 11));     // 53-bit integer significand
+  int exp = e2 - (64 - 11);
+  const int tz = __builtin_ctzll(n);
+  n >>= tz;
+  exp += tz;
+  BigUint big = {uint32_t(n), uint32_t(n >> 32)};
+  while (!big.empty() && big.back() == 0) big.pop_back();
   Decimal d;
-  const char* p = buf;
-  d.digits.push_back(*p++);
-  if (*p == '.') ++p;
-  while (*p >= '0' && *p <= '9') d.digits.push_back(*p++);
-  const int e10 = (*p == 'e') ? std::atoi(p + 1) : 0;
-  d.exp = e10 - int(d.digits.size() - 1);
+  if (exp > 0) {
+    for (int i = 0; i < exp; ++i) big_mul_small(big, 2);
+    exp = 0;
+  } else {
+    for (int i = 0; i < -exp; ++i) big_mul_small(big, 5);
+  }
+  d.exp = exp;  // value = I × 10^exp
+  const unsigned bits = big_bit_length(big);
+  d.digits = big_to_decimal(big);
+  const unsigned bits_required = (format_precision * 196 + 58) / 59;
+  if (bits > bits_required) {
+    const unsigned removable = (bits - bits_required) * 59 / 196;
+    if (removable > 0) d.exp += int(removable);
+    // Truncation drops the `removable` least significant digits of I.
+    d.digits = d.digits.substr(0, d.digits.size() > removable ? d.digits.size() - removable : 0);
+  }
   while (d.digits.size() > 1 && d.digits.back() == '0') {
     d.digits.pop_back();
     ++d.exp;
   }
+  if (d.digits.empty()) d.digits = "0";
   return d;
 }
 
@@ -194,7 +255,7 @@ void adjust_to_precision(Decimal& d, unsigned precision) {
 // APFloat::toString(str, precision, max_padding, truncate_zero) for a finite non-zero value.
 std::string apfloat_to_string(double v, unsigned precision, unsigned max_padding,
                               bool truncate_zero) {
-  Decimal d = exact_decimal(v);
+  Decimal d = apfloat_digits(v, precision);
   adjust_to_precision(d, precision);
   std::string s = std::signbit(v) ? "-" : "";
   const unsigned nd = unsigned(d.digits.size());

@@ -12,11 +12,12 @@ namespace qrt::text_detail {
 Result<std::string> Parser::parse_string_lit() {
   skip_ws();
   if (cur() != '"') return error("expected string literal, found " + describe_here());
+  const SourceLoc start = loc();
   advance();
   std::string out;
   for (;;) {
     const char c = cur();
-    if (c == '\0' || c == '\n') return error("unterminated string literal");
+    if (c == '\0' || c == '\n') return error_at(start, "unterminated string literal");
     advance();
     if (c == '"') return out;
     if (c != '\\') {

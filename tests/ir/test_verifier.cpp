@@ -1,0 +1,267 @@
+// Tests: every op verifier message, pinned exactly. Each case is a one-op graph whose op
+// breaks one rule; the diagnostic must name the op, the rule and the values.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "ir/graph.h"
+#include "ir/ops.h"
+#include "ir/text_format.h"
+
+namespace {
+
+// Builds `func.func @main(ARGS) -> RET { %r = OP ; return %r : RET }` and returns the
+// verifier's message (without location), or "ok".
+std::string verify_op(const std::string& args, const std::string& op, const std::string& ret) {
+  const std::string text = "func.func @main(" + args + ") -> " + ret + " {\n  %r = " + op +
+                           "\n  return %r : " + ret + "\n}\n";
+  auto g = qrt::parse_graph(text, "v.mlir");
+  if (g.is_ok()) return "ok";
+  CHECK(g.status().loc().line == 2);  // located at the op
+  CHECK(g.status().code() == qrt::ErrorCode::kVerify);
+  return g.status().message();
+}
+
+const std::string Q8 = "!quant.uniform<i8:f32, 5.000000e-01:-3>";
+const std::string QU8 = "!quant.uniform<u8:f32, 2.500000e-01:128>";
+
+}  // namespace
+
+TEST_CASE("quant.qcast / dcast / scast rules") {
+  CHECK(verify_op("%a: tensor<4xf32>", "\"quant.qcast\"(%a) : (tensor<4xf32>) -> tensor<4x" + Q8 + ">",
+                  "tensor<4x" + Q8 + ">") == "ok");
+  CHECK(verify_op("%a: tensor<4xi8>", "\"quant.qcast\"(%a) : (tensor<4xi8>) -> tensor<4x" + Q8 + ">",
+                  "tensor<4x" + Q8 + ">") ==
+        "'quant.qcast' op operand must be a float scalar or tensor, got tensor<4xi8>");
+  CHECK(verify_op("%a: tensor<4xf32>", "\"quant.qcast\"(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+                  "tensor<4xf32>") ==
+        "'quant.qcast' op result must be a !quant.uniform scalar or tensor, got tensor<4xf32>");
+  CHECK(verify_op("%a: tensor<4xf32>", "\"quant.qcast\"(%a) : (tensor<4xf32>) -> tensor<5x" + Q8 + ">",
+                  "tensor<5x" + Q8 + ">") ==
+        "'quant.qcast' op input and result are both scalars or both tensors with matching shape "
+        "(got tensor<4xf32> and tensor<5x" + Q8 + ">)");
+  CHECK(verify_op("%a: f32", "\"quant.qcast\"(%a) : (f32) -> tensor<1x" + Q8 + ">", "tensor<1x" + Q8 + ">") ==
+        "'quant.qcast' op input and result are both scalars or both tensors with matching shape "
+        "(got f32 and tensor<1x" + Q8 + ">)");
+  CHECK(verify_op("%a: tensor<4xf16>", "\"quant.qcast\"(%a) : (tensor<4xf16>) -> tensor<4x" + Q8 + ">",
+                  "tensor<4x" + Q8 + ">") ==
+        "'quant.qcast' op operand element type f16 must equal the expressed type f32 of the result");
+  CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.dcast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<4xf32>",
+                  "tensor<4xf32>") == "ok");
+  CHECK(verify_op("%a: tensor<4xf32>", "\"quant.dcast\"(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+                  "tensor<4xf32>") ==
+        "'quant.dcast' op operand must be a !quant.uniform scalar or tensor, got tensor<4xf32>");
+  CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.dcast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<4xi8>",
+                  "tensor<4xi8>") ==
+        "'quant.dcast' op result must be a float scalar or tensor, got tensor<4xi8>");
+  CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.dcast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<4xf64>",
+                  "tensor<4xf64>") ==
+        "'quant.dcast' op result element type f64 must equal the expressed type f32 of the operand");
+  CHECK(verify_op("%a: tensor<4xi8>", "\"quant.scast\"(%a) : (tensor<4xi8>) -> tensor<4x" + Q8 + ">",
+                  "tensor<4x" + Q8 + ">") == "ok");
+  CHECK(verify_op("%a: tensor<4xf32>", "\"quant.scast\"(%a) : (tensor<4xf32>) -> tensor<4x" + Q8 + ">",
+                  "tensor<4x" + Q8 + ">") ==
+        "'quant.scast' op input must be integer and result must be quantized, or vice versa (got "
+        "tensor<4xf32> and tensor<4x" + Q8 + ">)");
+  CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.scast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<4xi16>",
+                  "tensor<4xi16>") ==
+        "'quant.scast' op integer type i16 must have the width of the storage type i8");
+  CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.scast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<2x2xi8>",
+                  "tensor<2x2xi8>") ==
+        "'quant.scast' op input and result are both scalars or both tensors with matching shape "
+        "(got tensor<4x" + Q8 + "> and tensor<2x2xi8>)");
+}
+
+TEST_CASE("per-axis integrity is checked on every value") {
+  const std::string pa = "!quant.uniform<i8:f32:1, {1.0, 2.0}>";
+  auto g = qrt::parse_graph("func.func @main(%a: tensor<3x2xf32>) -> tensor<3x2x" + pa + "> {\n"
+                            "  %r = \"quant.qcast\"(%a) : (tensor<3x2xf32>) -> tensor<3x2x" + pa + ">\n"
+                            "  return %r : tensor<3x2x" + pa + ">\n}\n");
+  CHECK(g.is_ok());
+  auto bad = qrt::parse_graph("func.func @main(%a: tensor<2x3xf32>) -> f32 {\n"
+                              "  %r = \"quant.qcast\"(%a) : (tensor<2x3xf32>) -> tensor<2x3x" + pa + ">\n}\n", "p.mlir");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().to_string() ==
+        "p.mlir:2:49: error: channel axis 1 has size 3 but the quantized type has 2 scales");
+  // The builder path reaches the same rule through verify_graph().
+  qrt::Graph b;
+  auto per_axis = qrt::parse_type("tensor<2x2x" + pa + ">");
+  REQUIRE(per_axis.is_ok());
+  qrt::Type wrong = *per_axis;
+  wrong.dims = {2, 5};
+  const int in = b.add_input(qrt::parse_type("tensor<2x5xf32>").value(), "a");
+  const int op = b.add_op(qrt::OpKind::kQCast, {in}, {wrong});
+  b.outputs.push_back(b.result(op));
+  CHECK(qrt::verify_graph(b).message() ==
+        "channel axis 1 has size 5 but the quantized type has 2 scales");
+}
+
+TEST_CASE("constant rules") {
+  CHECK(verify_op("", "\"qrt.constant\"() : () -> tensor<2xf32>", "tensor<2xf32>") ==
+        "'qrt.constant' op requires attribute 'value'");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = 3 : i64} : () -> tensor<2xf32>", "tensor<2xf32>") ==
+        "'qrt.constant' op attribute 'value' must be dense elements, got integer");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<1.0> : tensor<3xf32>} : () -> tensor<2xf32>",
+                  "tensor<2xf32>") ==
+        "'qrt.constant' op value shape tensor<3xf32> does not match result type tensor<2xf32>");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<1.0> : tensor<2xf64>} : () -> tensor<2xf32>",
+                  "tensor<2xf32>") ==
+        "'qrt.constant' op value element type f64 must equal the result element type f32");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<1> : tensor<2xi16>} : () -> tensor<2x" + Q8 + ">",
+                  "tensor<2x" + Q8 + ">") ==
+        "'qrt.constant' op value of a quantized constant must hold 8-bit integers (the storage of " +
+            Q8 + "), got i16");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<[0, -128]> : tensor<2xi8>} : () -> "
+                      "tensor<2x!quant.uniform<i8<-127:127>:f32, 1.0>>",
+                  "tensor<2x!quant.uniform<i8<-127:127>:f32, 1.0>>") ==
+        "'qrt.constant' op element 1 value -128 is outside the storage bounds [-127, 127]");
+  {
+    // Only the builder can pair a static dense value with a dynamic result type.
+    qrt::Graph b;
+    qrt::DenseElements d;
+    d.type = qrt::parse_type("tensor<2xf32>").value();
+    d.bytes.assign(8, 0);
+    const int op = b.add_op(qrt::OpKind::kConstant, {}, {qrt::parse_type("tensor<?xf32>").value()},
+                            {{"value", qrt::Attribute::make_dense(d)}});
+    b.outputs.push_back(b.result(op));
+    CHECK(qrt::verify_graph(b).message() ==
+          "'qrt.constant' op result must be a statically shaped tensor, got tensor<?xf32>");
+  }
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<1> : tensor<2xi8>, bias = 1} : () -> tensor<2xi8>",
+                  "tensor<2xi8>") == "'qrt.constant' op has unknown attribute 'bias' (allowed: value)");
+}
+
+TEST_CASE("add / mul rules") {
+  CHECK(verify_op("%a: tensor<2x3xf32>, %b: tensor<3xf32>",
+                  "\"qrt.add\"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>",
+                  "tensor<2x3xf32>") == "ok");
+  CHECK(verify_op("%a: tensor<2x3xf32>, %b: tensor<2xf32>",
+                  "\"qrt.add\"(%a, %b) : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>",
+                  "tensor<2x3xf32>") ==
+        "'qrt.add' op shapes [2x3] and [2] are not broadcast-compatible");
+  CHECK(verify_op("%a: tensor<2x3xf32>, %b: tensor<3xf32>",
+                  "\"qrt.mul\"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>", "tensor<3xf32>") ==
+        "'qrt.mul' op result shape tensor<3xf32> does not match the expected shape [2x3]");
+  CHECK(verify_op("%a: tensor<3xf32>, %b: tensor<3x" + Q8 + ">",
+                  "\"qrt.add\"(%a, %b) : (tensor<3xf32>, tensor<3x" + Q8 + ">) -> tensor<3xf32>", "tensor<3xf32>") ==
+        "'qrt.add' op operands and result must be all float or all per-layer !quant.uniform, got "
+        "tensor<3xf32>, tensor<3x" + Q8 + "> -> tensor<3xf32>");
+  CHECK(verify_op("%a: tensor<3xf32>, %b: tensor<3xf16>",
+                  "\"qrt.add\"(%a, %b) : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>", "tensor<3xf32>") ==
+        "'qrt.add' op float operands and result must have one element type, got tensor<3xf32>, "
+        "tensor<3xf16> -> tensor<3xf32>");
+  CHECK(verify_op("%a: tensor<3x" + Q8 + ">, %b: tensor<3x" + QU8 + ">",
+                  "\"qrt.mul\"(%a, %b) : (tensor<3x" + Q8 + ">, tensor<3x" + QU8 + ">) -> tensor<3x" + Q8 + ">",
+                  "tensor<3x" + Q8 + ">") == "ok");
+  CHECK(verify_op("%a: f32, %b: tensor<1xf32>", "\"qrt.add\"(%a, %b) : (f32, tensor<1xf32>) -> f32", "f32") ==
+        "'qrt.add' op operands and result must be all scalars or all tensors");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.add\"(%a) : (tensor<3xf32>) -> tensor<3xf32>", "tensor<3xf32>") ==
+        "'qrt.add' op expects 2 operands, got 1");
+}
+
+TEST_CASE("matmul rules") {
+  const std::string w = "!quant.uniform<i8:f32:1, {1.0e-2, 2.0e-2}>";
+  CHECK(verify_op("%a: tensor<3x4xf32>, %b: tensor<4x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>",
+                  "tensor<3x2xf32>") == "ok");
+  CHECK(verify_op("%a: tensor<5x3x4xf32>, %b: tensor<4x2x" + w + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<5x3x4xf32>, tensor<4x2x" + w + ">) -> tensor<5x3x2xf32>",
+                  "tensor<5x3x2xf32>") == "ok");  // hybrid with batch dims
+  CHECK(verify_op("%a: tensor<4xf32>, %b: tensor<4x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<4xf32>, tensor<4x2xf32>) -> tensor<2xf32>", "tensor<2xf32>") ==
+        "'qrt.matmul' op operands must be tensors of rank >= 2, got tensor<4xf32> and tensor<4x2xf32>");
+  CHECK(verify_op("%a: tensor<3x4xf32>, %b: tensor<5x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x4xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>",
+                  "tensor<3x2xf32>") ==
+        "'qrt.matmul' op contracting dimensions differ: lhs tensor<3x4xf32> has K = 4, rhs "
+        "tensor<5x2xf32> has K = 5");
+  CHECK(verify_op("%a: tensor<2x3x4xf32>, %b: tensor<5x4x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<2x3x4xf32>, tensor<5x4x2xf32>) -> tensor<2x3x2xf32>",
+                  "tensor<2x3x2xf32>") ==
+        "'qrt.matmul' op batch dimensions: shapes [2] and [5] are not broadcast-compatible");
+  CHECK(verify_op("%a: tensor<3x4x" + Q8 + ">, %b: tensor<4x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x4x" + Q8 + ">, tensor<4x2xf32>) -> tensor<3x2xf32>",
+                  "tensor<3x2xf32>") ==
+        "'qrt.matmul' op expects float x float -> float, float x quantized -> float (hybrid) or "
+        "quantized x quantized -> quantized, got tensor<3x4x" + Q8 + "> x tensor<4x2xf32> -> tensor<3x2xf32>");
+  CHECK(verify_op("%a: tensor<3x4xf16>, %b: tensor<4x2x" + w + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x4xf16>, tensor<4x2x" + w + ">) -> tensor<3x2xf16>",
+                  "tensor<3x2xf16>") ==
+        "'qrt.matmul' op hybrid matmul needs the rhs expressed type and the result element type "
+        "to equal the lhs type f16");
+  const std::string w0 = "!quant.uniform<i8:f32:0, {1.0e-2, 2.0e-2}>";
+  CHECK(verify_op("%a: tensor<3x2xf32>, %b: tensor<2x2x" + w0 + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x2xf32>, tensor<2x2x" + w0 + ">) -> tensor<3x2xf32>",
+                  "tensor<3x2xf32>") ==
+        "'qrt.matmul' op rhs may only be quantized per-axis along its last dimension (axis 1), got axis 0");
+  const std::string big = "!quant.uniform<i16:f32, 1.0>";
+  CHECK(verify_op("%a: tensor<1x4x" + big + ">, %b: tensor<4x1x" + big + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<1x4x" + big + ">, tensor<4x1x" + big + ">) -> tensor<1x1x" + big + ">",
+                  "tensor<1x1x" + big + ">") ==
+        "'qrt.matmul' op int32 accumulator could overflow: K = 4 times the largest |a - za| x |w - zw| "
+        "exceeds 2^31 - 1");
+  CHECK(verify_op("%a: tensor<3x4x" + Q8 + ">, %b: tensor<4x2x" + w + ">, %c: tensor<2xi32>",
+                  "\"qrt.matmul\"(%a, %b, %c) : (tensor<3x4x" + Q8 + ">, tensor<4x2x" + w + ">, tensor<2xi32>) -> tensor<3x2x" + Q8 + ">",
+                  "tensor<3x2x" + Q8 + ">") ==
+        "'qrt.matmul' op bias of a quantized matmul must be !quant.uniform with i32 storage, got tensor<2xi32>");
+  const std::string bias_bad = "!quant.uniform<i32:f32:0, {5.0e-3, 1.0}>";
+  CHECK(verify_op("%a: tensor<3x4x" + Q8 + ">, %b: tensor<4x2x" + w + ">, %c: tensor<2x" + bias_bad + ">",
+                  "\"qrt.matmul\"(%a, %b, %c) : (tensor<3x4x" + Q8 + ">, tensor<4x2x" + w + ">, tensor<2x" + bias_bad + ">) -> tensor<3x2x" + Q8 + ">",
+                  "tensor<3x2x" + Q8 + ">") ==
+        "'qrt.matmul' op bias scale 1.000000e+00 of channel 1 must equal lhs scale x rhs scale = 1.000000e-02");
+  const std::string bias_zp = "!quant.uniform<i32:f32, 5.0e-3:1>";
+  CHECK(verify_op("%a: tensor<3x4x" + Q8 + ">, %b: tensor<4x2x" + w + ">, %c: tensor<2x" + bias_zp + ">",
+                  "\"qrt.matmul\"(%a, %b, %c) : (tensor<3x4x" + Q8 + ">, tensor<4x2x" + w + ">, tensor<2x" + bias_zp + ">) -> tensor<3x2x" + Q8 + ">",
+                  "tensor<3x2x" + Q8 + ">") == "'qrt.matmul' op bias zero point must be 0, got 1");
+  CHECK(verify_op("%a: tensor<3x4xf32>, %b: tensor<4x2xf32>, %c: tensor<3xf32>",
+                  "\"qrt.matmul\"(%a, %b, %c) : (tensor<3x4xf32>, tensor<4x2xf32>, tensor<3xf32>) -> tensor<3x2xf32>",
+                  "tensor<3x2xf32>") ==
+        "'qrt.matmul' op bias must be a 1-D tensor of N = 2 elements, got tensor<3xf32>");
+  CHECK(verify_op("%a: tensor<3x4xf32>, %b: tensor<4x2xf32>",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<2x3xf32>",
+                  "tensor<2x3xf32>") ==
+        "'qrt.matmul' op result shape tensor<2x3xf32> does not match the expected shape [3x2]");
+}
+
+TEST_CASE("relu / clamp / reshape / requantize rules") {
+  CHECK(verify_op("%a: tensor<3xi8>", "\"qrt.relu\"(%a) : (tensor<3xi8>) -> tensor<3xi8>", "tensor<3xi8>") ==
+        "'qrt.relu' op operand must be float or !quant.uniform, got tensor<3xi8>");
+  CHECK(verify_op("%a: tensor<3x" + Q8 + ">", "\"qrt.relu\"(%a) : (tensor<3x" + Q8 + ">) -> tensor<3x" + QU8 + ">",
+                  "tensor<3x" + QU8 + ">") ==
+        "'qrt.relu' op result type tensor<3x" + QU8 + "> must equal the operand type tensor<3x" + Q8 + ">");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.clamp\"(%a) {min = 0.0} : (tensor<3xf32>) -> tensor<3xf32>",
+                  "tensor<3xf32>") == "'qrt.clamp' op requires float attributes 'min' and 'max'");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.clamp\"(%a) {min = 0, max = 6.0} : (tensor<3xf32>) -> tensor<3xf32>",
+                  "tensor<3xf32>") ==
+        "'qrt.clamp' op attributes 'min' and 'max' must be non-NaN floats, got 0 : i64");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.clamp\"(%a) {min = 6.0, max = 1.0} : (tensor<3xf32>) -> tensor<3xf32>",
+                  "tensor<3xf32>") == "'qrt.clamp' op min 6.000000e+00 must not exceed max 1.000000e+00");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.clamp\"(%a) {lo = 6.0} : (tensor<3xf32>) -> tensor<3xf32>",
+                  "tensor<3xf32>") == "'qrt.clamp' op has unknown attribute 'lo' (allowed: max, min)");
+  CHECK(verify_op("%a: tensor<2x3xf32>", "\"qrt.reshape\"(%a) : (tensor<2x3xf32>) -> tensor<5xf32>", "tensor<5xf32>") ==
+        "'qrt.reshape' op cannot reshape 6 elements (tensor<2x3xf32>) into 5 (tensor<5xf32>)");
+  CHECK(verify_op("%a: tensor<2x3xf32>", "\"qrt.reshape\"(%a) : (tensor<2x3xf32>) -> tensor<6xf16>", "tensor<6xf16>") ==
+        "'qrt.reshape' op result element type f16 must equal the operand element type f32");
+  CHECK(verify_op("%a: tensor<?x3xf32>", "\"qrt.reshape\"(%a) : (tensor<?x3xf32>) -> tensor<?xf32>", "tensor<?xf32>") ==
+        "'qrt.reshape' op result shape must be static, got tensor<?xf32>");
+  const std::string pa = "!quant.uniform<i8:f32:0, {1.0, 2.0}>";
+  CHECK(verify_op("%a: tensor<2x3x" + pa + ">", "\"qrt.reshape\"(%a) : (tensor<2x3x" + pa + ">) -> tensor<2x1x3x" + pa + ">",
+                  "tensor<2x1x3x" + pa + ">") ==
+        "'qrt.reshape' op per-axis quantized tensors cannot be reshaped (the channel axis would lose its meaning)");
+  CHECK(verify_op("%a: tensor<3xf32>", "\"qrt.requantize\"(%a) : (tensor<3xf32>) -> tensor<3x" + Q8 + ">",
+                  "tensor<3x" + Q8 + ">") ==
+        "'qrt.requantize' op operand and result must be !quant.uniform, got tensor<3xf32> -> tensor<3x" + Q8 + ">");
+  const std::string pb = "!quant.uniform<i8:f32:1, {1.0, 2.0}>";
+  CHECK(verify_op("%a: tensor<2x2x" + pa + ">", "\"qrt.requantize\"(%a) : (tensor<2x2x" + pa + ">) -> tensor<2x2x" + pb + ">",
+                  "tensor<2x2x" + pb + ">") ==
+        "'qrt.requantize' op per-axis operand and result must use the same channel axis, got 0 and 1");
+}
+
+TEST_CASE("every op in the table has a name, a summary and a verifier") {
+  for (const qrt::OpInfo& info : qrt::all_ops()) {
+    CHECK(qrt::find_op(info.name) == &info);
+    CHECK(std::string(info.summary).size() > 10);
+    CHECK(bool(info.verify));
+  }
+  CHECK(qrt::find_op("qrt.nonexistent") == nullptr);
+}
