@@ -299,12 +299,26 @@ int main(int argc, char** argv) {
   if (qrt_plan_create(h.model, nullptr, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
 
-  Rng rng{o.seed};
+  // Reject --input names the model does not have before reading any file.
   std::map<std::string, bool> known;
   for (size_t i = 0; i < n_in; ++i) {
     qrt_tensor_info info;
     qrt_model_input_info(h.model, i, &info);
     known[info.name] = true;
+  }
+  for (const auto& [name, file] : o.inputs) {
+    if (!known.count(name)) {
+      std::string names;
+      for (const auto& [k, v] : known) names += (names.empty() ? "" : ", ") + k;
+      return fail("--input " + name + "=" + file + ": the model has no input '" + name +
+                  "' (inputs: " + (names.empty() ? "none" : names) + ")");
+    }
+  }
+
+  Rng rng{o.seed};
+  for (size_t i = 0; i < n_in; ++i) {
+    qrt_tensor_info info;
+    qrt_model_input_info(h.model, i, &info);
     qrt_tools::NpyArray array;
     std::string where;
     auto bound = o.inputs.find(info.name);
@@ -330,14 +344,6 @@ int main(int argc, char** argv) {
       return fail(where + qrt_last_error_message());
     }
     if (o.print) print_tensor("input", info.name, info.type, array.dtype, array.shape, array.data.data());
-  }
-  for (const auto& [name, file] : o.inputs) {
-    if (!known.count(name)) {
-      std::string names;
-      for (const auto& [k, v] : known) names += (names.empty() ? "" : ", ") + k;
-      return fail("--input " + name + "=" + file + ": the model has no input '" + name +
-                  "' (inputs: " + (names.empty() ? "none" : names) + ")");
-    }
   }
   if (qrt_context_run(h.context) != QRT_OK) return fail(qrt_last_error_message());
 

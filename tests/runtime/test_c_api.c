@@ -1,0 +1,173 @@
+/* Tests: the C API, compiled as C99. Exercises every entry point and error path. */
+#include <qrt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_passed = 0;
+static int g_failed = 0;
+
+#define EXPECT(cond)                                                  \
+  do {                                                                \
+    if (cond) {                                                       \
+      ++g_passed;                                                     \
+    } else {                                                          \
+      ++g_failed;                                                     \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                 \
+  } while (0)
+
+#define EXPECT_MSG_CONTAINS(text)                                      \
+  EXPECT(strstr(qrt_last_error_message(), (text)) != NULL)
+
+static const char* kGraph =
+    "func.func @main(%x: tensor<?x2xf32>, %w: tensor<2x2x!quant.uniform<i8<-127:127>:f32:1, {0.5, 0.25}>>) -> tensor<?x2xf32> {\n"
+    "  %q = \"quant.qcast\"(%x) : (tensor<?x2xf32>) -> tensor<?x2x!quant.uniform<u8:f32, 0.5:128>>\n"
+    "  %d = \"quant.dcast\"(%q) : (tensor<?x2x!quant.uniform<u8:f32, 0.5:128>>) -> tensor<?x2xf32>\n"
+    "  %y = \"qrt.matmul\"(%d, %w) : (tensor<?x2xf32>, tensor<2x2x!quant.uniform<i8<-127:127>:f32:1, {0.5, 0.25}>>) -> tensor<?x2xf32>\n"
+    "  return %y : tensor<?x2xf32>\n"
+    "}\n";
+
+static void test_version_and_strings(void) {
+  EXPECT(strcmp(qrt_version(), QRT_VERSION_STRING) == 0);
+  EXPECT(strstr(qrt_build_info(), "qrt ") != NULL);
+  EXPECT(strcmp(qrt_status_string(QRT_OK), "QRT_OK") == 0);
+  EXPECT(strcmp(qrt_status_string(QRT_VERIFY_ERROR), "QRT_VERIFY_ERROR") == 0);
+  EXPECT(strcmp(qrt_status_string((qrt_status)99), "QRT_UNKNOWN_STATUS") == 0);
+  EXPECT(qrt_dtype_size(QRT_DTYPE_F32) == 4);
+  EXPECT(qrt_dtype_size(QRT_DTYPE_BF16) == 2);
+  EXPECT(qrt_dtype_size(QRT_DTYPE_INVALID) == 0);
+  EXPECT(strcmp(qrt_dtype_name(QRT_DTYPE_U8), "u8") == 0);
+  EXPECT(strcmp(qrt_dtype_name((qrt_dtype)77), "invalid") == 0);
+  qrt_free(NULL);
+}
+
+static void test_load_errors(void) {
+  qrt_model_t* model = (qrt_model_t*)0x1;
+  EXPECT(qrt_model_load_file(NULL, &model) == QRT_INVALID_ARGUMENT);
+  EXPECT(model == (qrt_model_t*)0x1); /* outputs untouched on failure */
+  EXPECT(qrt_model_load_file("/nonexistent/graph.mlir", &model) == QRT_IO_ERROR);
+  EXPECT_MSG_CONTAINS("/nonexistent/graph.mlir: cannot open file");
+  EXPECT(qrt_model_load_file("x.mlir", NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_model_load_buffer("func.func @main(", 16, "bad.mlir", &model) == QRT_PARSE_ERROR);
+  EXPECT_MSG_CONTAINS("bad.mlir:1:17: error:");
+  {
+    const char* bad = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                      "  %b = \"qrt.relu\"(%a) : (tensor<2xf32>) -> tensor<3xf32>\n"
+                      "  return %a : tensor<2xf32>\n}\n";
+    EXPECT(qrt_model_load_buffer(bad, strlen(bad), "v.mlir", &model) == QRT_VERIFY_ERROR);
+    EXPECT_MSG_CONTAINS("v.mlir:2:8: error: 'qrt.relu' op result type");
+  }
+  {
+    const char* any = "func.func @main(%a: tensor<2x!quant.any<i8:f32>>) -> tensor<2x!quant.any<i8:f32>> {\n"
+                      "  return %a : tensor<2x!quant.any<i8:f32>>\n}\n";
+    EXPECT(qrt_model_load_buffer(any, strlen(any), "a.mlir", &model) == QRT_UNSUPPORTED);
+    EXPECT_MSG_CONTAINS("has no memory layout");
+  }
+  EXPECT(qrt_model_load_buffer(NULL, 5, "n", &model) == QRT_INVALID_ARGUMENT);
+  EXPECT(model == (qrt_model_t*)0x1);
+  qrt_model_destroy(NULL);
+}
+
+static void test_model_queries(qrt_model_t* model) {
+  size_t n = 0;
+  qrt_tensor_info info;
+  char* text = NULL;
+  EXPECT(qrt_model_num_inputs(model, &n) == QRT_OK && n == 2);
+  EXPECT(qrt_model_num_outputs(model, &n) == QRT_OK && n == 1);
+  EXPECT(qrt_model_num_inputs(NULL, &n) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_model_num_outputs(model, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_model_input_info(model, 0, &info) == QRT_OK);
+  EXPECT(strcmp(info.name, "x") == 0 && info.dtype == QRT_DTYPE_F32 && info.rank == 2);
+  EXPECT(info.dims[0] == -1 && info.dims[1] == 2 && info.quant == QRT_QUANT_NONE);
+  EXPECT(qrt_model_input_info(model, 1, &info) == QRT_OK);
+  EXPECT(strcmp(info.name, "w") == 0 && info.dtype == QRT_DTYPE_I8);
+  EXPECT(info.quant == QRT_QUANT_PER_AXIS && info.quant_axis == 1 && info.quant_count == 2);
+  EXPECT(info.scales[1] == 0.25 && info.zero_points[0] == 0);
+  EXPECT(info.storage_min == -127 && info.storage_max == 127);
+  EXPECT(strcmp(info.type, "tensor<2x2x!quant.uniform<i8<-127:127>:f32:1, {5.000000e-01,2.500000e-01}>>") == 0);
+  EXPECT(qrt_model_input_info(model, 2, &info) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("index 2 is out of range (the model has 2 inputs)");
+  EXPECT(qrt_model_output_info(model, 0, &info) == QRT_OK && strcmp(info.name, "y") == 0);
+  EXPECT(qrt_model_output_info(model, 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_model_print(model, &text) == QRT_OK);
+  EXPECT(text != NULL && strstr(text, "\"qrt.matmul\"(%d, %w)") != NULL);
+  qrt_free(text);
+  EXPECT(qrt_model_print(NULL, &text) == QRT_INVALID_ARGUMENT);
+}
+
+static void test_run(qrt_model_t* model) {
+  qrt_plan_t* plan = NULL;
+  qrt_context_t* ctx = NULL;
+  qrt_plan_options opts;
+  qrt_tensor_view view;
+  const float x[4] = {1.0f, -0.75f, 2.0f, 0.25f};
+  const int8_t w[4] = {2, -4, 1, 8}; /* w real = [[1, -1], [0.5, 2]] */
+  const int8_t w_bad[4] = {2, -128, 1, 8};
+  const int64_t xdims[2] = {2, 2};
+  const int64_t wdims[2] = {2, 2};
+  const int64_t bad_dims[2] = {2, 3};
+
+  qrt_plan_options_init(&opts);
+  EXPECT(opts.struct_size == sizeof opts && opts.backend == QRT_BACKEND_DEFAULT);
+  opts.backend = (qrt_backend)42;
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT && plan == NULL);
+  opts.backend = QRT_BACKEND_REF;
+  opts.struct_size = 1;
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT);
+  opts.struct_size = sizeof opts;
+  EXPECT(qrt_plan_create(NULL, &opts, &plan) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_OK && plan != NULL);
+  EXPECT(qrt_context_create(NULL, &ctx) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_create(plan, &ctx) == QRT_OK && ctx != NULL);
+
+  EXPECT(qrt_context_run(ctx) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("input 'x' (index 0) has not been set");
+  EXPECT(qrt_context_output(ctx, 0, &view) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F64, 2, xdims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("input 'x' expects dtype f32, got f64");
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 2, bad_dims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("expects shape tensor<?x2xf32>, got [2x3]");
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 1, xdims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 2, xdims, x, 12) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("needs 16 bytes, got 12");
+  EXPECT(qrt_context_set_input(ctx, 5, QRT_DTYPE_F32, 2, xdims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_set_input(ctx, 1, QRT_DTYPE_I8, 2, wdims, w_bad, sizeof w_bad) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("stored value -128 at element 1 is outside the storage bounds [-127, 127]");
+  EXPECT(qrt_context_set_input(NULL, 0, QRT_DTYPE_F32, 2, xdims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 2, xdims, x, sizeof x) == QRT_OK);
+  EXPECT(qrt_context_set_input(ctx, 1, QRT_DTYPE_I8, 2, wdims, w, sizeof w) == QRT_OK);
+  EXPECT(qrt_context_run(ctx) == QRT_OK);
+  EXPECT(strcmp(qrt_last_error_message(), "") == 0);
+  EXPECT(qrt_context_output(ctx, 1, &view) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_output(ctx, 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  EXPECT(view.dtype == QRT_DTYPE_F32 && view.rank == 2 && view.dims[0] == 2 && view.dims[1] == 2);
+  EXPECT(view.bytes == 16);
+  {
+    /* x quantized with scale 0.5, zp 128 and back: [1, -1, 2, 0] (-0.75/0.5 = -1.5 -> -2,
+       0.25/0.5 = 0.5 -> 0). y = x' @ [[1, -1], [0.5, 2]] = [[0.5, -3], [2, -2]]. */
+    const float* y = (const float*)view.data;
+    EXPECT(y[0] == 0.5f && y[1] == -3.0f && y[2] == 2.0f && y[3] == -2.0f);
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_context_destroy(NULL);
+  qrt_plan_destroy(NULL);
+}
+
+int main(void) {
+  qrt_model_t* model = NULL;
+  test_version_and_strings();
+  test_load_errors();
+  EXPECT(qrt_model_load_buffer(kGraph, strlen(kGraph), "c_api.mlir", &model) == QRT_OK);
+  if (model) {
+    test_model_queries(model);
+    test_run(model);
+    qrt_model_destroy(model);
+  }
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,232 @@
+// Tests: qrun and qopt end to end, as a user runs them — .npy in and out, and bad input
+// giving one clear line on stderr with a non-zero exit (never a crash).
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tools/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("qrt_tools_test_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+Run run(const std::string& args) {
+  const fs::path out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
+  const std::string cmd = args + " > " + out.string() + " 2> " + err.string();
+  const int status = std::system(cmd.c_str());
+  Run r;
+  REQUIRE_MESSAGE(WIFEXITED(status), "terminated by a signal: " << cmd);  // never a crash
+  r.exit_code = WEXITSTATUS(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+const std::string kQrun = QRUN_PATH;
+const std::string kQopt = QOPT_PATH;
+const std::string kExamples = EXAMPLES_DIR;
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+fs::path write_f32(const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& v) {
+  qrt_tools::NpyArray a;
+  a.dtype = QRT_DTYPE_F32;
+  a.shape = shape;
+  a.data.resize(v.size() * 4);
+  std::memcpy(a.data.data(), v.data(), a.data.size());
+  std::string error;
+  const fs::path p = temp_dir() / name;
+  REQUIRE(qrt_tools::write_npy(p.string(), a, error));
+  return p;
+}
+
+// One error line: "<tool>: error: ...\n" and nothing else.
+void check_one_error_line(const Run& r, const std::string& tool, const std::string& fragment) {
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.rfind(tool + ": error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_MESSAGE(r.err.find(fragment) != std::string::npos, r.err);
+}
+
+const char* kQcastGraph = R"(func.func @main(%x: tensor<4xf32>) -> (tensor<4x!quant.uniform<i8:f32, 0.5:-3>>, tensor<4xf32>) {
+  %q = "quant.qcast"(%x) : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.5:-3>>
+  %y = "quant.dcast"(%q) : (tensor<4x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<4xf32>
+  return %q, %y : tensor<4x!quant.uniform<i8:f32, 0.5:-3>>, tensor<4xf32>
+}
+)";
+
+}  // namespace
+
+TEST_CASE("qrun --help and --version") {
+  const Run help = run(kQrun + " --help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("usage: qrun MODEL") != std::string::npos);
+  CHECK(help.out.find("--random SEED") != std::string::npos);
+  const Run version = run(kQrun + " --version");
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.find("qrt 0.1.0") != std::string::npos);
+  CHECK(version.out.find("llvm: 19") != std::string::npos);
+}
+
+TEST_CASE("qrun: .npy in, stored integers and floats out") {
+  const fs::path model = write_file("qcast.mlir", kQcastGraph);
+  const fs::path x = write_f32("x.npy", {4}, {0.25f, 0.75f, 100.0f, -1.3f});
+  const fs::path out = temp_dir() / "out";
+  const Run r = run(kQrun + " " + model.string() + " --input x=" + x.string() + " --output-dir " + out.string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  qrt_tools::NpyArray q, y;
+  std::string error;
+  REQUIRE(qrt_tools::read_npy((out / "q.npy").string(), q, error));
+  REQUIRE(qrt_tools::read_npy((out / "y.npy").string(), y, error));
+  CHECK(q.dtype == QRT_DTYPE_I8);
+  CHECK(q.shape == std::vector<int64_t>{4});
+  // rne(0.5) - 3, rne(1.5) - 3, saturated 197, rne(-2.6) - 3
+  const std::vector<int8_t> expected_q = {-3, -1, 127, -6};
+  CHECK(std::memcmp(q.data.data(), expected_q.data(), 4) == 0);
+  CHECK(y.dtype == QRT_DTYPE_F32);
+  const std::vector<float> expected_y = {0.0f, 1.0f, 65.0f, -1.5f};
+  CHECK(std::memcmp(y.data.data(), expected_y.data(), 16) == 0);
+  // The .npy header is what NumPy writes (version 1.0, 64-byte aligned data).
+  const std::string raw = slurp(out / "q.npy");
+  CHECK(raw.find("{'descr': '|i1', 'fortran_order': False, 'shape': (4,), }") == 10);
+  CHECK((raw.size() - 4) % 64 == 0);
+}
+
+TEST_CASE("qrun --print and --random are deterministic") {
+  const Run a = run(kQrun + " " + kExamples + "/mlp.mlir --random 7");
+  const Run b = run(kQrun + " " + kExamples + "/mlp.mlir --random 7 --print");
+  const Run c = run(kQrun + " " + kExamples + "/mlp.mlir --random 8");
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  CHECK(a.out == b.out);
+  CHECK(a.out != c.out);
+  CHECK(a.out.find("output out: tensor<2x3xf32> [2, 3] f32\n[[") != std::string::npos);
+}
+
+TEST_CASE("qrun bad input: one clear line, non-zero exit") {
+  const fs::path model = write_file("qcast2.mlir", kQcastGraph);
+  const fs::path x = write_f32("x2.npy", {4}, {1, 2, 3, 4});
+  const fs::path x_shape = write_f32("x_shape.npy", {2, 2}, {1, 2, 3, 4});
+  check_one_error_line(run(kQrun + " /nonexistent/m.mlir --random 1"), "qrun",
+                       "/nonexistent/m.mlir: cannot open file: No such file or directory");
+  check_one_error_line(run(kQrun + " " + write_file("bad.mlir", "func.func @main(%x: tensor<4xf32>) -> f32 {\n  %0 = \"qrt.nope\"(%x) : (tensor<4xf32>) -> f32\n  return %0 : f32\n}\n").string() + " --random 1"),
+                       "qrun", "bad.mlir:2:8: error: unknown op 'qrt.nope'");
+  check_one_error_line(run(kQrun + " " + write_file("trunc.mlir", "func.func @main(%x: tensor<4x").string()),
+                       "qrun", "trunc.mlir:1:30: error: expected a type, found end of input");
+  check_one_error_line(run(kQrun + " " + model.string()), "qrun",
+                       "input 'x' (tensor<4xf32>) is not bound: pass --input x=FILE.npy or --random SEED");
+  check_one_error_line(run(kQrun + " " + model.string() + " --input x=/nonexistent.npy"), "qrun",
+                       "/nonexistent.npy: cannot open file");
+  check_one_error_line(run(kQrun + " " + model.string() + " --input x=" + x_shape.string()), "qrun",
+                       "input 'x' expects rank 1 (tensor<4xf32>), got rank 2");
+  check_one_error_line(run(kQrun + " " + model.string() + " --input x=" + write_file("junk.npy", "not an npy file").string()),
+                       "qrun", "junk.npy: not a valid .npy file: missing \\x93NUMPY magic");
+  {
+    qrt_tools::NpyArray a;
+    a.dtype = QRT_DTYPE_F64;
+    a.shape = {4};
+    a.data.assign(32, 0);
+    std::string error;
+    const fs::path p = temp_dir() / "f64.npy";
+    REQUIRE(qrt_tools::write_npy(p.string(), a, error));
+    check_one_error_line(run(kQrun + " " + model.string() + " --input x=" + p.string()), "qrun",
+                         "input 'x' (tensor<4xf32>) needs dtype f32 ('<f4'), the file holds f64 ('<f8')");
+    // A truncated file: drop the last 8 bytes of data.
+    const std::string full = slurp(p);
+    const fs::path t = write_file("truncated.npy", full.substr(0, full.size() - 8));
+    check_one_error_line(run(kQrun + " " + model.string() + " --input x=" + t.string()), "qrun",
+                         "data is truncated: the shape needs 32 bytes, the file has 24");
+  }
+  check_one_error_line(run(kQrun + " " + model.string() + " --input y=" + x.string()), "qrun",
+                       "the model has no input 'y' (inputs: x)");
+  const Run usage = run(kQrun + " " + model.string() + " --frobnicate");
+  check_one_error_line(usage, "qrun", "unknown option '--frobnicate'");
+  CHECK(usage.exit_code == 2);
+  CHECK(run(kQrun).exit_code == 2);
+  check_one_error_line(run(kQrun + " " + model.string() + " --random -5"), "qrun",
+                       "--random needs a non-negative integer SEED");
+}
+
+TEST_CASE("qrun refuses an accumulator overflow at run time") {
+  const char* text = R"(func.func @main(%a: tensor<1x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<1x1x!quant.uniform<i32:f32, 1.0>> {
+  %w = "qrt.constant"() {value = dense<[[1]]> : tensor<1x1xi8>} : () -> tensor<1x1x!quant.uniform<i8:f32, 1.0>>
+  %b = "qrt.constant"() {value = dense<[2147483647]> : tensor<1xi32>} : () -> tensor<1x!quant.uniform<i32:f32, 1.0>>
+  %y = "qrt.matmul"(%a, %w, %b) : (tensor<1x1x!quant.uniform<i8:f32, 1.0>>, tensor<1x1x!quant.uniform<i8:f32, 1.0>>, tensor<1x!quant.uniform<i32:f32, 1.0>>) -> tensor<1x1x!quant.uniform<i32:f32, 1.0>>
+  return %y : tensor<1x1x!quant.uniform<i32:f32, 1.0>>
+}
+)";
+  const fs::path model = write_file("overflow.mlir", text);
+  const fs::path a = temp_dir() / "a.npy";
+  qrt_tools::NpyArray arr;
+  arr.dtype = QRT_DTYPE_I8;
+  arr.shape = {1, 1};
+  arr.data = {5};
+  std::string error;
+  REQUIRE(qrt_tools::write_npy(a.string(), arr, error));
+  check_one_error_line(run(kQrun + " " + model.string() + " --input a=" + a.string()), "qrun",
+                       "'qrt.matmul' op int32 accumulator overflow at output row 0, column 0 (value 2147483652)");
+}
+
+TEST_CASE("qopt prints the canonical form; its output reads back unchanged") {
+  const fs::path model = write_file("q.mlir", kQcastGraph);
+  const Run once = run(kQopt + " " + model.string());
+  REQUIRE_MESSAGE(once.exit_code == 0, once.err);
+  CHECK(once.out.find("tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-3>>") != std::string::npos);
+  const fs::path printed = temp_dir() / "printed.mlir";
+  REQUIRE(run(kQopt + " " + model.string() + " -o " + printed.string()).exit_code == 0);
+  CHECK(slurp(printed) == once.out);
+  const Run twice = run(kQopt + " " + printed.string());
+  CHECK(twice.out == once.out);
+  const Run stdin_run = run(kQopt + " - < " + printed.string());
+  CHECK(stdin_run.out == once.out);
+  CHECK(run(kQopt + " --help").out.find("usage: qopt FILE [-o OUT]") != std::string::npos);
+}
+
+TEST_CASE("qopt bad input") {
+  check_one_error_line(run(kQopt + " /nonexistent/x.mlir"), "qopt", "/nonexistent/x.mlir: cannot open file");
+  check_one_error_line(run(kQopt + " " + write_file("t.mlir", "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 1.0:300>>) -> f32 {}").string()),
+                       "qopt", "t.mlir:1:30: error: zero point 300 is outside the storage bounds [-128, 127]");
+  check_one_error_line(run(kQopt + " " + write_file("e.mlir", "").string()), "qopt",
+                       "e.mlir:1:1: error: empty input");
+  check_one_error_line(run(kQopt + " " + write_file("bin.mlir", std::string("\x00\x01\xff\xfe", 4)).string()), "qopt",
+                       "bin.mlir:1:1: error: expected 'func.func'");
+  CHECK(run(kQopt + " a.mlir b.mlir").exit_code == 2);
+  CHECK(run(kQopt + " -x").exit_code == 2);
+}
