@@ -1,0 +1,80 @@
+// Google Benchmark: the scalar reference backend. It is the numerics oracle, not a fast
+// path; these rows are the baseline the JIT kernels are measured against.
+// Run: build/bench/bench_qrt --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+
+#include "ir/text_format.h"
+#include "jit/ref/reference.h"
+
+namespace {
+
+qrt::Graph parse_or_die(const std::string& text) {
+  auto g = qrt::parse_graph(text, "bench.mlir");
+  if (!g.is_ok()) {
+    std::fprintf(stderr, "%s\n", g.status().to_string().c_str());
+    std::abort();
+  }
+  return std::move(g).value();
+}
+
+qrt::Tensor random_tensor(const qrt::Type& type, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  qrt::Tensor t = qrt::Tensor::zeros(type);
+  for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
+    if (type.element.is_float()) {
+      t.set_float(i, std::uniform_real_distribution<double>(-1, 1)(rng));
+    } else {
+      t.set_int(i, std::uniform_int_distribution<int64_t>(type.element.storage.min,
+                                                          type.element.storage.max)(rng));
+    }
+  }
+  return t;
+}
+
+// qs8 x qs8 -> qs8 matmul with per-channel weights, M = N = K = range(0).
+void BM_ref_qs8_qc8w_matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::string d = std::to_string(n);
+  std::string scales;
+  for (int64_t i = 0; i < n; ++i) scales += (i ? ", " : "") + std::string("0.01");
+  const std::string a = "tensor<" + d + "x" + d + "x!quant.uniform<i8:f32, 0.05:-3>>";
+  const std::string w = "tensor<" + d + "x" + d + "x!quant.uniform<i8<-127:127>:f32:1, {" + scales + "}>>";
+  const std::string y = "tensor<" + d + "x" + d + "x!quant.uniform<i8:f32, 0.1:5>>";
+  const qrt::Graph g = parse_or_die("func.func @main(%a: " + a + ", %w: " + w + ") -> " + y +
+                                    " {\n  %y = \"qrt.matmul\"(%a, %w) : (" + a + ", " + w + ") -> " + y +
+                                    "\n  return %y : " + y + "\n}\n");
+  const std::vector<qrt::Tensor> inputs = {random_tensor(g.values[0].type, 1),
+                                           random_tensor(g.values[1].type, 2)};
+  for (auto _ : state) {
+    auto out = qrt::run_reference(g, inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  // 2·M·N·K operations per iteration, reported in 1e9 per second.
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(n * n * n) / 1e9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ref_qs8_qc8w_matmul)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// f32 -> qs8 quantize of range(0) elements.
+void BM_ref_qcast_f32_qs8(benchmark::State& state) {
+  const std::string t = "tensor<" + std::to_string(state.range(0)) + "x";
+  const qrt::Graph g = parse_or_die("func.func @main(%x: " + t + "f32>) -> " + t +
+                                    "!quant.uniform<i8:f32, 0.0078125:-1>> {\n  %q = \"quant.qcast\"(%x) : (" + t +
+                                    "f32>) -> " + t + "!quant.uniform<i8:f32, 0.0078125:-1>>\n  return %q : " + t +
+                                    "!quant.uniform<i8:f32, 0.0078125:-1>>\n}\n");
+  const std::vector<qrt::Tensor> inputs = {random_tensor(g.values[0].type, 3)};
+  for (auto _ : state) {
+    auto out = qrt::run_reference(g, inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 5);
+}
+BENCHMARK(BM_ref_qcast_f32_qs8)->Arg(4096)->Arg(65536)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Layer rules (STYLE.md): ir depends on nothing; passes on ir; jit on ir; runtime on all
+# three; tools on the public C API only; asmjit only under jit/asmjit*, LLVM only under
+# jit/llvm*. The meson libraries enforce the link graph; this check catches includes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+failed=0
+passed=0
+check() {  # check DESCRIPTION PATTERN FILES...
+  local what=$1 pattern=$2
+  shift 2
+  local hits
+  hits=$(grep -nE "$pattern" "$@" 2>/dev/null || true)
+  if [ -n "$hits" ]; then
+    echo "FAIL: $what"
+    echo "$hits"
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+check "ir/ includes another layer" '#include "(passes|jit|runtime|tools)/' ir/*.h ir/*.cpp
+check "passes/ includes jit, runtime or tools" '#include "(jit|runtime|tools)/' passes/*.h passes/*.cpp
+check "jit/ includes passes, runtime or tools" '#include "(passes|runtime|tools)/' $(find jit -name '*.h' -o -name '*.cpp')
+check "tools/ includes qrt internals" '#include "(ir|passes|jit|runtime)/' tools/*.h tools/*.cpp
+check "asmjit outside jit/asmjit*" '#include <asmjit' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/asmjit')
+check "LLVM outside jit/llvm*" '#include <llvm/' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/llvm')
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
