@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages qrt needs (only those missing), then configures and builds
+# qrt in build/. Safe to run again: it installs nothing new and rebuilds incrementally.
+#   bash scripts/bootstrap.sh            # build/ with the default (debugoptimized) build
+#   QRT_BUILD_DIR=out bash scripts/bootstrap.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${QRT_BUILD_DIR:-build}
+
+packages=(
+  g++ pkg-config cmake meson ninja-build   # toolchain and build system
+  llvm-19-dev                              # LLVM 19 (llvm-config-19), the portable JIT path
+  libasmjit-dev                            # asmjit, the x86/AArch64 JIT assembler
+  doctest-dev                              # unit tests
+  libbenchmark-dev                         # Google Benchmark (bench/)
+  mlir-19-tools                            # mlir-opt-19, the oracle for the text form
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  meson setup "$build_dir" --native-file meson/native.ini
+fi
+ninja -C "$build_dir"
