@@ -32,7 +32,8 @@ typedef enum qrt_status {
   QRT_UNSUPPORTED = 5,       /**< a valid request qrt does not support (yet) */
   QRT_RUNTIME_ERROR = 6,     /**< failure while running (e.g. accumulator overflow) */
   QRT_OUT_OF_MEMORY = 7,     /**< an allocation failed */
-  QRT_INTERNAL_ERROR = 8     /**< a bug in qrt: please report it */
+  QRT_INTERNAL_ERROR = 8,    /**< a bug in qrt: please report it */
+  QRT_STATUS_MAX_ENUM = 0x7FFFFFFF  /**< not a status: makes every int value a valid qrt_status */
 } qrt_status;
 
 /** Element layouts of tensors in memory. Quantized tensors use their storage layout. */
@@ -50,20 +51,23 @@ typedef enum qrt_dtype {
   QRT_DTYPE_U16 = 10,
   QRT_DTYPE_U32 = 11,
   QRT_DTYPE_U64 = 12,
-  QRT_DTYPE_BOOL = 13
+  QRT_DTYPE_BOOL = 13,
+  QRT_DTYPE_MAX_ENUM = 0x7FFFFFFF   /**< not a dtype: makes every int value a valid qrt_dtype */
 } qrt_dtype;
 
 /** How a tensor is quantized. */
 typedef enum qrt_quant_kind {
   QRT_QUANT_NONE = 0,        /**< float or plain integer */
   QRT_QUANT_PER_TENSOR = 1,  /**< one scale and zero point */
-  QRT_QUANT_PER_AXIS = 2     /**< one pair per index along quant_axis */
+  QRT_QUANT_PER_AXIS = 2,    /**< one pair per index along quant_axis */
+  QRT_QUANT_MAX_ENUM = 0x7FFFFFFF
 } qrt_quant_kind;
 
 /** Which backend executes a plan. */
 typedef enum qrt_backend {
   QRT_BACKEND_DEFAULT = 0,   /**< the best available (currently the reference) */
-  QRT_BACKEND_REF = 1        /**< the scalar reference interpreter (the numerics oracle) */
+  QRT_BACKEND_REF = 1,       /**< the scalar reference interpreter (the numerics oracle) */
+  QRT_BACKEND_MAX_ENUM = 0x7FFFFFFF /**< not a backend: makes every int value a valid qrt_backend */
 } qrt_backend;
 
 /** Opaque handles. */

@@ -94,8 +94,12 @@ class [[nodiscard]] Result {
 
   /// True when a value is held.
   bool is_ok() const { return std::holds_alternative<T>(v_); }
-  /// The error (only valid when !is_ok()).
-  const Status& status() const { return std::get<Status>(v_); }
+  /// The error, or an ok Status when a value is held.
+  const Status& status() const {
+    static const Status kOk;
+    const Status* s = std::get_if<Status>(&v_);
+    return s ? *s : kOk;
+  }
   /// The value (only valid when is_ok()).
   T& value() & { return std::get<T>(v_); }
   /// The value (only valid when is_ok()).

@@ -116,6 +116,7 @@ const char* qrt_status_string(qrt_status status) {
     case QRT_RUNTIME_ERROR: return "QRT_RUNTIME_ERROR";
     case QRT_OUT_OF_MEMORY: return "QRT_OUT_OF_MEMORY";
     case QRT_INTERNAL_ERROR: return "QRT_INTERNAL_ERROR";
+    case QRT_STATUS_MAX_ENUM: break;
   }
   return "QRT_UNKNOWN_STATUS";
 }
@@ -128,7 +129,7 @@ size_t qrt_dtype_size(qrt_dtype dtype) {
     case QRT_DTYPE_F16: case QRT_DTYPE_BF16: case QRT_DTYPE_I16: case QRT_DTYPE_U16: return 2;
     case QRT_DTYPE_F32: case QRT_DTYPE_I32: case QRT_DTYPE_U32: return 4;
     case QRT_DTYPE_F64: case QRT_DTYPE_I64: case QRT_DTYPE_U64: return 8;
-    case QRT_DTYPE_INVALID: break;
+    case QRT_DTYPE_INVALID: case QRT_DTYPE_MAX_ENUM: break;
   }
   return 0;
 }
@@ -148,7 +149,7 @@ const char* qrt_dtype_name(qrt_dtype dtype) {
     case QRT_DTYPE_U32: return "u32";
     case QRT_DTYPE_U64: return "u64";
     case QRT_DTYPE_BOOL: return "bool";
-    case QRT_DTYPE_INVALID: break;
+    case QRT_DTYPE_INVALID: case QRT_DTYPE_MAX_ENUM: break;
   }
   return "invalid";
 }
