@@ -87,6 +87,12 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
   d.type = type;
   const unsigned nbytes = element_byte_size(e);
   const size_t n = size_t(type.num_elements());
+  // Literals are stored expanded; refuse sizes no real constant needs before allocating.
+  constexpr size_t kMaxDenseBytes = size_t(1) << 32;
+  if (n * nbytes > kMaxDenseBytes) {
+    return error_at(l, "dense attribute of type " + type.to_string() + " would hold " +
+                           std::to_string(n * nbytes) + " bytes (the limit is 4 GiB)");
+  }
   if (!hex.empty()) {
     const size_t digits = hex.size() - 2;
     if (digits % 2 != 0) return error_at(l, "hex dense literal has an odd number of digits");

@@ -239,8 +239,15 @@ int64_t Type::num_elements() const {
 }
 
 Status Type::verify() const {
+  // Bounding the element count keeps every size computation free of overflow.
+  constexpr int64_t kMaxElements = int64_t(1) << 48;
+  int64_t count = 1;
   for (int64_t d : dims) {
     if (d < -1) return Status::error("illegal dimension size " + std::to_string(d));
+    if (d > 0 && count > kMaxElements / d) {
+      return Status::error(to_string() + " has more elements than qrt supports (2^48)");
+    }
+    if (d >= 0) count *= d;
   }
   QRT_RETURN_IF_ERROR(element.verify());
   if (element.kind != ElementKind::kUniformPerAxis) return Status::ok();

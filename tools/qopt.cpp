@@ -33,7 +33,7 @@ int fail(const std::string& message, int code = 1) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   std::string input, output;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -80,4 +80,12 @@ int main(int argc, char** argv) {
   }
   qrt_free(text);
   return rc;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
 }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -286,7 +288,7 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   Options o;
   bool exit_now = false;
   if (int rc = parse_args(argc, argv, o, exit_now); rc != 0 || exit_now) return rc;
@@ -372,4 +374,14 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory (an input or output is larger than this machine can hold)");
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
 }
