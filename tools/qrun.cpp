@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include "npy.h"
@@ -106,15 +107,25 @@ float f16_bits_to_f32(uint16_t h) {
   return sign ? -v : v;
 }
 
-void fill_random(const qrt_tensor_info& info, Rng& rng, qrt_tools::NpyArray& a) {
+// Fills `a` with deterministic random data for `info`; false (with `error`) when the
+// tensor would not fit in this machine's memory.
+bool fill_random(const qrt_tensor_info& info, Rng& rng, qrt_tools::NpyArray& a, std::string& error) {
   a.dtype = info.dtype;
   size_t n = 1;
   a.shape.clear();
   for (size_t d = 0; d < info.rank; ++d) {
     a.shape.push_back(info.dims[d] < 0 ? 1 : info.dims[d]);
-    n *= size_t(a.shape.back());
+    n *= size_t(a.shape.back());  // verified types have < 2^48 elements: no overflow
   }
   const size_t es = qrt_dtype_size(info.dtype);
+  const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (double(n) * double(es) > physical) {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%.1f", double(n) * double(es) / 1e9);
+    error = "--random: input '" + std::string(info.name) + "' " + shape_string(a.shape) + " needs " +
+            gb + " GB, more than this machine's memory";
+    return false;
+  }
   a.data.assign(n * es, 0);
   for (size_t i = 0; i < n; ++i) {
     uint8_t* p = a.data.data() + i * es;
@@ -146,6 +157,7 @@ void fill_random(const qrt_tensor_info& info, Rng& rng, qrt_tools::NpyArray& a) 
       }
     }
   }
+  return true;
 }
 
 std::string element_string(qrt_dtype dtype, const uint8_t* p) {
@@ -336,7 +348,8 @@ int run_main(int argc, char** argv) {
       array.dtype = info.dtype;
       where = bound->second + ": ";
     } else if (o.has_seed) {
-      fill_random(info, rng, array);
+      std::string error;
+      if (!fill_random(info, rng, array, error)) return fail(error);
     } else {
       return fail("input '" + std::string(info.name) + "' (" + info.type +
                   ") is not bound: pass --input " + info.name + "=FILE.npy or --random SEED");
