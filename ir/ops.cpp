@@ -1,5 +1,6 @@
 // qrt — op table and per-op verification (see ops.h and docs/ops.md).
 #include "ir/ops.h"
+#include "ir/op_verify.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +8,7 @@
 
 namespace qrt {
 
-namespace {
+namespace op_verify {
 
 Status op_error(const Op& op, const std::string& message) {
   return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
@@ -17,7 +18,7 @@ const Type& operand_type(const Graph& g, const Op& op, size_t i) {
   return g.values[size_t(op.operands[i])].type;
 }
 
-const Type& result_type(const Graph& g, const Op& op, size_t i = 0) {
+const Type& result_type(const Graph& g, const Op& op, size_t i) {
   return g.values[size_t(op.results[i])].type;
 }
 
@@ -38,6 +39,118 @@ Status check_same_shape(const Op& op, const Type& in, const Type& out) {
   }
   return Status::ok();
 }
+
+Status check_shape_equals(const Op& op, const std::vector<int64_t>& expected, const Type& out) {
+  if (!dims_compatible(expected, out.dims)) {
+    return op_error(op, "result shape " + out.to_string() + " does not match the expected shape [" +
+                            dims_to_string(expected) + "]");
+  }
+  return Status::ok();
+}
+
+Status verify_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rhs,
+                          int64_t n_dim) {
+  const Type& bias = operand_type(g, op, 2);
+  if (bias.rank() != 1 || (n_dim >= 0 && bias.dims[0] >= 0 && bias.dims[0] != n_dim)) {
+    return op_error(op, "bias must be a 1-D tensor of N = " + std::to_string(n_dim) +
+                            " elements, got " + bias.to_string());
+  }
+  if (lhs.element.is_float()) {
+    if (!(bias.element == lhs.element)) {
+      return op_error(op, "bias of a float or hybrid matmul must have element type " +
+                              lhs.element.to_string() + ", got " + bias.to_string());
+    }
+    return Status::ok();
+  }
+  const ElementType& be = bias.element;
+  if (!be.is_uniform() || !be.storage.is_signed || be.storage.width != 32) {
+    return op_error(op, "bias of a quantized matmul must be !quant.uniform with i32 storage, got " +
+                            bias.to_string());
+  }
+  for (size_t c = 0; c < be.num_channels(); ++c) {
+    if (be.zero_points[c] != 0) {
+      return op_error(op, "bias zero point must be 0, got " + std::to_string(be.zero_points[c]));
+    }
+  }
+  const size_t channels = std::max(be.num_channels(), rhs.element.num_channels());
+  for (size_t c = 0; c < channels; ++c) {
+    const double expected = accumulator_scale(lhs.element, rhs.element, c);
+    const double got = be.scales[be.num_channels() == 1 ? 0 : c];
+    if (!scales_match(expected, got)) {
+      return op_error(op, "bias scale " + format_mlir_float(got, FloatKind::kF64) + " of channel " +
+                              std::to_string(c) + " must equal lhs scale x rhs scale = " +
+                              format_mlir_float(expected, FloatKind::kF64));
+    }
+  }
+  return Status::ok();
+}
+
+Status check_accumulator_bound(const Op& op, const ElementType& lhs, const ElementType& rhs,
+                               int64_t k) {
+  if (k < 0) return Status::ok();
+  // Σ (a - za)(w - zw) must fit int32 for every input: bound the worst case.
+  auto max_abs_diff = [](const ElementType& e) {
+    int64_t worst = 0;
+    for (int64_t zp : e.zero_points) {
+      worst = std::max<int64_t>({worst, std::llabs(e.storage.max - zp), std::llabs(e.storage.min - zp)});
+    }
+    return worst;
+  };
+  const long double bound = (long double)k * (long double)max_abs_diff(lhs) * (long double)max_abs_diff(rhs);
+  if (bound > 2147483647.0L) {
+    return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(k) +
+                            " times the largest |a - za| x |w - zw| exceeds 2^31 - 1");
+  }
+  return Status::ok();
+}
+
+Result<std::vector<int64_t>> int_array_attr(const Op& op, const char* name, int size,
+                                            std::vector<int64_t> fallback) {
+  const Attribute* a = op.attr(name);
+  if (!a) return fallback;
+  std::vector<int64_t> out;
+  bool ok = a->kind == Attribute::Kind::kArray;
+  for (size_t i = 0; ok && i < a->array.size(); ++i) {
+    ok = a->array[i].kind == Attribute::Kind::kInt;
+    if (ok) out.push_back(a->array[i].i);
+  }
+  if (!ok || (size >= 0 && out.size() != size_t(size))) {
+    return op_error(op, std::string("attribute '") + name + "' must be an array of " +
+                            (size >= 0 ? std::to_string(size) + " " : std::string()) +
+                            "integers, got " + a->to_string());
+  }
+  return out;
+}
+
+Result<int64_t> int_attr(const Op& op, const char* name, int64_t fallback) {
+  const Attribute* a = op.attr(name);
+  if (!a) return fallback;
+  if (a->kind != Attribute::Kind::kInt) {
+    return op_error(op, std::string("attribute '") + name + "' must be an integer, got " + a->to_string());
+  }
+  return a->i;
+}
+
+Result<std::string> string_attr(const Op& op, const char* name, std::vector<std::string> allowed,
+                                std::string fallback) {
+  const Attribute* a = op.attr(name);
+  if (!a) return fallback;
+  std::string list;
+  for (const auto& v : allowed) list += (list.empty() ? "\"" : ", \"") + v + "\"";
+  if (a->kind == Attribute::Kind::kString) {
+    for (const auto& v : allowed) {
+      if (a->s == v) return a->s;
+    }
+  }
+  return op_error(op, std::string("attribute '") + name + "' must be one of " + list + ", got " +
+                          a->to_string());
+}
+
+}  // namespace op_verify
+
+namespace {
+
+using namespace op_verify;
 
 Status verify_qcast(const Graph& g, const Op& op) {
   const Type& in = operand_type(g, op, 0);
@@ -146,13 +259,6 @@ Status verify_constant(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
-Status check_shape_equals(const Op& op, const std::vector<int64_t>& expected, const Type& out) {
-  if (!dims_compatible(expected, out.dims)) {
-    return op_error(op, "result shape " + out.to_string() + " does not match the expected shape [" +
-                            dims_to_string(expected) + "]");
-  }
-  return Status::ok();
-}
 
 Status verify_elementwise(const Graph& g, const Op& op) {
   const Type& a = operand_type(g, op, 0);
@@ -184,43 +290,6 @@ Status check_matmul_quant_axis(const Op& op, const Type& t, const char* what) {
     return op_error(op, std::string(what) + " may only be quantized per-axis along its last "
                         "dimension (axis " + std::to_string(t.rank() - 1) + "), got axis " +
                         std::to_string(t.element.axis));
-  }
-  return Status::ok();
-}
-
-Status verify_matmul_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rhs,
-                          int64_t n_dim) {
-  const Type& bias = operand_type(g, op, 2);
-  if (bias.rank() != 1 || (n_dim >= 0 && bias.dims[0] >= 0 && bias.dims[0] != n_dim)) {
-    return op_error(op, "bias must be a 1-D tensor of N = " + std::to_string(n_dim) +
-                            " elements, got " + bias.to_string());
-  }
-  if (lhs.element.is_float()) {
-    if (!(bias.element == lhs.element)) {
-      return op_error(op, "bias of a float or hybrid matmul must have element type " +
-                              lhs.element.to_string() + ", got " + bias.to_string());
-    }
-    return Status::ok();
-  }
-  const ElementType& be = bias.element;
-  if (!be.is_uniform() || !be.storage.is_signed || be.storage.width != 32) {
-    return op_error(op, "bias of a quantized matmul must be !quant.uniform with i32 storage, got " +
-                            bias.to_string());
-  }
-  for (size_t c = 0; c < be.num_channels(); ++c) {
-    if (be.zero_points[c] != 0) {
-      return op_error(op, "bias zero point must be 0, got " + std::to_string(be.zero_points[c]));
-    }
-  }
-  const size_t channels = std::max(be.num_channels(), rhs.element.num_channels());
-  for (size_t c = 0; c < channels; ++c) {
-    const double expected = accumulator_scale(lhs.element, rhs.element, c);
-    const double got = be.scales[be.num_channels() == 1 ? 0 : c];
-    if (!scales_match(expected, got)) {
-      return op_error(op, "bias scale " + format_mlir_float(got, FloatKind::kF64) + " of channel " +
-                              std::to_string(c) + " must equal lhs scale x rhs scale = " +
-                              format_mlir_float(expected, FloatKind::kF64));
-    }
   }
   return Status::ok();
 }
@@ -266,23 +335,8 @@ Status verify_matmul(const Graph& g, const Op& op) {
   expected.push_back(m);
   expected.push_back(n);
   QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
-  if (is_quant && k >= 0) {
-    // Σ (a - za)(w - zw) must fit int32 for every input: bound the worst case.
-    auto max_abs_diff = [](const ElementType& e) {
-      int64_t worst = 0;
-      for (int64_t zp : e.zero_points) {
-        worst = std::max<int64_t>({worst, std::llabs(e.storage.max - zp), std::llabs(e.storage.min - zp)});
-      }
-      return worst;
-    };
-    const long double bound =
-        (long double)k * (long double)max_abs_diff(le) * (long double)max_abs_diff(re);
-    if (bound > 2147483647.0L) {
-      return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(k) +
-                              " times the largest |a - za| x |w - zw| exceeds 2^31 - 1");
-    }
-  }
-  if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_matmul_bias(g, op, lhs, rhs, n));
+  if (is_quant) QRT_RETURN_IF_ERROR(check_accumulator_bound(op, le, re, k));
+  if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, lhs, rhs, n));
   return Status::ok();
 }
 
@@ -383,6 +437,19 @@ const std::vector<OpInfo>& table() {
        "reshape to the static result shape; row-major element order is kept"},
       {OpKind::kRequantize, "qrt.requantize", 1, 1, {}, verify_requantize,
        "rescale stored values from the operand's quant parameters to the result's"},
+      {OpKind::kConv2d, "qrt.conv2d", 2, 3, {"dilations", "groups", "layout", "pads", "strides"},
+       verify_conv2d, "2-D convolution (NHWC/OHWI or NCHW/OIHW), groups, dilation, explicit pads"},
+      {OpKind::kMaxPool2d, "qrt.max_pool2d", 1, 1, {"kernel", "layout", "pads", "strides"},
+       verify_pool2d, "2-D max pooling; padding never wins"},
+      {OpKind::kAvgPool2d, "qrt.avg_pool2d", 1, 1,
+       {"count_include_pad", "kernel", "layout", "pads", "strides"}, verify_pool2d,
+       "2-D average pooling; quantized sums accumulate in int32 and narrow once"},
+      {OpKind::kTranspose, "qrt.transpose", 1, 1, {"perm"}, verify_transpose,
+       "permute dimensions: result dim i is operand dim perm[i]"},
+      {OpKind::kConcat, "qrt.concat", 1, 1 << 20, {"axis"}, verify_concat,
+       "concatenate along axis; quantized operands are rescaled to the result"},
+      {OpKind::kPad, "qrt.pad", 1, 1, {"pads", "value"}, verify_pad,
+       "pad with a constant given in real units (quantized: its quantized value, 0.0 -> zero point)"},
   };
   return kTable;
 }

@@ -6,57 +6,13 @@
 
 #include "ir/ops.h"
 #include "jit/ref/numerics.h"
+#include "jit/ref/reference_util.h"
 
 namespace qrt {
 
 namespace {
 
-Status op_error(const Op& op, const std::string& message) {
-  return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
-}
-
-// Per-element quantization parameters of a uniform type laid out over `dims`.
-struct QuantView {
-  const ElementType* e = nullptr;
-  size_t inner = 1;     // elements per step along the channel axis
-  size_t channels = 1;  // size of the channel axis (1 for per-layer)
-
-  QuantView(const ElementType& element, const std::vector<int64_t>& dims) : e(&element) {
-    if (element.kind == ElementKind::kUniformPerAxis) {
-      channels = size_t(dims[size_t(element.axis)]);
-      for (size_t d = size_t(element.axis) + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
-    }
-  }
-  size_t channel(size_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
-  double scale(size_t i) const { return e->scales[channel(i)]; }
-  int64_t zp(size_t i) const { return e->zero_points[channel(i)]; }
-};
-
-bool is_f64(const ElementType& e) { return e.float_kind == FloatKind::kF64; }
-
-Tensor make_result(const Type& declared, std::vector<int64_t> dims) {
-  Type t = declared;
-  t.dims = std::move(dims);
-  return Tensor::zeros(t);
-}
-
-// Checks a computed shape against the op's declared (possibly partly dynamic) result type,
-// and the per-axis integrity rule for dimensions that were dynamic until now.
-Status check_result_shape(const Op& op, const Type& declared, const std::vector<int64_t>& dims) {
-  bool ok = declared.dims.size() == dims.size();
-  for (size_t i = 0; ok && i < dims.size(); ++i) ok = declared.dims[i] < 0 || declared.dims[i] == dims[i];
-  if (!ok) {
-    return op_error(op, "computed result shape [" + dims_to_string(dims) +
-                            "] contradicts its type " + declared.to_string());
-  }
-  if (declared.element.kind == ElementKind::kUniformPerAxis &&
-      size_t(dims[size_t(declared.element.axis)]) != declared.element.num_channels()) {
-    return op_error(op, "channel axis has size " + std::to_string(dims[size_t(declared.element.axis)]) +
-                            " at run time but the type has " +
-                            std::to_string(declared.element.num_channels()) + " scales");
-  }
-  return Status::ok();
-}
+using namespace ref_detail;
 
 // Row-major strides with broadcasting: stride 0 where `in` has size 1 against `out`.
 std::vector<size_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
@@ -395,6 +351,17 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
       return rt.element.is_float() ? eval_float_binary(op.kind, *in[0], *in[1], rt, *dims)
                                    : eval_quant_binary(op.kind, *in[0], *in[1], rt, *dims);
     }
+    case OpKind::kConv2d:
+      return eval_conv2d(op, in, rt);
+    case OpKind::kConcat:
+      return eval_concat(op, in, rt);
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+      return eval_pool2d(op, *in[0], rt);
+    case OpKind::kTranspose:
+      return eval_transpose(op, *in[0], rt);
+    case OpKind::kPad:
+      return eval_pad(op, *in[0], rt);
     case OpKind::kReshape: {
       if (in[0]->num_elements() != rt.num_elements()) {
         return op_error(op, "cannot reshape " + std::to_string(in[0]->num_elements()) +

@@ -1,0 +1,85 @@
+// qrt — conv/pool window geometry (see nn_params.h).
+#include "ir/nn_params.h"
+
+#include "ir/op_verify.h"
+#include "ir/ops.h"
+
+namespace qrt {
+
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                           int64_t pad_begin, int64_t pad_end) {
+  if (in < 0) return -1;
+  const int64_t span = dilation * (k - 1) + 1;
+  const int64_t padded = in + pad_begin + pad_end;
+  if (padded < span) return 0;
+  return (padded - span) / stride + 1;
+}
+
+namespace {
+
+Status read_common(const Op& op, Window2d& w) {
+  using namespace op_verify;
+  QRT_ASSIGN_OR_RETURN(std::string layout, string_attr(op, "layout", {"NHWC", "NCHW"}, "NHWC"));
+  w.nchw = layout == "NCHW";
+  QRT_ASSIGN_OR_RETURN(auto strides, int_array_attr(op, "strides", 2, {1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto pads, int_array_attr(op, "pads", 4, {0, 0, 0, 0}));
+  if (strides[0] < 1 || strides[1] < 1) {
+    return op_error(op, "strides must be >= 1, got [" + std::to_string(strides[0]) + ", " +
+                            std::to_string(strides[1]) + "]");
+  }
+  for (int64_t p : pads) {
+    if (p < 0) return op_error(op, "pads must be >= 0, got " + std::to_string(p));
+  }
+  w.sh = strides[0];
+  w.sw = strides[1];
+  w.pad_top = pads[0];
+  w.pad_left = pads[1];
+  w.pad_bottom = pads[2];
+  w.pad_right = pads[3];
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_dims) {
+  using namespace op_verify;
+  Window2d w;
+  QRT_RETURN_IF_ERROR(read_common(op, w));
+  QRT_ASSIGN_OR_RETURN(auto dilations, int_array_attr(op, "dilations", 2, {1, 1}));
+  if (dilations[0] < 1 || dilations[1] < 1) return op_error(op, "dilations must be >= 1");
+  w.dh = dilations[0];
+  w.dw = dilations[1];
+  QRT_ASSIGN_OR_RETURN(w.groups, int_attr(op, "groups", 1));
+  if (w.groups < 1) return op_error(op, "groups must be >= 1, got " + std::to_string(w.groups));
+  if (filter_dims.size() == 4) {
+    w.kh = w.nchw ? filter_dims[2] : filter_dims[1];
+    w.kw = w.nchw ? filter_dims[3] : filter_dims[2];
+  }
+  return w;
+}
+
+Result<Window2d> pool2d_window(const Op& op) {
+  using namespace op_verify;
+  Window2d w;
+  QRT_RETURN_IF_ERROR(read_common(op, w));
+  if (!op.attr("kernel")) return op_error(op, "requires attribute 'kernel' = [kh, kw]");
+  QRT_ASSIGN_OR_RETURN(auto kernel, int_array_attr(op, "kernel", 2, {1, 1}));
+  if (kernel[0] < 1 || kernel[1] < 1) return op_error(op, "kernel sizes must be >= 1");
+  w.kh = kernel[0];
+  w.kw = kernel[1];
+  QRT_ASSIGN_OR_RETURN(int64_t include, int_attr(op, "count_include_pad", 0));
+  w.count_include_pad = include != 0;
+  return w;
+}
+
+std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Window2d& w,
+                                        int64_t out_channels) {
+  std::vector<int64_t> out(4);
+  out[0] = in[0];
+  out[w.channel_dim()] = out_channels;
+  out[w.height_dim()] = window_output_size(in[w.height_dim()], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom);
+  out[w.width_dim()] = window_output_size(in[w.width_dim()], w.kw, w.sw, w.dw, w.pad_left, w.pad_right);
+  return out;
+}
+
+}  // namespace qrt

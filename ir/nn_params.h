@@ -1,0 +1,44 @@
+// qrt — window geometry of conv and pooling ops, shared by the verifier and the backends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace qrt {
+
+/// Strides, dilations, explicit padding, groups and layout of a qrt.conv2d / qrt.*_pool2d.
+struct Window2d {
+  bool nchw = false;            ///< layout "NCHW" (filter OIHW) or "NHWC" (filter OHWI)
+  int64_t kh = 1, kw = 1;       ///< kernel size (pooling: attribute; conv: from the filter)
+  int64_t sh = 1, sw = 1;       ///< strides
+  int64_t dh = 1, dw = 1;       ///< dilations (conv only)
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t groups = 1;           ///< conv only
+  bool count_include_pad = false;  ///< avg pooling only
+
+  /// Index of the channel dimension in the activation layout (1 or 3).
+  size_t channel_dim() const { return nchw ? 1 : 3; }
+  /// Index of the height dimension (2 or 1).
+  size_t height_dim() const { return nchw ? 2 : 1; }
+  /// Index of the width dimension (3 or 2).
+  size_t width_dim() const { return nchw ? 3 : 2; }
+};
+
+/// Output size of one spatial dimension: floor((in + pads - d*(k-1) - 1) / s) + 1, or -1 when
+/// `in` is dynamic. May be <= 0 for windows larger than the padded input (the verifier
+/// rejects that).
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                           int64_t pad_begin, int64_t pad_end);
+
+/// Reads the attributes of a qrt.conv2d (kh/kw are filled from `filter_dims`).
+Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_dims);
+/// Reads the attributes of a qrt.max_pool2d / qrt.avg_pool2d.
+Result<Window2d> pool2d_window(const Op& op);
+
+/// Output dimensions of a 4-D activation `in` under window `w` with `out_channels`.
+std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Window2d& w,
+                                        int64_t out_channels);
+
+}  // namespace qrt

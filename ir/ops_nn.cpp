@@ -1,0 +1,210 @@
+// qrt — verifiers of the neural-network ops: conv2d, pooling, transpose, concat, pad
+// (see docs/ops.md). Registered in the op table in ops.cpp.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "ir/nn_params.h"
+#include "ir/op_verify.h"
+#include "ir/ops.h"
+
+namespace qrt::op_verify {
+
+namespace {
+
+Status require_rank(const Op& op, const Type& t, size_t rank, const char* what) {
+  if (!t.is_tensor || t.rank() != rank) {
+    return op_error(op, std::string(what) + " must be a " + std::to_string(rank) +
+                            "-D tensor, got " + t.to_string());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+// conv2d(input, filter, bias?) {strides, dilations, pads, groups, layout}
+Status verify_conv2d(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& filter = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(require_rank(op, in, 4, "input"));
+  QRT_RETURN_IF_ERROR(require_rank(op, filter, 4, "filter"));
+  QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, filter.dims));
+  const ElementType &ie = in.element, &fe = filter.element, &oe = out.element;
+  const bool is_float = ie.is_float() && fe.is_float() && oe.is_float();
+  const bool is_hybrid = ie.is_float() && fe.is_uniform() && oe.is_float();
+  const bool is_quant = ie.kind == ElementKind::kUniform && fe.is_uniform() && oe.is_uniform();
+  if (!is_float && !is_hybrid && !is_quant) {
+    return op_error(op, "expects float, hybrid (float input, quantized filter) or quantized "
+                        "operands, got " + in.to_string() + " * " + filter.to_string() + " -> " +
+                        out.to_string());
+  }
+  if (is_float && !(ie == fe && ie == oe)) {
+    return op_error(op, "float operands and result must have one element type");
+  }
+  if (is_hybrid && (fe.float_kind != ie.float_kind || !(oe == ie))) {
+    return op_error(op, std::string("hybrid conv2d needs the filter's expressed type and the "
+                                    "result type to equal the input type ") +
+                            float_kind_name(ie.float_kind));
+  }
+  if (fe.kind == ElementKind::kUniformPerAxis && fe.axis != 0) {
+    return op_error(op, "filter may only be quantized per-axis along its output-channel "
+                        "dimension (axis 0), got axis " + std::to_string(fe.axis));
+  }
+  if (is_quant && oe.kind == ElementKind::kUniformPerAxis && size_t(oe.axis) != w.channel_dim()) {
+    return op_error(op, "result may only be quantized per-axis along its channel dimension (axis " +
+                            std::to_string(w.channel_dim()) + "), got axis " + std::to_string(oe.axis));
+  }
+  const int64_t c = in.dims[w.channel_dim()];
+  const int64_t o = filter.dims[0];
+  const int64_t ig = w.nchw ? filter.dims[1] : filter.dims[3];
+  if (o >= 0 && o % w.groups != 0) {
+    return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " +
+                            std::to_string(w.groups));
+  }
+  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
+    return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " +
+                            std::to_string(ig) + " per group x " + std::to_string(w.groups) + " groups");
+  }
+  const std::vector<int64_t> expected = window_output_dims(in.dims, w, o);
+  for (size_t d : {w.height_dim(), w.width_dim()}) {
+    if (expected[d] == 0) {
+      return op_error(op, "the " + std::string(d == w.height_dim() ? "height" : "width") +
+                              " window is larger than the padded input " + in.to_string());
+    }
+  }
+  QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
+  if (is_quant) {
+    const int64_t k = (ig < 0 || w.kh < 0 || w.kw < 0) ? -1 : ig * w.kh * w.kw;
+    QRT_RETURN_IF_ERROR(check_accumulator_bound(op, ie, fe, k));
+  }
+  if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, in, filter, o));
+  return Status::ok();
+}
+
+// max_pool2d / avg_pool2d(input) {kernel, strides, pads, layout, count_include_pad}
+Status verify_pool2d(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(require_rank(op, in, 4, "input"));
+  QRT_ASSIGN_OR_RETURN(Window2d w, pool2d_window(op));
+  const bool is_max = op.kind == OpKind::kMaxPool2d;
+  if (is_max && op.attr("count_include_pad")) {
+    return op_error(op, "has unknown attribute 'count_include_pad' (only avg pooling has it)");
+  }
+  const bool is_float = in.element.is_float() && out.element == in.element;
+  const bool is_quant = in.element.kind == ElementKind::kUniform &&
+                        out.element.kind == ElementKind::kUniform &&
+                        (!is_max || out.element == in.element);
+  if (!is_float && !is_quant) {
+    return op_error(op, std::string("expects a float or per-layer !quant.uniform input and result") +
+                            (is_max ? " of the same type" : "") + ", got " + in.to_string() +
+                            " -> " + out.to_string());
+  }
+  const std::vector<int64_t> expected = window_output_dims(in.dims, w, in.dims[w.channel_dim()]);
+  for (size_t d : {w.height_dim(), w.width_dim()}) {
+    if (expected[d] == 0) return op_error(op, "the pooling window is larger than the padded input");
+  }
+  if (w.pad_top >= w.kh || w.pad_bottom >= w.kh || w.pad_left >= w.kw || w.pad_right >= w.kw) {
+    return op_error(op, "padding must be smaller than the kernel (a window would see only padding)");
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+// transpose(x) {perm}
+Status verify_transpose(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor) return op_error(op, "operand must be a tensor");
+  QRT_ASSIGN_OR_RETURN(auto perm, int_array_attr(op, "perm", int(in.rank()), {}));
+  if (!op.attr("perm")) return op_error(op, "requires attribute 'perm'");
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != int64_t(i)) {
+      return op_error(op, "'perm' " + op.attr("perm")->to_string() + " is not a permutation of 0.." +
+                              std::to_string(int64_t(in.rank()) - 1));
+    }
+  }
+  std::vector<int64_t> expected(in.rank());
+  for (size_t i = 0; i < perm.size(); ++i) expected[i] = in.dims[size_t(perm[i])];
+  ElementType expected_element = in.element;
+  if (in.element.kind == ElementKind::kUniformPerAxis) {
+    // The channel axis moves with its dimension.
+    expected_element.axis = int32_t(std::find(perm.begin(), perm.end(), in.element.axis) - perm.begin());
+  }
+  if (!(out.element == expected_element)) {
+    return op_error(op, "result element type must be " + expected_element.to_string() + ", got " +
+                            out.element.to_string());
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+// concat(x0, x1, ...) {axis}
+Status verify_concat(const Graph& g, const Op& op) {
+  const Type& out = result_type(g, op);
+  const Type& first = operand_type(g, op, 0);
+  if (!first.is_tensor || first.rank() == 0) return op_error(op, "operands must be tensors of rank >= 1");
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", -1));
+  if (!op.attr("axis")) return op_error(op, "requires attribute 'axis'");
+  if (axis < 0 || axis >= int64_t(first.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(first.rank()));
+  }
+  const bool is_float = first.element.is_float();
+  std::vector<int64_t> expected = first.dims;
+  expected[size_t(axis)] = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Type& t = operand_type(g, op, i);
+    const bool ok_type = is_float ? t.element == out.element
+                                  : t.element.kind == ElementKind::kUniform &&
+                                        out.element.kind == ElementKind::kUniform;
+    if (!ok_type) {
+      return op_error(op, "operands and result must share one float type or all be per-layer "
+                          "!quant.uniform, got operand " + std::to_string(i) + " " + t.to_string() +
+                          " and result " + out.to_string());
+    }
+    if (t.rank() != first.rank()) return op_error(op, "operands must have the same rank");
+    for (size_t d = 0; d < t.rank(); ++d) {
+      if (int64_t(d) == axis) continue;
+      if (t.dims[d] >= 0 && first.dims[d] >= 0 && t.dims[d] != first.dims[d]) {
+        return op_error(op, "operand " + std::to_string(i) + " " + t.to_string() +
+                                " differs from operand 0 outside axis " + std::to_string(axis));
+      }
+    }
+    const int64_t d = t.dims[size_t(axis)];
+    int64_t& e = expected[size_t(axis)];
+    e = (e < 0 || d < 0) ? -1 : e + d;
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+// pad(x) {pads = [begin_0.., end_0..], value}
+Status verify_pad(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor) return op_error(op, "operand must be a tensor");
+  if (!op.attr("pads")) return op_error(op, "requires attribute 'pads' = [begin..., end...]");
+  QRT_ASSIGN_OR_RETURN(auto pads, int_array_attr(op, "pads", int(2 * in.rank()), {}));
+  for (int64_t p : pads) {
+    if (p < 0) return op_error(op, "pads must be >= 0 (use a slice to crop), got " + std::to_string(p));
+  }
+  const Attribute* value = op.attr("value");
+  if (value && (value->kind != Attribute::Kind::kFloat || std::isnan(value->f))) {
+    return op_error(op, "attribute 'value' must be a non-NaN float, got " + value->to_string());
+  }
+  if (!in.element.is_float() && !in.element.is_uniform()) {
+    return op_error(op, "operand must be float or !quant.uniform, got " + in.to_string());
+  }
+  if (!(out.element == in.element)) {
+    return op_error(op, "result element type " + out.element.to_string() +
+                            " must equal the operand element type " + in.element.to_string());
+  }
+  std::vector<int64_t> expected(in.rank());
+  for (size_t d = 0; d < in.rank(); ++d) {
+    expected[d] = in.dims[d] < 0 ? -1 : in.dims[d] + pads[d] + pads[d + in.rank()];
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+}  // namespace qrt::op_verify

@@ -1,0 +1,299 @@
+// qrt — reference kernels of the neural-network ops: conv2d, pooling, transpose, concat,
+// pad. Formulas in docs/numerics.md; clarity over speed.
+#include <cmath>
+#include <limits>
+
+#include "ir/nn_params.h"
+#include "jit/ref/numerics.h"
+#include "jit/ref/reference_util.h"
+
+namespace qrt::ref_detail {
+
+namespace {
+
+// Row-major offset of a 4-D activation element given logical (n, c, h, w).
+struct Act4 {
+  std::vector<int64_t> dims;
+  bool nchw;
+  size_t at(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    if (nchw) return size_t(((n * dims[1] + c) * dims[2] + h) * dims[3] + w);
+    return size_t(((n * dims[1] + h) * dims[2] + w) * dims[3] + c);
+  }
+};
+
+// Offset of filter element (o, i, kh, kw): OIHW for NCHW graphs, OHWI for NHWC graphs.
+size_t filter_at(const std::vector<int64_t>& f, bool nchw, int64_t o, int64_t i, int64_t y, int64_t x) {
+  if (nchw) return size_t(((o * f[1] + i) * f[2] + y) * f[3] + x);
+  return size_t(((o * f[1] + y) * f[2] + x) * f[3] + i);
+}
+
+float weight_f32(const Tensor& w, size_t i, const QuantView& view) {
+  const ElementType& e = w.type.element;
+  if (e.is_float()) return float(w.float_at(i));
+  const float v = numerics::dequantize_f32(w.int_at(i), view.zp(i),
+                                           numerics::compute_scale_f32(view.scale(i), e.float_kind));
+  return float(round_to_float_kind(v, e.float_kind));
+}
+
+}  // namespace
+
+Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  const Tensor &x = *in[0], &f = *in[1];
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, f.type.dims));
+  const int64_t out_c = f.type.dims[0];
+  const int64_t ig = w.nchw ? f.type.dims[1] : f.type.dims[3];
+  if (x.type.dims[w.channel_dim()] != ig * w.groups) {
+    return op_error(op, "input has " + std::to_string(x.type.dims[w.channel_dim()]) +
+                            " channels at run time, the filter expects " + std::to_string(ig * w.groups));
+  }
+  const std::vector<int64_t> dims = window_output_dims(x.type.dims, w, out_c);
+  if (dims[w.height_dim()] <= 0 || dims[w.width_dim()] <= 0) {
+    return op_error(op, "the window is larger than the padded input at run time");
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const Act4 xa{x.type.dims, w.nchw}, ya{dims, w.nchw};
+  const int64_t oc_per_group = out_c / w.groups;
+  const bool quant = rt.element.is_uniform();
+  const bool f64 = !quant && is_f64(rt.element);
+  const QuantView fv(f.type.element, f.type.dims);
+  const ElementType& oe = rt.element;
+  const QuantView ov(oe, dims);
+  // Quantized: per-output-channel multiplier, or the accumulator type kept as is.
+  std::vector<float> m(size_t(out_c), 1.0f);
+  bool accumulator_out = quant && oe.storage.width == 32 && oe.storage.is_signed;
+  if (quant) {
+    const ElementType& xe = x.type.element;
+    for (int64_t o = 0; o < out_c; ++o) {
+      const double acc_scale = accumulator_scale(xe, f.type.element, size_t(o));
+      const size_t oc = oe.num_channels() == 1 ? 0 : size_t(o);
+      accumulator_out = accumulator_out && oe.zero_points[oc] == 0 && scales_match(acc_scale, oe.scales[oc]);
+      m[size_t(o)] = numerics::multiplier(acc_scale, oe.scales[oc]);
+    }
+  }
+  const int64_t zx = quant ? x.type.element.zero_points[0] : 0;
+  for (int64_t n = 0; n < dims[0]; ++n) {
+    for (int64_t oh = 0; oh < dims[w.height_dim()]; ++oh) {
+      for (int64_t ow = 0; ow < dims[w.width_dim()]; ++ow) {
+        for (int64_t o = 0; o < out_c; ++o) {
+          const int64_t g = o / oc_per_group;
+          int64_t iacc = 0;
+          float facc = 0.0f;
+          double dacc = 0.0;
+          // Accumulation order: input channel, then kernel row, then kernel column;
+          // positions in the padding are skipped.
+          for (int64_t ci = 0; ci < ig; ++ci) {
+            for (int64_t ky = 0; ky < w.kh; ++ky) {
+              const int64_t ih = oh * w.sh - w.pad_top + ky * w.dh;
+              if (ih < 0 || ih >= x.type.dims[w.height_dim()]) continue;
+              for (int64_t kx = 0; kx < w.kw; ++kx) {
+                const int64_t iw = ow * w.sw - w.pad_left + kx * w.dw;
+                if (iw < 0 || iw >= x.type.dims[w.width_dim()]) continue;
+                const size_t xi = xa.at(n, g * ig + ci, ih, iw);
+                const size_t fi = filter_at(f.type.dims, w.nchw, o, ci, ky, kx);
+                if (quant) {
+                  iacc += (x.int_at(xi) - zx) * (f.int_at(fi) - fv.zp(fi));
+                } else if (f64) {
+                  const double prod = x.float_at(xi) * f.float_at(fi);
+                  dacc = dacc + prod;
+                } else {
+                  const float prod = float(x.float_at(xi)) * weight_f32(f, fi, fv);
+                  facc = facc + prod;
+                }
+              }
+            }
+          }
+          const size_t yi = ya.at(n, o, oh, ow);
+          if (!quant) {
+            if (f64) {
+              y.set_float(yi, bias ? dacc + bias->float_at(size_t(o)) : dacc);
+            } else {
+              y.set_float(yi, double(bias ? facc + float(bias->float_at(size_t(o))) : facc));
+            }
+            continue;
+          }
+          if (bias) iacc += bias->int_at(size_t(o));
+          if (iacc < INT32_MIN || iacc > INT32_MAX) {
+            return op_error(op, "int32 accumulator overflow at output channel " + std::to_string(o) +
+                                    " (value " + std::to_string(iacc) + ")");
+          }
+          y.set_int(yi, accumulator_out ? iacc
+                                        : numerics::requantize(iacc, m[size_t(o)], ov.zp(yi),
+                                                               oe.storage.min, oe.storage.max));
+        }
+      }
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt) {
+  QRT_ASSIGN_OR_RETURN(Window2d w, pool2d_window(op));
+  const std::vector<int64_t> dims = window_output_dims(x.type.dims, w, x.type.dims[w.channel_dim()]);
+  if (dims[w.height_dim()] <= 0 || dims[w.width_dim()] <= 0) {
+    return op_error(op, "the pooling window is larger than the padded input at run time");
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const Act4 xa{x.type.dims, w.nchw}, ya{dims, w.nchw};
+  const bool is_max = op.kind == OpKind::kMaxPool2d;
+  const bool quant = rt.element.is_uniform();
+  const bool f64 = !quant && is_f64(rt.element);
+  const ElementType &ie = x.type.element, &oe = rt.element;
+  for (int64_t n = 0; n < dims[0]; ++n) {
+    for (int64_t c = 0; c < dims[w.channel_dim()]; ++c) {
+      for (int64_t oh = 0; oh < dims[w.height_dim()]; ++oh) {
+        for (int64_t ow = 0; ow < dims[w.width_dim()]; ++ow) {
+          int64_t imax = std::numeric_limits<int64_t>::min(), isum = 0, count = 0;
+          double fmax = -INFINITY, dsum = 0.0;
+          float fsum = 0.0f;
+          // Window order: rows, then columns; positions in the padding are skipped.
+          for (int64_t ky = 0; ky < w.kh; ++ky) {
+            const int64_t ih = oh * w.sh - w.pad_top + ky;
+            if (ih < 0 || ih >= x.type.dims[w.height_dim()]) continue;
+            for (int64_t kx = 0; kx < w.kw; ++kx) {
+              const int64_t iw = ow * w.sw - w.pad_left + kx;
+              if (iw < 0 || iw >= x.type.dims[w.width_dim()]) continue;
+              const size_t xi = xa.at(n, c, ih, iw);
+              ++count;
+              if (quant) {
+                const int64_t q = x.int_at(xi);
+                imax = std::max(imax, q);
+                isum += q - ie.zero_points[0];
+              } else {
+                const double v = x.float_at(xi);
+                if (v > fmax || std::isnan(v)) fmax = std::isnan(fmax) ? fmax : v;  // NaN propagates
+                if (f64) {
+                  dsum = dsum + v;
+                } else {
+                  fsum = fsum + float(v);
+                }
+              }
+            }
+          }
+          const size_t yi = ya.at(n, c, oh, ow);
+          const int64_t divisor = w.count_include_pad ? w.kh * w.kw : count;
+          if (is_max) {
+            if (quant) {
+              y.set_int(yi, imax);
+            } else {
+              y.set_float(yi, fmax);
+            }
+          } else if (quant) {
+            const float m = numerics::multiplier(ie.scales[0], oe.scales[0] * double(divisor));
+            y.set_int(yi, numerics::requantize(isum, m, oe.zero_points[0], oe.storage.min, oe.storage.max));
+          } else if (f64) {
+            y.set_float(yi, dsum / double(divisor));
+          } else {
+            y.set_float(yi, double(fsum / float(divisor)));
+          }
+        }
+      }
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_transpose(const Op& op, const Tensor& x, const Type& rt) {
+  std::vector<int64_t> perm;
+  for (const Attribute& a : op.attr("perm")->array) perm.push_back(a.i);
+  const size_t rank = perm.size();
+  std::vector<int64_t> dims(rank);
+  for (size_t i = 0; i < rank; ++i) dims[i] = x.type.dims[size_t(perm[i])];
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  std::vector<size_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * size_t(x.type.dims[d]);
+  const unsigned es = x.element_size();
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t o = 0; o < size_t(y.num_elements()); ++o) {
+    size_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += size_t(idx[d]) * in_strides[size_t(perm[d])];
+    std::memcpy(y.data.data() + o * es, x.data.data() + src * es, es);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  const size_t axis = size_t(op.attr("axis")->i);
+  std::vector<int64_t> dims = in[0]->type.dims;
+  dims[axis] = 0;
+  for (const Tensor* t : in) {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d != axis && t->type.dims[d] != in[0]->type.dims[d]) {
+        return op_error(op, "operands differ outside the concatenation axis at run time");
+      }
+    }
+    dims[axis] += t->type.dims[axis];
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  size_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= size_t(dims[d]);
+  for (size_t d = axis + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
+  const ElementType& oe = rt.element;
+  size_t offset = 0;  // position along the axis
+  for (const Tensor* t : in) {
+    const size_t len = size_t(t->type.dims[axis]);
+    const ElementType& ie = t->type.element;
+    const bool same = !oe.is_uniform() || ie == oe;
+    const float m = oe.is_uniform() ? numerics::multiplier(ie.scales[0], oe.scales[0]) : 1.0f;
+    for (size_t o = 0; o < outer; ++o) {
+      for (size_t k = 0; k < len * inner; ++k) {
+        const size_t src = o * len * inner + k;
+        const size_t dst = (o * size_t(dims[axis]) + offset) * inner + k;
+        if (same) {
+          std::memcpy(y.data.data() + dst * y.element_size(), t->data.data() + src * t->element_size(),
+                      y.element_size());
+        } else {
+          y.set_int(dst, numerics::requantize(t->int_at(src) - ie.zero_points[0], m, oe.zero_points[0],
+                                              oe.storage.min, oe.storage.max));
+        }
+      }
+    }
+    offset += len;
+  }
+  return y;
+}
+
+Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt) {
+  std::vector<int64_t> pads;
+  for (const Attribute& a : op.attr("pads")->array) pads.push_back(a.i);
+  const double value = op.attr("value") ? op.attr("value")->f : 0.0;
+  const size_t rank = x.type.rank();
+  std::vector<int64_t> dims(rank);
+  for (size_t d = 0; d < rank; ++d) dims[d] = x.type.dims[d] + pads[d] + pads[d + rank];
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const ElementType& e = rt.element;
+  const QuantView view(e, dims);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    if (e.is_float()) {
+      y.set_float(i, value);
+    } else if (is_f64(e)) {
+      y.set_int(i, numerics::quantize_f64(value, view.scale(i), view.zp(i), e.storage.min, e.storage.max));
+    } else {
+      y.set_int(i, numerics::quantize_f32(float(value), numerics::compute_scale_f32(view.scale(i), e.float_kind),
+                                          view.zp(i), e.storage.min, e.storage.max));
+    }
+  }
+  std::vector<int64_t> idx(rank, 0);
+  const unsigned es = x.element_size();
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    size_t dst = 0;
+    for (size_t d = 0; d < rank; ++d) dst = dst * size_t(dims[d]) + size_t(idx[d] + pads[d]);
+    std::memcpy(y.data.data() + dst * es, x.data.data() + i * es, es);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < x.type.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return y;
+}
+
+}  // namespace qrt::ref_detail

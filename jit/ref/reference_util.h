@@ -1,0 +1,67 @@
+// qrt — internal: helpers shared by the reference interpreter's files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/ops.h"
+#include "jit/tensor.h"
+
+namespace qrt::ref_detail {
+
+inline Status op_error(const Op& op, const std::string& message) {
+  return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
+}
+
+/// Per-element quantization parameters of a uniform type laid out over `dims`.
+struct QuantView {
+  const ElementType* e = nullptr;
+  size_t inner = 1;     // elements per step along the channel axis
+  size_t channels = 1;  // size of the channel axis (1 for per-layer)
+
+  QuantView(const ElementType& element, const std::vector<int64_t>& dims) : e(&element) {
+    if (element.kind == ElementKind::kUniformPerAxis) {
+      channels = size_t(dims[size_t(element.axis)]);
+      for (size_t d = size_t(element.axis) + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
+    }
+  }
+  size_t channel(size_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+  double scale(size_t i) const { return e->scales[channel(i)]; }
+  int64_t zp(size_t i) const { return e->zero_points[channel(i)]; }
+};
+
+inline bool is_f64(const ElementType& e) { return e.float_kind == FloatKind::kF64; }
+
+inline Tensor make_result(const Type& declared, std::vector<int64_t> dims) {
+  Type t = declared;
+  t.dims = std::move(dims);
+  return Tensor::zeros(t);
+}
+
+/// Checks a computed shape against the op's declared (possibly partly dynamic) result type,
+/// and the per-axis integrity rule for dimensions that were dynamic until now.
+inline Status check_result_shape(const Op& op, const Type& declared, const std::vector<int64_t>& dims) {
+  bool ok = declared.dims.size() == dims.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) ok = declared.dims[i] < 0 || declared.dims[i] == dims[i];
+  if (!ok) {
+    return op_error(op, "computed result shape [" + dims_to_string(dims) +
+                            "] contradicts its type " + declared.to_string());
+  }
+  if (declared.element.kind == ElementKind::kUniformPerAxis &&
+      size_t(dims[size_t(declared.element.axis)]) != declared.element.num_channels()) {
+    return op_error(op, "channel axis has size " + std::to_string(dims[size_t(declared.element.axis)]) +
+                            " at run time but the type has " +
+                            std::to_string(declared.element.num_channels()) + " scales");
+  }
+  return Status::ok();
+}
+
+/// Kernels of the neural-network ops (reference_nn.cpp).
+Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
+Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt);
+Result<Tensor> eval_transpose(const Op& op, const Tensor& x, const Type& rt);
+Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
+Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt);
+
+}  // namespace qrt::ref_detail

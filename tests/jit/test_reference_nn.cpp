@@ -1,0 +1,127 @@
+// Tests: reference kernels of conv2d, pooling, transpose, concat and pad on hand-computed
+// cases, in both layouts where it applies.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/text_format.h"
+#include "jit/ref/reference.h"
+
+namespace {
+
+qrt::Tensor tensor(const std::string& type, const std::vector<double>& values) {
+  auto t = qrt::parse_type(type);
+  REQUIRE_MESSAGE(t.is_ok(), t.status().to_string());
+  qrt::Tensor x = qrt::Tensor::zeros(*t);
+  REQUIRE(size_t(x.num_elements()) == values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (t->element.is_float()) {
+      x.set_float(i, values[i]);
+    } else {
+      x.set_int(i, int64_t(values[i]));
+    }
+  }
+  return x;
+}
+
+// One-op graph: %y = OP(%a, %b...) with the given attribute text.
+std::vector<double> run1(const std::string& op, const std::string& attrs,
+                         const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
+                         const std::string& result_type) {
+  std::string args, names, types;
+  std::vector<qrt::Tensor> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string n = "%a" + std::to_string(i);
+    args += (i ? ", " : "") + n + ": " + inputs[i].first;
+    names += (i ? ", " : "") + n;
+    types += (i ? ", " : "") + inputs[i].first;
+    tensors.push_back(tensor(inputs[i].first, inputs[i].second));
+  }
+  const std::string text = "func.func @main(" + args + ") -> " + result_type + " {\n  %y = \"" + op +
+                           "\"(" + names + ") " + attrs + " : (" + types + ") -> " + result_type +
+                           "\n  return %y : " + result_type + "\n}\n";
+  auto g = qrt::parse_graph(text, "nn.mlir");
+  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  auto out = qrt::run_reference(*g, std::move(tensors));
+  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
+  std::vector<double> v;
+  const qrt::Tensor& y = out->at(0);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    v.push_back(y.type.element.is_float() ? y.float_at(i) : double(y.int_at(i)));
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("float conv2d, NCHW and NHWC agree; padding and stride") {
+  // x = [[1,2,3],[4,5,6],[7,8,9]], w = [[1,0],[0,-1]]: valid 2x2 output
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  CHECK(run1("qrt.conv2d", "{layout = \"NCHW\"}", {{"tensor<1x1x3x3xf32>", x}, {"tensor<1x1x2x2xf32>", {1, 0, 0, -1}}},
+             "tensor<1x1x2x2xf32>") == std::vector<double>{-4, -4, -4, -4});
+  CHECK(run1("qrt.conv2d", "", {{"tensor<1x3x3x1xf32>", x}, {"tensor<1x2x2x1xf32>", {1, 0, 0, -1}}},
+             "tensor<1x2x2x1xf32>") == std::vector<double>{-4, -4, -4, -4});
+  // pad 1 all round, stride 2: outputs at (0,0), (0,2), (2,0), (2,2) of the padded grid
+  CHECK(run1("qrt.conv2d", "{layout = \"NCHW\", pads = [1, 1, 1, 1], strides = [2, 2]}",
+             {{"tensor<1x1x3x3xf32>", x}, {"tensor<1x1x2x2xf32>", {1, 0, 0, -1}}}, "tensor<1x1x2x2xf32>") ==
+        std::vector<double>{-1, -3, -7, 5 - 9});
+}
+
+TEST_CASE("depthwise conv2d with channel multiplier 2 (groups = channels), bias") {
+  // 2 channels, 1x1 spatial, 1x1 kernel: out channel o uses input channel o / 2.
+  CHECK(run1("qrt.conv2d", "{groups = 2 : i64}",
+             {{"tensor<1x1x1x2xf32>", {3, 5}}, {"tensor<4x1x1x1xf32>", {1, 2, 3, 4}}, {"tensor<4xf32>", {0.5, 0, 0, -1}}},
+             "tensor<1x1x1x4xf32>") == std::vector<double>{3.5, 6, 15, 19});
+}
+
+TEST_CASE("quantized conv2d: zero-point padding contributes nothing, per-channel requantize") {
+  // input zp 2: stored [[3, 4], [5, 6]] -> centred [[1, 2], [3, 4]]; pads 1 left/top only.
+  // filter 2x2 per-channel (2 out channels): ch0 all ones (s 0.5), ch1 [[1,0],[0,1]] (s 0.25)
+  const std::string xt = "tensor<1x2x2x1x!quant.uniform<i8:f32, 1.0:2>>";
+  const std::string wt = "tensor<2x2x2x1x!quant.uniform<i8:f32:0, {0.5, 0.25}>>";
+  const std::string yt = "tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:-1>>";
+  const auto y = run1("qrt.conv2d", "{pads = [1, 1, 0, 0]}",
+                      {{xt, {3, 4, 5, 6}}, {wt, {1, 1, 1, 1, 1, 0, 0, 1}}}, yt);
+  // acc ch0 = sum of window; ch1 = top-left + bottom-right (padding = 0):
+  // (0,0): window [[pad,pad],[pad,1]] -> ch0 1, ch1 1;  (0,1): [[pad,pad],[1,2]] -> 3, 2
+  // (1,0): [[pad,1],[pad,3]] -> 4, 3;  (1,1): [[1,2],[3,4]] -> 10, 5
+  // M0 = 0.5/0.5 = 1, M1 = 0.25/0.5 = 0.5 (ties to even), zp -1
+  CHECK(y == std::vector<double>{0, -1, 2, 0, 3, 1, 9, 1});
+}
+
+TEST_CASE("max and average pooling, float and quantized") {
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  CHECK(run1("qrt.max_pool2d", "{kernel = [2, 2], strides = [2, 2], layout = \"NCHW\"}", {{"tensor<1x1x4x4xf32>", x}},
+             "tensor<1x1x2x2xf32>") == std::vector<double>{6, 8, 14, 16});
+  CHECK(run1("qrt.avg_pool2d", "{kernel = [2, 2], strides = [2, 2], layout = \"NCHW\"}", {{"tensor<1x1x4x4xf32>", x}},
+             "tensor<1x1x2x2xf32>") == std::vector<double>{3.5, 5.5, 11.5, 13.5});
+  // Padding is excluded from the count unless count_include_pad.
+  CHECK(run1("qrt.avg_pool2d", "{kernel = [2, 2], pads = [1, 1, 0, 0], layout = \"NCHW\"}",
+             {{"tensor<1x1x2x2xf32>", {4, 8, 12, 16}}}, "tensor<1x1x2x2xf32>") ==
+        std::vector<double>{4, 6, 8, 10});
+  CHECK(run1("qrt.avg_pool2d", "{count_include_pad = 1 : i64, kernel = [2, 2], pads = [1, 1, 0, 0], layout = \"NCHW\"}",
+             {{"tensor<1x1x2x2xf32>", {4, 8, 12, 16}}}, "tensor<1x1x2x2xf32>") ==
+        std::vector<double>{1, 3, 4, 10});
+  // Quantized average: int sum of (q - zp), one rescale by s_in / (s_out * count).
+  // stored [1, 2, 4, 6] zp 1 -> [0, 1, 3, 5], sum 9, s_in 1, s_out 1, count 4 -> 2.25 -> 2 + zp_out 10
+  CHECK(run1("qrt.avg_pool2d", "{kernel = [2, 2]}", {{"tensor<1x2x2x1x!quant.uniform<i8:f32, 1.0:1>>", {1, 2, 4, 6}}},
+             "tensor<1x1x1x1x!quant.uniform<i8:f32, 1.0:10>>") == std::vector<double>{12});
+  CHECK(run1("qrt.max_pool2d", "{kernel = [2, 2]}", {{"tensor<1x2x2x1x!quant.uniform<i8:f32, 1.0:1>>", {1, -2, 4, -6}}},
+             "tensor<1x1x1x1x!quant.uniform<i8:f32, 1.0:1>>") == std::vector<double>{4});
+}
+
+TEST_CASE("transpose, concat with rescale, pad with the zero point") {
+  CHECK(run1("qrt.transpose", "{perm = [1, 0]}", {{"tensor<2x3xf32>", {1, 2, 3, 4, 5, 6}}}, "tensor<3x2xf32>") ==
+        std::vector<double>{1, 4, 2, 5, 3, 6});
+  CHECK(run1("qrt.transpose", "{perm = [1, 0]}", {{"tensor<2x3x!quant.uniform<i8:f32:0, {1.0, 2.0}>>", {1, 2, 3, 4, 5, 6}}},
+             "tensor<3x2x!quant.uniform<i8:f32:1, {1.0, 2.0}>>") == std::vector<double>{1, 4, 2, 5, 3, 6});
+  // The second operand is rescaled to scale 1: [2, 5] * 0.5 = [1, 2.5] -> [1, 2] (ties to even)
+  CHECK(run1("qrt.concat", "{axis = 1 : i64}",
+             {{"tensor<1x2x!quant.uniform<i8:f32, 1.0>>", {7, 8}}, {"tensor<1x2x!quant.uniform<i8:f32, 0.5>>", {2, 5}}},
+             "tensor<1x4x!quant.uniform<i8:f32, 1.0>>") == std::vector<double>{7, 8, 1, 2});
+  CHECK(run1("qrt.pad", "{pads = [0, 1, 0, 2]}", {{"tensor<1x2x!quant.uniform<u8:f32, 0.1:128>>", {1, 2}}},
+             "tensor<1x5x!quant.uniform<u8:f32, 0.1:128>>") == std::vector<double>{128, 1, 2, 128, 128});
+  CHECK(run1("qrt.pad", "{pads = [1, 0], value = -1.5}", {{"tensor<2xf32>", {1, 2}}}, "tensor<3xf32>") ==
+        std::vector<double>{-1.5, 1, 2});
+}
