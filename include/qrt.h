@@ -121,7 +121,8 @@ const char* qrt_dtype_name(qrt_dtype dtype);
 /** Frees memory returned by qrt (e.g. by qrt_model_print). NULL is ignored. */
 void qrt_free(void* p);
 
-/** Loads a model from a file. Format: MLIR text (.mlir). */
+/** Loads a model from a file: MLIR text (.mlir) or ONNX (.onnx); other extensions are
+ *  recognised by content. */
 qrt_status qrt_model_load_file(const char* path, qrt_model_t** model_out);
 /** Loads a model from memory; `name` is used in diagnostics (may be NULL). */
 qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name,

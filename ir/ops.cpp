@@ -383,11 +383,13 @@ Status verify_reshape(const Graph& g, const Op& op) {
     return op_error(op, "per-axis quantized tensors cannot be reshaped (the channel axis would "
                         "lose its meaning)");
   }
-  if (!out.has_static_shape()) {
-    return op_error(op, "result shape must be static, got " + out.to_string());
+  const auto dynamic = std::count(out.dims.begin(), out.dims.end(), int64_t(-1));
+  if (dynamic > 1) {
+    return op_error(op, "result shape may have at most one dynamic dimension (inferred from the "
+                        "element count), got " + out.to_string());
   }
   const int64_t n_in = in.num_elements();
-  if (n_in >= 0 && n_in != out.num_elements()) {
+  if (dynamic == 0 && n_in >= 0 && n_in != out.num_elements()) {
     return op_error(op, "cannot reshape " + std::to_string(n_in) + " elements (" + in.to_string() +
                             ") into " + std::to_string(out.num_elements()) + " (" +
                             out.to_string() + ")");
@@ -434,7 +436,7 @@ const std::vector<OpInfo>& table() {
       {OpKind::kClamp, "qrt.clamp", 1, 1, {"max", "min"}, verify_clamp,
        "clamp to [min, max] given in real (expressed) units"},
       {OpKind::kReshape, "qrt.reshape", 1, 1, {}, verify_reshape,
-       "reshape to the static result shape; row-major element order is kept"},
+       "reshape; one dynamic result dimension is inferred; row-major order is kept"},
       {OpKind::kRequantize, "qrt.requantize", 1, 1, {}, verify_requantize,
        "rescale stored values from the operand's quant parameters to the result's"},
       {OpKind::kConv2d, "qrt.conv2d", 2, 3, {"dilations", "groups", "layout", "pads", "strides"},

@@ -8,8 +8,12 @@ namespace qrt {
 
 namespace {
 
+// MLIR: suffix-id ::= digit+ | (letter | [$._-]) (letter | digit | [$._-])*
 bool is_valid_ssa_name(const std::string& n) {
   if (n.empty()) return false;
+  const bool all_digits = n.find_first_not_of("0123456789") == std::string::npos;
+  if (all_digits) return true;
+  if (n[0] >= '0' && n[0] <= '9') return false;
   for (char c : n) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '_' || c == '$' || c == '.' || c == '-';

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "importers/onnx_importer.h"
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
@@ -69,8 +70,20 @@ TensorInfoStorage describe(const Value& v, std::string name) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name) {
-  QRT_ASSIGN_OR_RETURN(Graph g, parse_graph(text, name));
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
+  // The format comes from the extension, else from the first bytes.
+  const bool is_onnx = ends_with(name, ".onnx") ||
+                       (!ends_with(name, ".mlir") && importers::looks_like_onnx(bytes.data(), bytes.size()));
+  QRT_ASSIGN_OR_RETURN(Graph g, is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
+                                        : parse_graph(bytes, name));
   auto model = std::make_unique<Model>();
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[size_t(g.inputs[i])];

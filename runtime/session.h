@@ -33,7 +33,8 @@ struct Model {
   std::vector<TensorInfoStorage> outputs;
 };
 
-/// Loads a model from text; `name` is used in diagnostics.
+/// Loads a model from MLIR text or an ONNX protobuf (by `name`'s extension, else by content);
+/// `name` is used in diagnostics.
 Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name);
 /// Reads a file and loads it.
 Result<std::unique_ptr<Model>> load_model_file(const std::string& path);

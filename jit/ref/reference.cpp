@@ -363,12 +363,22 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
     case OpKind::kPad:
       return eval_pad(op, *in[0], rt);
     case OpKind::kReshape: {
-      if (in[0]->num_elements() != rt.num_elements()) {
-        return op_error(op, "cannot reshape " + std::to_string(in[0]->num_elements()) +
-                                " elements into " + rt.to_string());
+      // One dynamic result dimension takes whatever the element count leaves for it.
+      std::vector<int64_t> dims = rt.dims;
+      int64_t known = 1;
+      for (int64_t d : dims) known *= d < 0 ? 1 : d;
+      const int64_t n = in[0]->num_elements();
+      for (int64_t& d : dims) {
+        if (d < 0) d = known == 0 ? 0 : n / known;
+      }
+      int64_t total = 1;
+      for (int64_t d : dims) total *= d;
+      if (total != n) {
+        return op_error(op, "cannot reshape " + std::to_string(n) + " elements into " + rt.to_string());
       }
       Tensor y = *in[0];
       y.type = rt;
+      y.type.dims = dims;
       return y;
     }
     default:

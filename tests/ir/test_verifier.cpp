@@ -242,8 +242,10 @@ TEST_CASE("relu / clamp / reshape / requantize rules") {
         "'qrt.reshape' op cannot reshape 6 elements (tensor<2x3xf32>) into 5 (tensor<5xf32>)");
   CHECK(verify_op("%a: tensor<2x3xf32>", "\"qrt.reshape\"(%a) : (tensor<2x3xf32>) -> tensor<6xf16>", "tensor<6xf16>") ==
         "'qrt.reshape' op result element type f16 must equal the operand element type f32");
-  CHECK(verify_op("%a: tensor<?x3xf32>", "\"qrt.reshape\"(%a) : (tensor<?x3xf32>) -> tensor<?xf32>", "tensor<?xf32>") ==
-        "'qrt.reshape' op result shape must be static, got tensor<?xf32>");
+  CHECK(verify_op("%a: tensor<?x3xf32>", "\"qrt.reshape\"(%a) : (tensor<?x3xf32>) -> tensor<?xf32>", "tensor<?xf32>") == "ok");
+  CHECK(verify_op("%a: tensor<?x3xf32>", "\"qrt.reshape\"(%a) : (tensor<?x3xf32>) -> tensor<?x?xf32>", "tensor<?x?xf32>") ==
+        "'qrt.reshape' op result shape may have at most one dynamic dimension (inferred from the "
+        "element count), got tensor<?x?xf32>");
   const std::string pa = "!quant.uniform<i8:f32:0, {1.0, 2.0}>";
   CHECK(verify_op("%a: tensor<2x3x" + pa + ">", "\"qrt.reshape\"(%a) : (tensor<2x3x" + pa + ">) -> tensor<2x1x3x" + pa + ">",
                   "tensor<2x1x3x" + pa + ">") ==

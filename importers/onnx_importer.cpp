@@ -1,0 +1,587 @@
+// qrt — ONNX importer (see onnx_importer.h and docs/importers.md).
+#include "importers/onnx_importer.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_tensors.h"
+#include "ir/nn_params.h"
+#include "ir/ops.h"
+
+namespace qrt::importers {
+
+namespace {
+
+using onnx_detail::dense_of;
+using onnx_detail::type_of;
+
+// One ONNX value: a qrt value, and for constants the data itself (materialized as a
+// qrt.constant only when an op consumes it as a tensor).
+struct OnnxValue {
+  int value = -1;
+  bool is_const = false;
+  DenseElements dense;
+};
+
+class Importer {
+ public:
+  explicit Importer(std::string name) : name_(std::move(name)) {}
+  Result<Graph> run(const onnx::ModelProto& model);
+
+ private:
+  using Attrs = std::map<std::string, const onnx::AttributeProto*>;
+
+  Status error(const onnx::NodeProto& node, const std::string& message, ErrorCode code = ErrorCode::kUnsupported) const {
+    return Status::error("node '" + node.name() + "' (" + node.op_type() + "): " + message).with_code(code);
+  }
+  std::string ssa_name(const std::string& onnx_name);
+  Result<int> value(const onnx::NodeProto& node, int input);
+  const DenseElements* constant(const onnx::NodeProto& node, int input) const;
+  const Type& type(int value) const { return g_.values[size_t(value)].type; }
+  int emit(OpKind kind, std::vector<int> operands, const Type& result,
+           std::vector<std::pair<std::string, Attribute>> attrs = {});
+  void bind(const onnx::NodeProto& node, int output, int value);
+
+  Result<int64_t> attr_int(const onnx::NodeProto& node, const Attrs& a, const char* name, int64_t fallback);
+  Result<float> attr_float(const onnx::NodeProto& node, const Attrs& a, const char* name, float fallback);
+  Result<std::vector<int64_t>> attr_ints(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                         std::vector<int64_t> fallback);
+  Result<std::string> attr_string(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                  std::string fallback);
+
+  Status import_node(const onnx::NodeProto& node);
+  Result<ElementType> quant_type(const onnx::NodeProto& node, const Attrs& a, const ElementType& storage,
+                                 const Type& data_type);
+  Status quantize_linear(const onnx::NodeProto& node, const Attrs& a);
+  Status dequantize_linear(const onnx::NodeProto& node, const Attrs& a);
+  Status conv(const onnx::NodeProto& node, const Attrs& a);
+  Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);
+  Status gemm(const onnx::NodeProto& node, const Attrs& a);
+  Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
+
+  std::string name_;
+  Graph g_;
+  std::map<std::string, OnnxValue> values_;
+  std::set<std::string> used_names_;
+  int64_t opset_ = 0;
+};
+
+std::string Importer::ssa_name(const std::string& onnx_name) {
+  std::string s;
+  for (char c : onnx_name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-' || c == '$';
+    s += ok ? c : '_';
+  }
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "v" + s;
+  std::string unique = s;
+  for (int k = 1; !used_names_.insert(unique).second; ++k) unique = s + "_" + std::to_string(k);
+  return unique;
+}
+
+const DenseElements* Importer::constant(const onnx::NodeProto& node, int input) const {
+  if (input >= node.input_size() || node.input(input).empty()) return nullptr;
+  auto it = values_.find(node.input(input));
+  return it != values_.end() && it->second.is_const ? &it->second.dense : nullptr;
+}
+
+Result<int> Importer::value(const onnx::NodeProto& node, int input) {
+  if (input >= node.input_size() || node.input(input).empty()) {
+    return error(node, "input " + std::to_string(input) + " is missing", ErrorCode::kParse);
+  }
+  const std::string& name = node.input(input);
+  auto it = values_.find(name);
+  if (it == values_.end()) {
+    return error(node, "input '" + name + "' is not produced by any earlier node, initializer or graph input",
+                 ErrorCode::kParse);
+  }
+  OnnxValue& v = it->second;
+  if (v.value < 0) {  // materialize a constant
+    v.value = emit(OpKind::kConstant, {}, v.dense.type, {{"value", Attribute::make_dense(v.dense)}});
+    g_.values[size_t(v.value)].name = ssa_name(name);
+  }
+  return v.value;
+}
+
+int Importer::emit(OpKind kind, std::vector<int> operands, const Type& result,
+                   std::vector<std::pair<std::string, Attribute>> attrs) {
+  const int op = g_.add_op(kind, std::move(operands), {result}, std::move(attrs));
+  return g_.result(op);
+}
+
+void Importer::bind(const onnx::NodeProto& node, int output, int value) {
+  OnnxValue v;
+  v.value = value;
+  if (g_.values[size_t(value)].name.empty()) g_.values[size_t(value)].name = ssa_name(node.output(output));
+  values_[node.output(output)] = v;
+}
+
+Result<int64_t> Importer::attr_int(const onnx::NodeProto& node, const Attrs& a, const char* name, int64_t fallback) {
+  auto it = a.find(name);
+  if (it == a.end()) return fallback;
+  if (it->second->type() != onnx::AttributeProto::INT) return error(node, std::string("attribute '") + name + "' must be an int");
+  return it->second->i();
+}
+
+Result<float> Importer::attr_float(const onnx::NodeProto& node, const Attrs& a, const char* name, float fallback) {
+  auto it = a.find(name);
+  if (it == a.end()) return fallback;
+  if (it->second->type() != onnx::AttributeProto::FLOAT) return error(node, std::string("attribute '") + name + "' must be a float");
+  return it->second->f();
+}
+
+Result<std::vector<int64_t>> Importer::attr_ints(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                                 std::vector<int64_t> fallback) {
+  auto it = a.find(name);
+  if (it == a.end()) return fallback;
+  if (it->second->type() != onnx::AttributeProto::INTS) return error(node, std::string("attribute '") + name + "' must be ints");
+  return std::vector<int64_t>(it->second->ints().begin(), it->second->ints().end());
+}
+
+Result<std::string> Importer::attr_string(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                          std::string fallback) {
+  auto it = a.find(name);
+  if (it == a.end()) return fallback;
+  if (it->second->type() != onnx::AttributeProto::STRING) return error(node, std::string("attribute '") + name + "' must be a string");
+  return it->second->s();
+}
+
+Result<Graph> Importer::run(const onnx::ModelProto& model) {
+  for (const auto& op_set : model.opset_import()) {
+    if (op_set.domain().empty() || op_set.domain() == "ai.onnx") opset_ = op_set.version();
+  }
+  const onnx::GraphProto& graph = model.graph();
+  g_.name = "main";
+  for (const auto& init : graph.initializer()) {
+    OnnxValue v;
+    v.is_const = true;
+    QRT_ASSIGN_OR_RETURN(v.dense, dense_of(init, init.name()));
+    values_[init.name()] = std::move(v);
+  }
+  for (const auto& input : graph.input()) {
+    if (values_.count(input.name())) continue;  // an initializer listed as an input
+    QRT_ASSIGN_OR_RETURN(Type t, type_of(input.type(), input.name()));
+    OnnxValue v;
+    v.value = g_.add_input(t, ssa_name(input.name()));
+    values_[input.name()] = v;
+  }
+  for (const auto& node : graph.node()) {
+    QRT_RETURN_IF_ERROR(import_node(node));
+  }
+  for (const auto& output : graph.output()) {
+    auto it = values_.find(output.name());
+    if (it == values_.end()) {
+      return Status::error("graph output '" + output.name() + "' is never produced").with_code(ErrorCode::kParse);
+    }
+    onnx::NodeProto fake;
+    fake.add_input(output.name());
+    QRT_ASSIGN_OR_RETURN(int v, value(fake, 0));
+    g_.outputs.push_back(v);
+  }
+  Status verified = verify_graph(g_);
+  if (!verified.is_ok()) {
+    return Status::error("the imported graph does not verify (an importer bug): " + verified.message())
+        .with_code(ErrorCode::kVerify);
+  }
+  return std::move(g_);
+}
+
+Status Importer::import_node(const onnx::NodeProto& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    return error(node, "operators of domain '" + node.domain() + "' are not supported");
+  }
+  Attrs a;
+  for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
+  const std::string& op = node.op_type();
+  auto unary = [&](OpKind kind, std::vector<std::pair<std::string, Attribute>> attrs = {}) -> Status {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    bind(node, 0, emit(kind, {x}, type(x), std::move(attrs)));
+    return Status::ok();
+  };
+  if (op == "QuantizeLinear") return quantize_linear(node, a);
+  if (op == "DequantizeLinear") return dequantize_linear(node, a);
+  if (op == "Conv") return conv(node, a);
+  if (op == "MaxPool") return pool(node, a, OpKind::kMaxPool2d, false);
+  if (op == "AveragePool") return pool(node, a, OpKind::kAvgPool2d, false);
+  if (op == "GlobalAveragePool") return pool(node, a, OpKind::kAvgPool2d, true);
+  if (op == "Gemm") return gemm(node, a);
+  if (op == "Relu") return unary(OpKind::kRelu);
+  if (op == "Identity") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    values_[node.output(0)] = values_[node.input(0)];
+    (void)x;
+    return Status::ok();
+  }
+  if (op == "Constant") {
+    auto it = a.find("value");
+    if (it == a.end() || it->second->type() != onnx::AttributeProto::TENSOR) {
+      return error(node, "only the 'value' form of Constant is supported");
+    }
+    OnnxValue v;
+    v.is_const = true;
+    QRT_ASSIGN_OR_RETURN(v.dense, dense_of(it->second->t(), node.output(0)));
+    values_[node.output(0)] = std::move(v);
+    return Status::ok();
+  }
+  if (op == "Clip") {
+    float lo = -INFINITY, hi = INFINITY;
+    if (opset_ < 11) {
+      QRT_ASSIGN_OR_RETURN(lo, attr_float(node, a, "min", lo));
+      QRT_ASSIGN_OR_RETURN(hi, attr_float(node, a, "max", hi));
+    } else {
+      for (int i : {1, 2}) {
+        if (i >= node.input_size() || node.input(i).empty()) continue;
+        const DenseElements* c = constant(node, i);
+        if (!c || c->type.num_elements() != 1 || !c->type.element.is_float()) {
+          return error(node, "min and max must be constant float scalars");
+        }
+        (i == 1 ? lo : hi) = float(c->float_at(0));
+      }
+    }
+    return unary(OpKind::kClamp, {{"max", Attribute::make_float(hi, FloatKind::kF32)},
+                                  {"min", Attribute::make_float(lo, FloatKind::kF32)}});
+  }
+  if (op == "Add" || op == "Mul") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int y, value(node, 1));
+    auto dims = broadcast_shapes(type(x).dims, type(y).dims);
+    if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    bind(node, 0, emit(op == "Add" ? OpKind::kAdd : OpKind::kMul, {x, y}, Type::tensor(*dims, type(x).element)));
+    return Status::ok();
+  }
+  if (op == "MatMul") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
+    const Type tx = type(x), tw = type(w);  // copies: emit() may grow g_.values
+    if (tx.rank() < 2 || tw.rank() < 2) return error(node, "1-D MatMul operands are not supported");
+    auto batch = broadcast_shapes(std::vector<int64_t>(tx.dims.begin(), tx.dims.end() - 2),
+                                  std::vector<int64_t>(tw.dims.begin(), tw.dims.end() - 2));
+    if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
+    std::vector<int64_t> dims = *batch;
+    dims.push_back(tx.dims[tx.rank() - 2]);
+    dims.push_back(tw.dims[tw.rank() - 1]);
+    bind(node, 0, emit(OpKind::kMatmul, {x, w}, Type::tensor(dims, tx.element)));
+    return Status::ok();
+  }
+  if (op == "Transpose") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    std::vector<int64_t> reverse;
+    for (size_t i = t.rank(); i-- > 0;) reverse.push_back(int64_t(i));
+    QRT_ASSIGN_OR_RETURN(auto perm, attr_ints(node, a, "perm", reverse));
+    if (perm.size() != t.rank()) return error(node, "perm has the wrong length", ErrorCode::kParse);
+    std::vector<int64_t> dims;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= int64_t(t.rank())) return error(node, "perm entry out of range", ErrorCode::kParse);
+      dims.push_back(t.dims[size_t(p)]);
+    }
+    bind(node, 0, emit(OpKind::kTranspose, {x}, Type::tensor(dims, t.element), {{"perm", Attribute::make_int_array(perm)}}));
+    return Status::ok();
+  }
+  if (op == "Concat") {
+    std::vector<int> xs;
+    for (int i = 0; i < node.input_size(); ++i) {
+      QRT_ASSIGN_OR_RETURN(int x, value(node, i));
+      xs.push_back(x);
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    const Type t0 = type(xs[0]);
+    if (axis < 0) axis += int64_t(t0.rank());
+    if (axis < 0 || axis >= int64_t(t0.rank())) return error(node, "axis out of range", ErrorCode::kParse);
+    std::vector<int64_t> dims = t0.dims;
+    dims[size_t(axis)] = 0;
+    for (int x : xs) {
+      const int64_t d = type(x).dims[size_t(axis)];
+      dims[size_t(axis)] = (dims[size_t(axis)] < 0 || d < 0) ? -1 : dims[size_t(axis)] + d;
+    }
+    bind(node, 0, emit(OpKind::kConcat, xs, Type::tensor(dims, t0.element), {{"axis", Attribute::make_int(axis)}}));
+    return Status::ok();
+  }
+  if (op == "Flatten") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis > int64_t(t.rank())) return error(node, "axis out of range", ErrorCode::kParse);
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      int64_t& part = int64_t(d) < axis ? outer : inner;
+      part = (part < 0 || t.dims[d] < 0) ? -1 : part * t.dims[d];
+    }
+    return reshape_like(node, {outer, inner});
+  }
+  if (op == "Reshape") {
+    const DenseElements* shape = constant(node, 1);
+    if (!shape || !shape->type.element.is_integer()) return error(node, "the shape input must be a constant int64 tensor");
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int64_t allowzero, attr_int(node, a, "allowzero", 0));
+    std::vector<int64_t> target;
+    for (size_t i = 0; i < size_t(shape->type.num_elements()); ++i) {
+      int64_t d = shape->int_at(i);
+      if (d == 0 && !allowzero) {
+        if (i >= type(x).rank()) return error(node, "shape entry 0 copies a dimension the input lacks", ErrorCode::kParse);
+        d = type(x).dims[i];
+      }
+      if (d < -1) return error(node, "shape entry " + std::to_string(d) + " is invalid", ErrorCode::kParse);
+      target.push_back(d);
+    }
+    // A -1 entry is inferred when everything else is known.
+    const int64_t n = type(x).num_elements();
+    int64_t known = 1;
+    int unknown = 0;
+    for (int64_t d : target) {
+      if (d < 0) {
+        ++unknown;
+      } else {
+        known *= d;
+      }
+    }
+    if (unknown == 1 && n >= 0) {
+      for (int64_t& d : target) {
+        if (d < 0) d = known == 0 ? 0 : n / known;
+      }
+    }
+    return reshape_like(node, target);
+  }
+  return error(node, "unsupported ONNX op '" + op + "' (see docs/importers.md for the supported set)");
+}
+
+Status Importer::reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  if (std::count(target.begin(), target.end(), int64_t(-1)) > 1) {
+    return error(node, "more than one dimension of the result would be dynamic");
+  }
+  bind(node, 0, emit(OpKind::kReshape, {x}, Type::tensor(target, type(x).element)));
+  return Status::ok();
+}
+
+// The !quant.uniform type of a Quantize/DequantizeLinear: scale and zero point must be
+// constants; a 1-D scale with more than one element makes it per-axis along `axis`.
+Result<ElementType> Importer::quant_type(const onnx::NodeProto& node, const Attrs& a, const ElementType& storage,
+                                         const Type& data_type) {
+  const DenseElements* scale = constant(node, 1);
+  if (!scale || !scale->type.element.is_float()) return error(node, "the scale must be a constant float tensor");
+  const DenseElements* zp = constant(node, 2);
+  const size_t n = size_t(scale->type.num_elements());
+  if (zp && size_t(zp->type.num_elements()) != n) return error(node, "scale and zero point differ in size", ErrorCode::kParse);
+  if (!storage.is_integer() || storage.int_width > 32 || storage.int_width < 2) {
+    return error(node, "quantized data must be an 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
+  }
+  QuantStorage s;
+  s.width = storage.int_width;
+  s.is_signed = storage.int_sign != Signedness::kUnsigned;
+  s.min = s.full_min();
+  s.max = s.full_max();
+  std::vector<double> scales;
+  std::vector<int64_t> zps;
+  for (size_t i = 0; i < n; ++i) {
+    scales.push_back(scale->float_at(i));
+    zps.push_back(zp ? zp->int_at(i) : 0);
+  }
+  const FloatKind expressed = scale->type.element.float_kind;
+  ElementType e;
+  if (scale->type.rank() == 0 || n == 1) {
+    e = ElementType::make_uniform(s, expressed, scales[0], zps[0]);
+  } else {
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+    if (axis < 0) axis += int64_t(data_type.rank());
+    e = ElementType::make_per_axis(s, expressed, int32_t(axis), scales, zps);
+  }
+  Status ok = Type::tensor(data_type.dims, e).verify();
+  if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
+  return e;
+}
+
+Status Importer::quantize_linear(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const DenseElements* zp = constant(node, 2);
+  const ElementType storage = zp ? zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
+  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, storage, type(x)));
+  if (!type(x).element.is_float() || type(x).element.float_kind != q.float_kind) {
+    return error(node, "input " + type(x).to_string() + " must be a float tensor of the scale's type",
+                 ErrorCode::kVerify);
+  }
+  bind(node, 0, emit(OpKind::kQCast, {x}, Type::tensor(type(x).dims, q)));
+  return Status::ok();
+}
+
+Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) {
+  const DenseElements* data = constant(node, 0);
+  if (data) {
+    // A quantized initializer becomes a quantized constant holding its stored integers.
+    QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, data->type.element, data->type));
+    const int c = emit(OpKind::kConstant, {}, Type::tensor(data->type.dims, q), {{"value", Attribute::make_dense(*data)}});
+    g_.values[size_t(c)].name = ssa_name(node.input(0));
+    bind(node, 0, emit(OpKind::kDCast, {c}, Type::tensor(data->type.dims, ElementType::make_float(q.float_kind))));
+    return Status::ok();
+  }
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  ElementType storage = tx.element;
+  if (tx.element.is_uniform()) {
+    storage = ElementType::make_int(tx.element.storage.width,
+                                    tx.element.storage.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
+  }
+  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, storage, tx));
+  int qv = x;
+  if (!(tx.element == q)) {
+    // Same stored integers, other parameters: reinterpret through the storage type.
+    int raw = x;
+    if (tx.element.is_uniform()) {
+      raw = emit(OpKind::kSCast, {x}, Type::tensor(tx.dims, ElementType::make_int(q.storage.width)));
+    }
+    qv = emit(OpKind::kSCast, {raw}, Type::tensor(tx.dims, q));
+  }
+  bind(node, 0, emit(OpKind::kDCast, {qv}, Type::tensor(tx.dims, ElementType::make_float(q.float_kind))));
+  return Status::ok();
+}
+
+// ONNX pads are [x1_begin, x2_begin, x1_end, x2_end] = qrt's [top, left, bottom, right];
+// SAME_UPPER / SAME_LOWER are resolved here from static spatial sizes.
+Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vector<int64_t> pads,
+                                          const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
+                                          const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  if (auto_pad == "NOTSET") return pads;
+  if (auto_pad == "VALID") return std::vector<int64_t>{0, 0, 0, 0};
+  std::vector<int64_t> out(4, 0);
+  for (size_t i = 0; i < 2; ++i) {
+    if (in_hw[i] < 0) return Status::error("auto_pad " + auto_pad + " needs static spatial sizes");
+    const int64_t o = (in_hw[i] + s[i] - 1) / s[i];
+    const int64_t total = std::max<int64_t>(0, (o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - in_hw[i]);
+    const int64_t small = total / 2, large = total - small;
+    out[i] = auto_pad == "SAME_UPPER" ? small : large;
+    out[i + 2] = auto_pad == "SAME_UPPER" ? large : small;
+  }
+  return out;
+}
+
+Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
+  const Type tx = type(x), tw = type(w);  // copies: emit() may grow g_.values
+  if (tx.rank() != 4 || tw.rank() != 4) return error(node, "only 2-D convolutions (4-D tensors) are supported");
+  QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto pads, attr_ints(node, a, "pads", {0, 0, 0, 0}));
+  QRT_ASSIGN_OR_RETURN(int64_t group, attr_int(node, a, "group", 1));
+  QRT_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(node, a, "auto_pad", "NOTSET"));
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) {
+    return error(node, "strides, dilations and pads must describe 2 spatial dimensions", ErrorCode::kParse);
+  }
+  auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3]}, {tw.dims[2], tw.dims[3]}, strides, dilations);
+  if (!resolved.is_ok()) return error(node, resolved.status().message());
+  std::vector<std::pair<std::string, Attribute>> attrs = {
+      {"dilations", Attribute::make_int_array(dilations)}, {"groups", Attribute::make_int(group)},
+      {"layout", Attribute::make_string("NCHW")}, {"pads", Attribute::make_int_array(*resolved)},
+      {"strides", Attribute::make_int_array(strides)}};
+  std::vector<int> operands = {x, w};
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    QRT_ASSIGN_OR_RETURN(int b, value(node, 2));
+    operands.push_back(b);
+  }
+  Op probe;
+  for (auto& [k, v] : attrs) probe.set_attr(k, v);
+  QRT_ASSIGN_OR_RETURN(Window2d win, conv2d_window(probe, tw.dims));
+  bind(node, 0, emit(OpKind::kConv2d, operands, Type::tensor(window_output_dims(tx.dims, win, tw.dims[0]), tx.element), attrs));
+  return Status::ok();
+}
+
+Status Importer::pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  if (tx.rank() != 4) return error(node, "only 2-D pooling (4-D tensors) is supported");
+  if (node.output_size() > 1 && !node.output(1).empty()) return error(node, "the Indices output is not supported");
+  std::vector<int64_t> kernel, strides = {1, 1}, pads = {0, 0, 0, 0};
+  int64_t include_pad = 0;
+  if (global) {
+    if (tx.dims[2] < 0 || tx.dims[3] < 0) return error(node, "needs static spatial sizes");
+    kernel = {tx.dims[2], tx.dims[3]};
+  } else {
+    QRT_ASSIGN_OR_RETURN(kernel, attr_ints(node, a, "kernel_shape", {}));
+    QRT_ASSIGN_OR_RETURN(strides, attr_ints(node, a, "strides", {1, 1}));
+    QRT_ASSIGN_OR_RETURN(pads, attr_ints(node, a, "pads", {0, 0, 0, 0}));
+    QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1}));
+    QRT_ASSIGN_OR_RETURN(int64_t ceil_mode, attr_int(node, a, "ceil_mode", 0));
+    QRT_ASSIGN_OR_RETURN(int64_t storage_order, attr_int(node, a, "storage_order", 0));
+    QRT_ASSIGN_OR_RETURN(include_pad, attr_int(node, a, "count_include_pad", 0));
+    QRT_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(node, a, "auto_pad", "NOTSET"));
+    if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
+      return error(node, "kernel_shape, strides and pads must describe 2 spatial dimensions", ErrorCode::kParse);
+    }
+    if (ceil_mode != 0) return error(node, "ceil_mode = 1 is not supported");
+    if (storage_order != 0) return error(node, "storage_order = 1 is not supported");
+    if (dilations != std::vector<int64_t>{1, 1}) return error(node, "dilated pooling is not supported");
+    auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3]}, kernel, strides, {1, 1});
+    if (!resolved.is_ok()) return error(node, resolved.status().message());
+    pads = *resolved;
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs = {
+      {"kernel", Attribute::make_int_array(kernel)}, {"layout", Attribute::make_string("NCHW")},
+      {"pads", Attribute::make_int_array(pads)}, {"strides", Attribute::make_int_array(strides)}};
+  if (kind == OpKind::kAvgPool2d && include_pad) attrs.push_back({"count_include_pad", Attribute::make_int(1)});
+  Op probe;
+  for (auto& [k, v] : attrs) probe.set_attr(k, v);
+  QRT_ASSIGN_OR_RETURN(Window2d win, pool2d_window(probe));
+  bind(node, 0, emit(kind, {x}, Type::tensor(window_output_dims(tx.dims, win, tx.dims[1]), tx.element), attrs));
+  return Status::ok();
+}
+
+// Gemm: Y = A' B' + C with A' = transA ? Aᵀ : A (likewise B). alpha and beta must be 1.
+Status Importer::gemm(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(float alpha, attr_float(node, a, "alpha", 1.0f));
+  QRT_ASSIGN_OR_RETURN(float beta, attr_float(node, a, "beta", 1.0f));
+  QRT_ASSIGN_OR_RETURN(int64_t trans_a, attr_int(node, a, "transA", 0));
+  QRT_ASSIGN_OR_RETURN(int64_t trans_b, attr_int(node, a, "transB", 0));
+  if (alpha != 1.0f || beta != 1.0f) return error(node, "alpha and beta other than 1.0 are not supported");
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
+  auto transpose = [&](int v) {
+    const Type& t = type(v);
+    return emit(OpKind::kTranspose, {v}, Type::tensor({t.dims[1], t.dims[0]}, t.element),
+                {{"perm", Attribute::make_int_array({1, 0})}});
+  };
+  if (type(x).rank() != 2 || type(w).rank() != 2) return error(node, "A and B must be 2-D", ErrorCode::kParse);
+  if (trans_a) x = transpose(x);
+  if (trans_b) w = transpose(w);
+  std::vector<int> operands = {x, w};
+  const int64_t n = type(w).dims[1];
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    QRT_ASSIGN_OR_RETURN(int c, value(node, 2));
+    const Type tc = type(c);
+    if (tc.rank() == 2 && tc.dims[0] == 1) {
+      c = emit(OpKind::kReshape, {c}, Type::tensor({tc.dims[1]}, tc.element));
+    } else if (tc.rank() != 1) {
+      return error(node, "C must be a bias of shape [N] or [1, N], got " + tc.to_string());
+    }
+    operands.push_back(c);
+  }
+  bind(node, 0, emit(OpKind::kMatmul, operands, Type::tensor({type(x).dims[0], n}, type(x).element)));
+  return Status::ok();
+}
+
+}  // namespace
+
+bool looks_like_onnx(const void* data, size_t size) {
+  // A ModelProto starts with a protobuf key; MLIR text starts with a letter, '/', or space.
+  const auto* p = static_cast<const unsigned char*>(data);
+  return size > 0 && (p[0] == 0x08 || p[0] == 0x12 || p[0] == 0x1a || p[0] == 0x3a);
+}
+
+Result<Graph> import_onnx(const void* data, size_t size, const std::string& name) {
+  // Every error is reported against the file: "model.onnx: error: node 'conv1' (Conv): ...".
+  const SourceLoc file{name, 0, 0};
+  onnx::ModelProto model;
+  if (size > size_t(INT32_MAX) || !model.ParseFromArray(data, int(size))) {
+    return Status::error_at(file, "not a valid ONNX model (the protobuf does not parse)").with_code(ErrorCode::kParse);
+  }
+  if (!model.has_graph()) return Status::error_at(file, "the ONNX model has no graph").with_code(ErrorCode::kParse);
+  Result<Graph> g = Importer(name).run(model);
+  if (!g.is_ok()) return g.status().with_loc(file);
+  return g;
+}
+
+}  // namespace qrt::importers
