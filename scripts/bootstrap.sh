@@ -12,6 +12,9 @@ packages=(
   llvm-19-dev                              # LLVM 19 (llvm-config-19), the portable JIT path
   libasmjit-dev                            # asmjit, the x86/AArch64 JIT assembler
   doctest-dev                              # unit tests
+  libonnx-dev libprotobuf-dev              # ONNX protobuf classes (importers/)
+  libonnx-testdata                         # ONNX's backend node tests (conformance tests)
+  nlohmann-json3-dev                       # JSON for the model tests' expectations
   libbenchmark-dev                         # Google Benchmark (bench/)
   mlir-19-tools                            # mlir-opt-19, the oracle for the text form
 )

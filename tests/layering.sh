@@ -19,10 +19,12 @@ check() {  # check DESCRIPTION PATTERN FILES...
     passed=$((passed + 1))
   fi
 }
-check "ir/ includes another layer" '#include "(passes|jit|runtime|tools)/' ir/*.h ir/*.cpp
-check "passes/ includes jit, runtime or tools" '#include "(jit|runtime|tools)/' passes/*.h passes/*.cpp
-check "jit/ includes passes, runtime or tools" '#include "(passes|runtime|tools)/' $(find jit -name '*.h' -o -name '*.cpp')
-check "tools/ includes qrt internals" '#include "(ir|passes|jit|runtime)/' tools/*.h tools/*.cpp
+check "ir/ includes another layer" '#include "(passes|jit|runtime|importers|tools)/' ir/*.h ir/*.cpp
+check "passes/ includes jit, runtime, importers or tools" '#include "(jit|runtime|importers|tools)/' passes/*.h passes/*.cpp
+check "importers/ includes passes, jit, runtime or tools" '#include "(passes|jit|runtime|tools)/' importers/*.h importers/*.cpp
+check "jit/ includes passes, runtime, importers or tools" '#include "(passes|runtime|importers|tools)/' $(find jit -name '*.h' -o -name '*.cpp')
+check "tools/ includes qrt internals" '#include "(ir|passes|jit|runtime|importers)/' tools/*.h tools/*.cpp
+check "protobuf/ONNX outside importers/" '#include <(onnx|google/protobuf)/' $(git ls-files '*.h' '*.cpp' | grep -v -e '^importers/' -e '^tests/')
 check "asmjit outside jit/asmjit*" '#include <asmjit' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/asmjit')
 check "LLVM outside jit/llvm*" '#include <llvm/' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/llvm')
 echo "$passed passed, $failed failed"
