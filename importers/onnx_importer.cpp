@@ -8,67 +8,14 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "importers/onnx_importer_impl.h"
 #include "importers/onnx_tensors.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 
 namespace qrt::importers {
 
-namespace {
-
-using onnx_detail::dense_of;
-using onnx_detail::type_of;
-
-// One ONNX value: a qrt value, and for constants the data itself (materialized as a
-// qrt.constant only when an op consumes it as a tensor).
-struct OnnxValue {
-  int value = -1;
-  bool is_const = false;
-  DenseElements dense;
-};
-
-class Importer {
- public:
-  explicit Importer(std::string name) : name_(std::move(name)) {}
-  Result<Graph> run(const onnx::ModelProto& model);
-
- private:
-  using Attrs = std::map<std::string, const onnx::AttributeProto*>;
-
-  Status error(const onnx::NodeProto& node, const std::string& message, ErrorCode code = ErrorCode::kUnsupported) const {
-    return Status::error("node '" + node.name() + "' (" + node.op_type() + "): " + message).with_code(code);
-  }
-  std::string ssa_name(const std::string& onnx_name);
-  Result<int> value(const onnx::NodeProto& node, int input);
-  const DenseElements* constant(const onnx::NodeProto& node, int input) const;
-  const Type& type(int value) const { return g_.values[size_t(value)].type; }
-  int emit(OpKind kind, std::vector<int> operands, const Type& result,
-           std::vector<std::pair<std::string, Attribute>> attrs = {});
-  void bind(const onnx::NodeProto& node, int output, int value);
-
-  Result<int64_t> attr_int(const onnx::NodeProto& node, const Attrs& a, const char* name, int64_t fallback);
-  Result<float> attr_float(const onnx::NodeProto& node, const Attrs& a, const char* name, float fallback);
-  Result<std::vector<int64_t>> attr_ints(const onnx::NodeProto& node, const Attrs& a, const char* name,
-                                         std::vector<int64_t> fallback);
-  Result<std::string> attr_string(const onnx::NodeProto& node, const Attrs& a, const char* name,
-                                  std::string fallback);
-
-  Status import_node(const onnx::NodeProto& node);
-  Result<ElementType> quant_type(const onnx::NodeProto& node, const Attrs& a, const ElementType& storage,
-                                 const Type& data_type);
-  Status quantize_linear(const onnx::NodeProto& node, const Attrs& a);
-  Status dequantize_linear(const onnx::NodeProto& node, const Attrs& a);
-  Status conv(const onnx::NodeProto& node, const Attrs& a);
-  Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);
-  Status gemm(const onnx::NodeProto& node, const Attrs& a);
-  Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
-
-  std::string name_;
-  Graph g_;
-  std::map<std::string, OnnxValue> values_;
-  std::set<std::string> used_names_;
-  int64_t opset_ = 0;
-};
+namespace onnx_detail {
 
 std::string Importer::ssa_name(const std::string& onnx_name) {
   std::string s;
@@ -162,8 +109,17 @@ Result<Graph> Importer::run(const onnx::ModelProto& model) {
     QRT_ASSIGN_OR_RETURN(v.dense, dense_of(init, init.name()));
     values_[init.name()] = std::move(v);
   }
+  for (const auto& [input_name, data] : frozen_) {
+    bool found = false;
+    for (const auto& input : graph.input()) found = found || input.name() == input_name;
+    if (!found) return Status::error("there is no graph input '" + input_name + "' to freeze").with_code(ErrorCode::kInvalidArgument);
+    OnnxValue v;
+    v.is_const = true;
+    v.dense = data;
+    values_[input_name] = std::move(v);
+  }
   for (const auto& input : graph.input()) {
-    if (values_.count(input.name())) continue;  // an initializer listed as an input
+    if (values_.count(input.name())) continue;  // an initializer listed as an input, or frozen
     QRT_ASSIGN_OR_RETURN(Type t, type_of(input.type(), input.name()));
     OnnxValue v;
     v.value = g_.add_input(t, ssa_name(input.name()));
@@ -171,6 +127,7 @@ Result<Graph> Importer::run(const onnx::ModelProto& model) {
   }
   for (const auto& node : graph.node()) {
     QRT_RETURN_IF_ERROR(import_node(node));
+    ++node_index_;
   }
   for (const auto& output : graph.output()) {
     auto it = values_.find(output.name());
@@ -205,6 +162,10 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (op == "QuantizeLinear") return quantize_linear(node, a);
   if (op == "DequantizeLinear") return dequantize_linear(node, a);
   if (op == "Conv") return conv(node, a);
+  if (op == "QLinearMatMul") return qlinear_matmul(node, a, false);
+  if (op == "MatMulInteger") return qlinear_matmul(node, a, true);
+  if (op == "QLinearConv") return qlinear_conv(node, a, false);
+  if (op == "ConvInteger") return qlinear_conv(node, a, true);
   if (op == "MaxPool") return pool(node, a, OpKind::kMaxPool2d, false);
   if (op == "AveragePool") return pool(node, a, OpKind::kAvgPool2d, false);
   if (op == "GlobalAveragePool") return pool(node, a, OpKind::kAvgPool2d, true);
@@ -359,87 +320,6 @@ Status Importer::reshape_like(const onnx::NodeProto& node, std::vector<int64_t> 
   return Status::ok();
 }
 
-// The !quant.uniform type of a Quantize/DequantizeLinear: scale and zero point must be
-// constants; a 1-D scale with more than one element makes it per-axis along `axis`.
-Result<ElementType> Importer::quant_type(const onnx::NodeProto& node, const Attrs& a, const ElementType& storage,
-                                         const Type& data_type) {
-  const DenseElements* scale = constant(node, 1);
-  if (!scale || !scale->type.element.is_float()) return error(node, "the scale must be a constant float tensor");
-  const DenseElements* zp = constant(node, 2);
-  const size_t n = size_t(scale->type.num_elements());
-  if (zp && size_t(zp->type.num_elements()) != n) return error(node, "scale and zero point differ in size", ErrorCode::kParse);
-  if (!storage.is_integer() || storage.int_width > 32 || storage.int_width < 2) {
-    return error(node, "quantized data must be an 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
-  }
-  QuantStorage s;
-  s.width = storage.int_width;
-  s.is_signed = storage.int_sign != Signedness::kUnsigned;
-  s.min = s.full_min();
-  s.max = s.full_max();
-  std::vector<double> scales;
-  std::vector<int64_t> zps;
-  for (size_t i = 0; i < n; ++i) {
-    scales.push_back(scale->float_at(i));
-    zps.push_back(zp ? zp->int_at(i) : 0);
-  }
-  const FloatKind expressed = scale->type.element.float_kind;
-  ElementType e;
-  if (scale->type.rank() == 0 || n == 1) {
-    e = ElementType::make_uniform(s, expressed, scales[0], zps[0]);
-  } else {
-    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
-    if (axis < 0) axis += int64_t(data_type.rank());
-    e = ElementType::make_per_axis(s, expressed, int32_t(axis), scales, zps);
-  }
-  Status ok = Type::tensor(data_type.dims, e).verify();
-  if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
-  return e;
-}
-
-Status Importer::quantize_linear(const onnx::NodeProto& node, const Attrs& a) {
-  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
-  const DenseElements* zp = constant(node, 2);
-  const ElementType storage = zp ? zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
-  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, storage, type(x)));
-  if (!type(x).element.is_float() || type(x).element.float_kind != q.float_kind) {
-    return error(node, "input " + type(x).to_string() + " must be a float tensor of the scale's type",
-                 ErrorCode::kVerify);
-  }
-  bind(node, 0, emit(OpKind::kQCast, {x}, Type::tensor(type(x).dims, q)));
-  return Status::ok();
-}
-
-Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) {
-  const DenseElements* data = constant(node, 0);
-  if (data) {
-    // A quantized initializer becomes a quantized constant holding its stored integers.
-    QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, data->type.element, data->type));
-    const int c = emit(OpKind::kConstant, {}, Type::tensor(data->type.dims, q), {{"value", Attribute::make_dense(*data)}});
-    g_.values[size_t(c)].name = ssa_name(node.input(0));
-    bind(node, 0, emit(OpKind::kDCast, {c}, Type::tensor(data->type.dims, ElementType::make_float(q.float_kind))));
-    return Status::ok();
-  }
-  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
-  const Type tx = type(x);
-  ElementType storage = tx.element;
-  if (tx.element.is_uniform()) {
-    storage = ElementType::make_int(tx.element.storage.width,
-                                    tx.element.storage.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
-  }
-  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, a, storage, tx));
-  int qv = x;
-  if (!(tx.element == q)) {
-    // Same stored integers, other parameters: reinterpret through the storage type.
-    int raw = x;
-    if (tx.element.is_uniform()) {
-      raw = emit(OpKind::kSCast, {x}, Type::tensor(tx.dims, ElementType::make_int(q.storage.width)));
-    }
-    qv = emit(OpKind::kSCast, {raw}, Type::tensor(tx.dims, q));
-  }
-  bind(node, 0, emit(OpKind::kDCast, {qv}, Type::tensor(tx.dims, ElementType::make_float(q.float_kind))));
-  return Status::ok();
-}
-
 // ONNX pads are [x1_begin, x2_begin, x1_end, x2_end] = qrt's [top, left, bottom, right];
 // SAME_UPPER / SAME_LOWER are resolved here from static spatial sizes.
 Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vector<int64_t> pads,
@@ -459,10 +339,8 @@ Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vect
   return out;
 }
 
-Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
-  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
-  QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
-  const Type tx = type(x), tw = type(w);  // copies: emit() may grow g_.values
+Result<std::vector<std::pair<std::string, Attribute>>> Importer::conv_attrs(const onnx::NodeProto& node, const Attrs& a,
+                                                                          const Type& tx, const Type& tw) {
   if (tx.rank() != 4 || tw.rank() != 4) return error(node, "only 2-D convolutions (4-D tensors) are supported");
   QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1}));
   QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1}));
@@ -474,10 +352,17 @@ Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
   }
   auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3]}, {tw.dims[2], tw.dims[3]}, strides, dilations);
   if (!resolved.is_ok()) return error(node, resolved.status().message());
-  std::vector<std::pair<std::string, Attribute>> attrs = {
+  return std::vector<std::pair<std::string, Attribute>>{
       {"dilations", Attribute::make_int_array(dilations)}, {"groups", Attribute::make_int(group)},
       {"layout", Attribute::make_string("NCHW")}, {"pads", Attribute::make_int_array(*resolved)},
       {"strides", Attribute::make_int_array(strides)}};
+}
+
+Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
+  const Type tx = type(x), tw = type(w);  // copies: emit() may grow g_.values
+  QRT_ASSIGN_OR_RETURN(auto attrs, conv_attrs(node, a, tx, tw));
   std::vector<int> operands = {x, w};
   if (node.input_size() > 2 && !node.input(2).empty()) {
     QRT_ASSIGN_OR_RETURN(int b, value(node, 2));
@@ -563,7 +448,7 @@ Status Importer::gemm(const onnx::NodeProto& node, const Attrs& a) {
   return Status::ok();
 }
 
-}  // namespace
+}  // namespace onnx_detail
 
 bool looks_like_onnx(const void* data, size_t size) {
   // A ModelProto starts with a protobuf key; MLIR text starts with a letter, '/', or space.
@@ -571,7 +456,8 @@ bool looks_like_onnx(const void* data, size_t size) {
   return size > 0 && (p[0] == 0x08 || p[0] == 0x12 || p[0] == 0x1a || p[0] == 0x3a);
 }
 
-Result<Graph> import_onnx(const void* data, size_t size, const std::string& name) {
+Result<Graph> import_onnx(const void* data, size_t size, const std::string& name,
+                          const std::map<std::string, DenseElements>& frozen_inputs) {
   // Every error is reported against the file: "model.onnx: error: node 'conv1' (Conv): ...".
   const SourceLoc file{name, 0, 0};
   onnx::ModelProto model;
@@ -579,7 +465,7 @@ Result<Graph> import_onnx(const void* data, size_t size, const std::string& name
     return Status::error_at(file, "not a valid ONNX model (the protobuf does not parse)").with_code(ErrorCode::kParse);
   }
   if (!model.has_graph()) return Status::error_at(file, "the ONNX model has no graph").with_code(ErrorCode::kParse);
-  Result<Graph> g = Importer(name).run(model);
+  Result<Graph> g = onnx_detail::Importer(name, frozen_inputs).run(model);
   if (!g.is_ok()) return g.status().with_loc(file);
   return g;
 }

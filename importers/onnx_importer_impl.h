@@ -1,0 +1,87 @@
+// qrt — internal: the ONNX importer's state and node handlers, shared by onnx_importer.cpp
+// (float and structural ops) and onnx_quant_ops.cpp (quantization ops).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/graph.h"
+
+namespace qrt::importers::onnx_detail {
+
+/// One ONNX value: a qrt value, and for constants the data itself (materialized as a
+// qrt.constant only when an op consumes it as a tensor).
+struct OnnxValue {
+  int value = -1;
+  bool is_const = false;
+  DenseElements dense;
+};
+
+/// Imports one ModelProto into a Graph.
+class Importer {
+ public:
+  Importer(std::string name, const std::map<std::string, DenseElements>& frozen)
+      : name_(std::move(name)), frozen_(frozen) {}
+  Result<Graph> run(const onnx::ModelProto& model);
+
+ private:
+  using Attrs = std::map<std::string, const onnx::AttributeProto*>;
+
+  Status error(const onnx::NodeProto& node, const std::string& message, ErrorCode code = ErrorCode::kUnsupported) const {
+    const std::string who = node.name().empty() ? "#" + std::to_string(node_index_) : "'" + node.name() + "'";
+    return Status::error("node " + who + " (" + node.op_type() + "): " + message).with_code(code);
+  }
+  std::string ssa_name(const std::string& onnx_name);
+  Result<int> value(const onnx::NodeProto& node, int input);
+  const DenseElements* constant(const onnx::NodeProto& node, int input) const;
+  const Type& type(int value) const { return g_.values[size_t(value)].type; }
+  int emit(OpKind kind, std::vector<int> operands, const Type& result,
+           std::vector<std::pair<std::string, Attribute>> attrs = {});
+  void bind(const onnx::NodeProto& node, int output, int value);
+
+  Result<int64_t> attr_int(const onnx::NodeProto& node, const Attrs& a, const char* name, int64_t fallback);
+  Result<float> attr_float(const onnx::NodeProto& node, const Attrs& a, const char* name, float fallback);
+  Result<std::vector<int64_t>> attr_ints(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                         std::vector<int64_t> fallback);
+  Result<std::string> attr_string(const onnx::NodeProto& node, const Attrs& a, const char* name,
+                                  std::string fallback);
+
+  Status import_node(const onnx::NodeProto& node);
+  Result<ElementType> make_quant_type(const onnx::NodeProto& node, const ElementType& storage,
+                                      const Type& data_type, const DenseElements* scale,
+                                      const DenseElements* zp, int64_t axis);
+  Result<const DenseElements*> param(const onnx::NodeProto& node, int i, const char* what);
+  Result<ElementType> storage_of(const onnx::NodeProto& node, int input);
+  Result<int> quantized_value(const onnx::NodeProto& node, int input, const ElementType& q);
+  int to_storage_int(int quantized);
+  Status qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, bool integer_only);
+  Status qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool integer_only);
+  Status quantize_linear(const onnx::NodeProto& node, const Attrs& a);
+  Status dequantize_linear(const onnx::NodeProto& node, const Attrs& a);
+  Status conv(const onnx::NodeProto& node, const Attrs& a);
+  Result<std::vector<std::pair<std::string, Attribute>>> conv_attrs(const onnx::NodeProto& node, const Attrs& a,
+                                                                    const Type& x, const Type& w);
+  Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);
+  Status gemm(const onnx::NodeProto& node, const Attrs& a);
+  Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
+
+  std::string name_;
+  Graph g_;
+  std::map<std::string, OnnxValue> values_;
+  std::set<std::string> used_names_;
+  int64_t opset_ = 0;
+  int node_index_ = 0;  // position of the node being imported, for unnamed nodes
+  const std::map<std::string, DenseElements>& frozen_;
+};
+
+/// Resolves ONNX auto_pad (SAME_UPPER / SAME_LOWER / VALID / NOTSET) into explicit
+/// [top, left, bottom, right] pads.
+Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vector<int64_t> pads,
+                                          const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
+                                          const std::vector<int64_t>& s, const std::vector<int64_t>& d);
+
+}  // namespace qrt::importers::onnx_detail

@@ -1,0 +1,241 @@
+// qrt — ONNX importer: the quantization ops (QuantizeLinear, DequantizeLinear, QLinearMatMul,
+// MatMulInteger, QLinearConv, ConvInteger). ONNX integer tensors become qrt values of
+// !quant.uniform type through quant.scast, so the integer kernels see scales and zero points.
+#include <cmath>
+
+#include "importers/onnx_importer_impl.h"
+#include "ir/nn_params.h"
+#include "ir/ops.h"
+
+namespace qrt::importers::onnx_detail {
+
+// Input `i` as constant data: nullptr when the input is absent, an error when it is present
+// but computed at run time (quantization parameters are part of qrt's types).
+Result<const DenseElements*> Importer::param(const onnx::NodeProto& node, int i, const char* what) {
+  if (i >= node.input_size() || node.input(i).empty()) return static_cast<const DenseElements*>(nullptr);
+  const DenseElements* c = constant(node, i);
+  if (!c) {
+    return error(node, std::string("the ") + what + " '" + node.input(i) +
+                           "' must be a constant (an initializer or Constant node); qrt types carry "
+                           "quantization parameters statically");
+  }
+  return c;
+}
+
+Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const ElementType& storage,
+                                              const Type& data_type, const DenseElements* scale,
+                                              const DenseElements* zp, int64_t axis) {
+  if (scale && !scale->type.element.is_float()) return error(node, "a scale must be a constant float tensor");
+  if (!storage.is_integer() || storage.int_width > 32 || storage.int_width < 2) {
+    return error(node, "quantized data must be an 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
+  }
+  const size_t ns = scale ? size_t(scale->type.num_elements()) : 1;
+  const size_t nz = zp ? size_t(zp->type.num_elements()) : 1;
+  if (ns != nz && ns != 1 && nz != 1) return error(node, "scale and zero point differ in size", ErrorCode::kParse);
+  const size_t n = std::max(ns, nz);
+  QuantStorage s;
+  s.width = storage.int_width;
+  s.is_signed = storage.int_sign != Signedness::kUnsigned;
+  s.min = s.full_min();
+  s.max = s.full_max();
+  std::vector<double> scales;
+  std::vector<int64_t> zps;
+  for (size_t i = 0; i < n; ++i) {
+    scales.push_back(scale ? scale->float_at(ns == 1 ? 0 : i) : 1.0);
+    zps.push_back(zp ? zp->int_at(nz == 1 ? 0 : i) : 0);
+  }
+  const FloatKind expressed = scale ? scale->type.element.float_kind : FloatKind::kF32;
+  ElementType e;
+  if (n == 1) {
+    e = ElementType::make_uniform(s, expressed, scales[0], zps[0]);
+  } else {
+    if (axis < 0) axis += int64_t(data_type.rank());
+    e = ElementType::make_per_axis(s, expressed, int32_t(axis), scales, zps);
+  }
+  Status ok = Type::tensor(data_type.dims, e).verify();
+  if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
+  return e;
+}
+
+Result<ElementType> Importer::storage_of(const onnx::NodeProto& node, int input) {
+  if (const DenseElements* c = constant(node, input)) return c->type.element;
+  QRT_ASSIGN_OR_RETURN(int v, value(node, input));
+  const ElementType e = type(v).element;
+  if (e.is_uniform()) {
+    return ElementType::make_int(e.storage.width, e.storage.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
+  }
+  return e;
+}
+
+Result<int> Importer::quantized_value(const onnx::NodeProto& node, int input, const ElementType& q) {
+  if (const DenseElements* data = constant(node, input)) {
+    // A quantized initializer becomes a quantized constant holding its stored integers.
+    const int c = emit(OpKind::kConstant, {}, Type::tensor(data->type.dims, q), {{"value", Attribute::make_dense(*data)}});
+    g_.values[size_t(c)].name = ssa_name(node.input(input));
+    return c;
+  }
+  QRT_ASSIGN_OR_RETURN(int x, value(node, input));
+  const Type tx = type(x);
+  if (tx.element == q) return x;
+  // Same stored integers, other parameters: reinterpret through the storage type.
+  int raw = x;
+  if (tx.element.is_uniform()) raw = emit(OpKind::kSCast, {x}, Type::tensor(tx.dims, ElementType::make_int(q.storage.width)));
+  return emit(OpKind::kSCast, {raw}, Type::tensor(tx.dims, q));
+}
+
+int Importer::to_storage_int(int quantized) {
+  const Type t = type(quantized);
+  const Signedness sign = t.element.storage.is_signed ? Signedness::kSignless : Signedness::kUnsigned;
+  return emit(OpKind::kSCast, {quantized}, Type::tensor(t.dims, ElementType::make_int(t.element.storage.width, sign)));
+}
+
+Status Importer::quantize_linear(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  QRT_ASSIGN_OR_RETURN(const DenseElements* scale, param(node, 1, "scale"));
+  QRT_ASSIGN_OR_RETURN(const DenseElements* zp, param(node, 2, "zero point"));
+  if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
+  QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+  const ElementType storage = zp ? zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
+  QRT_ASSIGN_OR_RETURN(ElementType q, make_quant_type(node, storage, tx, scale, zp, axis));
+  if (!tx.element.is_float() || tx.element.float_kind != q.float_kind) {
+    return error(node, "input " + tx.to_string() + " must be a float tensor of the scale's type", ErrorCode::kVerify);
+  }
+  bind(node, 0, emit(OpKind::kQCast, {x}, Type::tensor(tx.dims, q)));
+  return Status::ok();
+}
+
+Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(const DenseElements* scale, param(node, 1, "scale"));
+  QRT_ASSIGN_OR_RETURN(const DenseElements* zp, param(node, 2, "zero point"));
+  if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
+  QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+  QRT_ASSIGN_OR_RETURN(ElementType storage, storage_of(node, 0));
+  Type data_type;
+  if (const DenseElements* c = constant(node, 0)) {
+    data_type = c->type;
+  } else {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    data_type = type(x);
+  }
+  QRT_ASSIGN_OR_RETURN(ElementType q, make_quant_type(node, storage, data_type, scale, zp, axis));
+  QRT_ASSIGN_OR_RETURN(int qv, quantized_value(node, 0, q));
+  bind(node, 0, emit(OpKind::kDCast, {qv}, Type::tensor(data_type.dims, ElementType::make_float(q.float_kind))));
+  return Status::ok();
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) and
+// MatMulInteger(a, b, a_zp?, b_zp?) (integer_only: scales 1, an int32 accumulator result).
+Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
+  (void)a;
+  const int ia = 0, ib = integer_only ? 1 : 3;
+  const DenseElements* a_scale = nullptr;
+  const DenseElements* b_scale = nullptr;
+  const DenseElements* y_scale = nullptr;
+  const DenseElements* y_zp = nullptr;
+  QRT_ASSIGN_OR_RETURN(const DenseElements* a_zp, param(node, 2, "zero point of A"));
+  QRT_ASSIGN_OR_RETURN(const DenseElements* b_zp, param(node, integer_only ? 3 : 5, "zero point of B"));
+  if (!integer_only) {
+    QRT_ASSIGN_OR_RETURN(a_scale, param(node, 1, "scale of A"));
+    QRT_ASSIGN_OR_RETURN(b_scale, param(node, 4, "scale of B"));
+    QRT_ASSIGN_OR_RETURN(y_scale, param(node, 6, "scale of Y"));
+    QRT_ASSIGN_OR_RETURN(y_zp, param(node, 7, "zero point of Y"));
+    if (!a_scale || !b_scale || !y_scale) return error(node, "a scale input is missing", ErrorCode::kParse);
+  }
+  QRT_ASSIGN_OR_RETURN(ElementType sa, storage_of(node, ia));
+  QRT_ASSIGN_OR_RETURN(ElementType sb, storage_of(node, ib));
+  Type ta, tb;
+  for (auto [input, t] : {std::pair<int, Type*>{ia, &ta}, {ib, &tb}}) {
+    if (const DenseElements* c = constant(node, input)) {
+      *t = c->type;
+    } else {
+      QRT_ASSIGN_OR_RETURN(int v, value(node, input));
+      *t = type(v);
+    }
+  }
+  if (ta.rank() < 2 || tb.rank() < 2) return error(node, "1-D operands are not supported");
+  if (a_zp && a_zp->type.num_elements() > 1) return error(node, "a per-row zero point of A is not supported");
+  QRT_ASSIGN_OR_RETURN(ElementType qa, make_quant_type(node, sa, ta, a_scale, a_zp, 0));
+  QRT_ASSIGN_OR_RETURN(ElementType qb, make_quant_type(node, sb, tb, b_scale, b_zp, int64_t(tb.rank()) - 1));
+  QRT_ASSIGN_OR_RETURN(int va, quantized_value(node, ia, qa));
+  QRT_ASSIGN_OR_RETURN(int vb, quantized_value(node, ib, qb));
+  auto batch = broadcast_shapes(std::vector<int64_t>(ta.dims.begin(), ta.dims.end() - 2),
+                                std::vector<int64_t>(tb.dims.begin(), tb.dims.end() - 2));
+  if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
+  std::vector<int64_t> dims = *batch;
+  dims.push_back(ta.dims[ta.rank() - 2]);
+  dims.push_back(tb.dims[tb.rank() - 1]);
+  ElementType qy;
+  if (integer_only) {
+    QuantStorage s32{32, true, INT32_MIN, INT32_MAX};
+    qy = ElementType::make_uniform(s32, FloatKind::kF32, 1.0, 0);  // the accumulator type
+  } else {
+    const ElementType sy = y_zp ? y_zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
+    QRT_ASSIGN_OR_RETURN(qy, make_quant_type(node, sy, Type::tensor(dims, sy), y_scale, y_zp, 0));
+  }
+  bind(node, 0, to_storage_int(emit(OpKind::kMatmul, {va, vb}, Type::tensor(dims, qy))));
+  return Status::ok();
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?) and
+// ConvInteger(x, w, x_zp?, w_zp?) (integer_only: scales 1, an int32 accumulator result).
+Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
+  const int ix = 0, iw = integer_only ? 1 : 3;
+  const DenseElements* x_scale = nullptr;
+  const DenseElements* w_scale = nullptr;
+  const DenseElements* y_scale = nullptr;
+  const DenseElements* y_zp = nullptr;
+  const DenseElements* bias = nullptr;
+  QRT_ASSIGN_OR_RETURN(const DenseElements* x_zp, param(node, 2, "zero point of x"));
+  QRT_ASSIGN_OR_RETURN(const DenseElements* w_zp, param(node, integer_only ? 3 : 5, "zero point of w"));
+  if (!integer_only) {
+    QRT_ASSIGN_OR_RETURN(x_scale, param(node, 1, "scale of x"));
+    QRT_ASSIGN_OR_RETURN(w_scale, param(node, 4, "scale of w"));
+    QRT_ASSIGN_OR_RETURN(y_scale, param(node, 6, "scale of y"));
+    QRT_ASSIGN_OR_RETURN(y_zp, param(node, 7, "zero point of y"));
+    QRT_ASSIGN_OR_RETURN(bias, param(node, 8, "bias"));
+    if (!x_scale || !w_scale || !y_scale) return error(node, "a scale input is missing", ErrorCode::kParse);
+  }
+  QRT_ASSIGN_OR_RETURN(ElementType sx, storage_of(node, ix));
+  QRT_ASSIGN_OR_RETURN(ElementType sw, storage_of(node, iw));
+  Type tx, tw;
+  for (auto [input, t] : {std::pair<int, Type*>{ix, &tx}, {iw, &tw}}) {
+    if (const DenseElements* c = constant(node, input)) {
+      *t = c->type;
+    } else {
+      QRT_ASSIGN_OR_RETURN(int v, value(node, input));
+      *t = type(v);
+    }
+  }
+  QRT_ASSIGN_OR_RETURN(auto attrs, conv_attrs(node, a, tx, tw));
+  QRT_ASSIGN_OR_RETURN(ElementType qx, make_quant_type(node, sx, tx, x_scale, x_zp, 1));
+  QRT_ASSIGN_OR_RETURN(ElementType qw, make_quant_type(node, sw, tw, w_scale, w_zp, 0));
+  QRT_ASSIGN_OR_RETURN(int vx, quantized_value(node, ix, qx));
+  QRT_ASSIGN_OR_RETURN(int vw, quantized_value(node, iw, qw));
+  Op probe;
+  for (auto& [k, v] : attrs) probe.set_attr(k, v);
+  QRT_ASSIGN_OR_RETURN(Window2d win, conv2d_window(probe, tw.dims));
+  const std::vector<int64_t> dims = window_output_dims(tx.dims, win, tw.dims[0]);
+  std::vector<int> operands = {vx, vw};
+  ElementType qy;
+  QuantStorage s32{32, true, INT32_MIN, INT32_MAX};
+  if (integer_only) {
+    qy = ElementType::make_uniform(s32, FloatKind::kF32, 1.0, 0);
+  } else {
+    const ElementType sy = y_zp ? y_zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
+    QRT_ASSIGN_OR_RETURN(qy, make_quant_type(node, sy, Type::tensor(dims, sy), y_scale, y_zp, 1));
+    if (const DenseElements* b = bias) {
+      // The int32 bias has scale x_scale * w_scale[o] and zero point 0 by definition.
+      std::vector<double> scales;
+      for (size_t o = 0; o < size_t(tw.dims[0]); ++o) scales.push_back(accumulator_scale(qx, qw, o));
+      const ElementType qb = ElementType::make_per_axis(s32, FloatKind::kF32, 0, scales,
+                                                        std::vector<int64_t>(scales.size(), 0));
+      const int bc = emit(OpKind::kConstant, {}, Type::tensor(b->type.dims, qb), {{"value", Attribute::make_dense(*b)}});
+      operands.push_back(bc);
+    }
+  }
+  bind(node, 0, to_storage_int(emit(OpKind::kConv2d, operands, Type::tensor(dims, qy), attrs)));
+  return Status::ok();
+}
+
+}  // namespace qrt::importers::onnx_detail

@@ -1,0 +1,117 @@
+// Tests: ONNX's own backend node tests for the quantization ops (Debian's libonnx-testdata),
+// imported and run on the reference backend; outputs must equal ONNX's expected outputs
+// exactly. Inputs that carry scales and zero points are frozen into constants (qrt types hold
+// quantization parameters statically). Skipped when libonnx-testdata is not installed.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer.h"
+#include "importers/onnx_tensors.h"
+#include "jit/ref/reference.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+qrt::DenseElements read_tensor(const fs::path& p) {
+  onnx::TensorProto t;
+  const std::string bytes = slurp(p);
+  REQUIRE(t.ParseFromString(bytes));
+  auto d = qrt::importers::onnx_detail::dense_of(t, p.string());
+  REQUIRE_MESSAGE(d.is_ok(), d.status().to_string());
+  return *d;
+}
+
+bool is_quant_parameter(const std::string& name) {
+  return name.find("scale") != std::string::npos || name.find("zero_point") != std::string::npos;
+}
+
+// Runs one node test; returns "" on success or why it failed.
+std::string run_case(const std::string& name) {
+  const fs::path dir = kNodeTests / name;
+  const std::string model_bytes = slurp(dir / "model.onnx");
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(model_bytes));
+  std::map<std::string, qrt::DenseElements> frozen;
+  std::vector<qrt::Tensor> inputs;
+  const auto& graph_inputs = model.graph().input();
+  for (int i = 0; i < graph_inputs.size(); ++i) {
+    const qrt::DenseElements d = read_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
+    if (is_quant_parameter(graph_inputs[i].name())) {
+      frozen[graph_inputs[i].name()] = d;
+      continue;
+    }
+    qrt::Tensor t;
+    t.type = d.type;
+    t.data = d.bytes;
+    inputs.push_back(t);
+  }
+  auto g = qrt::importers::import_onnx(model_bytes.data(), model_bytes.size(), name, frozen);
+  if (!g.is_ok()) return g.status().to_string();
+  // Graph inputs carry the ONNX element types; the test tensors must match them.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].type.element = g->values[size_t(g->inputs[i])].type.element;
+  }
+  auto out = qrt::run_reference(*g, std::move(inputs));
+  if (!out.is_ok()) return out.status().to_string();
+  for (size_t i = 0; i < out->size(); ++i) {
+    const qrt::DenseElements want = read_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
+    const qrt::Tensor& got = out->at(i);
+    if (got.type.dims != want.type.dims) {
+      return "output " + std::to_string(i) + " has shape [" + qrt::dims_to_string(got.type.dims) + "], expected [" +
+             qrt::dims_to_string(want.type.dims) + "]";
+    }
+    if (got.data != want.bytes) {
+      for (size_t k = 0; k < size_t(got.num_elements()); ++k) {
+        const bool f = got.type.element.is_float();
+        const double a = f ? got.float_at(k) : double(got.int_at(k));
+        const double b = f ? want.float_at(k) : double(want.int_at(k));
+        if (a != b) {
+          return "output " + std::to_string(i) + " element " + std::to_string(k) + " is " + std::to_string(a) +
+                 ", expected " + std::to_string(b);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ONNX backend node tests for quantization ops") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  const char* cases[] = {
+      "test_quantizelinear",      "test_quantizelinear_axis",      "test_dequantizelinear",
+      "test_dequantizelinear_axis", "test_qlinearmatmul_2D",        "test_qlinearmatmul_3D",
+      "test_qlinearconv",         "test_matmulinteger",            "test_basic_convinteger",
+      "test_convinteger_with_padding", "test_convinteger_without_padding",
+  };
+  for (const char* c : cases) {
+    CAPTURE(c);
+    const std::string why = run_case(c);
+    CHECK_MESSAGE(why.empty(), why);
+  }
+}
+
+TEST_CASE("DynamicQuantizeLinear is refused by name, not mis-imported") {
+  if (!fs::exists(kNodeTests)) return;
+  const std::string why = run_case("test_dynamicquantizelinear");
+  CHECK(why.find("unsupported ONNX op 'DynamicQuantizeLinear'") != std::string::npos);
+}
