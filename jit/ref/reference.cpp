@@ -2,6 +2,7 @@
 // element goes through the scalar formulas of jit/ref/numerics.h.
 #include "jit/ref/reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/ops.h"
@@ -177,14 +178,19 @@ void for_each_batch(const MatmulShape& s, Fn fn) {
 template <typename T, typename RhsFn>
 void float_matmul(const MatmulShape& s, const Tensor& lhs, RhsFn rhs_value, const Tensor* bias,
                   Tensor& y) {
+  // Operands are read once into compute-precision arrays; the rhs through `rhs_value`.
+  std::vector<T> a(size_t(lhs.num_elements())), w;
+  for (size_t i = 0; i < a.size(); ++i) a[i] = T(lhs.float_at(i));
+  size_t rhs_count = 0;
+  for_each_batch(s, [&](size_t, size_t, size_t ir) { rhs_count = std::max(rhs_count, (ir + 1) * s.k * s.n); });
+  w.resize(rhs_count);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = T(rhs_value(i));
   for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
     for (size_t i = 0; i < s.m; ++i) {
       for (size_t j = 0; j < s.n; ++j) {
         T acc = 0;
         for (size_t kk = 0; kk < s.k; ++kk) {
-          const T x = T(lhs.float_at((il * s.m + i) * s.k + kk));
-          const T w = T(rhs_value((ir * s.k + kk) * s.n + j));
-          const T prod = x * w;
+          const T prod = a[(il * s.m + i) * s.k + kk] * w[(ir * s.k + kk) * s.n + j];
           acc = acc + prod;
         }
         if (bias) acc = acc + T(bias->float_at(j));

@@ -72,7 +72,30 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
       m[size_t(o)] = numerics::multiplier(acc_scale, oe.scales[oc]);
     }
   }
+  // Operands read once into plain arrays (centred integers, or the compute-precision floats
+  // each formula uses) so the loops below stay simple.
   const int64_t zx = quant ? x.type.element.zero_points[0] : 0;
+  std::vector<int64_t> xq, fq;
+  std::vector<float> xs, fs;
+  std::vector<double> xd, fd;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    if (quant) {
+      xq.push_back(x.int_at(i) - zx);
+    } else if (f64) {
+      xd.push_back(x.float_at(i));
+    } else {
+      xs.push_back(float(x.float_at(i)));
+    }
+  }
+  for (size_t i = 0; i < size_t(f.num_elements()); ++i) {
+    if (quant) {
+      fq.push_back(f.int_at(i) - fv.zp(i));
+    } else if (f64) {
+      fd.push_back(f.float_at(i));
+    } else {
+      fs.push_back(weight_f32(f, i, fv));
+    }
+  }
   for (int64_t n = 0; n < dims[0]; ++n) {
     for (int64_t oh = 0; oh < dims[w.height_dim()]; ++oh) {
       for (int64_t ow = 0; ow < dims[w.width_dim()]; ++ow) {
@@ -93,12 +116,12 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
                 const size_t xi = xa.at(n, g * ig + ci, ih, iw);
                 const size_t fi = filter_at(f.type.dims, w.nchw, o, ci, ky, kx);
                 if (quant) {
-                  iacc += (x.int_at(xi) - zx) * (f.int_at(fi) - fv.zp(fi));
+                  iacc += xq[xi] * fq[fi];
                 } else if (f64) {
-                  const double prod = x.float_at(xi) * f.float_at(fi);
+                  const double prod = xd[xi] * fd[fi];
                   dacc = dacc + prod;
                 } else {
-                  const float prod = float(x.float_at(xi)) * weight_f32(f, fi, fv);
+                  const float prod = xs[xi] * fs[fi];
                   facc = facc + prod;
                 }
               }
