@@ -171,6 +171,17 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (op == "GlobalAveragePool") return pool(node, a, OpKind::kAvgPool2d, true);
   if (op == "Gemm") return gemm(node, a);
   if (op == "Relu") return unary(OpKind::kRelu);
+  if (op == "Sigmoid") return unary(OpKind::kLogistic);
+  if (op == "Softmax") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const int64_t rank = int64_t(type(x).rank());
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", opset_ >= 13 ? -1 : 1));
+    if (axis < 0) axis += rank;
+    // Before opset 13 Softmax flattened everything from `axis` on; that equals qrt's
+    // per-axis softmax only over the last dimension.
+    if (opset_ < 13 && axis != rank - 1) return error(node, "opset < 13 Softmax over a non-final axis is not supported");
+    return unary(OpKind::kSoftmax, {{"axis", Attribute::make_int(axis)}});
+  }
   if (op == "Identity") {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     values_[node.output(0)] = values_[node.input(0)];

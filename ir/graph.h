@@ -63,7 +63,7 @@ struct Attribute {
 /// The ops qrt knows; see docs/ops.md.
 enum class OpKind : uint8_t {
   kQCast, kDCast, kSCast, kConstant, kAdd, kMul, kMatmul, kRelu, kClamp, kReshape, kRequantize,
-  kConv2d, kMaxPool2d, kAvgPool2d, kTranspose, kConcat, kPad,
+  kConv2d, kMaxPool2d, kAvgPool2d, kTranspose, kConcat, kPad, kSoftmax, kLogistic, kMean,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -47,5 +47,7 @@ Status verify_pool2d(const Graph& g, const Op& op);
 Status verify_transpose(const Graph& g, const Op& op);
 Status verify_concat(const Graph& g, const Op& op);
 Status verify_pad(const Graph& g, const Op& op);
+Status verify_softmax_logistic(const Graph& g, const Op& op);
+Status verify_mean(const Graph& g, const Op& op);
 
 }  // namespace qrt::op_verify

@@ -452,6 +452,12 @@ const std::vector<OpInfo>& table() {
        "concatenate along axis; quantized operands are rescaled to the result"},
       {OpKind::kPad, "qrt.pad", 1, 1, {"pads", "value"}, verify_pad,
        "pad with a constant given in real units (quantized: its quantized value, 0.0 -> zero point)"},
+      {OpKind::kSoftmax, "qrt.softmax", 1, 1, {"axis", "beta"}, verify_softmax_logistic,
+       "softmax along axis in f32 (quantized: dequantize, softmax, quantize)"},
+      {OpKind::kLogistic, "qrt.logistic", 1, 1, {}, verify_softmax_logistic,
+       "1 / (1 + exp(-x)) in f32 (quantized: dequantize, logistic, quantize)"},
+      {OpKind::kMean, "qrt.mean", 1, 1, {"axes", "keepdims"}, verify_mean,
+       "mean over axes; quantized sums accumulate in int32 and narrow once"},
   };
   return kTable;
 }

@@ -207,4 +207,65 @@ Status verify_pad(const Graph& g, const Op& op) {
   return check_shape_equals(op, expected, out);
 }
 
+// softmax(x) {axis, beta} and logistic(x): float -> same float type, or per-tensor
+// quantized -> per-tensor quantized (the fixed output scales converters use are the
+// importers' business; any parameters are allowed).
+Status verify_softmax_logistic(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  const bool is_float = in.element.is_float() && in.element.float_kind != FloatKind::kF64 && out.element == in.element;
+  const bool is_quant = in.element.kind == ElementKind::kUniform && out.element.kind == ElementKind::kUniform &&
+                        in.element.float_kind != FloatKind::kF64 && out.element.float_kind != FloatKind::kF64;
+  if (!is_float && !is_quant) {
+    return op_error(op, "expects f16/bf16/f32 in and out, or per-layer !quant.uniform in and out, got " +
+                            in.to_string() + " -> " + out.to_string());
+  }
+  if (!in.is_tensor || !dims_compatible(in.dims, out.dims)) {
+    return op_error(op, "result shape must equal the operand shape, got " + in.to_string() + " -> " + out.to_string());
+  }
+  if (op.kind == OpKind::kSoftmax) {
+    QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", -1));
+    if (axis < -int64_t(in.rank()) || axis >= int64_t(in.rank())) {
+      return op_error(op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.rank()));
+    }
+    const Attribute* beta = op.attr("beta");
+    if (beta && (beta->kind != Attribute::Kind::kFloat || !(beta->f > 0) || std::isinf(beta->f))) {
+      return op_error(op, "attribute 'beta' must be a positive finite float, got " + beta->to_string());
+    }
+  }
+  return Status::ok();
+}
+
+// mean(x) {axes, keepdims}
+Status verify_mean(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor) return op_error(op, "operand must be a tensor");
+  if (!op.attr("axes")) return op_error(op, "requires attribute 'axes'");
+  QRT_ASSIGN_OR_RETURN(auto axes, int_array_attr(op, "axes", -1, {}));
+  QRT_ASSIGN_OR_RETURN(int64_t keepdims, int_attr(op, "keepdims", 0));
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t a : axes) {
+    if (a < 0 || a >= int64_t(in.rank()) || reduced[size_t(a)]) {
+      return op_error(op, "axes " + op.attr("axes")->to_string() + " must be distinct dimensions of " + in.to_string());
+    }
+    reduced[size_t(a)] = true;
+  }
+  const bool is_float = in.element.is_float() && out.element == in.element;
+  const bool is_quant = in.element.kind == ElementKind::kUniform && out.element.kind == ElementKind::kUniform;
+  if (!is_float && !is_quant) {
+    return op_error(op, "expects float in and out of one type, or per-layer !quant.uniform in and out, got " +
+                            in.to_string() + " -> " + out.to_string());
+  }
+  std::vector<int64_t> expected;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    if (!reduced[d]) {
+      expected.push_back(in.dims[d]);
+    } else if (keepdims) {
+      expected.push_back(1);
+    }
+  }
+  return check_shape_equals(op, expected, out);
+}
+
 }  // namespace qrt::op_verify

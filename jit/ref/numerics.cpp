@@ -43,4 +43,30 @@ float compute_scale_f32(double scale, FloatKind expressed) {
   return float(round_to_float_kind(scale, expressed));
 }
 
+float exp_f32(float x) {
+  if (std::isnan(x)) return x;
+  if (x > 88.72283935546875f) return INFINITY;  // above ln(FLT_MAX)
+  if (x < -103.972084045410156f) return 0.0f;  // below ln(smallest subnormal / 2)
+  const float n = float(round_half_even(double(x * 1.44269502162933349609375f)));  // x / ln 2
+  // ln 2 split so that n * kLn2Hi is exact for |n| < 2^8.
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.428606765330187e-06f;
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;  // |r| <= ~0.35
+  float p = 1.98412698e-4f;                         // 1/7!
+  p = p * r + 1.38888889e-3f;                       // 1/6!
+  p = p * r + 8.33333377e-3f;                       // 1/5!
+  p = p * r + 4.16666679e-2f;                       // 1/4!
+  p = p * r + 1.66666672e-1f;                       // 1/3!
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return std::ldexp(p, int(n));
+}
+
+float logistic_f32(float x) {
+  const float e = exp_f32(-x);
+  const float d = 1.0f + e;
+  return 1.0f / d;
+}
+
 }  // namespace qrt::numerics

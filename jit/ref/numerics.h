@@ -38,4 +38,12 @@ int64_t requantize(int64_t v, float m, int64_t zo, int64_t lo, int64_t hi);
 /// widened to f32 (f16/bf16/f32 expressed types).
 float compute_scale_f32(double scale, FloatKind expressed);
 
+/// qrt's exponential in f32: a fixed algorithm (Cody-Waite reduction by ln 2, a degree-7
+/// polynomial in Horner form, scaling by 2^n), every step one f32 rounding, so every backend
+/// can reproduce it bit for bit. Within 2 ulp of exp over the finite range.
+float exp_f32(float x);
+
+/// Logistic 1 / (1 + exp_f32(-x)) in f32.
+float logistic_f32(float x);
+
 }  // namespace qrt::numerics

@@ -368,6 +368,11 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
       return eval_transpose(op, *in[0], rt);
     case OpKind::kPad:
       return eval_pad(op, *in[0], rt);
+    case OpKind::kSoftmax:
+    case OpKind::kLogistic:
+      return eval_softmax_logistic(op, *in[0], rt);
+    case OpKind::kMean:
+      return eval_mean(op, *in[0], rt);
     case OpKind::kReshape: {
       // One dynamic result dimension takes whatever the element count leaves for it.
       std::vector<int64_t> dims = rt.dims;

@@ -1,5 +1,6 @@
 // qrt — reference kernels of the neural-network ops: conv2d, pooling, transpose, concat,
 // pad. Formulas in docs/numerics.md; clarity over speed.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -314,6 +315,111 @@ Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt) {
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < x.type.dims[d]) break;
       idx[d] = 0;
+    }
+  }
+  return y;
+}
+
+namespace {
+
+// Element i of a float or per-tensor quantized tensor as the f32 value the formulas use.
+float value_f32(const Tensor& x, size_t i) {
+  const ElementType& e = x.type.element;
+  if (e.is_float()) return float(x.float_at(i));
+  return numerics::dequantize_f32(x.int_at(i), e.zero_points[0], numerics::compute_scale_f32(e.scales[0], e.float_kind));
+}
+
+void store_f32(Tensor& y, size_t i, float v) {
+  const ElementType& e = y.type.element;
+  if (e.is_float()) {
+    y.set_float(i, v);
+  } else {
+    y.set_int(i, numerics::quantize_f32(v, numerics::compute_scale_f32(e.scales[0], e.float_kind), e.zero_points[0],
+                                        e.storage.min, e.storage.max));
+  }
+}
+
+}  // namespace
+
+Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& rt) {
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  Tensor y = make_result(rt, x.type.dims);
+  const size_t n = size_t(x.num_elements());
+  if (op.kind == OpKind::kLogistic) {
+    for (size_t i = 0; i < n; ++i) store_f32(y, i, numerics::logistic_f32(value_f32(x, i)));
+    return y;
+  }
+  int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
+  if (axis < 0) axis += int64_t(x.type.rank());
+  const float beta = op.attr("beta") ? float(op.attr("beta")->f) : 1.0f;
+  const size_t len = size_t(x.type.dims[size_t(axis)]);
+  size_t inner = 1;
+  for (size_t d = size_t(axis) + 1; d < x.type.rank(); ++d) inner *= size_t(x.type.dims[d]);
+  std::vector<float> e(len);
+  for (size_t outer = 0; outer < n / (len * inner); ++outer) {
+    for (size_t in = 0; in < inner; ++in) {
+      const size_t base = outer * len * inner + in;
+      float m = -INFINITY;
+      for (size_t k = 0; k < len; ++k) m = std::max(m, value_f32(x, base + k * inner));
+      float sum = 0.0f;
+      for (size_t k = 0; k < len; ++k) {
+        const float z = (value_f32(x, base + k * inner) - m) * beta;
+        e[k] = numerics::exp_f32(z);
+        sum = sum + e[k];
+      }
+      for (size_t k = 0; k < len; ++k) store_f32(y, base + k * inner, e[k] / sum);
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt) {
+  const size_t rank = x.type.rank();
+  std::vector<bool> reduced(rank, false);
+  for (const Attribute& a : op.attr("axes")->array) reduced[size_t(a.i)] = true;
+  const bool keepdims = op.attr("keepdims") && op.attr("keepdims")->i != 0;
+  std::vector<int64_t> dims, kept_dims(rank);
+  int64_t count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    kept_dims[d] = reduced[d] ? 1 : x.type.dims[d];
+    if (reduced[d]) count *= x.type.dims[d];
+    if (!reduced[d] || keepdims) dims.push_back(kept_dims[d]);
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const size_t out_n = size_t(y.num_elements());
+  const bool quant = rt.element.is_uniform();
+  const bool f64 = !quant && is_f64(rt.element);
+  std::vector<int64_t> isum(out_n, 0);
+  std::vector<float> fsum(out_n, 0.0f);
+  std::vector<double> dsum(out_n, 0.0);
+  // Elements are added in row-major order of the input; each lands in its output slot.
+  std::vector<int64_t> idx(rank, 0);
+  const int64_t zi = quant ? x.type.element.zero_points[0] : 0;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    size_t o = 0;
+    for (size_t d = 0; d < rank; ++d) o = o * size_t(kept_dims[d]) + size_t(reduced[d] ? 0 : idx[d]);
+    if (quant) {
+      isum[o] += x.int_at(i) - zi;
+    } else if (f64) {
+      dsum[o] = dsum[o] + x.float_at(i);
+    } else {
+      fsum[o] = fsum[o] + float(x.float_at(i));
+    }
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < x.type.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  const ElementType& oe = rt.element;
+  for (size_t o = 0; o < out_n; ++o) {
+    if (quant) {
+      const float m = numerics::multiplier(x.type.element.scales[0], oe.scales[0] * double(count));
+      y.set_int(o, numerics::requantize(isum[o], m, oe.zero_points[0], oe.storage.min, oe.storage.max));
+    } else if (f64) {
+      y.set_float(o, dsum[o] / double(count));
+    } else {
+      y.set_float(o, double(fsum[o] / float(count)));
     }
   }
   return y;

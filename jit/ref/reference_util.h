@@ -63,5 +63,7 @@ Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_transpose(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
 Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt);
+Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& rt);
+Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt);
 
 }  // namespace qrt::ref_detail

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "jit/ref/numerics.h"
@@ -70,4 +71,27 @@ TEST_CASE("compute scale is the scale rounded to its expressed type") {
   CHECK(compute_scale_f32(0.1, qrt::FloatKind::kF32) == 0.1f);
   CHECK(compute_scale_f32(0.1, qrt::FloatKind::kF16) == 0.0999755859375f);
   CHECK(compute_scale_f32(0.1, qrt::FloatKind::kBF16) == 0.10009765625f);
+}
+
+TEST_CASE("exp_f32 is within 2 ulp of exp and handles the edges") {
+  CHECK(exp_f32(0.0f) == 1.0f);
+  CHECK(exp_f32(-INFINITY) == 0.0f);
+  CHECK(exp_f32(INFINITY) == INFINITY);
+  CHECK(std::isnan(exp_f32(NAN)));
+  CHECK(exp_f32(89.0f) == INFINITY);
+  CHECK(exp_f32(-104.0f) == 0.0f);
+  int worst = 0;
+  for (float x = -103.0f; x < 88.7f; x += 0.0137f) {
+    const float want = float(std::exp(double(x)));
+    const float got = exp_f32(x);
+    if (want < 1.2e-38f) continue;  // subnormal results: relative ulp is not meaningful
+    int32_t a, b;
+    std::memcpy(&a, &want, 4);
+    std::memcpy(&b, &got, 4);
+    worst = std::max(worst, std::abs(a - b));
+  }
+  CHECK(worst <= 2);
+  CHECK(logistic_f32(0.0f) == 0.5f);
+  CHECK(logistic_f32(100.0f) == 1.0f);
+  CHECK(logistic_f32(-100.0f) < 1e-40f);
 }

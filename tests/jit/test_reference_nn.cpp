@@ -2,6 +2,7 @@
 // cases, in both layouts where it applies.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -124,4 +125,29 @@ TEST_CASE("transpose, concat with rescale, pad with the zero point") {
              "tensor<1x5x!quant.uniform<u8:f32, 0.1:128>>") == std::vector<double>{128, 1, 2, 128, 128});
   CHECK(run1("qrt.pad", "{pads = [1, 0], value = -1.5}", {{"tensor<2xf32>", {1, 2}}}, "tensor<3xf32>") ==
         std::vector<double>{-1.5, 1, 2});
+}
+
+TEST_CASE("softmax, logistic and mean") {
+  const auto s = run1("qrt.softmax", "", {{"tensor<2x2xf32>", {0, 0, 1, 3}}}, "tensor<2x2xf32>");
+  CHECK(s[0] == 0.5);
+  CHECK(s[1] == 0.5);
+  CHECK(std::abs(s[2] - 1.0 / (1.0 + std::exp(2.0))) < 1e-7);
+  CHECK(std::abs(s[2] + s[3] - 1.0) < 1e-7);
+  // Along axis 0 instead: columns [0, 1] and [0, 3].
+  const auto s0 = run1("qrt.softmax", "{axis = 0 : i64}", {{"tensor<2x2xf32>", {0, 0, 1, 3}}}, "tensor<2x2xf32>");
+  CHECK(std::abs(s0[2] - 1.0 / (1.0 + std::exp(-1.0))) < 1e-7);
+  // Quantized: TFLite-style output scale 1/256, zero point -128; equal inputs -> 0.5 each = 0.
+  CHECK(run1("qrt.softmax", "", {{"tensor<1x2x!quant.uniform<i8:f32, 0.5>>", {7, 7}}},
+             "tensor<1x2x!quant.uniform<i8:f32, 0.00390625:-128>>") == std::vector<double>{0, 0});
+  CHECK(run1("qrt.logistic", "", {{"tensor<3xf32>", {0, 100, -100}}}, "tensor<3xf32>")[0] == 0.5);
+  CHECK(run1("qrt.logistic", "", {{"tensor<1x!quant.uniform<i8:f32, 0.1>>", {0}}},
+             "tensor<1x!quant.uniform<i8:f32, 0.00390625:-128>>") == std::vector<double>{0});
+  // mean over H, W of NHWC [1, 2, 2, 2], keepdims: channel 0 [1, 2, 3, 4], channel 1 [10, 20, 30, 40]
+  CHECK(run1("qrt.mean", "{axes = [1, 2], keepdims = 1 : i64}", {{"tensor<1x2x2x2xf32>", {1, 10, 2, 20, 3, 30, 4, 40}}},
+             "tensor<1x1x1x2xf32>") == std::vector<double>{2.5, 25});
+  CHECK(run1("qrt.mean", "{axes = [0]}", {{"tensor<2x3xf32>", {1, 2, 3, 5, 6, 7}}}, "tensor<3xf32>") ==
+        std::vector<double>{3, 4, 5});
+  // Quantized: sum of (q - zp) = [0, 1, 2, 5] = 8 over 4 -> 2 (s_out 1), + zp_out 3 = 5
+  CHECK(run1("qrt.mean", "{axes = [1]}", {{"tensor<1x4x!quant.uniform<i8:f32, 1.0:-1>>", {-1, 0, 1, 4}}},
+             "tensor<1x!quant.uniform<i8:f32, 1.0:3>>") == std::vector<double>{5});
 }
