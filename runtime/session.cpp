@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "importers/onnx_importer.h"
+#include "importers/tflite_importer.h"
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
@@ -80,10 +81,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
   // The format comes from the extension, else from the first bytes.
-  const bool is_onnx = ends_with(name, ".onnx") ||
-                       (!ends_with(name, ".mlir") && importers::looks_like_onnx(bytes.data(), bytes.size()));
-  QRT_ASSIGN_OR_RETURN(Graph g, is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
-                                        : parse_graph(bytes, name));
+  const bool known_text = ends_with(name, ".mlir");
+  const bool is_tflite = ends_with(name, ".tflite") ||
+                         (!known_text && importers::looks_like_tflite(bytes.data(), bytes.size()));
+  const bool is_onnx = !is_tflite && (ends_with(name, ".onnx") ||
+                                      (!known_text && importers::looks_like_onnx(bytes.data(), bytes.size())));
+  QRT_ASSIGN_OR_RETURN(Graph g, is_tflite ? importers::import_tflite(bytes.data(), bytes.size(), name)
+                                : is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
+                                          : parse_graph(bytes, name));
   auto model = std::make_unique<Model>();
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[size_t(g.inputs[i])];

@@ -1,0 +1,199 @@
+// Tests: the bundled TFLite models through the importer and the reference backend, via the
+// C API — person_detect tells person.bmp from no_person.bmp, hello_world tracks sin(x),
+// mobilenet_v2 runs end to end — and malformed or unsupported TFLite files are refused.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "importers/tflite_schema_generated.h"
+
+namespace {
+
+const std::string kDir = std::string(MODELS_DIR) + "/tflite-micro/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// What the tests need of an input or output description (qrt_tensor_info's pointers die
+// with the model).
+struct Io {
+  size_t rank = 0;
+  std::vector<int64_t> dims;
+  double scale = 0;
+  int64_t zero_point = 0;
+};
+
+Io io_of(const qrt_tensor_info& info) {
+  Io io;
+  io.rank = info.rank;
+  io.dims.assign(info.dims, info.dims + info.rank);
+  if (info.quant_count > 0) {
+    io.scale = info.scales[0];
+    io.zero_point = info.zero_points[0];
+  }
+  return io;
+}
+
+// Loads, compiles and runs a one-input model; returns output 0's bytes.
+std::vector<uint8_t> run(const std::string& model, const std::vector<uint8_t>& input, Io* in_io = nullptr,
+                         Io* out_io = nullptr) {
+  qrt_model_t* m = nullptr;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_file((kDir + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_info info;
+  REQUIRE(qrt_model_input_info(m, 0, &info) == QRT_OK);
+  if (in_io) *in_io = io_of(info);
+  qrt_tensor_info out_info;
+  REQUIRE(qrt_model_output_info(m, 0, &out_info) == QRT_OK);
+  if (out_io) *out_io = io_of(out_info);
+  REQUIRE(qrt_plan_create(m, nullptr, &plan) == QRT_OK);
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, info.dtype, info.rank, info.dims, input.data(), input.size()) == QRT_OK,
+                  qrt_last_error_message());
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  const auto* p = static_cast<const uint8_t*>(view.data);
+  std::vector<uint8_t> out(p, p + view.bytes);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
+  return out;
+}
+
+// The 96x96 8-bit grey BMP as upstream feeds it: rows top first (the file stores them bottom
+// up), each byte copied unchanged into the int8 input tensor.
+std::vector<uint8_t> bmp_input(const std::string& file) {
+  const std::string bmp = slurp(kDir + file);
+  REQUIRE(bmp.size() == 1078 + 96 * 96);
+  REQUIRE(bmp.compare(0, 2, "BM") == 0);
+  std::vector<uint8_t> pixels(96 * 96);
+  for (int row = 0; row < 96; ++row) {
+    std::memcpy(pixels.data() + row * 96, bmp.data() + 1078 + (95 - row) * 96, 96);
+  }
+  return pixels;
+}
+
+}  // namespace
+
+TEST_CASE("person_detect: person.bmp is a person, no_person.bmp is not") {
+  const auto person = run("person_detect.tflite", bmp_input("person.bmp"));
+  const auto nobody = run("person_detect.tflite", bmp_input("no_person.bmp"));
+  REQUIRE(person.size() == 2);
+  const int8_t p_not = int8_t(person[0]), p_yes = int8_t(person[1]);
+  const int8_t n_not = int8_t(nobody[0]), n_yes = int8_t(nobody[1]);
+  MESSAGE("person.bmp: [not " << int(p_not) << ", person " << int(p_yes) << "]; no_person.bmp: [not "
+                              << int(n_not) << ", person " << int(n_yes) << "]");
+  CHECK(p_yes > p_not);
+  CHECK(n_not > n_yes);
+}
+
+TEST_CASE("hello_world tracks sin(x) over [0, 2 pi]") {
+  double worst = 0, total = 0;
+  const int n = 64;
+  for (int i = 0; i < n; ++i) {
+    const double x = 2 * M_PI * i / (n - 1);
+    Io in, out;
+    // Quantize x with the input's own parameters (qcast formula).
+    qrt_model_t* m = nullptr;
+    REQUIRE(qrt_model_load_file((kDir + "hello_world_int8.tflite").c_str(), &m) == QRT_OK);
+    qrt_tensor_info info;
+    REQUIRE(qrt_model_input_info(m, 0, &info) == QRT_OK);
+    const double s = info.scales[0];
+    const int64_t zp = info.zero_points[0];
+    qrt_model_destroy(m);
+    const long q = std::lround(std::nearbyint(float(x) / float(s))) + zp;
+    const std::vector<uint8_t> input = {uint8_t(int8_t(std::max<long>(-128, std::min<long>(127, q))))};
+    const auto y = run("hello_world_int8.tflite", input, &in, &out);
+    const double value = double(int8_t(y[0]) - out.zero_point) * out.scale;
+    worst = std::max(worst, std::abs(value - std::sin(x)));
+    total += std::abs(value - std::sin(x));
+  }
+  MESSAGE("hello_world: max |y - sin x| = " << worst << ", mean " << total / n);
+  CHECK(worst < 0.15);
+  CHECK(total / n < 0.05);
+}
+
+TEST_CASE("mobilenet_v2 runs end to end, deterministically") {
+  // A smooth synthetic image: the stored values of a diagonal gradient.
+  std::vector<uint8_t> input(3 * 224 * 224);
+  for (size_t c = 0; c < 3; ++c) {
+    for (size_t y = 0; y < 224; ++y) {
+      for (size_t x = 0; x < 224; ++x) input[(c * 224 + y) * 224 + x] = uint8_t(int8_t((x + y + 40 * c) % 200 - 100));
+    }
+  }
+  Io in, out;
+  const auto a = run("mobilenet_v2_quantized_1x3x224x224.tflite", input, &in, &out);
+  CHECK(in.rank == 4);
+  CHECK(in.dims[1] == 3);
+  CHECK(out.dims[1] == 1000);
+  REQUIRE(a.size() == 1000);
+  const auto b = run("mobilenet_v2_quantized_1x3x224x224.tflite", input);
+  CHECK(a == b);
+  int distinct = 0;
+  for (size_t i = 1; i < a.size(); ++i) distinct += a[i] != a[0];
+  CHECK(distinct > 100);  // real logits, not a constant
+}
+
+namespace {
+
+std::string load_error(const std::string& bytes, const char* name) {
+  qrt_model_t* m = nullptr;
+  CHECK(qrt_model_load_buffer(bytes.data(), bytes.size(), name, &m) != QRT_OK);
+  CHECK(m == nullptr);
+  return qrt_last_error_message();
+}
+
+// A one-operator model: x [1, 4] f32 -> op -> y [1, 4] f32.
+std::string tiny_model(int builtin_code) {
+  namespace fb = qrt::tflite_fb;
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors = {
+      fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, 4}), fb::TensorType_FLOAT32, 0, b.CreateString("x")),
+      fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, 4}), fb::TensorType_FLOAT32, 0, b.CreateString("y"))};
+  auto op = fb::CreateOperator(b, 0, b.CreateVector(std::vector<int32_t>{0}), b.CreateVector(std::vector<int32_t>{1}));
+  auto sg = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(std::vector<int32_t>{0}),
+                               b.CreateVector(std::vector<int32_t>{1}), b.CreateVector(std::vector<decltype(op)>{op}));
+  auto code = fb::CreateOperatorCode(b, int8_t(std::min(builtin_code, 127)), 0, 1, builtin_code);
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers = {fb::CreateBuffer(b)};
+  auto model = fb::CreateModel(b, 3, b.CreateVector(std::vector<decltype(code)>{code}),
+                               b.CreateVector(std::vector<decltype(sg)>{sg}), 0, b.CreateVector(buffers));
+  fb::FinishModelBuffer(b, model);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+}  // namespace
+
+TEST_CASE("malformed and unsupported TFLite files are refused with a clear message") {
+  const std::string good = slurp(kDir + "person_detect.tflite");
+  CHECK(load_error(good.substr(0, good.size() / 3), "cut.tflite") ==
+        "cut.tflite: error: not a valid TFLite flatbuffer (the flatbuffers verifier rejected it; the file is "
+        "truncated or corrupted)");
+  std::string corrupt = good;
+  for (size_t i = 16; i < 64; ++i) corrupt[i] = char(0xff);  // smash the root table's offsets
+  CHECK(load_error(corrupt, "bad.tflite").find("bad.tflite: error: not a valid TFLite flatbuffer") == 0);
+  CHECK(load_error(std::string(16, '\0'), "zero.tflite") ==
+        "zero.tflite: error: not a TFLite model (no \"TFL3\" identifier at byte offset 4)");
+  CHECK(load_error(tiny_model(43), "sq.tflite") ==
+        "sq.tflite: error: operator #0 (SQUEEZE): unsupported TFLite operator SQUEEZE");
+  CHECK(load_error(tiny_model(200), "hi.tflite") ==
+        "hi.tflite: error: operator #0 (code 200): unsupported TFLite operator with builtin code 200");
+  // Every single-byte corruption of a small model is refused or imported, never a crash.
+  const std::string small = slurp(kDir + "hello_world_int8.tflite");
+  for (size_t i = 0; i < small.size(); i += 7) {
+    std::string mutated = small;
+    mutated[i] = char(mutated[i] ^ 0x5a);
+    qrt_model_t* m = nullptr;
+    if (qrt_model_load_buffer(mutated.data(), mutated.size(), "m.tflite", &m) == QRT_OK) qrt_model_destroy(m);
+  }
+}
