@@ -14,6 +14,7 @@ packages=(
   doctest-dev                              # unit tests
   libonnx-dev libprotobuf-dev              # ONNX protobuf classes (importers/)
   libonnx-testdata                         # ONNX's backend node tests (conformance tests)
+  libflatbuffers-dev flatbuffers-compiler  # TFLite reading (importers/tflite_schema.fbs)
   nlohmann-json3-dev                       # JSON for the model tests' expectations
   libbenchmark-dev                         # Google Benchmark (bench/)
   mlir-19-tools                            # mlir-opt-19, the oracle for the text form

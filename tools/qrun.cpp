@@ -20,8 +20,9 @@ namespace {
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
     "\n"
-    "Runs a qrt graph (MLIR text, see docs/ops.md) with the reference backend, whose\n"
-    "numerics are defined in docs/numerics.md.\n"
+    "Runs a model with the reference backend, whose numerics are defined in\n"
+    "docs/numerics.md. MODEL is qrt MLIR text (.mlir, see docs/ops.md), ONNX (.onnx) or\n"
+    "TFLite (.tflite); see docs/importers.md.\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.npy  bind graph input NAME (its SSA name without '%') to a .npy\n"
@@ -31,8 +32,8 @@ const char* kUsage =
     "                         random data: floats uniform in [-1, 1), quantized values uniform\n"
     "                         over the storage bounds; dynamic dimensions become 1.\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy (DIR is created if missing)\n"
-    "  --print                print inputs' and outputs' types and values (the default when\n"
-    "                         --output-dir is not given)\n"
+    "  --print                print the outputs' types and values, and those of inputs made by\n"
+    "                         --random (the default when --output-dir is not given)\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
     "  -h, --help             print this help and exit\n"
     "\n"
@@ -358,7 +359,10 @@ int run_main(int argc, char** argv) {
                               array.data.data(), array.data.size()) != QRT_OK) {
       return fail(where + qrt_last_error_message());
     }
-    if (o.print) print_tensor("input", info.name, info.type, array.dtype, array.shape, array.data.data());
+    // Generated inputs are shown so that a run can be understood; given ones the user has.
+    if (o.print && bound == o.inputs.end()) {
+      print_tensor("input", info.name, info.type, array.dtype, array.shape, array.data.data());
+    }
   }
   if (qrt_context_run(h.context) != QRT_OK) return fail(qrt_last_error_message());
 
