@@ -151,6 +151,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     return error(node, "operators of domain '" + node.domain() + "' are not supported");
   }
+  if (node.output_size() < 1 || node.output(0).empty()) return error(node, "the node has no output", ErrorCode::kParse);
   Attrs a;
   for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
   const std::string& op = node.op_type();
@@ -267,6 +268,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     std::vector<int64_t> dims = t0.dims;
     dims[size_t(axis)] = 0;
     for (int x : xs) {
+      if (type(x).rank() != t0.rank()) return error(node, "inputs differ in rank", ErrorCode::kVerify);
       const int64_t d = type(x).dims[size_t(axis)];
       dims[size_t(axis)] = (dims[size_t(axis)] < 0 || d < 0) ? -1 : dims[size_t(axis)] + d;
     }

@@ -195,6 +195,15 @@ TEST_CASE("malformed and unsupported ONNX files are refused with a clear message
     CHECK(load_error(m.SerializeAsString(), "d.onnx") ==
           "d.onnx: error: node 'the_node' (Relu): operators of domain 'com.microsoft' are not supported");
   }
+  // Byte corruptions of a real model are refused or imported, never a crash.
+  for (size_t i = 0; i < good.size(); i += 3) {
+    std::string mutated = good;
+    mutated[i] = char(mutated[i] ^ (1 << (i % 8)));
+    qrt_model_t* model = nullptr;
+    const qrt_status st = qrt_model_load_buffer(mutated.data(), mutated.size(), "m.onnx", &model);
+    CHECK_MESSAGE(st != QRT_INTERNAL_ERROR, qrt_last_error_message());  // a clear error, not a bug
+    if (st == QRT_OK) qrt_model_destroy(model);
+  }
   {
     onnx::ModelProto m = tiny_model("Relu");
     qrt_model_t* model = nullptr;
