@@ -63,6 +63,13 @@ typedef enum qrt_quant_kind {
   QRT_QUANT_MAX_ENUM = 0x7FFFFFFF
 } qrt_quant_kind;
 
+/** Serialized model formats qrt writes. */
+typedef enum qrt_format {
+  QRT_FORMAT_TEXT = 0,       /**< MLIR text (.mlir) */
+  QRT_FORMAT_BINARY = 1,     /**< the .qrt container: FlatBuffers metadata + aligned weights */
+  QRT_FORMAT_MAX_ENUM = 0x7FFFFFFF
+} qrt_format;
+
 /** Which backend executes a plan. */
 typedef enum qrt_backend {
   QRT_BACKEND_DEFAULT = 0,   /**< the best available (currently the reference) */
@@ -121,14 +128,17 @@ const char* qrt_dtype_name(qrt_dtype dtype);
 /** Frees memory returned by qrt (e.g. by qrt_model_print). NULL is ignored. */
 void qrt_free(void* p);
 
-/** Loads a model from a file: MLIR text (.mlir) or ONNX (.onnx); other extensions are
- *  recognised by content. */
+/** Loads a model from a file: MLIR text (.mlir), the .qrt binary container (mapped, its
+ *  weights used in place), ONNX (.onnx) or TFLite (.tflite); other names are recognised by
+ *  content. */
 qrt_status qrt_model_load_file(const char* path, qrt_model_t** model_out);
 /** Loads a model from memory; `name` is used in diagnostics (may be NULL). */
 qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name,
                                  qrt_model_t** model_out);
 /** Destroys a model. NULL is ignored. Plans made from it stay valid. */
 void qrt_model_destroy(qrt_model_t* model);
+/** Writes the model to `path` in `format` (text or the .qrt binary container). */
+qrt_status qrt_model_save(const qrt_model_t* model, const char* path, qrt_format format);
 /** Prints the canonical MLIR text; free *text_out with qrt_free(). */
 qrt_status qrt_model_print(const qrt_model_t* model, char** text_out);
 /** Number of inputs. */

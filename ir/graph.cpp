@@ -22,7 +22,7 @@ unsigned element_byte_size(const ElementType& element) {
 int64_t DenseElements::int_at(size_t i) const {
   const unsigned n = element_byte_size(type.element);
   uint64_t raw = 0;
-  std::memcpy(&raw, bytes.data() + i * n, n);
+  std::memcpy(&raw, data() + i * n, n);
   const unsigned bits = n * 8;
   if (bits < 64 && type.element.int_sign != Signedness::kUnsigned &&
       (raw >> (bits - 1)) & 1u && type.element.int_width > 1) {
@@ -34,15 +34,15 @@ int64_t DenseElements::int_at(size_t i) const {
 double DenseElements::float_at(size_t i) const {
   const unsigned n = element_byte_size(type.element);
   uint64_t raw = 0;
-  std::memcpy(&raw, bytes.data() + i * n, n);
+  std::memcpy(&raw, data() + i * n, n);
   return float_kind_from_bits(raw, type.element.float_kind);
 }
 
 bool DenseElements::is_splat() const {
   const unsigned n = element_byte_size(type.element);
-  if (n == 0 || bytes.size() <= n) return true;
-  for (size_t off = n; off < bytes.size(); off += n) {
-    if (std::memcmp(bytes.data(), bytes.data() + off, n) != 0) return false;
+  if (n == 0 || size() <= n) return true;
+  for (size_t off = n; off < size(); off += n) {
+    if (std::memcmp(data(), data() + off, n) != 0) return false;
   }
   return true;
 }
@@ -160,7 +160,8 @@ std::string dense_to_string(const DenseElements& d) {
   } else if (n > kHexElementsThreshold && d.type.element.int_width != 1) {
     static const char* hex = "0123456789ABCDEF";
     body = "\"0x";
-    for (uint8_t b : d.bytes) {
+    for (size_t k = 0; k < d.size(); ++k) {
+      const uint8_t b = d.data()[k];
       body += hex[b >> 4];
       body += hex[b & 15];
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,9 +20,21 @@ unsigned element_byte_size(const ElementType& element);
 /// A dense elements attribute: `dense<[1, 2]> : tensor<2xi8>`, `dense<"0x0102"> : ...`.
 /// Elements are stored expanded (never as a splat), little-endian, in the layout given by
 /// element_byte_size(); integer elements are sign- or zero-extended by their signedness.
+/// The bytes are either owned (`bytes`) or a read-only view into memory kept alive by
+/// `view_owner` (weights of a mapped .qrt file, loaded without copying).
 struct DenseElements {
   Type type;                   ///< a static tensor of float or builtin integer elements
-  std::vector<uint8_t> bytes;  ///< num_elements × element_byte_size bytes
+  std::vector<uint8_t> bytes;  ///< owned data: num_elements × element_byte_size bytes
+  std::shared_ptr<const void> view_owner;  ///< keeps a view's memory alive (null: owned)
+  const uint8_t* view_data = nullptr;      ///< the view's first byte
+  size_t view_size = 0;                    ///< the view's size in bytes
+
+  /// The element bytes, owned or viewed.
+  const uint8_t* data() const { return view_owner ? view_data : bytes.data(); }
+  /// Number of element bytes.
+  size_t size() const { return view_owner ? view_size : bytes.size(); }
+  /// True when the bytes are a view into memory owned elsewhere.
+  bool is_view() const { return view_owner != nullptr; }
 
   /// Element `i` as an integer (integer element types).
   int64_t int_at(size_t i) const;

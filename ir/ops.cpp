@@ -223,6 +223,11 @@ Status verify_constant(const Graph& g, const Op& op) {
     return op_error(op, "value shape " + d.type.to_string() + " does not match result type " +
                             out.to_string());
   }
+  const size_t expected_bytes = size_t(d.type.num_elements()) * element_byte_size(d.type.element);
+  if (d.size() != expected_bytes) {
+    return op_error(op, "value holds " + std::to_string(d.size()) + " bytes, its type " + d.type.to_string() +
+                            " needs " + std::to_string(expected_bytes));
+  }
   const ElementType& de = d.type.element;
   const ElementType& re = out.element;
   if (re.is_float() || re.is_integer()) {

@@ -1,12 +1,15 @@
 // qrt — the C API firewall: the only extern "C" code. No exception crosses it; every
 // failure becomes a stable qrt_status plus a thread-local message; outputs are written
 // only on success.
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "include/qrt.h"
+#include "ir/binary_format.h"
 #include "ir/text_format.h"
 #include "jit/host_info.h"
 #include "runtime/session.h"
@@ -175,6 +178,28 @@ qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name
 }
 
 void qrt_model_destroy(qrt_model_t* model) { delete model; }
+
+qrt_status qrt_model_save(const qrt_model_t* model, const char* path, qrt_format format) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_model_save", "model");
+    if (!path) return null_argument("qrt_model_save", "path");
+    std::string bytes;
+    if (format == QRT_FORMAT_TEXT) {
+      bytes = qrt::print_graph(*model->impl->graph);
+    } else if (format == QRT_FORMAT_BINARY) {
+      auto written = qrt::write_binary_graph(*model->impl->graph, std::string("qrt ") + QRT_VERSION_STRING);
+      if (!written.is_ok()) return fail(written.status());
+      bytes = std::move(written).value();
+    } else {
+      return fail(QRT_INVALID_ARGUMENT, "qrt_model_save: unknown format " + std::to_string(int(format)));
+    }
+    FILE* f = std::fopen(path, "wb");
+    if (!f) return fail(QRT_IO_ERROR, std::string(path) + ": cannot create file: " + std::strerror(errno));
+    const bool written_all = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (std::fclose(f) != 0 || !written_all) return fail(QRT_IO_ERROR, std::string(path) + ": write failed");
+    return ok();
+  });
+}
 
 qrt_status qrt_model_print(const qrt_model_t* model, char** text_out) {
   return guarded([&] {

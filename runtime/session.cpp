@@ -7,7 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "importers/onnx_importer.h"
+#include "ir/binary_format.h"
 #include "importers/tflite_importer.h"
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
@@ -79,7 +85,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
+namespace {
+
+Result<std::unique_ptr<Model>> describe_model(Graph g);
+
+}  // namespace
+
 Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
+  if (looks_like_binary_graph(bytes.data(), bytes.size())) {
+    // A copy that the weight views can share.
+    auto owned = std::make_shared<std::string>(bytes);
+    QRT_ASSIGN_OR_RETURN(Graph g, read_binary_graph(owned, reinterpret_cast<const uint8_t*>(owned->data()),
+                                                    owned->size(), name));
+    return describe_model(std::move(g));
+  }
   // The format comes from the extension, else from the first bytes.
   const bool known_text = ends_with(name, ".mlir");
   const bool is_tflite = ends_with(name, ".tflite") ||
@@ -89,6 +108,12 @@ Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::s
   QRT_ASSIGN_OR_RETURN(Graph g, is_tflite ? importers::import_tflite(bytes.data(), bytes.size(), name)
                                 : is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
                                           : parse_graph(bytes, name));
+  return describe_model(std::move(g));
+}
+
+namespace {
+
+Result<std::unique_ptr<Model>> describe_model(Graph g) {
   auto model = std::make_unique<Model>();
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[size_t(g.inputs[i])];
@@ -120,7 +145,41 @@ Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::s
   return model;
 }
 
+// A read-only mapping of a whole file, unmapped when the last weight view lets go.
+struct Mapping {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (data) munmap(const_cast<uint8_t*>(data), size);
+  }
+};
+
+Result<std::shared_ptr<Mapping>> map_file(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open file: " + std::strerror(errno)).with_code(ErrorCode::kIo);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    close(fd);
+    return Status::error(path + ": cannot map an empty or unreadable file").with_code(ErrorCode::kIo);
+  }
+  void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return Status::error(path + ": mmap failed: " + std::strerror(errno)).with_code(ErrorCode::kIo);
+  auto m = std::make_shared<Mapping>();
+  m->data = static_cast<const uint8_t*>(p);
+  m->size = size_t(st.st_size);
+  return m;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
+  if (ends_with(path, ".qrt")) {
+    // Mapped, not read: the weights are used in place.
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<Mapping> m, map_file(path));
+    QRT_ASSIGN_OR_RETURN(Graph g, read_binary_graph(m, m->data, m->size, path));
+    return describe_model(std::move(g));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::error(path + ": cannot open file: " + std::strerror(errno))

@@ -11,15 +11,18 @@
 namespace {
 
 const char* kUsage =
-    "usage: qopt FILE [-o OUT]\n"
+    "usage: qopt FILE [-o OUT] [--emit text|binary]\n"
     "\n"
-    "Parses FILE (MLIR text; '-' reads standard input), verifies every rule of the qrt IR\n"
-    "(quant types, per-axis integrity, op operand/result types and shapes) and prints the\n"
-    "canonical text form: generic op syntax, types and floats formatted as mlir-opt prints\n"
-    "them. The output can be read back by qopt, qrun and mlir-opt --allow-unregistered-dialect.\n"
+    "Reads FILE (qrt MLIR text, a .qrt binary, ONNX or TFLite; '-' reads standard input),\n"
+    "verifies every rule of the qrt IR (quant types, per-axis integrity, op operand/result\n"
+    "types and shapes) and writes it: by default the canonical text form — generic op syntax,\n"
+    "types and floats formatted as mlir-opt prints them — which qopt, qrun and\n"
+    "mlir-opt --allow-unregistered-dialect read back.\n"
     "\n"
     "options:\n"
     "  -o OUT      write to OUT instead of standard output\n"
+    "  --emit F    text (default) or binary: the .qrt container (FlatBuffers metadata and\n"
+    "              64-byte aligned weights, see docs/formats.md); binary needs -o\n"
     "  --version   print the version and exit\n"
     "  -h, --help  print this help and exit\n"
     "\n"
@@ -34,7 +37,7 @@ int fail(const std::string& message, int code = 1) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output;
+  std::string input, output, emit = "text";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -43,6 +46,10 @@ int run_main(int argc, char** argv) {
     } else if (a == "--version") {
       std::printf("qopt (qrt) %s\n", qrt_version());
       return 0;
+    } else if (a == "--emit") {
+      if (i + 1 >= argc) return fail("--emit needs text or binary", 2);
+      emit = argv[++i];
+      if (emit != "text" && emit != "binary") return fail("--emit must be text or binary, got '" + emit + "'", 2);
     } else if (a == "-o") {
       if (i + 1 >= argc) return fail("-o needs a file name", 2);
       output = argv[++i];
@@ -55,6 +62,7 @@ int run_main(int argc, char** argv) {
     }
   }
   if (input.empty()) return fail("no FILE given (see qopt --help)", 2);
+  if (emit == "binary" && output.empty()) return fail("--emit binary needs -o OUT", 2);
 
   qrt_model_t* model = nullptr;
   qrt_status st;
@@ -65,6 +73,11 @@ int run_main(int argc, char** argv) {
     st = qrt_model_load_file(input.c_str(), &model);
   }
   if (st != QRT_OK) return fail(qrt_last_error_message());
+  if (emit == "binary") {
+    st = qrt_model_save(model, output.c_str(), QRT_FORMAT_BINARY);
+    qrt_model_destroy(model);
+    return st == QRT_OK ? 0 : fail(qrt_last_error_message());
+  }
   char* text = nullptr;
   st = qrt_model_print(model, &text);
   qrt_model_destroy(model);

@@ -89,7 +89,8 @@ Tensor eval_scast(const Tensor& x, const Type& rt) {
 
 Tensor eval_constant(const Op& op, const Type& rt) {
   Tensor y = Tensor::zeros(rt);
-  y.data = op.attr("value")->dense.bytes;
+  const DenseElements& d = op.attr("value")->dense;
+  y.data.assign(d.data(), d.data() + d.size());
   return y;
 }
 

@@ -226,6 +226,23 @@ TEST_CASE("qopt prints the canonical form; its output reads back unchanged") {
   CHECK(run(kQopt + " --help").out.find("usage: qopt FILE [-o OUT]") != std::string::npos);
 }
 
+TEST_CASE("qopt --emit binary writes a .qrt that qrun and qopt read back identically") {
+  const fs::path qrt = temp_dir() / "mlp.qrt";
+  REQUIRE(run(kQopt + " " + kExamples + "/mlp.mlir --emit binary -o " + qrt.string()).exit_code == 0);
+  CHECK(run(kQopt + " " + qrt.string()).out == run(kQopt + " " + kExamples + "/mlp.mlir").out);
+  const Run text = run(kQrun + " " + kExamples + "/mlp.mlir --random 3");
+  const Run binary = run(kQrun + " " + qrt.string() + " --random 3");
+  REQUIRE_MESSAGE(binary.exit_code == 0, binary.err);
+  CHECK(binary.out == text.out);
+  const std::string bytes = slurp(qrt);
+  check_one_error_line(run(kQrun + " " + write_file("cut.qrt", bytes.substr(0, bytes.size() / 2)).string() + " --random 1"),
+                       "qrun", "cut.qrt: error: corrupted .qrt file");
+  check_one_error_line(run(kQrun + " " + write_file("empty.qrt", "").string()), "qrun",
+                       "empty.qrt: cannot map an empty or unreadable file");
+  check_one_error_line(run(kQopt + " " + kExamples + "/mlp.mlir --emit binary"), "qopt", "--emit binary needs -o OUT");
+  check_one_error_line(run(kQopt + " " + kExamples + "/mlp.mlir --emit pdf -o x"), "qopt", "--emit must be text or binary");
+}
+
 TEST_CASE("qopt bad input") {
   check_one_error_line(run(kQopt + " /nonexistent/x.mlir"), "qopt", "/nonexistent/x.mlir: cannot open file");
   check_one_error_line(run(kQopt + " " + write_file("t.mlir", "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 1.0:300>>) -> f32 {}").string()),

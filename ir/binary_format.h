@@ -1,0 +1,30 @@
+// qrt — the .qrt binary graph container: FlatBuffers metadata plus 64-byte aligned weight
+// blobs that a mapped file serves in place.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace qrt {
+
+/// The format version this build writes and reads.
+inline constexpr uint32_t kBinaryFormatVersion = 1;
+
+/// Serializes a verified graph into the .qrt layout (the returned bytes are the whole file).
+Result<std::string> write_binary_graph(const Graph& graph, const std::string& producer);
+
+/// True when `data` carries the .qrt file identifier "QRTB" at byte offset 4.
+bool looks_like_binary_graph(const void* data, size_t size);
+
+/// Reads a .qrt file held in `data` (`size` bytes). Weight constants become views into
+/// `data` (no copy) kept alive by `owner`. Every offset and size is checked first (the
+/// FlatBuffers verifier, then each blob's bounds and alignment), and the graph is verified, so
+/// a truncated, corrupted, wrong-version or hostile file is refused with a message naming
+/// the problem. `name` is used in diagnostics.
+Result<Graph> read_binary_graph(std::shared_ptr<const void> owner, const uint8_t* data, size_t size,
+                                const std::string& name);
+
+}  // namespace qrt
