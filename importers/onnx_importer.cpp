@@ -172,6 +172,16 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (op == "GlobalAveragePool") return pool(node, a, OpKind::kAvgPool2d, true);
   if (op == "Gemm") return gemm(node, a);
   if (op == "Relu") return unary(OpKind::kRelu);
+  if (op == "DynamicQuantizeLinear") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    if (node.output_size() != 3) return error(node, "expects 3 outputs", ErrorCode::kParse);
+    const ElementType u8 = ElementType::make_int(8, Signedness::kUnsigned);
+    const int k = g_.add_op(OpKind::kDynamicQuantize, {x},
+                            {Type::tensor(type(x).dims, u8), Type::tensor({}, ElementType::make_float(FloatKind::kF32)),
+                             Type::tensor({}, u8)});
+    for (int i = 0; i < 3; ++i) bind(node, i, g_.ops[size_t(k)].results[size_t(i)]);
+    return Status::ok();
+  }
   if (op == "Sigmoid") return unary(OpKind::kLogistic);
   if (op == "Softmax") {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));

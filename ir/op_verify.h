@@ -49,5 +49,6 @@ Status verify_concat(const Graph& g, const Op& op);
 Status verify_pad(const Graph& g, const Op& op);
 Status verify_softmax_logistic(const Graph& g, const Op& op);
 Status verify_mean(const Graph& g, const Op& op);
+Status verify_dynamic_quantize(const Graph& g, const Op& op);
 
 }  // namespace qrt::op_verify

@@ -463,6 +463,8 @@ const std::vector<OpInfo>& table() {
        "1 / (1 + exp(-x)) in f32 (quantized: dequantize, logistic, quantize)"},
       {OpKind::kMean, "qrt.mean", 1, 1, {"axes", "keepdims"}, verify_mean,
        "mean over axes; quantized sums accumulate in int32 and narrow once"},
+      {OpKind::kDynamicQuantize, "qrt.dynamic_quantize", 1, 1, {}, verify_dynamic_quantize,
+       "dynamic-range u8 quantization: stored values, scale and zero point computed per call", 3},
   };
   return kTable;
 }
@@ -527,8 +529,9 @@ Status verify_graph(const Graph& graph) {
               : std::to_string(info.min_operands) + " to " + std::to_string(info.max_operands);
       return op_error(op, "expects " + expected + " operands, got " + std::to_string(n));
     }
-    if (op.results.size() != 1) {
-      return op_error(op, "expects 1 result, got " + std::to_string(op.results.size()));
+    if (op.results.size() != size_t(info.num_results)) {
+      return op_error(op, "expects " + std::to_string(info.num_results) + " result" +
+                              (info.num_results == 1 ? "" : "s") + ", got " + std::to_string(op.results.size()));
     }
     for (int operand : op.operands) {
       if (operand < 0 || size_t(operand) >= graph.values.size() || !defined[size_t(operand)]) {

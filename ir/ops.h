@@ -20,6 +20,7 @@ struct OpInfo {
   /// already verified on their own when this runs.
   Status (*verify)(const Graph& graph, const Op& op);
   const char* summary;                  ///< one line for --help and docs
+  int num_results = 1;                  ///< results the op defines
 };
 
 /// The entry for `kind`.

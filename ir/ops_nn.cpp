@@ -268,4 +268,26 @@ Status verify_mean(const Graph& g, const Op& op) {
   return check_shape_equals(op, expected, out);
 }
 
+// dynamic_quantize(x: f32) -> (y: ui8 of x's shape, scale: f32 scalar, zero_point: ui8 scalar)
+Status verify_dynamic_quantize(const Graph& g, const Op& op) {
+  const Type& x = operand_type(g, op, 0);
+  const Type& y = result_type(g, op, 0);
+  const Type& scale = result_type(g, op, 1);
+  const Type& zp = result_type(g, op, 2);
+  const ElementType u8 = ElementType::make_int(8, Signedness::kUnsigned);
+  if (!x.is_tensor || !(x.element == ElementType::make_float(FloatKind::kF32))) {
+    return op_error(op, "operand must be an f32 tensor, got " + x.to_string());
+  }
+  if (!y.is_tensor || !(y.element == u8) || !dims_compatible(x.dims, y.dims)) {
+    return op_error(op, "result 0 must be a ui8 tensor of the operand's shape, got " + y.to_string());
+  }
+  if (!(scale.element == ElementType::make_float(FloatKind::kF32)) || scale.rank() != 0) {
+    return op_error(op, "result 1 (the scale) must be an f32 scalar, got " + scale.to_string());
+  }
+  if (!(zp.element == u8) || zp.rank() != 0) {
+    return op_error(op, "result 2 (the zero point) must be a ui8 scalar, got " + zp.to_string());
+  }
+  return Status::ok();
+}
+
 }  // namespace qrt::op_verify

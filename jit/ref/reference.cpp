@@ -452,8 +452,13 @@ Result<std::vector<Tensor>> run_reference(const Graph& graph, std::vector<Tensor
     const Op& op = graph.ops[o];
     std::vector<const Tensor*> operands;
     for (int v : op.operands) operands.push_back(&values[size_t(v)]);
-    QRT_ASSIGN_OR_RETURN(Tensor result, evaluate_op_reference(graph, op, operands));
-    values[size_t(op.results[0])] = std::move(result);
+    if (op.kind == OpKind::kDynamicQuantize) {
+      std::vector<Tensor> results = eval_dynamic_quantize(graph, op, *operands[0]);
+      for (size_t r = 0; r < results.size(); ++r) values[size_t(op.results[r])] = std::move(results[r]);
+    } else {
+      QRT_ASSIGN_OR_RETURN(Tensor result, evaluate_op_reference(graph, op, operands));
+      values[size_t(op.results[0])] = std::move(result);
+    }
     for (int v : op.operands) {
       if (last_use[size_t(v)] == int(o)) values[size_t(v)] = Tensor();  // free early
     }

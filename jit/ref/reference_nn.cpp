@@ -425,4 +425,30 @@ Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt) {
   return y;
 }
 
+std::vector<Tensor> eval_dynamic_quantize(const Graph& g, const Op& op, const Tensor& x) {
+  // ONNX DynamicQuantizeLinear for u8: the range always includes 0.
+  const size_t n = size_t(x.num_elements());
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = float(x.float_at(i));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  int64_t zp = 0;
+  if (scale > 0.0f) {
+    const float intermediate = 0.0f - lo / scale;
+    zp = numerics::add_zero_point_and_clamp(numerics::round_half_even(intermediate), 0, 0, 255);
+  }
+  Tensor y = make_result(g.values[size_t(op.results[0])].type, x.type.dims);
+  for (size_t i = 0; i < n; ++i) {
+    y.set_int(i, scale > 0.0f ? numerics::quantize_f32(float(x.float_at(i)), scale, zp, 0, 255) : 0);
+  }
+  Tensor s = Tensor::zeros(Type::tensor({}, ElementType::make_float(FloatKind::kF32)));
+  s.set_float(0, scale);
+  Tensor z = Tensor::zeros(Type::tensor({}, ElementType::make_int(8, Signedness::kUnsigned)));
+  z.set_int(0, zp);
+  return {std::move(y), std::move(s), std::move(z)};
+}
+
 }  // namespace qrt::ref_detail

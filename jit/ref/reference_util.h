@@ -65,5 +65,7 @@ Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, c
 Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt);
+/// qrt.dynamic_quantize: its three results (stored values, scale, zero point).
+std::vector<Tensor> eval_dynamic_quantize(const Graph& g, const Op& op, const Tensor& x);
 
 }  // namespace qrt::ref_detail

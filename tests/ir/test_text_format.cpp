@@ -100,6 +100,19 @@ TEST_CASE("unnamed values are numbered like MLIR and names are kept") {
   CHECK(printed.find("%sum = \"qrt.mul\"(%0, %arg0)") != std::string::npos);
 }
 
+TEST_CASE("multi-result ops print and parse as a result list") {
+  const std::string text =
+      "func.func @main(%x: tensor<4xf32>) -> (tensor<4xui8>, tensor<f32>, tensor<ui8>) {\n"
+      "  %q, %scale, %zp = \"qrt.dynamic_quantize\"(%x) : (tensor<4xf32>) -> (tensor<4xui8>, tensor<f32>, tensor<ui8>)\n"
+      "  return %q, %scale, %zp : tensor<4xui8>, tensor<f32>, tensor<ui8>\n"
+      "}\n";
+  CHECK(roundtrip(text) == text);
+  CHECK(parse_error("func.func @main(%x: tensor<4xf32>) -> tensor<4xui8> {\n"
+                    "  %q = \"qrt.dynamic_quantize\"(%x) : (tensor<4xf32>) -> tensor<4xui8>\n"
+                    "  return %q : tensor<4xui8>\n}\n") ==
+        "t.mlir:2:8: error: 'qrt.dynamic_quantize' op expects 3 results, got 1");
+}
+
 TEST_CASE("parse errors read file:line:col: error: message") {
   CHECK(parse_error("") == "t.mlir:1:1: error: empty input: expected 'func.func' or 'module'");
   CHECK(parse_error("func.func @main() {\n  %0 = \"qrt.bogus\"() : () -> f32\n  return\n}") ==
