@@ -298,6 +298,46 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     }
     return reshape_like(node, {outer, inner});
   }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    std::vector<int64_t> axes;
+    if (opset_ >= 13) {
+      if (node.input_size() > 1 && !node.input(1).empty()) {
+        const DenseElements* c = constant(node, 1);
+        if (!c || !c->type.element.is_integer()) return error(node, "axes must be a constant int64 tensor");
+        for (size_t i = 0; i < size_t(c->type.num_elements()); ++i) axes.push_back(c->int_at(i));
+      }
+    } else {
+      QRT_ASSIGN_OR_RETURN(axes, attr_ints(node, a, "axes", {}));
+    }
+    std::vector<int64_t> dims;
+    if (op == "Squeeze") {
+      std::vector<bool> drop(t.rank(), false);
+      for (int64_t ax : axes) {
+        if (ax < 0) ax += int64_t(t.rank());
+        if (ax < 0 || ax >= int64_t(t.rank()) || t.dims[size_t(ax)] != 1) {
+          return error(node, "axis " + std::to_string(ax) + " is not a dimension of size 1 in " + t.to_string(),
+                       ErrorCode::kVerify);
+        }
+        drop[size_t(ax)] = true;
+      }
+      for (size_t d = 0; d < t.rank(); ++d) {
+        if (axes.empty() ? t.dims[d] != 1 : !drop[d]) dims.push_back(t.dims[d]);
+      }
+    } else {
+      const int64_t out_rank = int64_t(t.rank() + axes.size());
+      std::vector<bool> added(size_t(out_rank), false);
+      for (int64_t ax : axes) {
+        if (ax < 0) ax += out_rank;
+        if (ax < 0 || ax >= out_rank || added[size_t(ax)]) return error(node, "invalid axes", ErrorCode::kVerify);
+        added[size_t(ax)] = true;
+      }
+      size_t next = 0;
+      for (int64_t d = 0; d < out_rank; ++d) dims.push_back(added[size_t(d)] ? 1 : t.dims[next++]);
+    }
+    return reshape_like(node, dims);
+  }
   if (op == "Reshape") {
     const DenseElements* shape = constant(node, 1);
     if (!shape || !shape->type.element.is_integer()) return error(node, "the shape input must be a constant int64 tensor");

@@ -159,6 +159,31 @@ onnx::ModelProto tiny_model(const std::string& op_type) {
 
 }  // namespace
 
+TEST_CASE("Squeeze and Unsqueeze become reshapes") {
+  for (const char* op : {"Squeeze", "Unsqueeze"}) {
+    onnx::ModelProto m = tiny_model(op);
+    auto* dims = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    dims->Clear();
+    dims->add_dim()->set_dim_value(1);
+    dims->add_dim()->set_dim_value(4);
+    auto* axes = m.mutable_graph()->add_initializer();
+    axes->set_name("axes");
+    axes->set_data_type(onnx::TensorProto::INT64);
+    axes->add_dims(1);
+    axes->add_int64_data(0);
+    m.mutable_graph()->mutable_node(0)->add_input("axes");
+    auto* out = m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    out->Clear();
+    const std::string bytes = m.SerializeAsString();
+    qrt_model_t* model = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "sq.onnx", &model) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_info info;
+    REQUIRE(qrt_model_output_info(model, 0, &info) == QRT_OK);
+    CHECK(std::string(info.type) == (std::string(op) == "Squeeze" ? "tensor<4xf32>" : "tensor<1x1x4xf32>"));
+    qrt_model_destroy(model);
+  }
+}
+
 TEST_CASE("malformed and unsupported ONNX files are refused with a clear message") {
   std::ifstream in(kModels + "/onnx/digits_mlp_qdq_s8.onnx", std::ios::binary);
   const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
