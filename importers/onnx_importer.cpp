@@ -10,6 +10,7 @@
 
 #include "importers/onnx_importer_impl.h"
 #include "importers/onnx_tensors.h"
+#include "importers/value_names.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 
@@ -18,16 +19,7 @@ namespace qrt::importers {
 namespace onnx_detail {
 
 std::string Importer::ssa_name(const std::string& onnx_name) {
-  std::string s;
-  for (char c : onnx_name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-' || c == '$';
-    s += ok ? c : '_';
-  }
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "v" + s;
-  std::string unique = s;
-  for (int k = 1; !used_names_.insert(unique).second; ++k) unique = s + "_" + std::to_string(k);
-  return unique;
+  return unique_ssa_name(onnx_name, "v", used_names_);
 }
 
 const DenseElements* Importer::constant(const onnx::NodeProto& node, int input) const {

@@ -55,6 +55,7 @@ class Importer {
                                       const Type& data_type, const DenseElements* scale,
                                       const DenseElements* zp, int64_t axis);
   Result<const DenseElements*> param(const onnx::NodeProto& node, int i, const char* what);
+  Result<Type> input_type(const onnx::NodeProto& node, int input);
   Result<ElementType> storage_of(const onnx::NodeProto& node, int input);
   Result<int> quantized_value(const onnx::NodeProto& node, int input, const ElementType& q);
   int to_storage_int(int quantized);

@@ -33,11 +33,7 @@ Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const
   const size_t nz = zp ? size_t(zp->type.num_elements()) : 1;
   if (ns != nz && ns != 1 && nz != 1) return error(node, "scale and zero point differ in size", ErrorCode::kParse);
   const size_t n = std::max(ns, nz);
-  QuantStorage s;
-  s.width = storage.int_width;
-  s.is_signed = storage.int_sign != Signedness::kUnsigned;
-  s.min = s.full_min();
-  s.max = s.full_max();
+  const QuantStorage s = QuantStorage::full_range(storage.int_width, storage.int_sign != Signedness::kUnsigned);
   std::vector<double> scales;
   std::vector<int64_t> zps;
   for (size_t i = 0; i < n; ++i) {
@@ -55,6 +51,13 @@ Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const
   Status ok = Type::tensor(data_type.dims, e).verify();
   if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
   return e;
+}
+
+Result<Type> Importer::input_type(const onnx::NodeProto& node, int input) {
+  // A constant's type without materializing it (its quantized form may still be chosen).
+  if (const DenseElements* c = constant(node, input)) return c->type;
+  QRT_ASSIGN_OR_RETURN(int v, value(node, input));
+  return type(v);
 }
 
 Result<ElementType> Importer::storage_of(const onnx::NodeProto& node, int input) {
@@ -111,13 +114,7 @@ Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) 
   if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
   QRT_ASSIGN_OR_RETURN(ElementType storage, storage_of(node, 0));
-  Type data_type;
-  if (const DenseElements* c = constant(node, 0)) {
-    data_type = c->type;
-  } else {
-    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
-    data_type = type(x);
-  }
+  QRT_ASSIGN_OR_RETURN(const Type data_type, input_type(node, 0));
   QRT_ASSIGN_OR_RETURN(ElementType q, make_quant_type(node, storage, data_type, scale, zp, axis));
   QRT_ASSIGN_OR_RETURN(int qv, quantized_value(node, 0, q));
   bind(node, 0, emit(OpKind::kDCast, {qv}, Type::tensor(data_type.dims, ElementType::make_float(q.float_kind))));
@@ -144,15 +141,8 @@ Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, boo
   }
   QRT_ASSIGN_OR_RETURN(ElementType sa, storage_of(node, ia));
   QRT_ASSIGN_OR_RETURN(ElementType sb, storage_of(node, ib));
-  Type ta, tb;
-  for (auto [input, t] : {std::pair<int, Type*>{ia, &ta}, {ib, &tb}}) {
-    if (const DenseElements* c = constant(node, input)) {
-      *t = c->type;
-    } else {
-      QRT_ASSIGN_OR_RETURN(int v, value(node, input));
-      *t = type(v);
-    }
-  }
+  QRT_ASSIGN_OR_RETURN(const Type ta, input_type(node, ia));
+  QRT_ASSIGN_OR_RETURN(const Type tb, input_type(node, ib));
   if (ta.rank() < 2 || tb.rank() < 2) return error(node, "1-D operands are not supported");
   if (a_zp && a_zp->type.num_elements() > 1) return error(node, "a per-row zero point of A is not supported");
   QRT_ASSIGN_OR_RETURN(ElementType qa, make_quant_type(node, sa, ta, a_scale, a_zp, 0));
@@ -167,7 +157,7 @@ Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, boo
   dims.push_back(tb.dims[tb.rank() - 1]);
   ElementType qy;
   if (integer_only) {
-    QuantStorage s32{32, true, INT32_MIN, INT32_MAX};
+    const QuantStorage s32 = QuantStorage::full_range(32, true);
     qy = ElementType::make_uniform(s32, FloatKind::kF32, 1.0, 0);  // the accumulator type
   } else {
     const ElementType sy = y_zp ? y_zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
@@ -198,15 +188,8 @@ Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool 
   }
   QRT_ASSIGN_OR_RETURN(ElementType sx, storage_of(node, ix));
   QRT_ASSIGN_OR_RETURN(ElementType sw, storage_of(node, iw));
-  Type tx, tw;
-  for (auto [input, t] : {std::pair<int, Type*>{ix, &tx}, {iw, &tw}}) {
-    if (const DenseElements* c = constant(node, input)) {
-      *t = c->type;
-    } else {
-      QRT_ASSIGN_OR_RETURN(int v, value(node, input));
-      *t = type(v);
-    }
-  }
+  QRT_ASSIGN_OR_RETURN(const Type tx, input_type(node, ix));
+  QRT_ASSIGN_OR_RETURN(const Type tw, input_type(node, iw));
   QRT_ASSIGN_OR_RETURN(auto attrs, conv_attrs(node, a, tx, tw));
   QRT_ASSIGN_OR_RETURN(ElementType qx, make_quant_type(node, sx, tx, x_scale, x_zp, 1));
   QRT_ASSIGN_OR_RETURN(ElementType qw, make_quant_type(node, sw, tw, w_scale, w_zp, 0));
@@ -218,7 +201,7 @@ Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool 
   const std::vector<int64_t> dims = window_output_dims(tx.dims, win, tw.dims[0]);
   std::vector<int> operands = {vx, vw};
   ElementType qy;
-  QuantStorage s32{32, true, INT32_MIN, INT32_MAX};
+  const QuantStorage s32 = QuantStorage::full_range(32, true);
   if (integer_only) {
     qy = ElementType::make_uniform(s32, FloatKind::kF32, 1.0, 0);
   } else {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "importers/tflite_schema_generated.h"
+#include "importers/value_names.h"
 #include "ir/ops.h"
 
 namespace qrt::importers {
@@ -87,18 +88,7 @@ class TfliteImporter {
   std::set<std::string> used_names_;
 };
 
-std::string TfliteImporter::ssa_name(std::string raw) {
-  std::string s;
-  for (char c : raw) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-' || c == '$';
-    s += ok ? c : '_';
-  }
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "t" + s;
-  std::string unique = s;
-  for (int k = 1; !used_names_.insert(unique).second; ++k) unique = s + "_" + std::to_string(k);
-  return unique;
-}
+std::string TfliteImporter::ssa_name(std::string raw) { return unique_ssa_name(raw, "t", used_names_); }
 
 const flatbuffers::Vector<uint8_t>* TfliteImporter::tensor_data(int index) const {
   const fb::Tensor* t = tensor(index);
@@ -137,11 +127,7 @@ Result<Type> TfliteImporter::tensor_type(int index) {
   if (storage.is_integer()) {
     type.element = storage;
     if (quantized && storage.int_width <= 32) {
-      QuantStorage s;
-      s.width = storage.int_width;
-      s.is_signed = storage.int_sign != Signedness::kUnsigned;
-      s.min = s.full_min();
-      s.max = s.full_max();
+      const QuantStorage s = QuantStorage::full_range(storage.int_width, storage.int_sign != Signedness::kUnsigned);
       std::vector<double> scales;
       std::vector<int64_t> zps;
       for (flatbuffers::uoffset_t i = 0; i < q->scale()->size(); ++i) {

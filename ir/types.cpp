@@ -6,6 +6,15 @@
 
 namespace qrt {
 
+QuantStorage QuantStorage::full_range(unsigned width, bool is_signed) {
+  QuantStorage s;
+  s.width = width;
+  s.is_signed = is_signed;
+  s.min = s.full_min();
+  s.max = s.full_max();
+  return s;
+}
+
 int64_t QuantStorage::full_min() const {
   return is_signed ? -(int64_t(1) << (width - 1)) : 0;
 }

@@ -30,6 +30,8 @@ struct QuantStorage {
   int64_t min = -128;     ///< storage min (defaults to the full range)
   int64_t max = 127;      ///< storage max (defaults to the full range)
 
+  /// Full-range storage of `width` bits: [-2^(w-1), 2^(w-1) - 1] or [0, 2^w - 1].
+  static QuantStorage full_range(unsigned width, bool is_signed);
   /// The full-range minimum of a `width`-bit integer of this signedness.
   int64_t full_min() const;
   /// The full-range maximum of a `width`-bit integer of this signedness.

@@ -7,31 +7,12 @@
 
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
+#include "tests/jit/tensor_util.h"
 
 namespace {
 
-qrt::Tensor make_tensor(const std::string& type, const std::vector<double>& values) {
-  auto t = qrt::parse_type(type);
-  REQUIRE_MESSAGE(t.is_ok(), t.status().to_string());
-  qrt::Tensor x = qrt::Tensor::zeros(*t);
-  REQUIRE(size_t(x.num_elements()) == values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (t->element.is_float()) {
-      x.set_float(i, values[i]);
-    } else {
-      x.set_int(i, int64_t(values[i]));
-    }
-  }
-  return x;
-}
-
-std::vector<double> values_of(const qrt::Tensor& t) {
-  std::vector<double> v;
-  for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
-    v.push_back(t.type.element.is_float() ? t.float_at(i) : double(t.int_at(i)));
-  }
-  return v;
-}
+using qrt_test::make_tensor;
+using qrt_test::values_of;
 
 // Runs a one-function graph on inputs and returns output 0's values.
 std::vector<double> run(const std::string& text, std::vector<qrt::Tensor> inputs) {

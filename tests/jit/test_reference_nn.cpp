@@ -8,23 +8,9 @@
 
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
+#include "tests/jit/tensor_util.h"
 
 namespace {
-
-qrt::Tensor tensor(const std::string& type, const std::vector<double>& values) {
-  auto t = qrt::parse_type(type);
-  REQUIRE_MESSAGE(t.is_ok(), t.status().to_string());
-  qrt::Tensor x = qrt::Tensor::zeros(*t);
-  REQUIRE(size_t(x.num_elements()) == values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (t->element.is_float()) {
-      x.set_float(i, values[i]);
-    } else {
-      x.set_int(i, int64_t(values[i]));
-    }
-  }
-  return x;
-}
 
 // One-op graph: %y = OP(%a, %b...) with the given attribute text.
 std::vector<double> run1(const std::string& op, const std::string& attrs,
@@ -37,7 +23,7 @@ std::vector<double> run1(const std::string& op, const std::string& attrs,
     args += (i ? ", " : "") + n + ": " + inputs[i].first;
     names += (i ? ", " : "") + n;
     types += (i ? ", " : "") + inputs[i].first;
-    tensors.push_back(tensor(inputs[i].first, inputs[i].second));
+    tensors.push_back(qrt_test::make_tensor(inputs[i].first, inputs[i].second));
   }
   const std::string text = "func.func @main(" + args + ") -> " + result_type + " {\n  %y = \"" + op +
                            "\"(" + names + ") " + attrs + " : (" + types + ") -> " + result_type +
@@ -46,12 +32,7 @@ std::vector<double> run1(const std::string& op, const std::string& attrs,
   REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
   auto out = qrt::run_reference(*g, std::move(tensors));
   REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
-  std::vector<double> v;
-  const qrt::Tensor& y = out->at(0);
-  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
-    v.push_back(y.type.element.is_float() ? y.float_at(i) : double(y.int_at(i)));
-  }
-  return v;
+  return qrt_test::values_of(out->at(0));
 }
 
 }  // namespace
