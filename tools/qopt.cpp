@@ -12,6 +12,7 @@ namespace {
 
 const char* kUsage =
     "usage: qopt FILE [-o OUT] [--emit text|binary]\n"
+    "       e.g. qopt model.onnx -o model.qrt    (convert to the binary container)\n"
     "\n"
     "Reads FILE (qrt MLIR text, a .qrt binary, ONNX or TFLite; '-' reads standard input),\n"
     "verifies every rule of the qrt IR (quant types, per-axis integrity, op operand/result\n"
@@ -21,8 +22,9 @@ const char* kUsage =
     "\n"
     "options:\n"
     "  -o OUT      write to OUT instead of standard output\n"
-    "  --emit F    text (default) or binary: the .qrt container (FlatBuffers metadata and\n"
-    "              64-byte aligned weights, see docs/formats.md); binary needs -o\n"
+    "  --emit F    text or binary: the .qrt container (FlatBuffers metadata and 64-byte\n"
+    "              aligned weights, see docs/formats.md); binary needs -o. Default: binary\n"
+    "              when OUT ends in .qrt, text otherwise\n"
     "  --version   print the version and exit\n"
     "  -h, --help  print this help and exit\n"
     "\n"
@@ -37,7 +39,7 @@ int fail(const std::string& message, int code = 1) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output, emit = "text";
+  std::string input, output, emit;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -62,6 +64,10 @@ int run_main(int argc, char** argv) {
     }
   }
   if (input.empty()) return fail("no FILE given (see qopt --help)", 2);
+  // Without --emit, the output's extension decides: .qrt is binary, anything else text.
+  if (emit.empty()) {
+    emit = output.size() > 4 && output.compare(output.size() - 4, 4, ".qrt") == 0 ? "binary" : "text";
+  }
   if (emit == "binary" && output.empty()) return fail("--emit binary needs -o OUT", 2);
 
   qrt_model_t* model = nullptr;

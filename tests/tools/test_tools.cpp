@@ -228,7 +228,11 @@ TEST_CASE("qopt prints the canonical form; its output reads back unchanged") {
 
 TEST_CASE("qopt --emit binary writes a .qrt that qrun and qopt read back identically") {
   const fs::path qrt = temp_dir() / "mlp.qrt";
-  REQUIRE(run(kQopt + " " + kExamples + "/mlp.mlir --emit binary -o " + qrt.string()).exit_code == 0);
+  REQUIRE(run(kQopt + " " + kExamples + "/mlp.mlir -o " + qrt.string()).exit_code == 0);  // binary by extension
+  CHECK(slurp(qrt).compare(4, 4, "QRTB") == 0);
+  const fs::path explicit_qrt = temp_dir() / "mlp.bin";
+  REQUIRE(run(kQopt + " " + kExamples + "/mlp.mlir --emit binary -o " + explicit_qrt.string()).exit_code == 0);
+  CHECK(slurp(explicit_qrt) == slurp(qrt));
   CHECK(run(kQopt + " " + qrt.string()).out == run(kQopt + " " + kExamples + "/mlp.mlir").out);
   const Run text = run(kQrun + " " + kExamples + "/mlp.mlir --random 3");
   const Run binary = run(kQrun + " " + qrt.string() + " --random 3");
