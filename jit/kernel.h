@@ -1,0 +1,48 @@
+// qrt — kernel descriptions: what a generated kernel computes, named by its contract.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qrt::jit {
+
+/// Instruction sets a generator can target.
+enum class Isa : uint8_t { kAvx2 };
+
+/// What a kernel computes.
+enum class KernelOp : uint8_t {
+  kQuantize,    ///< f32 -> 8-bit stored values (quant.qcast, per tensor)
+  kDequantize,  ///< 8-bit stored values -> f32 (quant.dcast, per tensor)
+};
+
+/// A kernel's whole contract: op, storage, baked-in quantization parameters and ISA. Equal
+/// descriptions mean identical code, so the code cache is keyed by it.
+struct KernelDesc {
+  KernelOp op = KernelOp::kQuantize;
+  Isa isa = Isa::kAvx2;
+  bool storage_signed = true;  ///< i8 (qs8) or u8 (qu8) storage
+  float scale = 1.0f;          ///< the compute scale (numerics::compute_scale_f32)
+  int32_t zero_point = 0;
+  int32_t qmin = -128;         ///< storage bounds (quantize clamps to them)
+  int32_t qmax = 127;
+
+  /// Compares every field (scale bit for bit).
+  bool operator==(const KernelDesc& other) const;
+  /// A hash of every field.
+  size_t hash() const;
+  /// XNNPACK-style name stating the contract, e.g. "f32_qs8_quantize__avx2".
+  std::string name() const;
+};
+
+/// Hash functor for unordered containers.
+struct KernelDescHash {
+  size_t operator()(const KernelDesc& d) const { return d.hash(); }
+};
+
+/// f32 -> 8-bit: q[i] = clamp(rne(x[i] / scale) + zp, qmin, qmax) for i < n (any n).
+using QuantizeFn = void (*)(const float* x, void* q, size_t n);
+/// 8-bit -> f32: x[i] = f32(q[i] - zp) * scale for i < n (any n).
+using DequantizeFn = void (*)(const void* q, float* x, size_t n);
+
+}  // namespace qrt::jit
