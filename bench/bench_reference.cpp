@@ -1,5 +1,5 @@
-// Google Benchmark: the scalar reference backend. It is the numerics oracle, not a fast
-// path; these rows are the baseline the JIT kernels are measured against.
+// Google Benchmark: the scalar reference backend (the numerics oracle, not a fast path) and
+// the generated kernels measured against it, plus JIT latency.
 // Run: build/bench/bench_qrt --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
@@ -7,7 +7,10 @@
 #include <string>
 
 #include "ir/text_format.h"
+#include "jit/convert_kernels.h"
+#include "jit/host_info.h"
 #include "jit/ref/reference.h"
+#include "jit/x86_generators.h"
 
 namespace {
 
@@ -74,6 +77,68 @@ void BM_ref_qcast_f32_qs8(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 5);
 }
 BENCHMARK(BM_ref_qcast_f32_qs8)->Arg(4096)->Arg(65536)->Unit(benchmark::kMicrosecond);
+
+// The generated AVX2 kernels on the same data: f32_qs8_quantize__avx2 and
+// qs8_f32_dequantize__avx2 (the kernel alone, as the plan calls it).
+void BM_jit_convert(benchmark::State& state, bool quantize) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
+  const std::string t = "tensor<" + std::to_string(state.range(0)) + "x";
+  const std::string f = t + "f32>", q = t + "!quant.uniform<i8:f32, 0.0078125:-1>>";
+  const std::string in = quantize ? f : q, out = quantize ? q : f;
+  const qrt::Graph g = parse_or_die("func.func @main(%x: " + in + ") -> " + out + " {\n  %y = \"quant." +
+                                    (quantize ? "qcast" : "dcast") + "\"(%x) : (" + in + ") -> " + out +
+                                    "\n  return %y : " + out + "\n}\n");
+  auto kernel = qrt::jit::ConvertKernel::create(g, g.ops[0]);
+  if (!kernel.is_ok()) {
+    state.SkipWithError(kernel.status().to_string().c_str());
+    return;
+  }
+  const qrt::Tensor x = random_tensor(g.values[0].type, 3);
+  qrt::Tensor y = qrt::Tensor::zeros(g.values[1].type);
+  state.SetLabel(kernel->desc().name());
+  for (auto _ : state) {
+    kernel->run(x, y);
+    benchmark::DoNotOptimize(y.data.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 5);
+}
+BENCHMARK_CAPTURE(BM_jit_convert, quantize, true)->Arg(4096)->Arg(65536)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_jit_convert, dequantize, false)->Arg(4096)->Arg(65536)->Unit(benchmark::kMicrosecond);
+
+// JIT latency: generating a kernel (a fresh description each iteration) and a cache hit.
+void BM_jit_generate_quantize(benchmark::State& state) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
+  qrt::jit::KernelDesc d;
+  int32_t zp = 0;
+  for (auto _ : state) {
+    d.zero_point = (zp++ % 200) - 100;
+    d.scale = 1.0f + float(zp) * 1e-3f;  // always a new description: a real generation
+    auto code = qrt::jit::generate_avx2_convert(d);
+    benchmark::DoNotOptimize(code);
+  }
+}
+BENCHMARK(BM_jit_generate_quantize)->Unit(benchmark::kMicrosecond);
+
+void BM_jit_cache_hit(benchmark::State& state) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
+  qrt::jit::KernelDesc d;
+  (void)qrt::jit::code_cache().get(d);
+  for (auto _ : state) {
+    auto code = qrt::jit::code_cache().get(d);
+    benchmark::DoNotOptimize(code);
+  }
+}
+BENCHMARK(BM_jit_cache_hit);
 
 }  // namespace
 

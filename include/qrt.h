@@ -72,8 +72,10 @@ typedef enum qrt_format {
 
 /** Which backend executes a plan. */
 typedef enum qrt_backend {
-  QRT_BACKEND_DEFAULT = 0,   /**< the best available (currently the reference) */
+  QRT_BACKEND_DEFAULT = 0,   /**< the best available: JIT on x86-64 with AVX2, else the reference */
   QRT_BACKEND_REF = 1,       /**< the scalar reference interpreter (the numerics oracle) */
+  QRT_BACKEND_JIT = 2,       /**< generated kernels where they apply (bit-exact with the
+                                  reference), the reference for every other op */
   QRT_BACKEND_MAX_ENUM = 0x7FFFFFFF /**< not a backend: makes every int value a valid qrt_backend */
 } qrt_backend;
 

@@ -102,7 +102,9 @@ const char* qrt_build_info(void) {
     }
     s += "\nllvm: " + llvm.version + ", host cpu " + llvm.host_cpu + ", ORC JIT " +
          (llvm.orc_jit ? "available" : "unavailable: " + llvm.error) + "\n";
-    s += "backends: ref (scalar reference, the numerics oracle)\n";
+    s += std::string("backends: ref (scalar reference, the numerics oracle); jit (AVX2 quantize/dequantize "
+                     "kernels via asmjit, the reference for other ops): ") +
+         (cpu.avx2 ? "available, the default" : "unavailable (no AVX2)") + "\n";
     return s;
   }();
   return info.c_str();

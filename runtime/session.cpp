@@ -16,6 +16,7 @@
 #include "ir/binary_format.h"
 #include "importers/tflite_importer.h"
 #include "ir/text_format.h"
+#include "jit/host_info.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
 
@@ -192,16 +193,31 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
 }
 
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options) {
-  if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF) {
+  if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF &&
+      options.backend != QRT_BACKEND_JIT) {
     return Status::error("unknown backend " + std::to_string(int(options.backend)))
         .with_code(ErrorCode::kInvalidArgument);
+  }
+  const bool jit_available = host_cpu_features().avx2;
+  if (options.backend == QRT_BACKEND_JIT && !jit_available) {
+    return Status::error("the JIT backend needs an x86-64 CPU with AVX2, which this one is not; use the "
+                         "reference backend").with_code(ErrorCode::kUnsupported);
   }
   auto plan = std::make_unique<Plan>();
   // Values nothing returns need not be computed.
   plan->graph = std::make_shared<const Graph>(passes::eliminate_dead_ops(*model.graph));
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
-  plan->backend = QRT_BACKEND_REF;
+  plan->backend = options.backend == QRT_BACKEND_REF || !jit_available ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
+  plan->kernels.resize(plan->graph->ops.size());
+  if (plan->backend == QRT_BACKEND_JIT) {
+    for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
+      const Op& op = plan->graph->ops[o];
+      if (!jit::ConvertKernel::why_not(*plan->graph, op).empty()) continue;  // the reference runs it
+      QRT_ASSIGN_OR_RETURN(jit::ConvertKernel k, jit::ConvertKernel::create(*plan->graph, op));
+      plan->kernels[o] = std::move(k);
+    }
+  }
   return plan;
 }
 
@@ -264,7 +280,18 @@ Status Context::run() {
     }
   }
   has_outputs = false;
-  auto result = run_reference(*plan->graph, inputs);
+  // Ops with a generated kernel run it; the reference runs the rest.
+  const Plan& p = *plan;
+  auto run_kernel = [&p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
+    if (!p.kernels[o]) return std::nullopt;
+    Type out_type = p.graph->values[size_t(p.graph->ops[o].results[0])].type;
+    out_type.dims = operands[0]->type.dims;
+    Tensor out = Tensor::zeros(out_type);
+    p.kernels[o]->run(*operands[0], out);
+    return Result<Tensor>(std::move(out));
+  };
+  auto result = plan->backend == QRT_BACKEND_JIT ? run_graph(*plan->graph, inputs, run_kernel)
+                                                 : run_reference(*plan->graph, inputs);
   if (!result.is_ok()) {
     const Status& s = result.status();
     return s.code() == ErrorCode::kGeneric ? s.with_code(ErrorCode::kRuntime) : s;

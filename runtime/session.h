@@ -2,11 +2,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "include/qrt.h"
 #include "ir/graph.h"
+#include "jit/convert_kernels.h"
 #include "jit/tensor.h"
 
 namespace qrt::runtime {
@@ -48,6 +50,8 @@ struct Plan {
   std::vector<TensorInfoStorage> inputs;
   std::vector<TensorInfoStorage> outputs;
   qrt_backend backend = QRT_BACKEND_REF;
+  /// Per op of `graph`: the generated kernel that runs it (JIT backend), or none.
+  std::vector<std::optional<jit::ConvertKernel>> kernels;
 };
 
 /// Compiles `model` with `options`.

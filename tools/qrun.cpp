@@ -19,6 +19,7 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
+    "            [--backend jit|ref]\n"
     "\n"
     "Runs a model with the reference backend, whose numerics are defined in\n"
     "docs/numerics.md. MODEL is qrt MLIR text (.mlir, see docs/ops.md), the .qrt binary\n"
@@ -34,6 +35,9 @@ const char* kUsage =
     "  --output-dir DIR       write each output to DIR/NAME.npy (DIR is created if missing)\n"
     "  --print                print the outputs' types and values, and those of inputs made by\n"
     "                         --random (the default when --output-dir is not given)\n"
+    "  --backend B            jit (the default where the CPU has AVX2): generated kernels where\n"
+    "                         they apply, bit-exact with the reference, which runs the rest;\n"
+    "                         ref: the scalar reference for every op\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
     "  -h, --help             print this help and exit\n"
     "\n"
@@ -231,6 +235,7 @@ struct Options {
   uint64_t seed = 0;
   std::string output_dir;
   bool print = false;
+  qrt_backend backend = QRT_BACKEND_DEFAULT;
 };
 
 // Owns the C handles so every exit path releases them.
@@ -284,6 +289,16 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       const char* v = value("--output-dir");
       if (!v || !*v) return fail("--output-dir needs a directory", 2);
       o.output_dir = v;
+    } else if (a == "--backend") {
+      const char* v = value("--backend");
+      const std::string b = v ? v : "";
+      if (b == "jit") {
+        o.backend = QRT_BACKEND_JIT;
+      } else if (b == "ref") {
+        o.backend = QRT_BACKEND_REF;
+      } else {
+        return fail("--backend must be jit or ref, got '" + b + "'", 2);
+      }
     } else if (a == "--print") {
       o.print = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -311,7 +326,10 @@ int run_main(int argc, char** argv) {
   size_t n_in = 0, n_out = 0;
   qrt_model_num_inputs(h.model, &n_in);
   qrt_model_num_outputs(h.model, &n_out);
-  if (qrt_plan_create(h.model, nullptr, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
+  qrt_plan_options plan_options;
+  qrt_plan_options_init(&plan_options);
+  plan_options.backend = o.backend;
+  if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
 
   // Reject --input names the model does not have before reading any file.

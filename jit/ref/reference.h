@@ -1,6 +1,8 @@
 // qrt — the scalar reference interpreter: the oracle every other backend matches.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -14,6 +16,15 @@ namespace qrt {
 /// input or the op (with its source location) at fault: wrong element type or shape, an
 /// int32 accumulator that would overflow, a computed shape that contradicts a static type.
 Result<std::vector<Tensor>> run_reference(const Graph& graph, std::vector<Tensor> inputs);
+
+/// Lets a backend run op `op_index` itself: returns its single result, or nullopt to leave
+/// the op to the reference.
+using OpOverride = std::function<std::optional<Result<Tensor>>(size_t op_index,
+                                                                const std::vector<const Tensor*>& operands)>;
+
+/// run_reference with a per-op override (how backends run their kernels and fall back to
+/// the reference for everything else). Inputs are validated the same way.
+Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> inputs, const OpOverride& override_op);
 
 /// Evaluates one op of `graph` on concrete operand tensors (used by run_reference and by
 /// backends that fall back to the reference for single ops).

@@ -27,12 +27,16 @@ struct Outcome {
 };
 
 // Runs `model` on x (reshaped to `dims`) and returns the argmax of each row of 10 logits.
-Outcome run_model(const std::string& model, const qrt_tools::NpyArray& x, std::vector<int64_t> dims) {
+Outcome run_model(const std::string& model, const qrt_tools::NpyArray& x, std::vector<int64_t> dims,
+                  qrt_backend backend = QRT_BACKEND_DEFAULT) {
   qrt_model_t* m = nullptr;
   qrt_plan_t* plan = nullptr;
   qrt_context_t* ctx = nullptr;
   REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
-  REQUIRE(qrt_plan_create(m, nullptr, &plan) == QRT_OK);
+  qrt_plan_options options;
+  qrt_plan_options_init(&options);
+  options.backend = backend;
+  REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(),
                                         x.data.size()) == QRT_OK, qrt_last_error_message());
@@ -158,6 +162,32 @@ onnx::ModelProto tiny_model(const std::string& op_type) {
 }
 
 }  // namespace
+
+TEST_CASE("the JIT backend's outputs equal the reference's bit for bit") {
+  qrt_model_t* probe = nullptr;
+  const qrt_tools::NpyArray x = load("digits_test_x.npy");
+  for (const char* model : {"digits_cnn_qdq_u8.onnx", "digits_cnn_qdq_s8.onnx", "digits_mlp_qdq_s8.onnx"}) {
+    CAPTURE(model);
+    const std::vector<int64_t> dims = std::string(model).find("mlp") != std::string::npos
+                                          ? std::vector<int64_t>{540, 64}
+                                          : std::vector<int64_t>{540, 1, 8, 8};
+    const Outcome ref = run_model(model, x, dims, QRT_BACKEND_REF);
+    REQUIRE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &probe) == QRT_OK);
+    qrt_plan_t* plan = nullptr;
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = QRT_BACKEND_JIT;
+    const bool has_jit = qrt_plan_create(probe, &options, &plan) == QRT_OK;
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(probe);
+    if (!has_jit) {
+      MESSAGE("no JIT backend on this CPU: skipped");
+      return;
+    }
+    const Outcome jit = run_model(model, x, dims, QRT_BACKEND_JIT);
+    CHECK(std::memcmp(jit.logits.data(), ref.logits.data(), ref.logits.size() * 4) == 0);
+  }
+}
 
 TEST_CASE("Squeeze and Unsqueeze become reshapes") {
   for (const char* op : {"Squeeze", "Unsqueeze"}) {

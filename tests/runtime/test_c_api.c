@@ -118,6 +118,14 @@ static void test_run(qrt_model_t* model) {
   EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT);
   opts.struct_size = sizeof opts;
   EXPECT(qrt_plan_create(NULL, &opts, &plan) == QRT_INVALID_ARGUMENT);
+  opts.backend = QRT_BACKEND_JIT;
+  {
+    const qrt_status st = qrt_plan_create(model, &opts, &plan);
+    EXPECT(st == QRT_OK || st == QRT_UNSUPPORTED); /* UNSUPPORTED only on CPUs without AVX2 */
+    qrt_plan_destroy(plan);
+    plan = NULL;
+  }
+  opts.backend = QRT_BACKEND_REF;
   EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_OK && plan != NULL);
   EXPECT(qrt_context_create(NULL, &ctx) == QRT_INVALID_ARGUMENT);
   EXPECT(qrt_context_create(plan, &ctx) == QRT_OK && ctx != NULL);

@@ -191,6 +191,20 @@ TEST_CASE("qrun bad input: one clear line, non-zero exit") {
                        "qopt", "would hold 399999999996 bytes (the limit is 4 GiB)");
 }
 
+TEST_CASE("qrun --backend jit and ref give identical outputs") {
+  const Run jit = run(kQrun + " " + kExamples + "/mlp.mlir --random 11 --backend jit");
+  const Run ref = run(kQrun + " " + kExamples + "/mlp.mlir --random 11 --backend ref");
+  REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
+  if (jit.exit_code == 0) {
+    CHECK(jit.out == ref.out);
+  } else {
+    CHECK(jit.err.find("needs an x86-64 CPU with AVX2") != std::string::npos);  // honest refusal
+  }
+  const Run bad = run(kQrun + " " + kExamples + "/mlp.mlir --random 1 --backend gpu");
+  check_one_error_line(bad, "qrun", "--backend must be jit or ref, got 'gpu'");
+  CHECK(bad.exit_code == 2);
+}
+
 TEST_CASE("qrun refuses an accumulator overflow at run time") {
   const char* text = R"(func.func @main(%a: tensor<1x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<1x1x!quant.uniform<i32:f32, 1.0>> {
   %w = "qrt.constant"() {value = dense<[[1]]> : tensor<1x1xi8>} : () -> tensor<1x1x!quant.uniform<i8:f32, 1.0>>
