@@ -109,6 +109,11 @@ Result<Type> TfliteImporter::tensor_type(int index) {
     for (int32_t d : *t->shape()) type.dims.push_back(d);
   }
   const fb::QuantizationParameters* q = t->quantization();
+  // The verifier checks vector lengths, not the alignment of 8-byte elements.
+  if (q && q->zero_point() && q->zero_point()->size() > 0 &&
+      reinterpret_cast<uintptr_t>(q->zero_point()->Data()) % 8 != 0) {
+    return error("tensor '" + tname + "' has misaligned zero points", ErrorCode::kParse);
+  }
   const bool quantized = q && q->scale() && q->scale()->size() > 0;
   ElementType storage;
   switch (t->type()) {

@@ -14,6 +14,13 @@ constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// The FlatBuffers verifier checks a vector's length prefix, not the alignment of 8-byte
+// elements; a damaged offset could leave them misaligned, so the reader checks before reading.
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 // ---- writing -----------------------------------------------------------------------------
 
 class Writer {
@@ -157,6 +164,9 @@ class Reader {
 
   Result<ElementType> element(const fb::ElementType* e, const std::string& what) {
     if (!e) return bad(what + " has no element type");
+    if (!elements_aligned(e->scales()) || !elements_aligned(e->zero_points())) {
+      return bad(what + " has misaligned scale or zero-point data");
+    }
     if (e->kind() > uint8_t(ElementKind::kAny) || e->float_kind() > uint8_t(FloatKind::kF64) ||
         e->int_sign() > uint8_t(Signedness::kUnsigned)) {
       return bad(what + " has an invalid element type code");
@@ -193,6 +203,7 @@ class Reader {
 
   Result<Type> tensor_type(const fb::TensorType* t, const std::string& what) {
     Type type;
+    if (!elements_aligned(t->dims())) return bad(what + " has misaligned dimensions");
     type.is_tensor = t->is_tensor();
     if (t->dims()) type.dims.assign(t->dims()->begin(), t->dims()->end());
     QRT_ASSIGN_OR_RETURN(type.element, element(t->element(), what));
@@ -290,6 +301,9 @@ Result<Graph> read_binary_graph(std::shared_ptr<const void> owner, const uint8_t
                               "damaged)").with_code(ErrorCode::kParse));
   }
   const fb::Graph* root = fb::GetGraph(data);
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0 || !elements_aligned(root->blobs())) {
+    return fail(Status::error("corrupted .qrt file: misaligned metadata").with_code(ErrorCode::kParse));
+  }
   if (root->format_version() != kBinaryFormatVersion) {
     return fail(Status::error(".qrt format version " + std::to_string(root->format_version()) + " (written by " +
                               (root->producer() ? root->producer()->str() : std::string("an unknown producer")) +
