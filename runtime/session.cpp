@@ -76,43 +76,11 @@ TensorInfoStorage describe(const Value& v, std::string name) {
   return s;
 }
 
-}  // namespace
-
-namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-}  // namespace
-
-namespace {
-
-Result<std::unique_ptr<Model>> describe_model(Graph g);
-
-}  // namespace
-
-Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
-  if (looks_like_binary_graph(bytes.data(), bytes.size())) {
-    // A copy that the weight views can share.
-    auto owned = std::make_shared<std::string>(bytes);
-    QRT_ASSIGN_OR_RETURN(Graph g, read_binary_graph(owned, reinterpret_cast<const uint8_t*>(owned->data()),
-                                                    owned->size(), name));
-    return describe_model(std::move(g));
-  }
-  // The format comes from the extension, else from the first bytes.
-  const bool known_text = ends_with(name, ".mlir");
-  const bool is_tflite = ends_with(name, ".tflite") ||
-                         (!known_text && importers::looks_like_tflite(bytes.data(), bytes.size()));
-  const bool is_onnx = !is_tflite && (ends_with(name, ".onnx") ||
-                                      (!known_text && importers::looks_like_onnx(bytes.data(), bytes.size())));
-  QRT_ASSIGN_OR_RETURN(Graph g, is_tflite ? importers::import_tflite(bytes.data(), bytes.size(), name)
-                                : is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
-                                          : parse_graph(bytes, name));
-  return describe_model(std::move(g));
-}
-
-namespace {
 
 Result<std::unique_ptr<Model>> describe_model(Graph g) {
   auto model = std::make_unique<Model>();
@@ -173,6 +141,27 @@ Result<std::shared_ptr<Mapping>> map_file(const std::string& path) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
+  if (looks_like_binary_graph(bytes.data(), bytes.size())) {
+    // A copy that the weight views can share.
+    auto owned = std::make_shared<std::string>(bytes);
+    QRT_ASSIGN_OR_RETURN(Graph g, read_binary_graph(owned, reinterpret_cast<const uint8_t*>(owned->data()),
+                                                    owned->size(), name));
+    return describe_model(std::move(g));
+  }
+  // The format comes from the extension, else from the first bytes.
+  const bool known_text = ends_with(name, ".mlir");
+  const bool is_tflite = ends_with(name, ".tflite") ||
+                         (!known_text && importers::looks_like_tflite(bytes.data(), bytes.size()));
+  const bool is_onnx = !is_tflite && (ends_with(name, ".onnx") ||
+                                      (!known_text && importers::looks_like_onnx(bytes.data(), bytes.size())));
+  QRT_ASSIGN_OR_RETURN(Graph g, is_tflite ? importers::import_tflite(bytes.data(), bytes.size(), name)
+                                : is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
+                                          : parse_graph(bytes, name));
+  return describe_model(std::move(g));
+}
+
 
 Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
   if (ends_with(path, ".qrt")) {

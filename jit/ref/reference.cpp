@@ -457,18 +457,12 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
     const Op& op = graph.ops[o];
     std::vector<const Tensor*> operands;
     for (int v : op.operands) operands.push_back(&values[size_t(v)]);
-    if (override_op) {
-      std::optional<Result<Tensor>> done = override_op(o, operands);
-      if (done) {
-        if (!done->is_ok()) return done->status();
-        values[size_t(op.results[0])] = std::move(*done).value();
-        for (int v : op.operands) {
-          if (last_use[size_t(v)] == int(o)) values[size_t(v)] = Tensor();
-        }
-        continue;
-      }
-    }
-    if (op.kind == OpKind::kDynamicQuantize) {
+    std::optional<Result<Tensor>> by_backend;
+    if (override_op) by_backend = override_op(o, operands);
+    if (by_backend) {
+      if (!by_backend->is_ok()) return by_backend->status();
+      values[size_t(op.results[0])] = std::move(*by_backend).value();
+    } else if (op.kind == OpKind::kDynamicQuantize) {
       std::vector<Tensor> results = eval_dynamic_quantize(graph, op, *operands[0]);
       for (size_t r = 0; r < results.size(); ++r) values[size_t(op.results[r])] = std::move(results[r]);
     } else {
