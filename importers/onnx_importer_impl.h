@@ -54,6 +54,12 @@ class Importer {
   Result<ElementType> make_quant_type(const onnx::NodeProto& node, const ElementType& storage,
                                       const Type& data_type, const DenseElements* scale,
                                       const DenseElements* zp, int64_t axis);
+  /// Constant quantization parameters of a QLinear* / *Integer node (absent ones null).
+  struct QLinearParams {
+    const DenseElements *x_scale = nullptr, *x_zp = nullptr, *w_scale = nullptr, *w_zp = nullptr;
+    const DenseElements *y_scale = nullptr, *y_zp = nullptr, *bias = nullptr;
+  };
+  Result<QLinearParams> qlinear_params(const onnx::NodeProto& node, bool integer_only);
   Result<const DenseElements*> param(const onnx::NodeProto& node, int i, const char* what);
   Result<Type> input_type(const onnx::NodeProto& node, int input);
   Result<ElementType> storage_of(const onnx::NodeProto& node, int input);

@@ -121,24 +121,30 @@ Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) 
   return Status::ok();
 }
 
+// Inputs by position: QLinear*(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias?) and
+// *Integer(x, w, x_zp?, w_zp?).
+Result<Importer::QLinearParams> Importer::qlinear_params(const onnx::NodeProto& node, bool integer_only) {
+  QLinearParams p;
+  QRT_ASSIGN_OR_RETURN(p.x_zp, param(node, 2, "zero point of the first operand"));
+  QRT_ASSIGN_OR_RETURN(p.w_zp, param(node, integer_only ? 3 : 5, "zero point of the second operand"));
+  if (integer_only) return p;
+  QRT_ASSIGN_OR_RETURN(p.x_scale, param(node, 1, "scale of the first operand"));
+  QRT_ASSIGN_OR_RETURN(p.w_scale, param(node, 4, "scale of the second operand"));
+  QRT_ASSIGN_OR_RETURN(p.y_scale, param(node, 6, "scale of the result"));
+  QRT_ASSIGN_OR_RETURN(p.y_zp, param(node, 7, "zero point of the result"));
+  QRT_ASSIGN_OR_RETURN(p.bias, param(node, 8, "bias"));
+  if (!p.x_scale || !p.w_scale || !p.y_scale) return error(node, "a scale input is missing", ErrorCode::kParse);
+  return p;
+}
+
 // QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) and
 // MatMulInteger(a, b, a_zp?, b_zp?) (integer_only: scales 1, an int32 accumulator result).
 Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
   (void)a;
   const int ia = 0, ib = integer_only ? 1 : 3;
-  const DenseElements* a_scale = nullptr;
-  const DenseElements* b_scale = nullptr;
-  const DenseElements* y_scale = nullptr;
-  const DenseElements* y_zp = nullptr;
-  QRT_ASSIGN_OR_RETURN(const DenseElements* a_zp, param(node, 2, "zero point of A"));
-  QRT_ASSIGN_OR_RETURN(const DenseElements* b_zp, param(node, integer_only ? 3 : 5, "zero point of B"));
-  if (!integer_only) {
-    QRT_ASSIGN_OR_RETURN(a_scale, param(node, 1, "scale of A"));
-    QRT_ASSIGN_OR_RETURN(b_scale, param(node, 4, "scale of B"));
-    QRT_ASSIGN_OR_RETURN(y_scale, param(node, 6, "scale of Y"));
-    QRT_ASSIGN_OR_RETURN(y_zp, param(node, 7, "zero point of Y"));
-    if (!a_scale || !b_scale || !y_scale) return error(node, "a scale input is missing", ErrorCode::kParse);
-  }
+  QRT_ASSIGN_OR_RETURN(QLinearParams p, qlinear_params(node, integer_only));
+  const DenseElements *a_scale = p.x_scale, *a_zp = p.x_zp, *b_scale = p.w_scale, *b_zp = p.w_zp;
+  const DenseElements *y_scale = p.y_scale, *y_zp = p.y_zp;
   QRT_ASSIGN_OR_RETURN(ElementType sa, storage_of(node, ia));
   QRT_ASSIGN_OR_RETURN(ElementType sb, storage_of(node, ib));
   QRT_ASSIGN_OR_RETURN(const Type ta, input_type(node, ia));
@@ -171,21 +177,9 @@ Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, boo
 // ConvInteger(x, w, x_zp?, w_zp?) (integer_only: scales 1, an int32 accumulator result).
 Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
   const int ix = 0, iw = integer_only ? 1 : 3;
-  const DenseElements* x_scale = nullptr;
-  const DenseElements* w_scale = nullptr;
-  const DenseElements* y_scale = nullptr;
-  const DenseElements* y_zp = nullptr;
-  const DenseElements* bias = nullptr;
-  QRT_ASSIGN_OR_RETURN(const DenseElements* x_zp, param(node, 2, "zero point of x"));
-  QRT_ASSIGN_OR_RETURN(const DenseElements* w_zp, param(node, integer_only ? 3 : 5, "zero point of w"));
-  if (!integer_only) {
-    QRT_ASSIGN_OR_RETURN(x_scale, param(node, 1, "scale of x"));
-    QRT_ASSIGN_OR_RETURN(w_scale, param(node, 4, "scale of w"));
-    QRT_ASSIGN_OR_RETURN(y_scale, param(node, 6, "scale of y"));
-    QRT_ASSIGN_OR_RETURN(y_zp, param(node, 7, "zero point of y"));
-    QRT_ASSIGN_OR_RETURN(bias, param(node, 8, "bias"));
-    if (!x_scale || !w_scale || !y_scale) return error(node, "a scale input is missing", ErrorCode::kParse);
-  }
+  QRT_ASSIGN_OR_RETURN(QLinearParams p, qlinear_params(node, integer_only));
+  const DenseElements *x_scale = p.x_scale, *x_zp = p.x_zp, *w_scale = p.w_scale, *w_zp = p.w_zp;
+  const DenseElements *y_scale = p.y_scale, *y_zp = p.y_zp, *bias = p.bias;
   QRT_ASSIGN_OR_RETURN(ElementType sx, storage_of(node, ix));
   QRT_ASSIGN_OR_RETURN(ElementType sw, storage_of(node, iw));
   QRT_ASSIGN_OR_RETURN(const Type tx, input_type(node, ix));

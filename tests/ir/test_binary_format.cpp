@@ -10,15 +10,11 @@
 #include "ir/binary_format.h"
 #include "ir/qrt_format_generated.h"
 #include "ir/text_format.h"
+#include "tests/ir/corpus.h"
 
 namespace {
 
-std::string corpus() {
-  std::ifstream in(std::string(TESTS_DATA_DIR) + "/oracle_corpus.mlir");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string corpus() { return qrt_test::corpus_text(); }
 
 qrt::Result<qrt::Graph> read(const std::string& bytes, const char* name = "t.qrt") {
   auto owner = std::make_shared<std::string>(bytes);

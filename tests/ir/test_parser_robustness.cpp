@@ -9,15 +9,11 @@
 #include <string>
 
 #include "ir/text_format.h"
+#include "tests/ir/corpus.h"
 
 namespace {
 
-std::string corpus() {
-  std::ifstream in(std::string(TESTS_DATA_DIR) + "/oracle_corpus.mlir");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string corpus() { return qrt_test::corpus_text(); }
 
 }  // namespace
 
