@@ -25,7 +25,7 @@ check "importers/ includes passes, jit, runtime or tools" '#include "(passes|jit
 check "jit/ includes passes, runtime, importers or tools" '#include "(passes|runtime|importers|tools)/' $(find jit -name '*.h' -o -name '*.cpp')
 check "tools/ includes qrt internals" '#include "(ir|passes|jit|runtime|importers)/' tools/*.h tools/*.cpp
 check "protobuf/ONNX outside importers/" '#include <(onnx|google/protobuf)/' $(git ls-files '*.h' '*.cpp' | grep -v -e '^importers/' -e '^tests/')
-check "asmjit outside jit/asmjit*" '#include <asmjit' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/asmjit')
-check "LLVM outside jit/llvm*" '#include <llvm/' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/llvm')
+check "asmjit outside jit/asmjit*" '#include[[:space:]]*<asmjit' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/asmjit')
+check "LLVM outside jit/llvm*" '#include[[:space:]]*<llvm/' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/llvm')
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
