@@ -53,4 +53,8 @@ class CodeCache {
   size_t generated_ = 0;
 };
 
+/// The code cache shared by every plan in the process, with every x86 generator behind it
+/// (defined in op_kernels.cpp).
+CodeCache& code_cache();
+
 }  // namespace qrt::jit

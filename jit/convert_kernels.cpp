@@ -4,14 +4,8 @@
 
 #include "jit/host_info.h"
 #include "jit/ref/numerics.h"
-#include "jit/x86_generators.h"
 
 namespace qrt::jit {
-
-CodeCache& code_cache() {
-  static CodeCache cache(generate_avx2_convert);
-  return cache;
-}
 
 std::string ConvertKernel::why_not(const Graph& graph, const Op& op) {
   if (op.kind != OpKind::kQCast && op.kind != OpKind::kDCast) return "not a quantize or dequantize op";

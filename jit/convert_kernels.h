@@ -11,9 +11,6 @@
 
 namespace qrt::jit {
 
-/// The code cache shared by every plan in the process.
-CodeCache& code_cache();
-
 /// A generated quantize or dequantize kernel for one op, ready to run.
 class ConvertKernel {
  public:

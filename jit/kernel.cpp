@@ -9,7 +9,8 @@ namespace qrt::jit {
 bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
-         qmax == o.qmax;
+         qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr &&
+         row_correction == o.row_correction && taps == o.taps && channels == o.channels;
 }
 
 size_t KernelDesc::hash() const {
@@ -19,10 +20,38 @@ size_t KernelDesc::hash() const {
                                    (uint64_t(storage_signed) << 40) | scale_bits);
   h ^= std::hash<uint64_t>()((uint64_t(uint32_t(zero_point)) << 32) | uint32_t(qmin)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint32_t>()(uint32_t(qmax)) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
+                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(row_correction) << 31) |
+                             (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint32_t>()(channels) + 0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
 
+namespace {
+
+const char* out_name(OutKind k) {
+  switch (k) {
+    case OutKind::kS32: return "s32";
+    case OutKind::kF32: return "f32";
+    case OutKind::kU8: return "qu8";
+    case OutKind::kS8: return "qs8";
+  }
+  return "?";
+}
+
+}  // namespace
+
 std::string KernelDesc::name() const {
+  const std::string path_name = path == GemmPath::kMaddubs ? "maddubs" : "maddwd";
+  if (op == KernelOp::kGemm) {
+    // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
+    return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +
+           "_" + path_name + (row_correction ? "_wzp" : "") + "__avx2";
+  }
+  if (op == KernelOp::kDepthwise) {
+    return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +
+           std::to_string(channels) + "c__avx2";
+  }
   const std::string q = storage_signed ? "qs8" : "qu8";
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + "__avx2";

@@ -14,6 +14,22 @@ enum class Isa : uint8_t { kAvx2 };
 enum class KernelOp : uint8_t {
   kQuantize,    ///< f32 -> 8-bit stored values (quant.qcast, per tensor)
   kDequantize,  ///< 8-bit stored values -> f32 (quant.dcast, per tensor)
+  kGemm,        ///< an int8 GEMM micro-kernel: an mr x nr tile of u8 x s8 -> s32 + epilogue
+  kDepthwise,   ///< an int8 depthwise-convolution pixel kernel (all channels, all taps)
+};
+
+/// How a GEMM micro-kernel multiplies u8 activations by s8 weights.
+enum class GemmPath : uint8_t {
+  kMaddubs,  ///< vpmaddubsw -> vpmaddwd(1) -> vpaddd: only where the weights prove no s16 pair saturates
+  kMaddwd,   ///< both sides widened to s16, vpmaddwd -> vpaddd: exact for every input
+};
+
+/// What a GEMM or depthwise kernel's epilogue stores.
+enum class OutKind : uint8_t {
+  kS32,  ///< the int32 accumulator itself
+  kF32,  ///< f32(acc) * scale[n] (a fused dcast of the accumulator)
+  kU8,   ///< clamp(rne(f32(acc) * M[n]) + zo[n], lo, hi) as u8
+  kS8,   ///< the same as s8
 };
 
 /// A kernel's whole contract: op, storage, baked-in quantization parameters and ISA. Equal
@@ -26,6 +42,15 @@ struct KernelDesc {
   int32_t zero_point = 0;
   int32_t qmin = -128;         ///< storage bounds (quantize clamps to them)
   int32_t qmax = 127;
+
+  // GEMM micro-kernels (kGemm) and depthwise kernels (kDepthwise).
+  GemmPath path = GemmPath::kMaddubs;
+  OutKind out = OutKind::kU8;
+  uint8_t mr = 0;               ///< rows of the tile (kGemm)
+  uint8_t nr = 0;               ///< columns stored (kGemm; the panel is always 16 wide)
+  bool row_correction = false;  ///< subtract rowsum[m] * zw[n] (some weight zero point is not 0)
+  uint16_t taps = 0;            ///< kernel window positions (kDepthwise)
+  uint32_t channels = 0;        ///< channels (kDepthwise)
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

@@ -13,4 +13,11 @@ namespace qrt::jit {
 /// remaining n % 8 elements with the scalar twin (jit/ref/numerics.h).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& desc);
 
+/// Generates a GEMM tile kernel (KernelOp::kGemm): `void tile(const GemmTileArgs*)`, see
+/// jit/gemm_pack.h.
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& desc);
+
+/// Generates a depthwise-convolution kernel (KernelOp::kDepthwise), see jit/depthwise_kernels.h.
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
+
 }  // namespace qrt::jit

@@ -199,12 +199,12 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   plan->outputs = model.outputs;
   plan->backend = options.backend == QRT_BACKEND_REF || !jit_available ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
   plan->kernels.resize(plan->graph->ops.size());
+  plan->why_not.assign(plan->graph->ops.size(), "the reference backend was chosen");
   if (plan->backend == QRT_BACKEND_JIT) {
     for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-      const Op& op = plan->graph->ops[o];
-      if (!jit::ConvertKernel::why_not(*plan->graph, op).empty()) continue;  // the reference runs it
-      QRT_ASSIGN_OR_RETURN(jit::ConvertKernel k, jit::ConvertKernel::create(*plan->graph, op));
-      plan->kernels[o] = std::move(k);
+      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice, jit::select_kernel(*plan->graph, plan->graph->ops[o]));
+      plan->kernels[o] = std::move(choice.kernel);
+      plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
     }
   }
   return plan;
@@ -273,11 +273,7 @@ Status Context::run() {
   const Plan& p = *plan;
   auto run_kernel = [&p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
     if (!p.kernels[o]) return std::nullopt;
-    Type out_type = p.graph->values[size_t(p.graph->ops[o].results[0])].type;
-    out_type.dims = operands[0]->type.dims;
-    Tensor out = Tensor::zeros(out_type);
-    p.kernels[o]->run(*operands[0], out);
-    return Result<Tensor>(std::move(out));
+    return p.kernels[o]->run(operands);
   };
   auto result = plan->backend == QRT_BACKEND_JIT ? run_graph(*plan->graph, inputs, run_kernel)
                                                  : run_reference(*plan->graph, inputs);

@@ -8,7 +8,7 @@
 
 #include "include/qrt.h"
 #include "ir/graph.h"
-#include "jit/convert_kernels.h"
+#include "jit/op_kernels.h"
 #include "jit/tensor.h"
 
 namespace qrt::runtime {
@@ -51,7 +51,9 @@ struct Plan {
   std::vector<TensorInfoStorage> outputs;
   qrt_backend backend = QRT_BACKEND_REF;
   /// Per op of `graph`: the generated kernel that runs it (JIT backend), or none.
-  std::vector<std::optional<jit::ConvertKernel>> kernels;
+  std::vector<std::unique_ptr<jit::OpKernel>> kernels;
+  /// Per op: why the reference runs it (empty where a kernel does).
+  std::vector<std::string> why_not;
 };
 
 /// Compiles `model` with `options`.

@@ -7,8 +7,7 @@
 //   ymm4  zero point (i32)                ymm5  NaN mask
 #include <asmjit/x86.h>
 
-#include <cstring>
-
+#include "jit/asmjit_x86/emit_util.h"
 #include "jit/x86_generators.h"
 
 namespace qrt::jit {
@@ -16,19 +15,8 @@ namespace qrt::jit {
 namespace {
 
 using namespace asmjit;
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-// Broadcasts a 32-bit immediate into every lane of `dst`.
-void broadcast(x86::Assembler& a, const x86::Ymm& dst, uint32_t value) {
-  a.mov(x86::eax, value);
-  a.vmovd(dst.xmm(), x86::eax);
-  a.vpbroadcastd(dst, dst.xmm());
-}
+using x86gen::bits_of;
+using x86gen::broadcast;
 
 // Matches numerics::quantize_f32 lane by lane: clamp(rne(x / scale) + zp, qmin, qmax), NaN
 // to the zero point, infinities saturating. Clamping the rounded value to
@@ -105,20 +93,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& 
   } else {
     emit_dequantize(a, desc);
   }
-  // asmjit errors become qrt errors here.
-  if (Error err = code.flatten(); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + desc.name());
-  }
-  const size_t size = code.codeSize();
-  return ExecutableCode::create(size, [&](void* dst, uint64_t base) -> Status {
-    if (Error err = code.relocateToBase(base); err != kErrorOk) {
-      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err));
-    }
-    if (Error err = code.copyFlattenedData(dst, size); err != kErrorOk) {
-      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err));
-    }
-    return Status::ok();
-  });
+  return x86gen::finish(code, desc.name());
 }
 
 }  // namespace qrt::jit

@@ -1,0 +1,98 @@
+// qrt — internal helpers shared by the asmjit x86 generators (jit/asmjit_x86/ only).
+#pragma once
+
+#include <asmjit/x86.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "jit/code_cache.h"
+
+namespace qrt::jit::x86gen {
+
+/// The bit pattern of a float, for immediates.
+inline uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+/// Broadcasts a 32-bit immediate into every lane of `dst` (clobbers eax).
+inline void broadcast(asmjit::x86::Assembler& a, const asmjit::x86::Ymm& dst, uint32_t value) {
+  a.mov(asmjit::x86::eax, value);
+  a.vmovd(dst.xmm(), asmjit::x86::eax);
+  a.vpbroadcastd(dst, dst.xmm());
+}
+
+/// Stores the low `n` (0..16) bytes of `x` at [base + offset]; `x` is clobbered.
+inline void store_low_bytes(asmjit::x86::Assembler& a, const asmjit::x86::Gp& base, int32_t offset,
+                            const asmjit::x86::Xmm& x, unsigned n) {
+  using namespace asmjit;
+  if (n == 16) {
+    a.vmovdqu(x86::xmmword_ptr(base, offset), x);
+    return;
+  }
+  const unsigned widths[] = {8, 4, 2, 1};
+  for (unsigned w : widths) {
+    if (n < w) continue;
+    if (w == 8) a.vmovq(x86::qword_ptr(base, offset), x);
+    if (w == 4) a.vmovd(x86::dword_ptr(base, offset), x);
+    if (w == 2) a.vpextrw(x86::word_ptr(base, offset), x, 0);
+    if (w == 1) a.vpextrb(x86::byte_ptr(base, offset), x, 0);
+    n -= w;
+    offset += int32_t(w);
+    if (n > 0) a.vpsrldq(x, x, w);
+  }
+}
+
+/// Turns what the assembler holds into sealed executable code; asmjit errors become qrt
+/// errors naming `what`.
+inline Result<std::shared_ptr<ExecutableCode>> finish(asmjit::CodeHolder& code, const std::string& what) {
+  using namespace asmjit;
+  if (Error err = code.flatten(); err != kErrorOk) {
+    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + what);
+  }
+  if (Error err = code.resolveUnresolvedLinks(); err != kErrorOk) {
+    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + what);
+  }
+  const size_t size = code.codeSize();
+  return ExecutableCode::create(size, [&](void* dst, uint64_t base) -> Status {
+    if (Error err = code.relocateToBase(base); err != kErrorOk) {
+      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " relocating " + what);
+    }
+    if (Error err = code.copyFlattenedData(dst, size); err != kErrorOk) {
+      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " copying " + what);
+    }
+    return Status::ok();
+  });
+}
+
+}  // namespace qrt::jit::x86gen
+
+namespace qrt::jit::x86gen {
+
+/// Loads `n` (1..16) bytes from [base + index + offset] into the low bytes of `x`, zeroing
+/// the rest, without reading past the n-th byte.
+inline void load_low_bytes(asmjit::x86::Assembler& a, const asmjit::x86::Xmm& x, const asmjit::x86::Gp& base,
+                           const asmjit::x86::Gp& index, int32_t offset, unsigned n) {
+  using namespace asmjit;
+  if (n == 16) {
+    a.vmovdqu(x, x86::xmmword_ptr(base, index, 0, offset));
+    return;
+  }
+  a.vpxor(x, x, x);
+  unsigned at = 0;
+  const unsigned widths[] = {8, 4, 2, 1};
+  for (unsigned w : widths) {
+    if (n - at < w) continue;
+    const int32_t off = offset + int32_t(at);
+    if (w == 8) a.vmovq(x, x86::qword_ptr(base, index, 0, off));
+    if (w == 4) a.vpinsrd(x, x, x86::dword_ptr(base, index, 0, off), at / 4);
+    if (w == 2) a.vpinsrw(x, x, x86::word_ptr(base, index, 0, off), at / 2);
+    if (w == 1) a.vpinsrb(x, x, x86::byte_ptr(base, index, 0, off), at);
+    at += w;
+  }
+}
+
+}  // namespace qrt::jit::x86gen

@@ -1,0 +1,169 @@
+// qrt — the AVX2 int8 GEMM micro-kernel generator: one mr x nr tile (mr <= 4 rows of packed
+// u8 activations times one 16-column panel of packed s8 weights), s32 accumulation, then a
+// per-column epilogue (bias and zero-point corrections, requantization or dequantization,
+// clamping, narrowing) and a store of exactly nr columns.
+//
+// Calling convention: void tile(const GemmTileArgs* args) — see jit/gemm_pack.h for the
+// argument block and the packed layouts.
+//
+// Registers:  rdi args   rsi row 0/1 of A   rax row 2/3 of A   rdx A row stride
+//             r8 weights rcx k steps left   r9 C row   r10 C stride   r11 epilogue block
+//   ymm0-7   accumulators, row r / half j in ymm(2r + j)
+//   ymm8-9   the two 8-column halves of the weight step   ymm10  s16 ones (maddubs path)
+//   ymm11    the broadcast activations                    ymm12-13 products / epilogue temps
+#include <asmjit/x86.h>
+
+#include "jit/asmjit_x86/emit_util.h"
+#include "jit/gemm_pack.h"
+#include "jit/x86_generators.h"
+
+namespace qrt::jit {
+
+namespace {
+
+using namespace asmjit;
+
+x86::Ymm acc(unsigned row, unsigned half) { return x86::Ymm(2 * row + half); }
+
+// The activation dword of row `r` at the current k step.
+x86::Mem a_row(unsigned r) {
+  switch (r) {
+    case 0: return x86::dword_ptr(x86::rsi);
+    case 1: return x86::dword_ptr(x86::rsi, x86::rdx);
+    case 2: return x86::dword_ptr(x86::rax);
+    default: return x86::dword_ptr(x86::rax, x86::rdx);
+  }
+}
+
+void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
+  const bool maddubs = d.path == GemmPath::kMaddubs;
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
+  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, k_steps)));
+  a.lea(x86::rax, x86::ptr(x86::rsi, x86::rdx, 1));  // rax = A + 2 * stride (shift 1)
+  for (unsigned r = 0; r < d.mr; ++r) {
+    for (unsigned j = 0; j < 2; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
+  }
+  if (maddubs) {
+    a.mov(x86::r9d, 0x00010001u);
+    a.vmovd(x86::xmm10, x86::r9d);
+    a.vpbroadcastd(x86::ymm10, x86::xmm10);
+  }
+  Label loop = a.newLabel(), done = a.newLabel();
+  a.test(x86::rcx, x86::rcx);
+  a.jz(done);
+  a.align(AlignMode::kCode, 16);
+  a.bind(loop);
+  if (maddubs) {
+    a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8));
+    a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
+  } else {
+    a.vpmovsxbw(x86::ymm8, x86::xmmword_ptr(x86::r8));
+    a.vpmovsxbw(x86::ymm9, x86::xmmword_ptr(x86::r8, 16));
+  }
+  for (unsigned r = 0; r < d.mr; ++r) {
+    a.vpbroadcastd(x86::ymm11, a_row(r));
+    for (unsigned j = 0; j < 2; ++j) {
+      const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
+      if (maddubs) {
+        a.vpmaddubsw(t, x86::ymm11, x86::Ymm(8 + j));  // u8 x s8 pairs -> s16 (proven not to saturate)
+        a.vpmaddwd(t, t, x86::ymm10);                  // pairs of s16 -> s32
+      } else {
+        a.vpmaddwd(t, x86::ymm11, x86::Ymm(8 + j));    // s16 x s16 pairs -> s32, exact
+      }
+      a.vpaddd(acc(r, j), acc(r, j), t);
+    }
+  }
+  a.add(x86::rsi, 4);
+  a.add(x86::rax, 4);
+  a.add(x86::r8, maddubs ? 64 : 32);
+  a.dec(x86::rcx);
+  a.jnz(loop);
+  a.bind(done);
+}
+
+// The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
+void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+  auto ep = [](size_t field, unsigned half) {
+    return x86::ymmword_ptr(x86::r11, int32_t(field * kGemmPanel * 4 + half * 32));
+  };
+  for (unsigned j = 0; j < 2; ++j) {
+    const x86::Ymm v = acc(r, j);
+    a.vpaddd(v, v, ep(kEpBias, j));
+    if (d.row_correction) {
+      a.vpbroadcastd(x86::ymm12, x86::dword_ptr(x86::rax, int32_t(4 * r)));
+      a.vpmulld(x86::ymm12, x86::ymm12, ep(kEpWeightZeroPoint, j));
+      a.vpsubd(v, v, x86::ymm12);
+    }
+    if (d.out == OutKind::kS32) continue;
+    a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
+    a.vmulps(v, v, ep(kEpMultiplier, j));
+    if (d.out == OutKind::kF32) continue;
+    // clamp(rne(t) + zo, lo, hi) == clamp(t, lo - zo, hi - zo) rounded, then + zo: the bounds
+    // are integers, so clamping before or after rounding agrees.
+    a.vmaxps(v, v, ep(kEpLowerBound, j));
+    a.vminps(v, v, ep(kEpUpperBound, j));
+    a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
+    a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
+  }
+}
+
+void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const Label& masks) {
+  if (d.out == OutKind::kS32 || d.out == OutKind::kF32) {
+    for (unsigned j = 0; j < 2; ++j) {
+      const int lanes = int(d.nr) - int(8 * j);
+      if (lanes <= 0) break;
+      if (lanes >= 8) {
+        a.vmovdqu(x86::ymmword_ptr(x86::r9, int32_t(32 * j)), acc(r, j));
+      } else {
+        a.vmovdqu(x86::ymm13, x86::ymmword_ptr(masks, (8 - lanes) * 4));
+        a.vpmaskmovd(x86::ymmword_ptr(x86::r9, int32_t(32 * j)), x86::ymm13, acc(r, j));
+      }
+    }
+    return;
+  }
+  // Values are already inside the output bounds, so the saturating packs are exact.
+  a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, 1));
+  a.vpermq(x86::ymm12, x86::ymm12, 0xD8);
+  a.vextracti128(x86::xmm13, x86::ymm12, 1);
+  if (d.out == OutKind::kU8) {
+    a.vpackuswb(x86::xmm12, x86::xmm12, x86::xmm13);
+  } else {
+    a.vpacksswb(x86::xmm12, x86::xmm12, x86::xmm13);
+  }
+  x86gen::store_low_bytes(a, x86::r9, 0, x86::xmm12, d.nr);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) {
+  if (d.mr < 1 || d.mr > kGemmMaxRows || d.nr < 1 || d.nr > kGemmPanel) {
+    return Status::error("GEMM micro-kernel tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) +
+                         " is outside 1..4 x 1..16");
+  }
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  Label masks = a.newLabel();
+  emit_main_loop(a, d);
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
+  a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
+  a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
+  for (unsigned r = 0; r < d.mr; ++r) {
+    emit_row_epilogue(a, d, r);
+    emit_row_store(a, d, r, masks);
+    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+  }
+  a.vzeroupper();
+  a.ret();
+  // vpmaskmovd masks: loading 8 dwords at masks + 4 * (8 - n) enables the first n lanes.
+  a.align(AlignMode::kData, 32);
+  a.bind(masks);
+  a.embedUInt32(0xFFFFFFFFu, 8);
+  a.embedUInt32(0u, 8);
+  return x86gen::finish(code, d.name());
+}
+
+}  // namespace qrt::jit

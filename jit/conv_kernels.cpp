@@ -1,0 +1,201 @@
+// qrt — qrt.conv2d (quantized, constant filter, one group) on the AVX2 GEMM kernels:
+// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; everything else
+// goes through im2col rows built one L2 block at a time and packed directly. Depthwise
+// convolutions have their own kernel (depthwise_kernels.cpp).
+#include <algorithm>
+#include <cstring>
+
+#include "ir/nn_params.h"
+#include "jit/depthwise_kernels.h"
+#include "jit/gemm_kernels.h"
+#include "jit/op_kernels.h"
+
+namespace qrt::jit {
+
+namespace {
+
+constexpr int64_t kIm2colBlockBytes = 192 * 1024;
+
+class ConvOpKernel final : public OpKernel {
+ public:
+  ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
+               std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
+      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), w_(w), filter_dims_(std::move(filter_dims)),
+        gemm_(std::move(gemm)), pad_byte_(pad_byte) {}
+
+  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t in_c = x.type.dims[w_.channel_dim()];
+    const int64_t filter_c = w_.nchw ? filter_dims_[1] : filter_dims_[3];
+    if (in_c != filter_c) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(in_c) +
+                                           " channels at run time, the filter expects " + std::to_string(filter_c));
+    }
+    const int64_t out_c = filter_dims_[0];
+    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, out_c);
+    const int64_t oh = dims[w_.height_dim()], ow = dims[w_.width_dim()];
+    if (oh <= 0 || ow <= 0) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (result_type_.dims[d] >= 0 && result_type_.dims[d] != dims[d]) {
+        return Status::error_at(op_.loc, "'qrt.conv2d' op computed result shape [" + dims_to_string(dims) +
+                                             "] contradicts its type " + result_type_.to_string());
+      }
+    }
+    Type t = result_type_;
+    t.dims = dims;
+    Tensor y = Tensor::zeros(t);
+    const unsigned ob = gemm_->out_bytes();
+    const int64_t pixels = oh * ow;
+    const bool direct = !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 &&
+                        w_.pad_left == 0 && w_.pad_bottom == 0 && w_.pad_right == 0;
+    if (direct) {
+      gemm_->run(x.data.data(), dims[0] * pixels, in_c, y.data.data(), out_c * ob);
+      return y;
+    }
+    const PackedGemm& p = gemm_->packed();
+    const int64_t row_bytes = p.a_row_bytes();
+    const int64_t block = std::max<int64_t>(kGemmMaxRows, kIm2colBlockBytes / row_bytes / kGemmMaxRows * kGemmMaxRows);
+    thread_local std::vector<uint8_t> packed, row, staged;
+    thread_local std::vector<int32_t> sums;
+    packed.resize(size_t(std::min(block, pixels) * row_bytes));
+    sums.resize(size_t(std::min(block, pixels)));
+    row.resize(size_t(p.k));
+    if (w_.nchw) staged.resize(size_t(pixels * out_c * ob));
+    for (int64_t n = 0; n < dims[0]; ++n) {
+      // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
+      uint8_t* out = w_.nchw ? staged.data() : y.data.data() + size_t(n * pixels * out_c * ob);
+      for (int64_t m0 = 0; m0 < pixels; m0 += block) {
+        const int64_t mc = std::min(block, pixels - m0);
+        for (int64_t m = 0; m < mc; ++m) {
+          im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, row.data());
+          sums[size_t(m)] = p.pack_a_row(row.data(), packed.data() + m * row_bytes);
+        }
+        gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
+      }
+      if (w_.nchw) {
+        uint8_t* dst = y.data.data() + size_t(n * out_c * pixels * ob);
+        for (int64_t m = 0; m < pixels; ++m) {
+          for (int64_t o = 0; o < out_c; ++o) {
+            std::memcpy(dst + (o * pixels + m) * ob, staged.data() + (m * out_c + o) * ob, ob);
+          }
+        }
+      }
+    }
+    return y;
+  }
+
+  std::string describe() const override { return gemm_->name() + " via im2col (" + gemm_->packed().path_reason + ")"; }
+
+ private:
+  // One GEMM row: the window of output pixel (oy, ox) of image n, in the filter's k order —
+  // NHWC: (ky, kx, c); NCHW: (c, ky, kx). Positions in the padding hold the zero point.
+  void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row) const {
+    const auto& d = x.type.dims;
+    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
+    const uint8_t* src = x.data.data();
+    if (!w_.nchw) {
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        for (int64_t kx = 0; kx < w_.kw; ++kx, row += c) {
+          const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
+            std::memset(row, pad_byte_, size_t(c));
+          } else {
+            std::memcpy(row, src + ((n * h + iy) * wd + ix) * c, size_t(c));
+          }
+        }
+      }
+      return;
+    }
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const uint8_t* plane = src + (n * c + ci) * h * wd;
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        for (int64_t kx = 0; kx < w_.kw; ++kx) {
+          const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
+          *row++ = iy < 0 || iy >= h || ix < 0 || ix >= wd ? pad_byte_ : plane[iy * wd + ix];
+        }
+      }
+    }
+  }
+
+  Op op_;
+  Type result_type_;
+  Window2d w_;
+  std::vector<int64_t> filter_dims_;
+  std::unique_ptr<GemmKernel> gemm_;
+  uint8_t pad_byte_;
+};
+
+}  // namespace
+
+Result<KernelChoice> select_conv_kernel(const Graph& graph, const Op& op) {
+  KernelChoice choice;
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& f = graph.values[size_t(op.operands[1])].type;
+  const Type& out = graph.values[size_t(op.results[0])].type;
+  if (!x.element.is_quant() || !f.element.is_quant()) {
+    choice.why_not = "float and hybrid convolutions run on the reference";
+    return choice;
+  }
+  std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
+  if (!filter) {
+    choice.why_not = "the filter is not a constant";
+    return choice;
+  }
+  QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, f.dims));
+  if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
+    choice.why_not = "per-axis filters must be quantized along the output channels";
+    return choice;
+  }
+  if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(w.channel_dim())) {
+    choice.why_not = "a per-axis result must be quantized along its channels";
+    return choice;
+  }
+  std::unique_ptr<Tensor> bias;
+  if (op.operands.size() > 2) {
+    bias = constant_operand(graph, op.operands[2]);
+    if (!bias) {
+      choice.why_not = "the bias is not a constant";
+      return choice;
+    }
+  }
+  const int64_t out_c = f.dims[0];
+  const int64_t per_group = w.nchw ? f.dims[1] : f.dims[3];
+  if (w.groups != 1) {
+    if (per_group == 1) return select_depthwise_kernel(graph, op, w, *filter, bias.get());
+    choice.why_not = "grouped convolutions (other than depthwise) run on the reference";
+    return choice;
+  }
+  GemmSpec spec;
+  spec.k = per_group * w.kh * w.kw;
+  spec.n = out_c;
+  if (spec.k == 0 || spec.n == 0) {
+    choice.why_not = "empty filter";
+    return choice;
+  }
+  choice.why_not = fill_gemm_quantization(x.element, f.element, out.element, spec);
+  if (!choice.why_not.empty()) return choice;
+  if (bias) {
+    spec.bias.resize(size_t(out_c));
+    for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);
+  }
+  // OIHW and OHWI filters are both [O, K] in the k order im2col_row produces: transpose.
+  spec.w.resize(size_t(spec.k * spec.n));
+  for (int64_t o = 0; o < out_c; ++o) {
+    for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = int32_t(filter->int_at(size_t(o * spec.k + k)));
+  }
+  auto gemm = GemmKernel::create(spec);
+  if (!gemm.is_ok()) {
+    if (gemm.status().code() != ErrorCode::kUnsupported) return gemm.status();
+    choice.why_not = gemm.status().message();
+    return choice;
+  }
+  const uint8_t pad_byte = uint8_t(x.element.zero_points[0]);
+  choice.kernel = std::make_unique<ConvOpKernel>(graph, op, w, f.dims, std::move(gemm).value(), pad_byte);
+  return choice;
+}
+
+}  // namespace qrt::jit

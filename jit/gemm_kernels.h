@@ -1,0 +1,58 @@
+// qrt — a quantized GEMM ready to run: prepacked weights, the generated AVX2 tile kernels
+// for every tile shape it needs, and the blocking loop that drives them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jit/code_cache.h"
+#include "jit/gemm_pack.h"
+
+namespace qrt::jit {
+
+/// C[m, n] for activations A[m, k] (u8 or s8 stored values) and the packed weights of a
+/// GemmSpec; bit-exact with the reference contract of qrt.matmul.
+class GemmKernel {
+ public:
+  /// Packs the weights and generates (or fetches) the tile kernels. Fails with
+  /// ErrorCode::kUnsupported where the JIT cannot prove the result exact (then the caller
+  /// falls back to the reference).
+  static Result<std::unique_ptr<GemmKernel>> create(const GemmSpec& spec);
+
+  /// Computes `rows` output rows from stored activation rows `a` (`lda` bytes apart) into `c`
+  /// (`ldc` bytes apart). Thread-safe: per-call scratch is thread-local.
+  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc) const;
+  /// The same from activations already packed with packed().pack_a_row (a_row_bytes() apart)
+  /// and their row sums.
+  void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc) const;
+
+  /// The packed weights and the chosen path.
+  const PackedGemm& packed() const { return *packed_; }
+  /// The main tile kernel's contract name, e.g. "qu8_qs8_qu8_gemm_4x16_maddubs__avx2".
+  std::string name() const;
+  /// Bytes per output element.
+  unsigned out_bytes() const { return packed_->out == OutKind::kS32 || packed_->out == OutKind::kF32 ? 4 : 1; }
+
+ private:
+  std::unique_ptr<PackedGemm> packed_;
+  // tiles_[mr - 1][0]: full 16-column panels; [1]: the last, narrower panel (if any).
+  std::shared_ptr<ExecutableCode> tiles_[kGemmMaxRows][2];
+  KernelDesc main_desc_;
+};
+
+}  // namespace qrt::jit
+
+namespace qrt {
+struct ElementType;
+}
+
+namespace qrt::jit {
+
+/// Fills the activation, zero-point and epilogue parts of `spec` (spec.n must be set) from
+/// the element types of an integer matmul or conv: activations `x` (per tensor), weights `w`
+/// (per tensor or per output channel), result `out` (the i32 accumulator type, or 8-bit
+/// storage per tensor or per output channel). Returns "" or why the GEMM kernels cannot
+/// compute it.
+std::string fill_gemm_quantization(const ElementType& x, const ElementType& w, const ElementType& out, GemmSpec& spec);
+
+}  // namespace qrt::jit

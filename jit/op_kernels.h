@@ -1,0 +1,42 @@
+// qrt — generated kernels that run whole graph ops, and the choice of one per op.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "jit/tensor.h"
+
+namespace qrt::jit {
+
+/// A generated kernel bound to one op of one graph (constants prepacked). Immutable after
+/// creation: any number of threads may run it at once.
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  /// Computes the op's result from operand tensors shaped as at run time; errors name the op.
+  virtual Result<Tensor> run(const std::vector<const Tensor*>& operands) const = 0;
+  /// The generated kernel's contract name and how it computes, e.g.
+  /// "qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (no weight pair can saturate ...)".
+  virtual std::string describe() const = 0;
+};
+
+/// The outcome of choosing a kernel for an op: a kernel, or why the reference runs it.
+struct KernelChoice {
+  std::unique_ptr<OpKernel> kernel;
+  std::string why_not;  ///< set when `kernel` is null
+};
+
+/// Chooses and builds the kernel for `op` on this CPU (generating code through the cache).
+/// An op no kernel covers yields a null kernel and the reason; errors are real failures.
+Result<KernelChoice> select_kernel(const Graph& graph, const Op& op);
+
+/// The stored values of the constant that defines `value`, or null if it is not a constant.
+std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
+
+/// Matmul (and conv) kernels, in their own files.
+Result<KernelChoice> select_matmul_kernel(const Graph& graph, const Op& op);
+Result<KernelChoice> select_conv_kernel(const Graph& graph, const Op& op);
+
+}  // namespace qrt::jit

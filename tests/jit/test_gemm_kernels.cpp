@@ -1,0 +1,210 @@
+// Tests: the AVX2 GEMM kernels (qrt.matmul with constant weights) are bit-exact with the
+// reference for shapes with every kind of tail, u8/s8 activations and weights, extreme zero
+// points, narrow bounds, per-channel scales over a wide range, saturating outputs, bias and
+// the int32 accumulator output; both multiply paths are exercised and chosen for the right
+// reason. Skipped, never faked, on CPUs without AVX2.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "jit/gemm_pack.h"
+#include "jit/host_info.h"
+#include "jit/tensor.h"
+#include "op_kernel_check.h"
+
+namespace {
+
+using qrt_test::QuantSpec;
+
+struct MatmulCase {
+  int64_t m = 1, k = 1, n = 1;
+  QuantSpec x, w, out;
+  bool bias = false;
+  bool accumulator_out = false;
+};
+
+// A random activation, weight and output quantization; `narrow_weights` keeps |w - 0| small
+// enough for the vpmaddubsw path.
+MatmulCase random_case(std::mt19937& rng, int64_t m, int64_t k, int64_t n) {
+  MatmulCase c;
+  c.m = m, c.k = k, c.n = n;
+  std::uniform_int_distribution<int> coin(0, 1), pick(0, 5);
+  std::uniform_real_distribution<double> log_scale(-4.0, 1.0);
+  auto zero_point = [&](const QuantSpec& q) {
+    switch (pick(rng)) {
+      case 0: return q.lo;
+      case 1: return q.hi;
+      case 2: return std::clamp(0, q.lo, q.hi);
+      default: return std::uniform_int_distribution<int>(q.lo, q.hi)(rng);
+    }
+  };
+  c.x.is_signed = coin(rng);
+  c.x.lo = c.x.is_signed ? -128 : 0;
+  c.x.hi = c.x.is_signed ? 127 : 255;
+  if (pick(rng) == 0) c.x.lo += 20, c.x.hi -= 7;  // narrow bounds
+  c.x.scales = {std::pow(10.0, log_scale(rng))};
+  c.x.zps = {zero_point(c.x)};
+  c.w.is_signed = pick(rng) != 0;
+  c.w.lo = c.w.is_signed ? -128 : 0;
+  c.w.hi = c.w.is_signed ? 127 : 255;
+  if (c.w.is_signed && coin(rng)) c.w.lo = -127;
+  const bool per_channel = coin(rng);
+  c.w.axis = per_channel ? 1 : -1;
+  c.w.scales.clear();
+  c.w.zps.clear();
+  for (int64_t j = 0; j < (per_channel ? n : 1); ++j) {
+    c.w.scales.push_back(std::pow(10.0, log_scale(rng)));
+    c.w.zps.push_back(c.w.is_signed ? (coin(rng) ? 0 : zero_point(c.w)) : zero_point(c.w));
+  }
+  c.bias = coin(rng);
+  c.accumulator_out = pick(rng) == 0;
+  c.out.is_signed = coin(rng);
+  c.out.lo = c.out.is_signed ? -128 : 0;
+  c.out.hi = c.out.is_signed ? 127 : 255;
+  if (pick(rng) == 0) c.out.lo += 10, c.out.hi -= 10;  // a fused clamp
+  // Output scales near the typical accumulator magnitude, some far below (saturation).
+  const double typical = c.x.scales[0] * c.w.scales[0] * std::sqrt(double(k)) * 64.0;
+  const bool out_per_channel = pick(rng) == 0;
+  c.out.axis = out_per_channel ? 1 : -1;
+  c.out.scales.clear();
+  c.out.zps.clear();
+  for (int64_t j = 0; j < (out_per_channel ? n : 1); ++j) {
+    c.out.scales.push_back(typical * std::pow(10.0, std::uniform_real_distribution<double>(-2.0, 1.0)(rng)));
+    c.out.zps.push_back(zero_point(c.out));
+  }
+  return c;
+}
+
+double acc_scale(const MatmulCase& c, size_t j) { return c.x.scales[0] * c.w.scales[c.w.scales.size() == 1 ? 0 : j]; }
+
+// The graph text of a case, with random weights (|w - zw| <= w_dev) and bias.
+std::string matmul_text(const MatmulCase& c, std::mt19937& rng, int w_dev) {
+  using qrt_test::shape;
+  const std::string xt = "tensor<" + shape({c.m, c.k}) + c.x.type() + ">";
+  const std::string wt = "tensor<" + shape({c.k, c.n}) + c.w.type() + ">";
+  std::string ot;
+  if (c.accumulator_out) {
+    std::string s = "!quant.uniform<i32:f32:1, {";
+    for (int64_t j = 0; j < c.n; ++j) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s%.17g", j ? ", " : "", acc_scale(c, size_t(j)));
+      s += buf;
+    }
+    ot = "tensor<" + shape({c.m, c.n}) + s + "}>>";
+  } else {
+    ot = "tensor<" + shape({c.m, c.n}) + c.out.type() + ">";
+  }
+  std::vector<int> w(size_t(c.k * c.n));
+  for (int64_t kk = 0; kk < c.k; ++kk) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      const int zw = c.w.zps[c.w.zps.size() == 1 ? 0 : size_t(j)];
+      const int lo = std::max(c.w.lo, zw - w_dev), hi = std::min(c.w.hi, zw + w_dev);
+      w[size_t(kk * c.n + j)] = qrt_test::random_values(rng, 1, lo, hi)[0];
+    }
+  }
+  std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n";
+  text += "  %w = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(w)) + " : tensor<" +
+          shape({c.k, c.n}) + (c.w.is_signed ? "i8" : "ui8") + ">} : () -> " + wt + "\n";
+  std::string operands = "%x, %w", types = xt + ", " + wt;
+  if (c.bias) {
+    std::vector<uint8_t> bytes;
+    std::string bt = "tensor<" + std::to_string(c.n) + "x!quant.uniform<i32:f32:0, {";
+    for (int64_t j = 0; j < c.n; ++j) {
+      const int32_t b = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+      bytes.resize(bytes.size() + 4);
+      std::memcpy(bytes.data() + bytes.size() - 4, &b, 4);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s%.17g", j ? ", " : "", acc_scale(c, size_t(j)));
+      bt += buf;
+    }
+    bt += "}>>";
+    text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bytes) + " : tensor<" + std::to_string(c.n) +
+            "xi32>} : () -> " + bt + "\n";
+    operands += ", %b";
+    types += ", " + bt;
+  }
+  text += "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + ot + "\n";
+  text += "  return %y : " + ot + "\n}\n";
+  return text;
+}
+
+qrt::Tensor random_input(const MatmulCase& c, std::mt19937& rng, std::vector<int64_t> dims) {
+  auto t = qrt::parse_type("tensor<" + qrt_test::shape(dims) + c.x.type() + ">");
+  REQUIRE(t.is_ok());
+  qrt::Tensor x = qrt::Tensor::zeros(*t);
+  const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), c.x.lo, c.x.hi);
+  for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("AVX2 GEMM kernels are bit-exact with the reference matmul") {
+  if (!qrt::host_cpu_features().avx2) {
+    MESSAGE("no AVX2 on this CPU: skipped");
+    return;
+  }
+  std::mt19937 rng(7);
+  int maddubs = 0, maddwd = 0, cases = 0;
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 33}) {
+    for (int64_t k : {1, 2, 3, 4, 5, 17, 64, 131}) {
+      for (int64_t n : {1, 7, 15, 16, 17, 40}) {
+        const MatmulCase c = random_case(rng, m, k, n);
+        // Half the cases with small weights (vpmaddubsw provably exact), half full range.
+        const int w_dev = (cases % 2 == 0) ? 40 : 255;
+        const std::string text = matmul_text(c, rng, w_dev);
+        CAPTURE(text);
+        const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
+        maddubs += how.find("_maddubs") != std::string::npos;
+        maddwd += how.find("_maddwd") != std::string::npos;
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " cases: " << maddubs << " on vpmaddubsw, " << maddwd << " on vpmaddwd");
+  CHECK(maddubs > 50);
+  CHECK(maddwd > 50);
+}
+
+TEST_CASE("vpmaddubsw is chosen only where no weight pair can saturate") {
+  using qrt::jit::GemmPath;
+  qrt::jit::GemmSpec s;
+  s.k = 4, s.n = 1;
+  s.w_zero_point = {0};
+  s.out = qrt::jit::OutKind::kS32;
+  // u8 activations up to 255: two weights of 64 and 64 give 255 * 128 = 32640 <= 32767.
+  s.w = {64, 64, -128, 127};
+  auto p = qrt::jit::pack_gemm(s);
+  REQUIRE(p.is_ok());
+  CHECK((*p)->path == GemmPath::kMaddubs);  // (-128, 127): opposite signs never saturate
+  s.w = {65, 64, 0, 0};  // 255 * 129 = 32895 > 32767
+  p = qrt::jit::pack_gemm(s);
+  REQUIRE(p.is_ok());
+  CHECK((*p)->path == GemmPath::kMaddwd);
+  CHECK((*p)->path_reason.find("k = 0, n = 0") != std::string::npos);
+  // The same weights are safe when the activations' bounds are narrower.
+  s.a_max = 200;
+  p = qrt::jit::pack_gemm(s);
+  REQUIRE(p.is_ok());
+  CHECK((*p)->path == GemmPath::kMaddubs);
+  // s8 activations are flipped to u8: [-128, 127] becomes [0, 255].
+  s.a_signed = true, s.a_min = -128, s.a_max = 127;
+  p = qrt::jit::pack_gemm(s);
+  REQUIRE(p.is_ok());
+  CHECK((*p)->path == GemmPath::kMaddwd);
+}
+
+TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference") {
+  qrt::jit::GemmSpec s;
+  s.k = 40000, s.n = 1;
+  s.w.assign(size_t(s.k), 127);
+  s.w_zero_point = {-128};
+  s.a_zero_point = 255;
+  s.out = qrt::jit::OutKind::kS32;
+  auto p = qrt::jit::pack_gemm(s);
+  REQUIRE_FALSE(p.is_ok());
+  CHECK(p.status().code() == qrt::ErrorCode::kUnsupported);
+  CHECK(p.status().message().find("could leave int32") != std::string::npos);
+}
