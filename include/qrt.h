@@ -115,6 +115,13 @@ typedef struct qrt_plan_options {
   qrt_backend backend;         /**< which backend runs the plan */
 } qrt_plan_options;
 
+/** How a plan runs one op; the strings are owned by the plan. */
+typedef struct qrt_op_info {
+  const char* op;              /**< op name, e.g. "qrt.conv2d" */
+  const char* kernel;          /**< the generated kernel's contract name and method, or "reference" */
+  const char* reason;          /**< why the reference runs the op ("" where a kernel does) */
+} qrt_op_info;
+
 /** Library version string, e.g. "0.1.0". */
 const char* qrt_version(void);
 /** A multi-line, human-readable description of the build and host (CPU features, LLVM). */
@@ -157,6 +164,10 @@ void qrt_plan_options_init(qrt_plan_options* options);
 /** Compiles a model into an immutable plan (options may be NULL for defaults). */
 qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* options,
                            qrt_plan_t** plan_out);
+/** Number of ops the plan runs (after dead ops are removed). */
+qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out);
+/** Describes op `index` of the plan: which kernel runs it, or why the reference does. */
+qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* info_out);
 /** Destroys a plan. NULL is ignored. Destroy its contexts first. */
 void qrt_plan_destroy(qrt_plan_t* plan);
 

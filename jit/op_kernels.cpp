@@ -47,13 +47,30 @@ class ConvertOpKernel final : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value) {
+namespace {
+
+// The value of `value` when it is computable at plan time: a constant, or an op whose operands
+// all are (e.g. the reshape or transpose importers put between a filter and its conv).
+std::unique_ptr<Tensor> fold_constant(const Graph& graph, int value, int depth) {
   const int producer = graph.values[size_t(value)].producer;
-  if (producer < 0 || graph.ops[size_t(producer)].kind != OpKind::kConstant) return nullptr;
-  auto t = evaluate_op_reference(graph, graph.ops[size_t(producer)], {});
+  if (producer < 0 || depth > 8) return nullptr;
+  const Op& op = graph.ops[size_t(producer)];
+  if (op.results.size() != 1) return nullptr;
+  std::vector<std::unique_ptr<Tensor>> operands;
+  std::vector<const Tensor*> ptrs;
+  for (int v : op.operands) {
+    operands.push_back(fold_constant(graph, v, depth + 1));
+    if (!operands.back()) return nullptr;
+    ptrs.push_back(operands.back().get());
+  }
+  auto t = evaluate_op_reference(graph, op, ptrs);
   if (!t.is_ok()) return nullptr;
   return std::make_unique<Tensor>(std::move(t).value());
 }
+
+}  // namespace
+
+std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value) { return fold_constant(graph, value, 0); }
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op) {
   KernelChoice choice;

@@ -32,7 +32,8 @@ struct KernelChoice {
 /// An op no kernel covers yields a null kernel and the reason; errors are real failures.
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op);
 
-/// The stored values of the constant that defines `value`, or null if it is not a constant.
+/// The value of `value` if it is known at plan time (a constant, or ops over constants only,
+/// evaluated by the reference), else null.
 std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
 
 /// Matmul (and conv) kernels, in their own files.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "include/qrt.h"
+#include "ir/ops.h"
 #include "ir/binary_format.h"
 #include "ir/text_format.h"
 #include "jit/host_info.h"
@@ -278,6 +279,32 @@ qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* opt
     auto plan = qrt::runtime::create_plan(*model->impl, opts);
     if (!plan.is_ok()) return fail(plan.status());
     *plan_out = new qrt_plan_s{std::move(plan).value()};
+    return ok();
+  });
+}
+
+qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_num_ops", "plan");
+    if (!count_out) return null_argument("qrt_plan_num_ops", "count_out");
+    *count_out = plan->impl->graph->ops.size();
+    return ok();
+  });
+}
+
+qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* info_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_op_info", "plan");
+    if (!info_out) return null_argument("qrt_plan_op_info", "info_out");
+    const qrt::runtime::Plan& p = *plan->impl;
+    if (index >= p.graph->ops.size()) {
+      return fail(QRT_INVALID_ARGUMENT, "qrt_plan_op_info: op index " + std::to_string(index) +
+                                            " is out of range (the plan has " + std::to_string(p.graph->ops.size()) +
+                                            " ops)");
+    }
+    info_out->op = qrt::op_info(p.graph->ops[index].kind).name;
+    info_out->kernel = p.kernel_names[index].c_str();
+    info_out->reason = p.kernels[index] ? "" : p.why_not[index].c_str();
     return ok();
   });
 }

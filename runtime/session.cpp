@@ -207,6 +207,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
       plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
     }
   }
+  for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
   return plan;
 }
 

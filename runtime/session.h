@@ -54,6 +54,8 @@ struct Plan {
   std::vector<std::unique_ptr<jit::OpKernel>> kernels;
   /// Per op: why the reference runs it (empty where a kernel does).
   std::vector<std::string> why_not;
+  /// Per op: the kernel's describe(), or "reference".
+  std::vector<std::string> kernel_names;
 };
 
 /// Compiles `model` with `options`.

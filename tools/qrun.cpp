@@ -19,11 +19,12 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|ref]\n"
+    "            [--backend jit|ref] [--kernels]\n"
     "\n"
-    "Runs a model with the reference backend, whose numerics are defined in\n"
-    "docs/numerics.md. MODEL is qrt MLIR text (.mlir, see docs/ops.md), the .qrt binary\n"
-    "container (docs/formats.md), ONNX (.onnx) or TFLite (.tflite; docs/importers.md).\n"
+    "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
+    "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
+    "qrt MLIR text (.mlir, see docs/ops.md), the .qrt binary container (docs/formats.md),\n"
+    "ONNX (.onnx) or TFLite (.tflite; docs/importers.md).\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.npy  bind graph input NAME (its SSA name without '%') to a .npy\n"
@@ -38,6 +39,8 @@ const char* kUsage =
     "  --backend B            jit (the default where the CPU has AVX2): generated kernels where\n"
     "                         they apply, bit-exact with the reference, which runs the rest;\n"
     "                         ref: the scalar reference for every op\n"
+    "  --kernels              print, per op, the kernel that runs it (its contract name and\n"
+    "                         multiply method) or why the reference runs it\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
     "  -h, --help             print this help and exit\n"
     "\n"
@@ -236,6 +239,7 @@ struct Options {
   std::string output_dir;
   bool print = false;
   qrt_backend backend = QRT_BACKEND_DEFAULT;
+  bool kernels = false;
 };
 
 // Owns the C handles so every exit path releases them.
@@ -301,6 +305,8 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       }
     } else if (a == "--print") {
       o.print = true;
+    } else if (a == "--kernels") {
+      o.kernels = true;
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "' (see qrun --help)", 2);
     } else if (o.model.empty()) {
@@ -331,6 +337,15 @@ int run_main(int argc, char** argv) {
   plan_options.backend = o.backend;
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
+  if (o.kernels) {
+    size_t ops = 0;
+    qrt_plan_num_ops(h.plan, &ops);
+    for (size_t i = 0; i < ops; ++i) {
+      qrt_op_info info;
+      qrt_plan_op_info(h.plan, i, &info);
+      std::printf("op %zu %s: %s%s%s\n", i, info.op, info.kernel, *info.reason ? ": " : "", info.reason);
+    }
+  }
 
   // Reject --input names the model does not have before reading any file.
   std::map<std::string, bool> known;

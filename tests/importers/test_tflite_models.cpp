@@ -44,8 +44,9 @@ Io io_of(const qrt_tensor_info& info) {
 }
 
 // Loads, compiles and runs a one-input model; returns output 0's bytes.
+// `kernels` (if given) receives how many ops run on generated kernels.
 std::vector<uint8_t> run(const std::string& model, const std::vector<uint8_t>& input, Io* in_io = nullptr,
-                         Io* out_io = nullptr) {
+                         Io* out_io = nullptr, qrt_backend backend = QRT_BACKEND_DEFAULT, size_t* kernels = nullptr) {
   qrt_model_t* m = nullptr;
   qrt_plan_t* plan = nullptr;
   qrt_context_t* ctx = nullptr;
@@ -56,7 +57,20 @@ std::vector<uint8_t> run(const std::string& model, const std::vector<uint8_t>& i
   qrt_tensor_info out_info;
   REQUIRE(qrt_model_output_info(m, 0, &out_info) == QRT_OK);
   if (out_io) *out_io = io_of(out_info);
-  REQUIRE(qrt_plan_create(m, nullptr, &plan) == QRT_OK);
+  qrt_plan_options options;
+  qrt_plan_options_init(&options);
+  options.backend = backend;
+  REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+  if (kernels) {
+    size_t ops = 0;
+    REQUIRE(qrt_plan_num_ops(plan, &ops) == QRT_OK);
+    *kernels = 0;
+    for (size_t i = 0; i < ops; ++i) {
+      qrt_op_info op;
+      REQUIRE(qrt_plan_op_info(plan, i, &op) == QRT_OK);
+      *kernels += std::strcmp(op.kernel, "reference") != 0;
+    }
+  }
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, info.dtype, info.rank, info.dims, input.data(), input.size()) == QRT_OK,
                   qrt_last_error_message());
@@ -197,5 +211,42 @@ TEST_CASE("malformed and unsupported TFLite files are refused with a clear messa
     const qrt_status st = qrt_model_load_buffer(mutated.data(), mutated.size(), "m.tflite", &m);
     CHECK_MESSAGE(st != QRT_INTERNAL_ERROR, qrt_last_error_message());  // a clear error, not a bug
     if (st == QRT_OK) qrt_model_destroy(m);
+  }
+}
+
+TEST_CASE("TFLite models: the JIT backend's outputs equal the reference's bit for bit") {
+  qrt_plan_options jit_only;
+  qrt_plan_options_init(&jit_only);
+  jit_only.backend = QRT_BACKEND_JIT;
+  qrt_model_t* probe = nullptr;
+  REQUIRE(qrt_model_load_file((kDir + "hello_world_int8.tflite").c_str(), &probe) == QRT_OK);
+  qrt_plan_t* plan = nullptr;
+  const bool has_jit = qrt_plan_create(probe, &jit_only, &plan) == QRT_OK;
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(probe);
+  if (!has_jit) {
+    MESSAGE("no JIT backend on this CPU: skipped");
+    return;
+  }
+  // Random stored values (fixed seed) over each model's input; the generated kernels (GEMM,
+  // im2col convolutions, depthwise) must give the reference's bytes.
+  struct Case {
+    const char* model;
+    size_t input_bytes;
+    size_t min_kernels;
+  };
+  const Case cases[] = {{"hello_world_int8.tflite", 1, 3},
+                        {"person_detect.tflite", 96 * 96, 27},
+                        {"mobilenet_v2_quantized_1x3x224x224.tflite", 224 * 224 * 3, 53}};
+  uint32_t state = 12345;
+  for (const Case& c : cases) {
+    CAPTURE(c.model);
+    std::vector<uint8_t> input(c.input_bytes);
+    for (uint8_t& b : input) b = uint8_t((state = state * 1664525u + 1013904223u) >> 24);
+    size_t kernels = 0;
+    const auto jit = run(c.model, input, nullptr, nullptr, QRT_BACKEND_JIT, &kernels);
+    const auto ref = run(c.model, input, nullptr, nullptr, QRT_BACKEND_REF);
+    CHECK(kernels >= c.min_kernels);
+    CHECK(jit == ref);
   }
 }

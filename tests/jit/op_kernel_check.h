@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -40,6 +42,65 @@ struct QuantSpec {
     return s + "}>";
   }
 };
+
+/// The quantization of an integer matmul or conv under test.
+struct QuantCase {
+  QuantSpec x, w, out;
+  bool bias = false;
+  bool accumulator_out = false;
+};
+/// Random quantization for a contraction of length `k` into `n` channels: u8/s8 activations
+/// (sometimes narrow bounds), u8/s8 weights per tensor or per channel along `w_axis`, extreme
+/// zero points, scales over five decades, outputs per tensor or per channel along `out_axis`
+/// whose scales make some results saturate.
+inline QuantCase random_quant_case(std::mt19937& rng, int64_t k, int64_t n, int w_axis, int out_axis) {
+  QuantCase c;
+  std::uniform_int_distribution<int> coin(0, 1), pick(0, 5);
+  std::uniform_real_distribution<double> log_scale(-4.0, 1.0);
+  auto zero_point = [&](const QuantSpec& q) {
+    switch (pick(rng)) {
+      case 0: return q.lo;
+      case 1: return q.hi;
+      case 2: return std::clamp(0, q.lo, q.hi);
+      default: return std::uniform_int_distribution<int>(q.lo, q.hi)(rng);
+    }
+  };
+  c.x.is_signed = coin(rng);
+  c.x.lo = c.x.is_signed ? -128 : 0;
+  c.x.hi = c.x.is_signed ? 127 : 255;
+  if (pick(rng) == 0) c.x.lo += 20, c.x.hi -= 7;  // narrow bounds
+  c.x.scales = {std::pow(10.0, log_scale(rng))};
+  c.x.zps = {zero_point(c.x)};
+  c.w.is_signed = pick(rng) != 0;
+  c.w.lo = c.w.is_signed ? -128 : 0;
+  c.w.hi = c.w.is_signed ? 127 : 255;
+  if (c.w.is_signed && coin(rng)) c.w.lo = -127;
+  const bool per_channel = coin(rng);
+  c.w.axis = per_channel ? w_axis : -1;
+  c.w.scales.clear();
+  c.w.zps.clear();
+  for (int64_t j = 0; j < (per_channel ? n : 1); ++j) {
+    c.w.scales.push_back(std::pow(10.0, log_scale(rng)));
+    c.w.zps.push_back(c.w.is_signed ? (coin(rng) ? 0 : zero_point(c.w)) : zero_point(c.w));
+  }
+  c.bias = coin(rng);
+  c.accumulator_out = pick(rng) == 0;
+  c.out.is_signed = coin(rng);
+  c.out.lo = c.out.is_signed ? -128 : 0;
+  c.out.hi = c.out.is_signed ? 127 : 255;
+  if (pick(rng) == 0) c.out.lo += 10, c.out.hi -= 10;  // a fused clamp
+  // Output scales near the typical accumulator magnitude, some far below (saturation).
+  const double typical = c.x.scales[0] * c.w.scales[0] * std::sqrt(double(k)) * 64.0;
+  const bool out_per_channel = pick(rng) == 0;
+  c.out.axis = out_per_channel ? out_axis : -1;
+  c.out.scales.clear();
+  c.out.zps.clear();
+  for (int64_t j = 0; j < (out_per_channel ? n : 1); ++j) {
+    c.out.scales.push_back(typical * std::pow(10.0, std::uniform_real_distribution<double>(-2.0, 1.0)(rng)));
+    c.out.zps.push_back(zero_point(c.out));
+  }
+  return c;
+}
 
 /// `dims` spelled as MLIR shape text: "2x3x".
 inline std::string shape(const std::vector<int64_t>& dims) {

@@ -18,62 +18,14 @@ namespace {
 
 using qrt_test::QuantSpec;
 
-struct MatmulCase {
+struct MatmulCase : qrt_test::QuantCase {
   int64_t m = 1, k = 1, n = 1;
-  QuantSpec x, w, out;
-  bool bias = false;
-  bool accumulator_out = false;
 };
 
-// A random activation, weight and output quantization; `narrow_weights` keeps |w - 0| small
-// enough for the vpmaddubsw path.
 MatmulCase random_case(std::mt19937& rng, int64_t m, int64_t k, int64_t n) {
   MatmulCase c;
+  static_cast<qrt_test::QuantCase&>(c) = qrt_test::random_quant_case(rng, k, n, 1, 1);
   c.m = m, c.k = k, c.n = n;
-  std::uniform_int_distribution<int> coin(0, 1), pick(0, 5);
-  std::uniform_real_distribution<double> log_scale(-4.0, 1.0);
-  auto zero_point = [&](const QuantSpec& q) {
-    switch (pick(rng)) {
-      case 0: return q.lo;
-      case 1: return q.hi;
-      case 2: return std::clamp(0, q.lo, q.hi);
-      default: return std::uniform_int_distribution<int>(q.lo, q.hi)(rng);
-    }
-  };
-  c.x.is_signed = coin(rng);
-  c.x.lo = c.x.is_signed ? -128 : 0;
-  c.x.hi = c.x.is_signed ? 127 : 255;
-  if (pick(rng) == 0) c.x.lo += 20, c.x.hi -= 7;  // narrow bounds
-  c.x.scales = {std::pow(10.0, log_scale(rng))};
-  c.x.zps = {zero_point(c.x)};
-  c.w.is_signed = pick(rng) != 0;
-  c.w.lo = c.w.is_signed ? -128 : 0;
-  c.w.hi = c.w.is_signed ? 127 : 255;
-  if (c.w.is_signed && coin(rng)) c.w.lo = -127;
-  const bool per_channel = coin(rng);
-  c.w.axis = per_channel ? 1 : -1;
-  c.w.scales.clear();
-  c.w.zps.clear();
-  for (int64_t j = 0; j < (per_channel ? n : 1); ++j) {
-    c.w.scales.push_back(std::pow(10.0, log_scale(rng)));
-    c.w.zps.push_back(c.w.is_signed ? (coin(rng) ? 0 : zero_point(c.w)) : zero_point(c.w));
-  }
-  c.bias = coin(rng);
-  c.accumulator_out = pick(rng) == 0;
-  c.out.is_signed = coin(rng);
-  c.out.lo = c.out.is_signed ? -128 : 0;
-  c.out.hi = c.out.is_signed ? 127 : 255;
-  if (pick(rng) == 0) c.out.lo += 10, c.out.hi -= 10;  // a fused clamp
-  // Output scales near the typical accumulator magnitude, some far below (saturation).
-  const double typical = c.x.scales[0] * c.w.scales[0] * std::sqrt(double(k)) * 64.0;
-  const bool out_per_channel = pick(rng) == 0;
-  c.out.axis = out_per_channel ? 1 : -1;
-  c.out.scales.clear();
-  c.out.zps.clear();
-  for (int64_t j = 0; j < (out_per_channel ? n : 1); ++j) {
-    c.out.scales.push_back(typical * std::pow(10.0, std::uniform_real_distribution<double>(-2.0, 1.0)(rng)));
-    c.out.zps.push_back(zero_point(c.out));
-  }
   return c;
 }
 
