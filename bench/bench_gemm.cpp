@@ -1,0 +1,131 @@
+// Google Benchmark: qrt's generated int8 GEMM, convolution and depthwise kernels on the shapes
+// of docs/performance.md, single-threaded. GOPS = 2·M·N·K per second. Peer rows (oneDNN,
+// XNNPACK) are in bench_peers.cpp of the same binary when Debian's packages are installed.
+// Run: build/bench/bench_qrt --benchmark_filter='gemm|conv' --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_shapes.h"
+#include "ir/text_format.h"
+#include "jit/gemm_kernels.h"
+#include "jit/host_info.h"
+#include "jit/op_kernels.h"
+
+namespace {
+
+std::vector<int32_t> random_ints(size_t n, int lo, int hi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = std::uniform_int_distribution<int>(lo, hi)(rng);
+  return v;
+}
+
+// qrt GEMM u8 activations x s8 weights -> u8, per-channel requantization. `full_range`
+// weights in [-127, 127] force the exact s16 (vpmaddwd) path; narrow ones |w| <= 63 let
+// vpmaddubsw prove itself exact.
+void BM_qrt_gemm(benchmark::State& state, bool full_range) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  qrt::jit::GemmSpec s;
+  s.k = k, s.n = n;
+  s.a_zero_point = 128;
+  s.w = random_ints(size_t(k * n), full_range ? -127 : -63, full_range ? 127 : 63, 1);
+  s.w_zero_point.assign(size_t(n), 0);
+  s.bias = std::vector<int64_t>(size_t(n), 1000);
+  s.out = qrt::jit::OutKind::kU8;
+  s.multiplier.assign(size_t(n), 1.0f / float(k * 64));
+  s.out_zero_point.assign(size_t(n), 128);
+  auto g = qrt::jit::GemmKernel::create(s);
+  if (!g.is_ok()) {
+    state.SkipWithError(g.status().message().c_str());
+    return;
+  }
+  std::vector<uint8_t> a(size_t(m * k)), c(size_t(m * n));
+  const auto av = random_ints(a.size(), 0, 255, 2);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(av[i]);
+  for (auto _ : state) {
+    (*g)->run(a.data(), m, k, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetLabel((*g)->name());
+}
+
+// qrt.conv2d NHWC (batch 1) through select_kernel: u8 input, s8 per-channel filter, u8 output.
+void BM_qrt_conv(benchmark::State& state) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
+  const int64_t per_group = cs.depthwise ? 1 : cs.c;
+  const int64_t oh = (cs.h + 2 * cs.pad - cs.k) / 1 + 1, ow = (cs.w + 2 * cs.pad - cs.k) + 1;
+  auto shape = [](std::vector<int64_t> d) {
+    std::string s;
+    for (auto x : d) s += std::to_string(x) + "x";
+    return s;
+  };
+  const std::string xt = "tensor<" + shape({1, cs.h, cs.w, cs.c}) + "!quant.uniform<u8:f32, 0.02:128>>";
+  std::string wscales;
+  for (int64_t o = 0; o < cs.o; ++o) wscales += std::string(o ? ", " : "") + "0.003";
+  const std::string ft = "tensor<" + shape({cs.o, cs.k, cs.k, per_group}) + "!quant.uniform<i8<-127:127>:f32:0, {" + wscales + "}>>";
+  const std::string ot = "tensor<" + shape({1, oh, ow, cs.o}) + "!quant.uniform<u8:f32, 0.05:120>>";
+  const auto w = random_ints(size_t(cs.o * cs.k * cs.k * per_group), -127, 127, 3);
+  std::string hex = "0x";
+  for (int32_t v : w) {
+    static const char* d = "0123456789ABCDEF";
+    hex += d[(uint8_t(v) >> 4) & 15];
+    hex += d[uint8_t(v) & 15];
+  }
+  const std::string p = std::to_string(cs.pad);
+  const std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n  %f = \"qrt.constant\"() {value = dense<\"" +
+                           hex + "\"> : tensor<" + shape({cs.o, cs.k, cs.k, per_group}) + "i8>} : () -> " + ft +
+                           "\n  %y = \"qrt.conv2d\"(%x, %f) {groups = " + std::to_string(cs.depthwise ? cs.c : 1) +
+                           " : i64, pads = [" + p + ", " + p + ", " + p + ", " + p + "]} : (" + xt + ", " + ft +
+                           ") -> " + ot + "\n  return %y : " + ot + "\n}\n";
+  auto graph = qrt::parse_graph(text, "bench.mlir");
+  if (!graph.is_ok()) {
+    state.SkipWithError(graph.status().to_string().c_str());
+    return;
+  }
+  auto choice = qrt::jit::select_kernel(*graph, graph->ops.back());
+  if (!choice.is_ok() || !choice->kernel) {
+    state.SkipWithError(choice.is_ok() ? choice->why_not.c_str() : choice.status().message().c_str());
+    return;
+  }
+  qrt::Tensor x = qrt::Tensor::zeros(graph->values[0].type);
+  const auto xv = random_ints(size_t(x.num_elements()), 0, 255, 4);
+  for (size_t i = 0; i < xv.size(); ++i) x.data[i] = uint8_t(xv[i]);
+  const std::vector<const qrt::Tensor*> operands{&x};
+  for (auto _ : state) {
+    auto y = choice->kernel->run(operands);
+    benchmark::DoNotOptimize(y);
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(oh * ow * cs.o * per_group * cs.k * cs.k),
+                                              benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetLabel(choice->kernel->describe().substr(0, choice->kernel->describe().find(' ')));
+}
+
+void gemm_args(benchmark::internal::Benchmark* b) {
+  for (const auto& s : bench::gemm_shapes()) b->Args({s.m, s.k, s.n});
+  b->ArgNames({"M", "K", "N"})->Unit(benchmark::kMillisecond);
+}
+
+void conv_args(benchmark::internal::Benchmark* b) {
+  for (size_t i = 0; i < bench::conv_shapes().size(); ++i) b->Arg(int64_t(i));
+  b->ArgName("shape")->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_qrt_gemm, s16_exact, true)->Apply(gemm_args);
+BENCHMARK_CAPTURE(BM_qrt_gemm, maddubs_proven, false)->Apply(gemm_args);
+BENCHMARK(BM_qrt_conv)->Apply(conv_args);
