@@ -56,7 +56,8 @@ class ConvOpKernel final : public OpKernel {
     }
     const PackedGemm& p = gemm_->packed();
     const int64_t row_bytes = p.a_row_bytes();
-    const int64_t block = std::max<int64_t>(kGemmMaxRows, kIm2colBlockBytes / row_bytes / kGemmMaxRows * kGemmMaxRows);
+    const int64_t tile = p.tile_rows();
+    const int64_t block = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
     thread_local std::vector<uint8_t> packed, row, staged;
     thread_local std::vector<int32_t> sums;
     packed.resize(size_t(std::min(block, pixels) * row_bytes));

@@ -28,7 +28,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec) {
   d.out = p.out;
   d.row_correction = p.row_correction;
   const unsigned tail = unsigned(p.n % kGemmPanel);
-  for (unsigned mr = 1; mr <= kGemmMaxRows; ++mr) {
+  for (unsigned mr = 1; mr <= p.tile_rows(); ++mr) {
     d.mr = uint8_t(mr);
     if (p.n >= kGemmPanel) {
       d.nr = uint8_t(kGemmPanel);
@@ -40,7 +40,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec) {
     }
   }
   g->main_desc_ = d;
-  g->main_desc_.mr = uint8_t(kGemmMaxRows);
+  g->main_desc_.mr = uint8_t(p.tile_rows());
   g->main_desc_.nr = uint8_t(p.n >= kGemmPanel ? kGemmPanel : tail);
   return g;
 }
@@ -53,8 +53,8 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = p.a_row_bytes();
   // Pack and multiply one L2 block of rows at a time.
-  const int64_t block = std::max<int64_t>(kGemmMaxRows, kL2BlockBytes / std::max<int64_t>(row_bytes, 1) /
-                                                            kGemmMaxRows * kGemmMaxRows);
+  const int64_t tile = p.tile_rows();
+  const int64_t block = std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(row_bytes, 1) / tile * tile);
   packed_a.resize(size_t(std::min(block, rows) * row_bytes));
   row_sums.resize(size_t(std::min(block, rows)));
   for (int64_t m0 = 0; m0 < rows; m0 += block) {
@@ -83,8 +83,8 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
     const bool narrow = (panel + 1) * kGemmPanel > p.n;
     args.w = p.weights.data() + panel * panel_bytes;
     args.epilogue = p.epilogue.data() + panel * ep_bytes;
-    for (int64_t m = 0; m < rows; m += kGemmMaxRows) {
-      const int64_t mr = std::min<int64_t>(kGemmMaxRows, rows - m);
+    for (int64_t m = 0; m < rows; m += p.tile_rows()) {
+      const int64_t mr = std::min<int64_t>(p.tile_rows(), rows - m);
       args.a = packed_a + m * row_bytes;
       args.c = static_cast<uint8_t*>(c) + m * ldc + panel * kGemmPanel * ob;
       args.row_sums = row_sums + m;

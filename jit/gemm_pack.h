@@ -24,8 +24,11 @@ namespace qrt::jit {
 
 /// Columns per packed weight panel (two ymm registers of 8 int32 lanes).
 constexpr unsigned kGemmPanel = 16;
-/// Rows of the largest micro-kernel tile.
-constexpr unsigned kGemmMaxRows = 4;
+/// Rows of the largest micro-kernel tile of any path.
+constexpr unsigned kGemmMaxRows = 6;
+/// Rows of the micro-kernel tile of `path`: vpmaddubsw needs a register for its s16 ones, so
+/// it has 4 rows x 2 accumulators; vpmaddwd fits 6 x 2.
+constexpr unsigned gemm_tile_rows(GemmPath path) { return path == GemmPath::kMaddubs ? 4 : 6; }
 /// K is padded to a multiple of this (one vpmaddubsw dword); padding is zero on both sides.
 constexpr unsigned kGemmKStep = 4;
 
@@ -99,6 +102,8 @@ struct PackedGemm {
   AlignedBytes weights;        ///< panel-major packed s8 weights
   AlignedBytes epilogue;       ///< panels × kEpFields × kGemmPanel 32-bit values
 
+  /// Rows per micro-kernel tile.
+  unsigned tile_rows() const { return gemm_tile_rows(path); }
   /// Bytes per packed activation row.
   int64_t a_row_bytes() const { return path == GemmPath::kMaddubs ? k_padded : 2 * k_padded; }
   /// Packs one activation row (k stored values) into `dst` and returns Σ a'.

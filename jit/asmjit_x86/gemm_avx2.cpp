@@ -6,11 +6,13 @@
 // Calling convention: void tile(const GemmTileArgs* args) — see jit/gemm_pack.h for the
 // argument block and the packed layouts.
 //
-// Registers:  rdi args   rsi row 0/1 of A   rax row 2/3 of A   rdx A row stride
+// Registers:  rdi args   rsi rows 0/1 of A   rax rows 2/3   r11 rows 4/5   rdx A row stride
 //             r8 weights rcx k steps left   r9 C row   r10 C stride   r11 epilogue block
-//   ymm0-7   accumulators, row r / half j in ymm(2r + j)
-//   ymm8-9   the two 8-column halves of the weight step   ymm10  s16 ones (maddubs path)
-//   ymm11    the broadcast activations                    ymm12-13 products / epilogue temps
+//   vpmaddubsw (4 rows):  ymm0-7 accumulators (row r, half j in ymm(2r + j)), ymm8-9 the
+//     two 8-column halves of the weight step, ymm10 s16 ones, ymm11 broadcast activations,
+//     ymm12-13 products and epilogue temps
+//   vpmaddwd (6 rows):    ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
+//     activations, ymm15 products; the epilogue reuses ymm12-13
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
@@ -31,7 +33,9 @@ x86::Mem a_row(unsigned r) {
     case 0: return x86::dword_ptr(x86::rsi);
     case 1: return x86::dword_ptr(x86::rsi, x86::rdx);
     case 2: return x86::dword_ptr(x86::rax);
-    default: return x86::dword_ptr(x86::rax, x86::rdx);
+    case 3: return x86::dword_ptr(x86::rax, x86::rdx);
+    case 4: return x86::dword_ptr(x86::r11);
+    default: return x86::dword_ptr(x86::r11, x86::rdx);
   }
 }
 
@@ -42,6 +46,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
   a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, k_steps)));
   a.lea(x86::rax, x86::ptr(x86::rsi, x86::rdx, 1));  // rax = A + 2 * stride (shift 1)
+  a.lea(x86::r11, x86::ptr(x86::rax, x86::rdx, 1));  // r11 = A + 4 * stride
   for (unsigned r = 0; r < d.mr; ++r) {
     for (unsigned j = 0; j < 2; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
   }
@@ -58,25 +63,29 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   if (maddubs) {
     a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8));
     a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
-  } else {
-    a.vpmovsxbw(x86::ymm8, x86::xmmword_ptr(x86::r8));
-    a.vpmovsxbw(x86::ymm9, x86::xmmword_ptr(x86::r8, 16));
-  }
-  for (unsigned r = 0; r < d.mr; ++r) {
-    a.vpbroadcastd(x86::ymm11, a_row(r));
-    for (unsigned j = 0; j < 2; ++j) {
-      const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
-      if (maddubs) {
+    for (unsigned r = 0; r < d.mr; ++r) {
+      a.vpbroadcastd(x86::ymm11, a_row(r));
+      for (unsigned j = 0; j < 2; ++j) {
+        const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
         a.vpmaddubsw(t, x86::ymm11, x86::Ymm(8 + j));  // u8 x s8 pairs -> s16 (proven not to saturate)
         a.vpmaddwd(t, t, x86::ymm10);                  // pairs of s16 -> s32
-      } else {
-        a.vpmaddwd(t, x86::ymm11, x86::Ymm(8 + j));    // s16 x s16 pairs -> s32, exact
+        a.vpaddd(acc(r, j), acc(r, j), t);
       }
-      a.vpaddd(acc(r, j), acc(r, j), t);
+    }
+  } else {
+    a.vpmovsxbw(x86::ymm12, x86::xmmword_ptr(x86::r8));
+    a.vpmovsxbw(x86::ymm13, x86::xmmword_ptr(x86::r8, 16));
+    for (unsigned r = 0; r < d.mr; ++r) {
+      a.vpbroadcastd(x86::ymm14, a_row(r));
+      for (unsigned j = 0; j < 2; ++j) {
+        a.vpmaddwd(x86::ymm15, x86::ymm14, x86::Ymm(12 + j));  // s16 x s16 pairs -> s32, exact
+        a.vpaddd(acc(r, j), acc(r, j), x86::ymm15);
+      }
     }
   }
   a.add(x86::rsi, 4);
   a.add(x86::rax, 4);
+  if (d.mr > 4) a.add(x86::r11, 4);
   a.add(x86::r8, maddubs ? 64 : 32);
   a.dec(x86::rcx);
   a.jnz(loop);
@@ -138,9 +147,9 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const La
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) {
-  if (d.mr < 1 || d.mr > kGemmMaxRows || d.nr < 1 || d.nr > kGemmPanel) {
+  if (d.mr < 1 || d.mr > gemm_tile_rows(d.path) || d.nr < 1 || d.nr > kGemmPanel) {
     return Status::error("GEMM micro-kernel tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) +
-                         " is outside 1..4 x 1..16");
+                         " is outside 1.." + std::to_string(gemm_tile_rows(d.path)) + " x 1..16");
   }
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
