@@ -2,6 +2,7 @@
 // the run loop (see depthwise_kernels.h).
 #include "jit/depthwise_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -49,21 +50,24 @@ class DepthwiseOpKernel final : public OpKernel {
     t.dims = dims;
     Tensor y = Tensor::zeros(t);
     const unsigned ob = desc_.out == OutKind::kS32 || desc_.out == OutKind::kF32 ? 4 : 1;
-    const std::vector<uint8_t> pad_row(size_t(c), pad_byte_);
-    const unsigned taps = desc_.taps, real_taps = unsigned(w_.kh * w_.kw);
+    const unsigned taps = desc_.taps;
+    // Interior pixels (window inside the row horizontally) run in stepping mode, so the pad
+    // row must stay zero points over a whole run of steps.
+    const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
     std::vector<const uint8_t*> ptrs(size_t(ow) * taps);
+    const int64_t first_inside = std::min<int64_t>(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
+    const int64_t last_inside = std::min<int64_t>(ow - 1, (wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left) >= 0
+                                                              ? (wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left) / w_.sw
+                                                              : -1);
     DepthwiseArgs args;
-    args.taps = ptrs.data();
     args.out_stride = c * ob;
-    args.pixels = ow;
     args.weights = weights_.data();
     args.epilogue = epilogue_.data();
     const auto fn = reinterpret_cast<void (*)(const DepthwiseArgs*)>(const_cast<void*>(code_->entry()));
     for (int64_t n = 0; n < dims[0]; ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        // The indirection row: per output pixel, one pointer per tap (padding -> zero points).
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const uint8_t** row = ptrs.data() + ox * taps;
+        // One pointer row per pixel: per tap, the input pixel or the pad row.
+        auto fill = [&](int64_t ox, const uint8_t** row) {
           for (int64_t ky = 0; ky < w_.kh; ++ky) {
             const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
             for (int64_t kx = 0; kx < w_.kw; ++kx) {
@@ -72,10 +76,27 @@ class DepthwiseOpKernel final : public OpKernel {
               row[ky * w_.kw + kx] = inside ? x.data.data() + ((n * h + iy) * wd + ix) * c : pad_row.data();
             }
           }
-          if (taps != real_taps) row[taps - 1] = pad_row.data();  // weights 0: any readable row
-        }
-        args.out = y.data.data() + ((n * oh + oy) * ow) * c * ob;
-        fn(&args);
+          if (taps != unsigned(w_.kh * w_.kw)) row[taps - 1] = pad_row.data();  // weights 0
+        };
+        uint8_t* out_row = y.data.data() + ((n * oh + oy) * ow) * c * ob;
+        auto run_pixels = [&](int64_t from, int64_t to, bool stepping) {
+          if (from >= to) return;
+          args.taps = ptrs.data() + from * taps;
+          args.out = out_row + from * c * ob;
+          args.pixels = to - from;
+          args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+          args.pixel_step = stepping ? w_.sw * c : 0;
+          fn(&args);
+        };
+        const bool has_interior = first_inside <= last_inside;
+        const int64_t left_end = has_interior ? first_inside : ow;
+        for (int64_t ox = 0; ox < left_end; ++ox) fill(ox, ptrs.data() + ox * taps);
+        run_pixels(0, left_end, false);
+        if (!has_interior) continue;
+        fill(first_inside, ptrs.data() + first_inside * taps);
+        run_pixels(first_inside, last_inside + 1, true);
+        for (int64_t ox = last_inside + 1; ox < ow; ++ox) fill(ox, ptrs.data() + ox * taps);
+        run_pixels(last_inside + 1, ow, false);
       }
     }
     return y;

@@ -17,13 +17,18 @@
 namespace qrt::jit {
 
 /// The argument block of a generated depthwise kernel: void dw(const DepthwiseArgs*).
+/// Pixel p reads tap t at taps[p * taps_stride / 8 + t] + p * pixel_step: a row of pointers
+/// per pixel (taps_stride = 8 * taps, pixel_step = 0) where windows touch the padding, or one
+/// row stepped along the input (taps_stride = 0) for runs of interior pixels.
 struct DepthwiseArgs {
-  const uint8_t* const* taps;  ///< pixels × padded-taps pointers to input channel vectors
+  const uint8_t* const* taps;  ///< padded-taps pointers to input channel vectors
   void* out;                   ///< the first output pixel
   int64_t out_stride;          ///< bytes between output pixels
   int64_t pixels;              ///< output pixels to compute
   const void* weights;         ///< packed s16 weights: per 16-channel block, per tap pair, 64 bytes
   const void* epilogue;        ///< per 16-channel block, kEpFields × 16 values (permuted lanes)
+  int64_t taps_stride;         ///< bytes between the pixels' pointer rows
+  int64_t pixel_step;          ///< bytes added to every tap pointer per pixel
 };
 
 /// Builds the depthwise kernel for a qrt.conv2d with groups == channels and one input channel

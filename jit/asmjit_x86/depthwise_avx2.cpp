@@ -8,8 +8,10 @@
 // channels that exist.
 //
 // Registers: rdi args  rsi tap pointers of the pixel  rdx output pixel  r10 pixels left
-//            r8 weights of the block  r9 epilogue of the block  rcx channel offset
-//            r11 / rax the pair's two tap pointers   ymm0/1 accumulators  ymm2-7 temps
+//            r8 weights of the group  r9 epilogue of the group  rcx channel offset
+//            r11 / rax the pair's two tap pointers  rbx the pixel's input offset (stepping
+//            mode)  r12 bytes between the pixels' tap-pointer rows (0 in stepping mode)
+//            ymm0-7 accumulators of up to 4 blocks  ymm8-11 inputs  ymm12-14 store temps
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -25,68 +27,85 @@ namespace {
 
 using namespace asmjit;
 
-x86::Mem ep(size_t field, unsigned half) { return x86::ymmword_ptr(x86::r9, int32_t(field * 64 + half * 32)); }
+x86::Mem ep(unsigned block, size_t field, unsigned half) {
+  return x86::ymmword_ptr(x86::r9, int32_t(block * kEpFields * 64 + field * 64 + half * 32));
+}
 
-// One block of `lanes` (1..16) channels at channel offset rcx.
-void emit_block(x86::Assembler& a, const KernelDesc& d, unsigned lanes, const Label& masks) {
+// A group of `blocks` (1..4) 16-channel blocks at channel offset rcx, all accumulated in
+// registers so that each tap pointer is loaded once per group; the last block holds
+// `last_lanes` (1..16) channels.
+void emit_group(x86::Assembler& a, const KernelDesc& d, unsigned blocks, unsigned last_lanes, const Label& masks) {
   const unsigned pairs = d.taps / 2;
+  const int32_t block_weights = int32_t(pairs * 64);
   const unsigned ob = d.out == OutKind::kS32 || d.out == OutKind::kF32 ? 4 : 1;
-  a.vmovdqa(x86::ymm0, ep(kEpBias, 0));
-  a.vmovdqa(x86::ymm1, ep(kEpBias, 1));
+  auto acc = [](unsigned b, unsigned j) { return x86::Ymm(2 * b + j); };
+  for (unsigned b = 0; b < blocks; ++b) {
+    a.vmovdqa(acc(b, 0), ep(b, kEpBias, 0));
+    a.vmovdqa(acc(b, 1), ep(b, kEpBias, 1));
+  }
   for (unsigned p = 0; p < pairs; ++p) {
     a.mov(x86::r11, x86::qword_ptr(x86::rsi, int32_t(16 * p)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsi, int32_t(16 * p + 8)));
+    a.add(x86::r11, x86::rbx);  // the pixel's offset in stepping mode (0 otherwise)
+    a.add(x86::rax, x86::rbx);
     const x86::Gp ptrs[2] = {x86::r11, x86::rax};
-    for (unsigned t = 0; t < 2; ++t) {
-      const x86::Ymm v(2 + t);
-      if (lanes == 16) {
-        if (d.storage_signed) a.vpmovsxbw(v, x86::xmmword_ptr(ptrs[t], x86::rcx));
-        else a.vpmovzxbw(v, x86::xmmword_ptr(ptrs[t], x86::rcx));
-      } else {
-        x86gen::load_low_bytes(a, v.xmm(), ptrs[t], x86::rcx, 0, lanes);
-        if (d.storage_signed) a.vpmovsxbw(v, v.xmm());
-        else a.vpmovzxbw(v, v.xmm());
+    for (unsigned b = 0; b < blocks; ++b) {
+      const unsigned lanes = b + 1 == blocks ? last_lanes : 16;
+      for (unsigned t = 0; t < 2; ++t) {
+        const x86::Ymm v(8 + t);
+        if (lanes == 16) {
+          const x86::Mem src = x86::xmmword_ptr(ptrs[t], x86::rcx, 0, int32_t(16 * b));
+          if (d.storage_signed) a.vpmovsxbw(v, src);
+          else a.vpmovzxbw(v, src);
+        } else {
+          x86gen::load_low_bytes(a, v.xmm(), ptrs[t], x86::rcx, int32_t(16 * b), lanes);
+          if (d.storage_signed) a.vpmovsxbw(v, v.xmm());
+          else a.vpmovzxbw(v, v.xmm());
+        }
       }
+      a.vpunpcklwd(x86::ymm10, x86::ymm8, x86::ymm9);
+      a.vpunpckhwd(x86::ymm11, x86::ymm8, x86::ymm9);
+      a.vpmaddwd(x86::ymm10, x86::ymm10, x86::ymmword_ptr(x86::r8, int32_t(b) * block_weights + int32_t(64 * p)));
+      a.vpmaddwd(x86::ymm11, x86::ymm11, x86::ymmword_ptr(x86::r8, int32_t(b) * block_weights + int32_t(64 * p + 32)));
+      a.vpaddd(acc(b, 0), acc(b, 0), x86::ymm10);
+      a.vpaddd(acc(b, 1), acc(b, 1), x86::ymm11);
     }
-    a.vpunpcklwd(x86::ymm4, x86::ymm2, x86::ymm3);
-    a.vpunpckhwd(x86::ymm5, x86::ymm2, x86::ymm3);
-    a.vpmaddwd(x86::ymm4, x86::ymm4, x86::ymmword_ptr(x86::r8, int32_t(64 * p)));
-    a.vpmaddwd(x86::ymm5, x86::ymm5, x86::ymmword_ptr(x86::r8, int32_t(64 * p + 32)));
-    a.vpaddd(x86::ymm0, x86::ymm0, x86::ymm4);
-    a.vpaddd(x86::ymm1, x86::ymm1, x86::ymm5);
   }
-  for (unsigned j = 0; j < 2; ++j) {
-    const x86::Ymm v(j);
-    if (d.out == OutKind::kS32) continue;
-    a.vcvtdq2ps(v, v);
-    a.vmulps(v, v, ep(kEpMultiplier, j));
-    if (d.out == OutKind::kF32) continue;
-    a.vmaxps(v, v, ep(kEpLowerBound, j));
-    a.vminps(v, v, ep(kEpUpperBound, j));
-    a.vcvtps2dq(v, v);
-    a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
-  }
-  if (ob == 1) {
-    a.vpackssdw(x86::ymm6, x86::ymm0, x86::ymm1);  // lane 0: channels 0-7, lane 1: 8-15
-    a.vextracti128(x86::xmm7, x86::ymm6, 1);
-    if (d.out == OutKind::kU8) a.vpackuswb(x86::xmm6, x86::xmm6, x86::xmm7);
-    else a.vpacksswb(x86::xmm6, x86::xmm6, x86::xmm7);
-    a.lea(x86::r11, x86::ptr(x86::rdx, x86::rcx));
-    x86gen::store_low_bytes(a, x86::r11, 0, x86::xmm6, lanes);
-    return;
-  }
-  a.vperm2i128(x86::ymm6, x86::ymm0, x86::ymm1, 0x20);  // channels 0-7
-  a.vperm2i128(x86::ymm7, x86::ymm0, x86::ymm1, 0x31);  // channels 8-15
-  a.lea(x86::r11, x86::ptr(x86::rdx, x86::rcx, 2));
-  for (unsigned j = 0; j < 2; ++j) {
-    const int n = int(lanes) - int(8 * j);
-    if (n <= 0) break;
-    const x86::Ymm v(6 + j);
-    if (n >= 8) {
-      a.vmovdqu(x86::ymmword_ptr(x86::r11, int32_t(32 * j)), v);
-    } else {
-      a.vmovdqu(x86::ymm2, x86::ymmword_ptr(masks, (8 - n) * 4));
-      a.vpmaskmovd(x86::ymmword_ptr(x86::r11, int32_t(32 * j)), x86::ymm2, v);
+  for (unsigned b = 0; b < blocks; ++b) {
+    const unsigned lanes = b + 1 == blocks ? last_lanes : 16;
+    for (unsigned j = 0; j < 2; ++j) {
+      const x86::Ymm v = acc(b, j);
+      if (d.out == OutKind::kS32) continue;
+      a.vcvtdq2ps(v, v);
+      a.vmulps(v, v, ep(b, kEpMultiplier, j));
+      if (d.out == OutKind::kF32) continue;
+      a.vmaxps(v, v, ep(b, kEpLowerBound, j));
+      a.vminps(v, v, ep(b, kEpUpperBound, j));
+      a.vcvtps2dq(v, v);
+      a.vpaddd(v, v, ep(b, kEpOutputZeroPoint, j));
+    }
+    if (ob == 1) {
+      a.vpackssdw(x86::ymm12, acc(b, 0), acc(b, 1));  // lane 0: channels 0-7, lane 1: 8-15
+      a.vextracti128(x86::xmm13, x86::ymm12, 1);
+      if (d.out == OutKind::kU8) a.vpackuswb(x86::xmm12, x86::xmm12, x86::xmm13);
+      else a.vpacksswb(x86::xmm12, x86::xmm12, x86::xmm13);
+      a.lea(x86::r11, x86::ptr(x86::rdx, x86::rcx, 0, int32_t(16 * b)));
+      x86gen::store_low_bytes(a, x86::r11, 0, x86::xmm12, lanes);
+      continue;
+    }
+    a.vperm2i128(x86::ymm12, acc(b, 0), acc(b, 1), 0x20);  // channels 0-7
+    a.vperm2i128(x86::ymm13, acc(b, 0), acc(b, 1), 0x31);  // channels 8-15
+    a.lea(x86::r11, x86::ptr(x86::rdx, x86::rcx, 2, int32_t(64 * b)));
+    for (unsigned j = 0; j < 2; ++j) {
+      const int n = int(lanes) - int(8 * j);
+      if (n <= 0) break;
+      const x86::Ymm v(12 + j);
+      if (n >= 8) {
+        a.vmovdqu(x86::ymmword_ptr(x86::r11, int32_t(32 * j)), v);
+      } else {
+        a.vmovdqu(x86::ymm14, x86::ymmword_ptr(masks, (8 - n) * 4));
+        a.vpmaskmovd(x86::ymmword_ptr(x86::r11, int32_t(32 * j)), x86::ymm14, v);
+      }
     }
   }
 }
@@ -101,33 +120,43 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   Label masks = a.newLabel(), pixel = a.newLabel(), done = a.newLabel();
+  constexpr unsigned kGroup = 4;  // blocks accumulated together: 8 of the 16 ymm registers
   const unsigned full = d.channels / 16, tail = d.channels % 16;
+  const unsigned full_groups = full / kGroup, rest = full % kGroup;
   const int32_t block_weights = int32_t(d.taps / 2 * 64), block_ep = int32_t(kEpFields * 64);
+  a.push(x86::rbx);
+  a.push(x86::r12);
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps)));
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out)));
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixels)));
+  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps_stride)));
+  a.xor_(x86::ebx, x86::ebx);
   a.test(x86::r10, x86::r10);
   a.jz(done);
   a.bind(pixel);
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, weights)));
   a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, epilogue)));
   a.xor_(x86::ecx, x86::ecx);
-  if (full > 0) {
-    Label block = a.newLabel();
-    a.bind(block);
-    emit_block(a, d, 16, masks);
-    a.add(x86::r8, block_weights);
-    a.add(x86::r9, block_ep);
-    a.add(x86::rcx, 16);
-    a.cmp(x86::rcx, int32_t(full * 16));
-    a.jb(block);
+  if (full_groups > 0) {
+    Label group = a.newLabel();
+    a.bind(group);
+    emit_group(a, d, kGroup, 16, masks);
+    a.add(x86::r8, kGroup * block_weights);
+    a.add(x86::r9, int32_t(kGroup) * block_ep);
+    a.add(x86::rcx, int32_t(16 * kGroup));
+    a.cmp(x86::rcx, int32_t(full_groups * kGroup * 16));
+    a.jb(group);
   }
-  if (tail > 0) emit_block(a, d, tail, masks);
-  a.add(x86::rsi, int32_t(8 * d.taps));
+  // The remaining full blocks and the partial one form the last group.
+  if (rest + (tail ? 1 : 0) > 0) emit_group(a, d, rest + (tail ? 1 : 0), tail ? tail : 16, masks);
+  a.add(x86::rsi, x86::r12);
+  a.add(x86::rbx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixel_step)));
   a.add(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out_stride)));
   a.dec(x86::r10);
   a.jnz(pixel);
   a.bind(done);
+  a.pop(x86::r12);
+  a.pop(x86::rbx);
   a.vzeroupper();
   a.ret();
   a.align(AlignMode::kData, 32);
