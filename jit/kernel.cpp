@@ -52,6 +52,13 @@ std::string KernelDesc::name() const {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +
            std::to_string(channels) + "c__avx2";
   }
+  if (op == KernelOp::kQAdd || op == KernelOp::kQMul || op == KernelOp::kRequantize) {
+    // e.g. qs8_qs8_qs8_add__avx2 (a, b, result), qu8_qs8_requantize__avx2 (input, result).
+    const char* what = op == KernelOp::kQAdd ? "add" : op == KernelOp::kQMul ? "mul" : "requantize";
+    std::string s = storage_signed ? "qs8_" : "qu8_";
+    if (op != KernelOp::kRequantize) s += row_correction ? "qs8_" : "qu8_";
+    return s + out_name(out) + "_" + what + "__avx2";
+  }
   const std::string q = storage_signed ? "qs8" : "qu8";
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + "__avx2";

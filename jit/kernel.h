@@ -16,6 +16,9 @@ enum class KernelOp : uint8_t {
   kDequantize,  ///< 8-bit stored values -> f32 (quant.dcast, per tensor)
   kGemm,        ///< an int8 GEMM micro-kernel: an mr x nr tile of u8 x s8 -> s32 + epilogue
   kDepthwise,   ///< an int8 depthwise-convolution pixel kernel (all channels, all taps)
+  kQAdd,        ///< quantized 8-bit add with rescale (parameters at run time)
+  kQMul,        ///< quantized 8-bit multiply with rescale
+  kRequantize,  ///< 8-bit requantize
 };
 
 /// How a GEMM micro-kernel multiplies u8 activations by s8 weights.
@@ -48,7 +51,7 @@ struct KernelDesc {
   OutKind out = OutKind::kU8;
   uint8_t mr = 0;               ///< rows of the tile (kGemm)
   uint8_t nr = 0;               ///< columns stored (kGemm; the panel is always 16 wide)
-  bool row_correction = false;  ///< subtract rowsum[m] * zw[n] (some weight zero point is not 0)
+  bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n]; kQAdd/kQMul: b is signed
   uint16_t taps = 0;            ///< kernel window positions (kDepthwise)
   uint32_t channels = 0;        ///< channels (kDepthwise)
 

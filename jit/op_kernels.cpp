@@ -2,6 +2,7 @@
 #include "jit/op_kernels.h"
 
 #include "jit/convert_kernels.h"
+#include "jit/elementwise_kernels.h"
 #include "jit/host_info.h"
 #include "jit/ref/reference.h"
 #include "jit/x86_generators.h"
@@ -18,6 +19,10 @@ CodeCache& code_cache() {
         return generate_avx2_gemm(d);
       case KernelOp::kDepthwise:
         return generate_avx2_depthwise(d);
+      case KernelOp::kQAdd:
+      case KernelOp::kQMul:
+      case KernelOp::kRequantize:
+        return generate_avx2_elementwise(d);
     }
     return Status::error("no generator for kernel " + d.name());
   });
@@ -91,6 +96,10 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op) {
       return select_matmul_kernel(graph, op);
     case OpKind::kConv2d:
       return select_conv_kernel(graph, op);
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kRequantize:
+      return select_elementwise_kernel(graph, op);
     default:
       choice.why_not = "no generated kernel for this op";
       return choice;

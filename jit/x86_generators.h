@@ -20,4 +20,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& des
 /// Generates a depthwise-convolution kernel (KernelOp::kDepthwise), see jit/depthwise_kernels.h.
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
 
+/// Generates a quantized add / mul / requantize kernel, see jit/elementwise_kernels.h.
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
+
 }  // namespace qrt::jit

@@ -1,0 +1,116 @@
+// qrt — quantized add / mul / requantize on the generated element-wise kernel, with the
+// scalar formulas of the reference for the last n % 8 elements (see elementwise_kernels.h).
+#include "jit/elementwise_kernels.h"
+
+#include <cmath>
+
+#include "jit/code_cache.h"
+#include "jit/ref/numerics.h"
+#include "jit/ref/reference.h"
+
+namespace qrt::jit {
+
+namespace {
+
+bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
+
+class ElementwiseOpKernel final : public OpKernel {
+ public:
+  ElementwiseOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<ExecutableCode> code,
+                      ElementwiseArgs params, int32_t out_min, int32_t out_max)
+      : graph_(&graph), op_(op), result_type_(graph.values[size_t(op.results[0])].type), desc_(desc),
+        code_(std::move(code)), params_(params), out_min_(out_min), out_max_(out_max) {}
+
+  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& a = *operands[0];
+    const bool binary = desc_.op != KernelOp::kRequantize;
+    // Broadcasting shapes (possible only with dynamic dimensions) go to the reference.
+    if (binary && operands[1]->type.dims != a.type.dims) return evaluate_op_reference(*graph_, op_, operands);
+    Type t = result_type_;
+    t.dims = a.type.dims;
+    Tensor y = Tensor::zeros(t);
+    const size_t n = size_t(a.num_elements()), main = n / 8 * 8;
+    ElementwiseArgs args = params_;
+    args.a = a.data.data();
+    args.b = binary ? operands[1]->data.data() : nullptr;
+    args.y = y.data.data();
+    args.blocks = int64_t(main / 8);
+    reinterpret_cast<void (*)(const ElementwiseArgs*)>(const_cast<void*>(code_->entry()))(&args);
+    for (size_t i = main; i < n; ++i) {
+      const int64_t va = a.int_at(i) - params_.za;
+      int64_t q;
+      if (desc_.op == KernelOp::kQAdd) {
+        const float ta = float(va) * params_.m_a;
+        const float tb = float(operands[1]->int_at(i) - params_.zb) * params_.m_b;
+        const float sum = ta + tb;
+        q = numerics::add_zero_point_and_clamp(numerics::round_half_even(sum), params_.zo, out_min_, out_max_);
+      } else if (desc_.op == KernelOp::kQMul) {
+        q = numerics::requantize(va * (operands[1]->int_at(i) - params_.zb), params_.m_a, params_.zo, out_min_, out_max_);
+      } else {
+        q = numerics::requantize(va, params_.m_a, params_.zo, out_min_, out_max_);
+      }
+      y.set_int(i, q);
+    }
+    return y;
+  }
+
+  std::string describe() const override { return desc_.name(); }
+
+ private:
+  const Graph* graph_;  // owned by the plan that owns this kernel
+  Op op_;
+  Type result_type_;
+  KernelDesc desc_;
+  std::shared_ptr<ExecutableCode> code_;
+  ElementwiseArgs params_;
+  int32_t out_min_, out_max_;
+};
+
+}  // namespace
+
+Result<KernelChoice> select_elementwise_kernel(const Graph& graph, const Op& op) {
+  KernelChoice choice;
+  const bool binary = op.kind != OpKind::kRequantize;
+  const ElementType& ea = graph.values[size_t(op.operands[0])].type.element;
+  const ElementType& eo = graph.values[size_t(op.results[0])].type.element;
+  const ElementType* eb = binary ? &graph.values[size_t(op.operands[1])].type.element : nullptr;
+  if (!ea.is_quant() || (eb && !eb->is_quant())) {
+    choice.why_not = "float element-wise ops run on the reference";
+    return choice;
+  }
+  if (!is_8bit_per_tensor(ea) || (eb && !is_8bit_per_tensor(*eb)) || !is_8bit_per_tensor(eo)) {
+    choice.why_not = "only 8-bit per-tensor operands and results have a kernel";
+    return choice;
+  }
+  ElementwiseArgs p{};
+  p.za = int32_t(ea.zero_points[0]);
+  p.zb = eb ? int32_t(eb->zero_points[0]) : 0;
+  p.zo = int32_t(eo.zero_points[0]);
+  p.lo = float(eo.storage.min - p.zo);
+  p.hi = float(eo.storage.max - p.zo);
+  const double so = eo.scales[0];
+  if (op.kind == OpKind::kAdd) {
+    p.m_a = numerics::multiplier(ea.scales[0], so);
+    p.m_b = numerics::multiplier(eb->scales[0], so);
+  } else if (op.kind == OpKind::kMul) {
+    p.m_a = numerics::multiplier(ea.scales[0] * eb->scales[0], so);
+  } else {
+    p.m_a = numerics::multiplier(ea.scales[0], so);
+  }
+  // Keeps every lane finite (no inf - inf): then the vector clamp matches the scalar one.
+  if (!(std::fabs(p.m_a) < 1e30f) || !(std::fabs(p.m_b) < 1e30f)) {
+    choice.why_not = "a rescale multiplier is too large for the kernel";
+    return choice;
+  }
+  KernelDesc d;
+  d.op = op.kind == OpKind::kAdd ? KernelOp::kQAdd : op.kind == OpKind::kMul ? KernelOp::kQMul : KernelOp::kRequantize;
+  d.storage_signed = ea.storage.is_signed;
+  d.row_correction = eb && eb->storage.is_signed;
+  d.out = eo.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
+  QRT_ASSIGN_OR_RETURN(std::shared_ptr<ExecutableCode> code, code_cache().get(d));
+  choice.kernel = std::make_unique<ElementwiseOpKernel>(graph, op, d, std::move(code), p, int32_t(eo.storage.min),
+                                                        int32_t(eo.storage.max));
+  return choice;
+}
+
+}  // namespace qrt::jit
