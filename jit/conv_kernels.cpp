@@ -87,6 +87,7 @@ class ConvOpKernel final : public OpKernel {
     return y;
   }
 
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   std::string describe() const override { return gemm_->name() + " via im2col (" + gemm_->packed().path_reason + ")"; }
 
  private:

@@ -102,6 +102,7 @@ class DepthwiseOpKernel final : public OpKernel {
     return y;
   }
 
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   std::string describe() const override { return desc_.name() + " (s16 vpmaddwd: exact for every input)"; }
 
  private:

@@ -71,6 +71,7 @@ class MatmulOpKernel final : public OpKernel {
     gemm_->run(x.data.data(), rows, k, y.data.data(), p.n * gemm_->out_bytes());
     return y;
   }
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   std::string describe() const override { return gemm_->name() + " (" + gemm_->packed().path_reason + ")"; }
 
  private:

@@ -20,6 +20,12 @@ class OpKernel {
   /// The generated kernel's contract name and how it computes, e.g.
   /// "qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (no weight pair can saturate ...)".
   virtual std::string describe() const = 0;
+  /// Whether run() reads operand `index`; kernels with prepacked constants read only their
+  /// activations, so the ops that compute those constants need not run at all.
+  virtual bool reads_operand(size_t index) const {
+    (void)index;
+    return true;
+  }
 };
 
 /// The outcome of choosing a kernel for an op: a kernel, or why the reference runs it.

@@ -140,6 +140,25 @@ Result<std::shared_ptr<Mapping>> map_file(const std::string& path) {
   return m;
 }
 
+// An op can be skipped when every reader of its results either is a kernel that does not read
+// that operand (prepacked weights) or is skipped itself; graph outputs are always computed.
+void mark_skippable_ops(Plan& plan) {
+  const Graph& g = *plan.graph;
+  plan.skip.assign(g.ops.size(), false);
+  std::vector<bool> needed(g.values.size(), false);
+  for (int v : g.outputs) needed[size_t(v)] = true;
+  for (size_t o = g.ops.size(); o-- > 0;) {
+    const Op& op = g.ops[o];
+    bool any_needed = false;
+    for (int r : op.results) any_needed = any_needed || needed[size_t(r)];
+    plan.skip[o] = !any_needed;
+    if (!any_needed) continue;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!plan.kernels[o] || plan.kernels[o]->reads_operand(i)) needed[size_t(op.operands[i])] = true;
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
@@ -208,6 +227,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     }
   }
   for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
+  mark_skippable_ops(*plan);
   return plan;
 }
 
@@ -273,6 +293,7 @@ Status Context::run() {
   // Ops with a generated kernel run it; the reference runs the rest.
   const Plan& p = *plan;
   auto run_kernel = [&p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
+    if (p.skip[o]) return Result<Tensor>(Tensor());  // feeds only prepacked constants
     if (!p.kernels[o]) return std::nullopt;
     return p.kernels[o]->run(operands);
   };

@@ -54,6 +54,9 @@ struct Plan {
   std::vector<std::unique_ptr<jit::OpKernel>> kernels;
   /// Per op: why the reference runs it (empty where a kernel does).
   std::vector<std::string> why_not;
+  /// Per op: true when nothing reads its results at run time (they only feed prepacked
+  /// kernel constants), so runs skip it.
+  std::vector<bool> skip;
   /// Per op: the kernel's describe(), or "reference".
   std::vector<std::string> kernel_names;
 };
