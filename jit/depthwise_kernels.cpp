@@ -9,6 +9,7 @@
 
 #include "jit/code_cache.h"
 #include "jit/gemm_kernels.h"
+#include "jit/window_runs.h"
 
 namespace qrt::jit {
 
@@ -54,11 +55,7 @@ class DepthwiseOpKernel final : public OpKernel {
     // Interior pixels (window inside the row horizontally) run in stepping mode, so the pad
     // row must stay zero points over a whole run of steps.
     const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
-    std::vector<const uint8_t*> ptrs(size_t(ow) * taps);
-    const int64_t first_inside = std::min<int64_t>(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
-    const int64_t last_inside = std::min<int64_t>(ow - 1, (wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left) >= 0
-                                                              ? (wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left) / w_.sw
-                                                              : -1);
+    std::vector<const uint8_t*> ptrs;
     DepthwiseArgs args;
     args.out_stride = c * ob;
     args.weights = weights_.data();
@@ -66,37 +63,16 @@ class DepthwiseOpKernel final : public OpKernel {
     const auto fn = reinterpret_cast<void (*)(const DepthwiseArgs*)>(const_cast<void*>(code_->entry()));
     for (int64_t n = 0; n < dims[0]; ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        // One pointer row per pixel: per tap, the input pixel or the pad row.
-        auto fill = [&](int64_t ox, const uint8_t** row) {
-          for (int64_t ky = 0; ky < w_.kh; ++ky) {
-            const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
-            for (int64_t kx = 0; kx < w_.kw; ++kx) {
-              const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
-              const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < wd;
-              row[ky * w_.kw + kx] = inside ? x.data.data() + ((n * h + iy) * wd + ix) * c : pad_row.data();
-            }
-          }
-          if (taps != unsigned(w_.kh * w_.kw)) row[taps - 1] = pad_row.data();  // weights 0
-        };
         uint8_t* out_row = y.data.data() + ((n * oh + oy) * ow) * c * ob;
-        auto run_pixels = [&](int64_t from, int64_t to, bool stepping) {
-          if (from >= to) return;
-          args.taps = ptrs.data() + from * taps;
-          args.out = out_row + from * c * ob;
-          args.pixels = to - from;
-          args.taps_stride = stepping ? 0 : int64_t(8 * taps);
-          args.pixel_step = stepping ? w_.sw * c : 0;
-          fn(&args);
-        };
-        const bool has_interior = first_inside <= last_inside;
-        const int64_t left_end = has_interior ? first_inside : ow;
-        for (int64_t ox = 0; ox < left_end; ++ox) fill(ox, ptrs.data() + ox * taps);
-        run_pixels(0, left_end, false);
-        if (!has_interior) continue;
-        fill(first_inside, ptrs.data() + first_inside * taps);
-        run_pixels(first_inside, last_inside + 1, true);
-        for (int64_t ox = last_inside + 1; ox < ow; ++ox) fill(ox, ptrs.data() + ox * taps);
-        run_pixels(last_inside + 1, ow, false);
+        for_each_window_run(w_, x.data.data(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+                            [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                              args.taps = row;
+                              args.out = out_row + from * c * ob;
+                              args.pixels = to - from;
+                              args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                              args.pixel_step = stepping ? w_.sw * c : 0;
+                              fn(&args);
+                            });
       }
     }
     return y;

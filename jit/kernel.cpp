@@ -52,6 +52,10 @@ std::string KernelDesc::name() const {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +
            std::to_string(channels) + "c__avx2";
   }
+  if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {
+    return std::string(storage_signed ? "qs8_" : "qu8_") + out_name(out) + (op == KernelOp::kMaxPool ? "_maxpool_" : "_avgpool_") +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c__avx2";
+  }
   if (op == KernelOp::kQAdd || op == KernelOp::kQMul || op == KernelOp::kRequantize) {
     // e.g. qs8_qs8_qs8_add__avx2 (a, b, result), qu8_qs8_requantize__avx2 (input, result).
     const char* what = op == KernelOp::kQAdd ? "add" : op == KernelOp::kQMul ? "mul" : "requantize";

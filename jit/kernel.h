@@ -19,6 +19,8 @@ enum class KernelOp : uint8_t {
   kQAdd,        ///< quantized 8-bit add with rescale (parameters at run time)
   kQMul,        ///< quantized 8-bit multiply with rescale
   kRequantize,  ///< 8-bit requantize
+  kMaxPool,     ///< 8-bit NHWC max pooling pixel kernel
+  kAvgPool,     ///< 8-bit NHWC average pooling pixel kernel
 };
 
 /// How a GEMM micro-kernel multiplies u8 activations by s8 weights.

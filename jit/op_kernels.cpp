@@ -4,6 +4,7 @@
 #include "jit/convert_kernels.h"
 #include "jit/elementwise_kernels.h"
 #include "jit/host_info.h"
+#include "jit/pool_kernels.h"
 #include "jit/ref/reference.h"
 #include "jit/x86_generators.h"
 
@@ -23,6 +24,9 @@ CodeCache& code_cache() {
       case KernelOp::kQMul:
       case KernelOp::kRequantize:
         return generate_avx2_elementwise(d);
+      case KernelOp::kMaxPool:
+      case KernelOp::kAvgPool:
+        return generate_avx2_pool(d);
     }
     return Status::error("no generator for kernel " + d.name());
   });
@@ -100,6 +104,9 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op) {
     case OpKind::kMul:
     case OpKind::kRequantize:
       return select_elementwise_kernel(graph, op);
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+      return select_pool_kernel(graph, op);
     default:
       choice.why_not = "no generated kernel for this op";
       return choice;

@@ -23,4 +23,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc
 /// Generates a quantized add / mul / requantize kernel, see jit/elementwise_kernels.h.
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
 
+/// Generates a max / average pooling kernel, see jit/pool_kernels.h.
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& desc);
+
 }  // namespace qrt::jit

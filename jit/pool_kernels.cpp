@@ -1,0 +1,147 @@
+// qrt — quantized max / average pooling on the generated AVX2 kernel (see pool_kernels.h).
+#include "jit/pool_kernels.h"
+
+#include <cmath>
+
+#include "jit/code_cache.h"
+#include "jit/ref/numerics.h"
+#include "jit/window_runs.h"
+
+namespace qrt::jit {
+
+namespace {
+
+bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
+
+// Input positions of a window along one axis: start .. start + k - 1 clipped to [0, size).
+int64_t inside(int64_t start, int64_t k, int64_t size) {
+  return std::max<int64_t>(0, std::min(start + k, size) - std::max<int64_t>(start, 0));
+}
+
+class PoolOpKernel final : public OpKernel {
+ public:
+  PoolOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc, std::shared_ptr<ExecutableCode> code,
+               PoolArgs params, uint8_t pad_byte, std::vector<float> multipliers)
+      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), w_(w), desc_(desc), code_(std::move(code)),
+        params_(params), pad_byte_(pad_byte), multipliers_(std::move(multipliers)) {}
+
+  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2];
+    if (x.type.dims[3] != c) {
+      return Status::error_at(op_.loc, std::string("'") + (desc_.op == KernelOp::kMaxPool ? "qrt.max_pool2d" : "qrt.avg_pool2d") +
+                                           "' op input has " + std::to_string(x.type.dims[3]) +
+                                           " channels at run time, the plan was made for " + std::to_string(c));
+    }
+    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
+    const int64_t oh = dims[1], ow = dims[2];
+    if (oh <= 0 || ow <= 0) return Status::error_at(op_.loc, "pooling window is larger than the padded input at run time");
+    Type t = result_type_;
+    t.dims = dims;
+    Tensor y = Tensor::zeros(t);
+    const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
+    std::vector<const uint8_t*> ptrs;
+    PoolArgs args = params_;
+    args.out_stride = c;
+    const auto fn = reinterpret_cast<void (*)(const PoolArgs*)>(const_cast<void*>(code_->entry()));
+    const unsigned taps = desc_.taps;
+    const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
+    for (int64_t n = 0; n < dims[0]; ++n) {
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        uint8_t* out_row = y.data.data() + (n * oh + oy) * ow * c;
+        const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
+        for_each_window_run(w_, x.data.data(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+                            [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                              args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                              args.pixel_step = stepping ? w_.sw * c : 0;
+                              // Average without count_include_pad: the divisor is the
+                              // pixel's count of input positions (the same along a stepped run).
+                              const int64_t step = per_pixel_count && !stepping ? 1 : to - from;
+                              for (int64_t p = from; p < to; p += step) {
+                                const int64_t cols = stepping ? w_.kw : inside(p * w_.sw - w_.pad_left, w_.kw, wd);
+                                args.m = multipliers_[per_pixel_count ? size_t(rows * cols) : multipliers_.size() - 1];
+                                args.taps = row + (p - from) * (stepping ? 0 : int64_t(taps));
+                                args.out = out_row + p * c;
+                                args.pixels = step;
+                                fn(&args);
+                              }
+                            });
+      }
+    }
+    return y;
+  }
+
+  std::string describe() const override { return desc_.name(); }
+
+ private:
+  Op op_;
+  Type result_type_;
+  Window2d w_;
+  KernelDesc desc_;
+  std::shared_ptr<ExecutableCode> code_;
+  PoolArgs params_;
+  uint8_t pad_byte_;
+  std::vector<float> multipliers_;  // by count of window positions (0 .. kh·kw)
+};
+
+}  // namespace
+
+Result<KernelChoice> select_pool_kernel(const Graph& graph, const Op& op) {
+  KernelChoice choice;
+  const ElementType& ex = graph.values[size_t(op.operands[0])].type.element;
+  const ElementType& eo = graph.values[size_t(op.results[0])].type.element;
+  if (!ex.is_quant()) {
+    choice.why_not = "float pooling runs on the reference";
+    return choice;
+  }
+  if (!is_8bit_per_tensor(ex) || !is_8bit_per_tensor(eo)) {
+    choice.why_not = "only 8-bit per-tensor pooling has a kernel";
+    return choice;
+  }
+  QRT_ASSIGN_OR_RETURN(Window2d w, pool2d_window(op));
+  const int64_t channels = graph.values[size_t(op.operands[0])].type.dims[3];
+  if (w.nchw || channels <= 0) {
+    choice.why_not = "only NHWC pooling with a static channel count has a kernel";
+    return choice;
+  }
+  if (w.pad_top >= w.kh || w.pad_bottom >= w.kh || w.pad_left >= w.kw || w.pad_right >= w.kw || w.kh * w.kw > 4096) {
+    choice.why_not = "padding as large as the window (or a window over 4096 positions)";
+    return choice;
+  }
+  const bool is_max = op.kind == OpKind::kMaxPool2d;
+  if (is_max && !(ex == eo)) {
+    choice.why_not = "max pooling between different types";
+    return choice;
+  }
+  KernelDesc d;
+  d.op = is_max ? KernelOp::kMaxPool : KernelOp::kAvgPool;
+  d.storage_signed = ex.storage.is_signed;
+  d.out = eo.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
+  d.taps = uint16_t(w.kh * w.kw);
+  d.channels = uint32_t(channels);
+  PoolArgs p{};
+  std::vector<float> multipliers;
+  const int32_t zx = int32_t(ex.zero_points[0]);
+  if (!is_max) {
+    p.bias = -zx * int32_t(d.taps);
+    p.zo = int32_t(eo.zero_points[0]);
+    p.lo = float(eo.storage.min - p.zo);
+    p.hi = float(eo.storage.max - p.zo);
+    for (int64_t count = 0; count <= w.kh * w.kw; ++count) {
+      const float m = count == 0 ? 0.0f : numerics::multiplier(ex.scales[0], eo.scales[0] * double(count));
+      if (!std::isfinite(m)) {
+        choice.why_not = "a pooling multiplier is not finite";
+        return choice;
+      }
+      multipliers.push_back(m);
+    }
+  } else {
+    multipliers.push_back(0.0f);
+  }
+  QRT_ASSIGN_OR_RETURN(std::shared_ptr<ExecutableCode> code, code_cache().get(d));
+  const uint8_t pad = uint8_t(is_max ? ex.storage.min : zx);  // qmin never wins; zx adds nothing
+  choice.kernel = std::make_unique<PoolOpKernel>(graph, op, w, d, std::move(code), p, pad, std::move(multipliers));
+  return choice;
+}
+
+}  // namespace qrt::jit

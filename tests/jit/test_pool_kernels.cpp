@@ -1,0 +1,88 @@
+// Tests: quantized max and average pooling (NHWC) on the generated kernel are bit-exact with
+// the reference: channel tails, strides, padding on every side (with and without
+// count_include_pad), global pooling, u8 and s8, and rescaling averages that saturate.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "jit/host_info.h"
+#include "op_kernel_check.h"
+
+namespace {
+
+struct PoolCase {
+  int64_t n = 1, h = 7, w = 9, c = 5, kh = 3, kw = 3, sh = 1, sw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool include_pad = false;
+};
+
+std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng) {
+  using qrt_test::shape;
+  qrt_test::QuantSpec x, out;
+  std::uniform_int_distribution<int> coin(0, 1);
+  x.is_signed = coin(rng);
+  x.lo = x.is_signed ? -128 : 0;
+  x.hi = x.is_signed ? 127 : 255;
+  x.scales = {0.05};
+  x.zps = {qrt_test::random_values(rng, 1, x.lo, x.hi)[0]};
+  out = x;
+  if (!is_max) {
+    out.is_signed = coin(rng);
+    out.lo = out.is_signed ? -128 : 0;
+    out.hi = out.is_signed ? 127 : 255;
+    out.scales = {0.05 * std::pow(10.0, std::uniform_real_distribution<double>(-1.0, 0.5)(rng))};
+    out.zps = {qrt_test::random_values(rng, 1, out.lo, out.hi)[0]};
+  }
+  const int64_t oh = (pc.h + pc.pt + pc.pb - pc.kh) / pc.sh + 1, ow = (pc.w + pc.pl + pc.pr - pc.kw) / pc.sw + 1;
+  const std::string xt = "tensor<" + shape({pc.n, pc.h, pc.w, pc.c}) + x.type() + ">";
+  const std::string ot = "tensor<" + shape({pc.n, oh, ow, pc.c}) + out.type() + ">";
+  auto list = [](std::vector<int64_t> v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  const std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n  %y = \"qrt." +
+                           (is_max ? "max" : "avg") + "_pool2d\"(%x) {" +
+                           (is_max ? "" : "count_include_pad = " + std::to_string(pc.include_pad ? 1 : 0) + " : i64, ") +
+                           "kernel = " + list({pc.kh, pc.kw}) +
+                           ", pads = " + list({pc.pt, pc.pl, pc.pb, pc.pr}) + ", strides = " + list({pc.sh, pc.sw}) +
+                           "} : (" + xt + ") -> " + ot + "\n  return %y : " + ot + "\n}\n";
+  CAPTURE(text);
+  auto t = qrt::parse_type(xt);
+  REQUIRE(t.is_ok());
+  qrt::Tensor input = qrt::Tensor::zeros(*t);
+  const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), x.lo, x.hi);
+  for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+  return qrt_test::check_last_op(text, input);
+}
+
+}  // namespace
+
+TEST_CASE("quantized max and average pooling kernels are bit-exact with the reference") {
+  if (!qrt::host_cpu_features().avx2) {
+    MESSAGE("no AVX2 on this CPU: skipped");
+    return;
+  }
+  std::mt19937 rng(23);
+  int cases = 0;
+  for (int64_t c : {1, 5, 16, 17, 40}) {
+    for (int variant = 0; variant < 6; ++variant) {
+      PoolCase pc;
+      pc.c = c;
+      switch (variant) {
+        case 0: break;                                                          // 3x3, no padding
+        case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;                       // 3x3 pad 1
+        case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
+        case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;   // 2x2 stride 2
+        case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;                          // global
+        default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;             // one-sided pad
+      }
+      for (bool is_max : {true, false}) {
+        const std::string how = check_pool(pc, is_max, rng);
+        CHECK(how.find(is_max ? "_maxpool_" : "_avgpool_") != std::string::npos);
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " pooling cases");
+}
