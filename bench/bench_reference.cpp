@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ir/text_format.h"
+#include "jit/code_cache.h"
 #include "jit/convert_kernels.h"
 #include "jit/host_info.h"
 #include "jit/ref/reference.h"
@@ -125,6 +126,38 @@ void BM_jit_generate_quantize(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_jit_generate_quantize)->Unit(benchmark::kMicrosecond);
+
+// JIT latency of the other kernel kinds (generation only, no cache): range(0) picks the kind.
+void BM_jit_generate(benchmark::State& state) {
+  if (!qrt::host_cpu_features().avx2) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
+  qrt::jit::KernelDesc d;
+  d.out = qrt::jit::OutKind::kU8;
+  switch (state.range(0)) {
+    case 0: d.op = qrt::jit::KernelOp::kGemm, d.path = qrt::jit::GemmPath::kMaddubs, d.mr = 4, d.nr = 16; break;
+    case 1: d.op = qrt::jit::KernelOp::kGemm, d.path = qrt::jit::GemmPath::kMaddwd, d.mr = 6, d.nr = 16; break;
+    case 2: d.op = qrt::jit::KernelOp::kDepthwise, d.taps = 10, d.channels = 32; break;
+    case 3: d.op = qrt::jit::KernelOp::kQAdd; break;
+    default: d.op = qrt::jit::KernelOp::kAvgPool, d.taps = 9, d.channels = 32; break;
+  }
+  state.SetLabel(d.name());
+  using Gen = qrt::Result<std::shared_ptr<qrt::jit::ExecutableCode>> (*)(const qrt::jit::KernelDesc&);
+  const Gen gen = d.op == qrt::jit::KernelOp::kGemm        ? qrt::jit::generate_avx2_gemm
+                  : d.op == qrt::jit::KernelOp::kDepthwise ? qrt::jit::generate_avx2_depthwise
+                  : d.op == qrt::jit::KernelOp::kQAdd      ? qrt::jit::generate_avx2_elementwise
+                                                           : qrt::jit::generate_avx2_pool;
+  for (auto _ : state) {
+    auto code = gen(d);
+    if (!code.is_ok()) {
+      state.SkipWithError(code.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(code);
+  }
+}
+BENCHMARK(BM_jit_generate)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
 
 void BM_jit_cache_hit(benchmark::State& state) {
   if (!qrt::host_cpu_features().avx2) {
