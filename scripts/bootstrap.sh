@@ -17,6 +17,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler  # TFLite reading (importers/tflite_schema.fbs)
   nlohmann-json3-dev                       # JSON for the model tests' expectations
   libbenchmark-dev                         # Google Benchmark (bench/)
+  libdnnl-dev libxnnpack-dev libpthreadpool-dev  # peers in the benchmark binary (optional)
   mlir-19-tools                            # mlir-opt-19, the oracle for the text form
 )
 missing=()
