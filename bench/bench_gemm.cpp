@@ -102,7 +102,7 @@ void BM_qrt_conv(benchmark::State& state) {
   }
   qrt::Tensor x = qrt::Tensor::zeros(graph->values[0].type);
   const auto xv = random_ints(size_t(x.num_elements()), 0, 255, 4);
-  for (size_t i = 0; i < xv.size(); ++i) x.data[i] = uint8_t(xv[i]);
+  for (size_t i = 0; i < xv.size(); ++i) x.bytes()[i] = uint8_t(xv[i]);
   const std::vector<const qrt::Tensor*> operands{&x};
   for (auto _ : state) {
     auto y = choice->kernel->run(operands);

@@ -102,7 +102,7 @@ void BM_jit_convert(benchmark::State& state, bool quantize) {
   state.SetLabel(kernel->desc().name());
   for (auto _ : state) {
     kernel->run(x, y);
-    benchmark::DoNotOptimize(y.data.data());
+    benchmark::DoNotOptimize(y.bytes());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
   state.SetBytesProcessed(state.iterations() * state.range(0) * 5);

@@ -51,7 +51,7 @@ class ConvOpKernel final : public OpKernel {
     const bool direct = !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 &&
                         w_.pad_left == 0 && w_.pad_bottom == 0 && w_.pad_right == 0;
     if (direct) {
-      gemm_->run(x.data.data(), dims[0] * pixels, in_c, y.data.data(), out_c * ob);
+      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob);
       return y;
     }
     const PackedGemm& p = gemm_->packed();
@@ -66,7 +66,7 @@ class ConvOpKernel final : public OpKernel {
     if (w_.nchw) staged.resize(size_t(pixels * out_c * ob));
     for (int64_t n = 0; n < dims[0]; ++n) {
       // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
-      uint8_t* out = w_.nchw ? staged.data() : y.data.data() + size_t(n * pixels * out_c * ob);
+      uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
       for (int64_t m0 = 0; m0 < pixels; m0 += block) {
         const int64_t mc = std::min(block, pixels - m0);
         for (int64_t m = 0; m < mc; ++m) {
@@ -76,7 +76,7 @@ class ConvOpKernel final : public OpKernel {
         gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
       }
       if (w_.nchw) {
-        uint8_t* dst = y.data.data() + size_t(n * out_c * pixels * ob);
+        uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
         for (int64_t m = 0; m < pixels; ++m) {
           for (int64_t o = 0; o < out_c; ++o) {
             std::memcpy(dst + (o * pixels + m) * ob, staged.data() + (m * out_c + o) * ob, ob);
@@ -96,7 +96,7 @@ class ConvOpKernel final : public OpKernel {
   void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row) const {
     const auto& d = x.type.dims;
     const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
-    const uint8_t* src = x.data.data();
+    const uint8_t* src = x.bytes();
     if (!w_.nchw) {
       for (int64_t ky = 0; ky < w_.kh; ++ky) {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;

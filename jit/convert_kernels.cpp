@@ -39,7 +39,7 @@ void ConvertKernel::run(const Tensor& in, Tensor& out) const {
   const auto body = reinterpret_cast<Body>(const_cast<void*>(code_->entry()));
   const size_t n = size_t(in.num_elements());
   const size_t main = n / 8 * 8;
-  body(in.data.data(), out.data.data(), main / 8);
+  body(in.bytes(), out.bytes(), main / 8);
   // The tail goes through the scalar formulas the kernel body implements lane by lane.
   for (size_t i = main; i < n; ++i) {
     if (desc_.op == KernelOp::kQuantize) {

@@ -63,8 +63,8 @@ class DepthwiseOpKernel final : public OpKernel {
     const auto fn = reinterpret_cast<void (*)(const DepthwiseArgs*)>(const_cast<void*>(code_->entry()));
     for (int64_t n = 0; n < dims[0]; ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        uint8_t* out_row = y.data.data() + ((n * oh + oy) * ow) * c * ob;
-        for_each_window_run(w_, x.data.data(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+        uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
+        for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
                             [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
                               args.taps = row;
                               args.out = out_row + from * c * ob;

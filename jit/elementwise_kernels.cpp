@@ -31,9 +31,9 @@ class ElementwiseOpKernel final : public OpKernel {
     Tensor y = Tensor::zeros(t);
     const size_t n = size_t(a.num_elements()), main = n / 8 * 8;
     ElementwiseArgs args = params_;
-    args.a = a.data.data();
-    args.b = binary ? operands[1]->data.data() : nullptr;
-    args.y = y.data.data();
+    args.a = a.bytes();
+    args.b = binary ? operands[1]->bytes() : nullptr;
+    args.y = y.bytes();
     args.blocks = int64_t(main / 8);
     reinterpret_cast<void (*)(const ElementwiseArgs*)>(const_cast<void*>(code_->entry()))(&args);
     for (size_t i = main; i < n; ++i) {

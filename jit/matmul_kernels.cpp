@@ -68,7 +68,7 @@ class MatmulOpKernel final : public OpKernel {
     t.dims.back() = p.n;
     Tensor y = Tensor::zeros(t);
     const int64_t rows = x.num_elements() / k;  // k > 0: empty weights never get a kernel
-    gemm_->run(x.data.data(), rows, k, y.data.data(), p.n * gemm_->out_bytes());
+    gemm_->run(x.bytes(), rows, k, y.bytes(), p.n * gemm_->out_bytes());
     return y;
   }
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked

@@ -48,9 +48,9 @@ class PoolOpKernel final : public OpKernel {
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
     for (int64_t n = 0; n < dims[0]; ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        uint8_t* out_row = y.data.data() + (n * oh + oy) * ow * c;
+        uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
         const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
-        for_each_window_run(w_, x.data.data(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+        for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
                             [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
                               args.taps_stride = stepping ? 0 : int64_t(8 * taps);
                               args.pixel_step = stepping ? w_.sw * c : 0;

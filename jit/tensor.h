@@ -10,15 +10,26 @@
 
 namespace qrt {
 
-/// A row-major tensor: a fully static Type and its bytes (element_byte_size() each).
+/// A row-major tensor: a fully static Type and its bytes (element_byte_size() each), owned
+/// or a view of memory owned elsewhere (a plan's arena, a caller's buffer, a constant).
 /// Integers and quantized stored values are little-endian and sign- or zero-extended to
 /// their container by the type's signedness; floats use their IEEE layout.
 struct Tensor {
-  Type type;                  ///< static shape; the element type says how to read `data`
-  std::vector<uint8_t> data;  ///< num_elements() × element_byte_size(type.element) bytes
+  Type type;                     ///< static shape; the element type says how to read the bytes
+  std::vector<uint8_t> storage;  ///< owned bytes (empty for a view)
+  uint8_t* view = nullptr;       ///< the bytes of a view (null: owned)
 
   /// A zero-filled tensor of `type` (which must have a static shape).
   static Tensor zeros(const Type& type);
+  /// A view of `bytes` (byte_size() of them, owned by the caller) as `type`.
+  static Tensor view_of(const Type& type, void* bytes);
+  /// The first byte.
+  uint8_t* bytes() { return view ? view : storage.data(); }
+  const uint8_t* bytes() const { return view ? view : storage.data(); }
+  /// num_elements() × element_size().
+  size_t byte_size() const { return size_t(num_elements()) * element_size(); }
+  /// An owned copy (of a view or of an owned tensor).
+  Tensor clone() const;
   /// Number of elements.
   int64_t num_elements() const { return type.num_elements(); }
   /// Bytes per element.

@@ -359,8 +359,8 @@ qrt_status qrt_context_output(const qrt_context_t* context, size_t index, qrt_te
   view_out->dtype = qrt::runtime::dtype_of(t.type.element);
   view_out->rank = t.type.dims.size();
   view_out->dims = t.type.dims.data();
-  view_out->data = t.data.data();
-  view_out->bytes = t.data.size();
+  view_out->data = t.bytes();
+  view_out->bytes = t.byte_size();
   return ok();
 }
 

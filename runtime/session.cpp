@@ -264,7 +264,7 @@ Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int6
     return invalid(who + " of shape [" + dims_to_string(shape) + "] needs " +
                    std::to_string(expected) + " bytes, got " + std::to_string(bytes));
   }
-  t.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  t.storage.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
   const ElementType& e = t.type.element;
   if (e.is_uniform()) {
     for (size_t i = 0; i < size_t(t.num_elements()); ++i) {

@@ -84,14 +84,14 @@ Tensor eval_dcast(const Tensor& x, const Type& rt) {
 
 Tensor eval_scast(const Tensor& x, const Type& rt) {
   Tensor y = make_result(rt, x.type.dims);
-  y.data = x.data;  // same width, same bits: only the type changes
+  y.storage.assign(x.bytes(), x.bytes() + x.byte_size());  // same width, same bits: only the type changes
   return y;
 }
 
 Tensor eval_constant(const Op& op, const Type& rt) {
   Tensor y = Tensor::zeros(rt);
   const DenseElements& d = op.attr("value")->dense;
-  y.data.assign(d.data(), d.data() + d.size());
+  y.storage.assign(d.data(), d.data() + d.size());
   return y;
 }
 
@@ -446,8 +446,8 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
     }
     Status s = Type::tensor(t.type.dims, t.type.element).verify();
     if (arg.type.is_tensor && !s.is_ok()) return Status::error(who + ": " + s.message());
-    if (t.data.size() != size_t(t.num_elements()) * t.element_size()) {
-      return Status::error(who + " holds " + std::to_string(t.data.size()) + " bytes, expected " +
+    if (t.byte_size() != size_t(t.num_elements()) * t.element_size()) {
+      return Status::error(who + " holds " + std::to_string(t.byte_size()) + " bytes, expected " +
                            std::to_string(size_t(t.num_elements()) * t.element_size()));
     }
     values[size_t(graph.inputs[i])] = std::move(inputs[i]);

@@ -234,7 +234,7 @@ Result<Tensor> eval_transpose(const Op& op, const Tensor& x, const Type& rt) {
   for (size_t o = 0; o < size_t(y.num_elements()); ++o) {
     size_t src = 0;
     for (size_t d = 0; d < rank; ++d) src += size_t(idx[d]) * in_strides[size_t(perm[d])];
-    std::memcpy(y.data.data() + o * es, x.data.data() + src * es, es);
+    std::memcpy(y.bytes() + o * es, x.bytes() + src * es, es);
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < dims[d]) break;
       idx[d] = 0;
@@ -272,7 +272,7 @@ Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, c
         const size_t src = o * len * inner + k;
         const size_t dst = (o * size_t(dims[axis]) + offset) * inner + k;
         if (same) {
-          std::memcpy(y.data.data() + dst * y.element_size(), t->data.data() + src * t->element_size(),
+          std::memcpy(y.bytes() + dst * y.element_size(), t->bytes() + src * t->element_size(),
                       y.element_size());
         } else {
           y.set_int(dst, numerics::requantize(t->int_at(src) - ie.zero_points[0], m, oe.zero_points[0],
@@ -311,7 +311,7 @@ Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt) {
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
     size_t dst = 0;
     for (size_t d = 0; d < rank; ++d) dst = dst * size_t(dims[d]) + size_t(idx[d] + pads[d]);
-    std::memcpy(y.data.data() + dst * es, x.data.data() + i * es, es);
+    std::memcpy(y.bytes() + dst * es, x.bytes() + i * es, es);
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < x.type.dims[d]) break;
       idx[d] = 0;

@@ -57,7 +57,7 @@ std::string run_case(const std::string& name) {
     }
     qrt::Tensor t;
     t.type = d.type;
-    t.data.assign(d.data(), d.data() + d.size());
+    t.storage.assign(d.data(), d.data() + d.size());
     inputs.push_back(t);
   }
   auto g = qrt::importers::import_onnx(model_bytes.data(), model_bytes.size(), name, frozen);
@@ -75,7 +75,8 @@ std::string run_case(const std::string& name) {
       return "output " + std::to_string(i) + " has shape [" + qrt::dims_to_string(got.type.dims) + "], expected [" +
              qrt::dims_to_string(want.type.dims) + "]";
     }
-    if (got.data != std::vector<uint8_t>(want.data(), want.data() + want.size())) {
+    if (std::vector<uint8_t>(got.bytes(), got.bytes() + got.byte_size()) !=
+        std::vector<uint8_t>(want.data(), want.data() + want.size())) {
       for (size_t k = 0; k < size_t(got.num_elements()); ++k) {
         const bool f = got.type.element.is_float();
         const double a = f ? got.float_at(k) : double(got.int_at(k));

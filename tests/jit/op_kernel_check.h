@@ -170,14 +170,14 @@ inline std::string check_last_op(const std::string& text, const qrt::Tensor& inp
   auto got = choice->kernel->run(ptrs);
   REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
   REQUIRE(got->type.dims == want->type.dims);
-  REQUIRE(got->data.size() == want->data.size());
-  size_t first_diff = got->data.size();
-  for (size_t i = 0; i < got->data.size() && first_diff == got->data.size(); ++i) {
-    if (got->data[i] != want->data[i]) first_diff = i;
+  REQUIRE(got->byte_size() == want->byte_size());
+  size_t first_diff = got->byte_size();
+  for (size_t i = 0; i < got->byte_size() && first_diff == got->byte_size(); ++i) {
+    if (got->bytes()[i] != want->bytes()[i]) first_diff = i;
   }
-  CHECK_MESSAGE(first_diff == got->data.size(),
+  CHECK_MESSAGE(first_diff == got->byte_size(),
                 std::string("kernel " + choice->kernel->describe() + " differs from the reference at byte " +
-                            std::to_string(first_diff) + " of " + std::to_string(got->data.size())));
+                            std::to_string(first_diff) + " of " + std::to_string(got->byte_size())));
   return choice->kernel->describe();
 }
 

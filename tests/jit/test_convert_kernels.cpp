@@ -92,7 +92,7 @@ TEST_CASE("AVX2 dequantize is bit-exact with the reference for every stored valu
     const float scale = qrt::numerics::compute_scale_f32(e.scales[0], e.float_kind);
     for (size_t i = 0; i < 259; ++i) {
       const float want = qrt::numerics::dequantize_f32(q.int_at(i), e.zero_points[0], scale);
-      REQUIRE(std::memcmp(x.data.data() + 4 * i, &want, 4) == 0);
+      REQUIRE(std::memcmp(x.bytes() + 4 * i, &want, 4) == 0);
     }
   }
 }
