@@ -1,5 +1,5 @@
 // Google Benchmark: qrt's generated int8 GEMM, convolution and depthwise kernels on the shapes
-// of docs/performance.md, single-threaded. GOPS = 2·M·N·K per second. Peer rows (oneDNN,
+// of docs/performance.md, at 1 and 2 threads (qrt's thread pool). GOPS = 2·M·N·K per second. Peer rows (oneDNN,
 // XNNPACK) are in bench_peers.cpp of the same binary when Debian's packages are installed.
 // Run: build/bench/bench_qrt --benchmark_filter='gemm|conv' --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -13,6 +13,7 @@
 #include "jit/gemm_kernels.h"
 #include "jit/host_info.h"
 #include "jit/op_kernels.h"
+#include "runtime/thread_pool.h"
 
 namespace {
 
@@ -32,6 +33,7 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range) {
     return;
   }
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  qrt::runtime::ThreadPool pool(size_t(state.range(3)));
   qrt::jit::GemmSpec s;
   s.k = k, s.n = n;
   s.a_zero_point = 128;
@@ -50,7 +52,7 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range) {
   const auto av = random_ints(a.size(), 0, 255, 2);
   for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(av[i]);
   for (auto _ : state) {
-    (*g)->run(a.data(), m, k, c.data(), n);
+    (*g)->run(a.data(), m, k, c.data(), n, pool);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
@@ -65,6 +67,7 @@ void BM_qrt_conv(benchmark::State& state) {
     return;
   }
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
+  qrt::runtime::ThreadPool pool(size_t(state.range(1)));
   const int64_t per_group = cs.depthwise ? 1 : cs.c;
   const int64_t oh = (cs.h + 2 * cs.pad - cs.k) / 1 + 1, ow = (cs.w + 2 * cs.pad - cs.k) + 1;
   auto shape = [](std::vector<int64_t> d) {
@@ -104,9 +107,12 @@ void BM_qrt_conv(benchmark::State& state) {
   const auto xv = random_ints(size_t(x.num_elements()), 0, 255, 4);
   for (size_t i = 0; i < xv.size(); ++i) x.bytes()[i] = uint8_t(xv[i]);
   const std::vector<const qrt::Tensor*> operands{&x};
+  // The output lives across iterations, as a plan's arena would hold it.
+  qrt::Type yt = choice->kernel->result_type();
+  qrt::Tensor y = qrt::Tensor::zeros(yt);
   for (auto _ : state) {
-    auto y = choice->kernel->run(operands);
-    benchmark::DoNotOptimize(y);
+    auto status = choice->kernel->run_into(operands, y, pool);
+    benchmark::DoNotOptimize(status);
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * double(oh * ow * cs.o * per_group * cs.k * cs.k),
                                               benchmark::Counter::kIsIterationInvariantRate,
@@ -114,14 +120,19 @@ void BM_qrt_conv(benchmark::State& state) {
   state.SetLabel(choice->kernel->describe().substr(0, choice->kernel->describe().find(' ')));
 }
 
+// Every shape at 1 and 2 threads (the pool's workers plus the calling thread).
 void gemm_args(benchmark::internal::Benchmark* b) {
-  for (const auto& s : bench::gemm_shapes()) b->Args({s.m, s.k, s.n});
-  b->ArgNames({"M", "K", "N"})->Unit(benchmark::kMillisecond);
+  for (int64_t threads : {1, 2}) {
+    for (const auto& s : bench::gemm_shapes()) b->Args({s.m, s.k, s.n, threads});
+  }
+  b->ArgNames({"M", "K", "N", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 void conv_args(benchmark::internal::Benchmark* b) {
-  for (size_t i = 0; i < bench::conv_shapes().size(); ++i) b->Arg(int64_t(i));
-  b->ArgName("shape")->Unit(benchmark::kMillisecond);
+  for (int64_t threads : {1, 2}) {
+    for (size_t i = 0; i < bench::conv_shapes().size(); ++i) b->Args({int64_t(i), threads});
+  }
+  b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 }  // namespace

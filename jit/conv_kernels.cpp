@@ -20,10 +20,10 @@ class ConvOpKernel final : public OpKernel {
  public:
   ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
                std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
-      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), w_(w), filter_dims_(std::move(filter_dims)),
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
         gemm_(std::move(gemm)), pad_byte_(pad_byte) {}
 
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
     const int64_t in_c = x.type.dims[w_.channel_dim()];
     const int64_t filter_c = w_.nchw ? filter_dims_[1] : filter_dims_[3];
@@ -31,10 +31,8 @@ class ConvOpKernel final : public OpKernel {
       return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(in_c) +
                                            " channels at run time, the filter expects " + std::to_string(filter_c));
     }
-    const int64_t out_c = filter_dims_[0];
-    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, out_c);
-    const int64_t oh = dims[w_.height_dim()], ow = dims[w_.width_dim()];
-    if (oh <= 0 || ow <= 0) {
+    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, filter_dims_[0]);
+    if (dims[w_.height_dim()] <= 0 || dims[w_.width_dim()] <= 0) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
     }
     for (size_t d = 0; d < dims.size(); ++d) {
@@ -43,38 +41,45 @@ class ConvOpKernel final : public OpKernel {
                                              "] contradicts its type " + result_type_.to_string());
       }
     }
-    Type t = result_type_;
-    t.dims = dims;
-    Tensor y = Tensor::zeros(t);
+    return dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const std::vector<int64_t>& dims = y.type.dims;
+    const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];
     const unsigned ob = gemm_->out_bytes();
-    const int64_t pixels = oh * ow;
+    const int64_t pixels = dims[w_.height_dim()] * dims[w_.width_dim()], ow = dims[w_.width_dim()];
     const bool direct = !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 &&
                         w_.pad_left == 0 && w_.pad_bottom == 0 && w_.pad_right == 0;
     if (direct) {
-      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob);
-      return y;
+      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel);
+      return Status::ok();
     }
     const PackedGemm& p = gemm_->packed();
-    const int64_t row_bytes = p.a_row_bytes();
-    const int64_t tile = p.tile_rows();
-    const int64_t block = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
-    thread_local std::vector<uint8_t> packed, row, staged;
-    thread_local std::vector<int32_t> sums;
-    packed.resize(size_t(std::min(block, pixels) * row_bytes));
-    sums.resize(size_t(std::min(block, pixels)));
-    row.resize(size_t(p.k));
-    if (w_.nchw) staged.resize(size_t(pixels * out_c * ob));
+    const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
+    const int64_t threads = int64_t(parallel.threads());
+    // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle.
+    int64_t chunk = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
+    if (threads > 1) chunk = std::min(chunk, std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile));
+    const int64_t chunks = (pixels + chunk - 1) / chunk;
+    std::vector<uint8_t> staged(w_.nchw ? size_t(pixels * out_c * ob) : 0);
     for (int64_t n = 0; n < dims[0]; ++n) {
       // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
       uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
-      for (int64_t m0 = 0; m0 < pixels; m0 += block) {
-        const int64_t mc = std::min(block, pixels - m0);
+      parallel.for_each(size_t(chunks), [&](size_t t) {
+        thread_local std::vector<uint8_t> packed, row;
+        thread_local std::vector<int32_t> sums;
+        const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
+        packed.resize(size_t(mc * row_bytes));
+        sums.resize(size_t(mc));
+        row.resize(size_t(p.k));
         for (int64_t m = 0; m < mc; ++m) {
           im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, row.data());
           sums[size_t(m)] = p.pack_a_row(row.data(), packed.data() + m * row_bytes);
         }
         gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
-      }
+      });
       if (w_.nchw) {
         uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
         for (int64_t m = 0; m < pixels; ++m) {
@@ -84,7 +89,7 @@ class ConvOpKernel final : public OpKernel {
         }
       }
     }
-    return y;
+    return Status::ok();
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
@@ -124,7 +129,6 @@ class ConvOpKernel final : public OpKernel {
   }
 
   Op op_;
-  Type result_type_;
   Window2d w_;
   std::vector<int64_t> filter_dims_;
   std::unique_ptr<GemmKernel> gemm_;

@@ -34,14 +34,14 @@ Result<ConvertKernel> ConvertKernel::create(const Graph& graph, const Op& op) {
   return k;
 }
 
-void ConvertKernel::run(const Tensor& in, Tensor& out) const {
+void ConvertKernel::run(const Tensor& in, Tensor& out, size_t begin, size_t end) const {
   using Body = void (*)(const void*, void*, size_t);
   const auto body = reinterpret_cast<Body>(const_cast<void*>(code_->entry()));
-  const size_t n = size_t(in.num_elements());
-  const size_t main = n / 8 * 8;
-  body(in.bytes(), out.bytes(), main / 8);
+  const size_t in_size = in.element_size(), out_size = out.element_size();
+  const size_t main = begin + (end - begin) / 8 * 8;
+  body(in.bytes() + begin * in_size, out.bytes() + begin * out_size, (main - begin) / 8);
   // The tail goes through the scalar formulas the kernel body implements lane by lane.
-  for (size_t i = main; i < n; ++i) {
+  for (size_t i = main; i < end; ++i) {
     if (desc_.op == KernelOp::kQuantize) {
       out.set_int(i, numerics::quantize_f32(float(in.float_at(i)), desc_.scale, desc_.zero_point, desc_.qmin, desc_.qmax));
     } else {

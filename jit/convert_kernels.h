@@ -20,7 +20,9 @@ class ConvertKernel {
   /// Generates (or fetches from the cache) the kernel for `op`; why_not() must be "".
   static Result<ConvertKernel> create(const Graph& graph, const Op& op);
   /// Converts `in` into `out` (already shaped); every element, tails included.
-  void run(const Tensor& in, Tensor& out) const;
+  void run(const Tensor& in, Tensor& out) const { run(in, out, 0, size_t(in.num_elements())); }
+  /// Converts elements [begin, end) of `in` into `out`; `begin` must be a multiple of 8.
+  void run(const Tensor& in, Tensor& out, size_t begin, size_t end) const;
   /// The kernel's contract.
   const KernelDesc& desc() const { return desc_; }
 

@@ -26,19 +26,18 @@ class DepthwiseOpKernel final : public OpKernel {
  public:
   DepthwiseOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc,
                     std::shared_ptr<ExecutableCode> code, AlignedBytes weights, AlignedBytes epilogue, uint8_t pad)
-      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), w_(w), desc_(desc), code_(std::move(code)),
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), desc_(desc), code_(std::move(code)),
         weights_(std::move(weights)), epilogue_(std::move(epilogue)), pad_byte_(pad) {}
 
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
     const int64_t c = desc_.channels;
     if (x.type.dims[3] != c) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(x.type.dims[3]) +
                                            " channels at run time, the filter expects " + std::to_string(c));
     }
-    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
-    const int64_t oh = dims[1], ow = dims[2], h = x.type.dims[1], wd = x.type.dims[2];
-    if (oh <= 0 || ow <= 0) {
+    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
+    if (dims[1] <= 0 || dims[2] <= 0) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
     }
     for (size_t i = 0; i < dims.size(); ++i) {
@@ -47,35 +46,38 @@ class DepthwiseOpKernel final : public OpKernel {
                                              "] contradicts its type " + result_type_.to_string());
       }
     }
-    Type t = result_type_;
-    t.dims = dims;
-    Tensor y = Tensor::zeros(t);
+    return dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = desc_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const unsigned ob = desc_.out == OutKind::kS32 || desc_.out == OutKind::kF32 ? 4 : 1;
     const unsigned taps = desc_.taps;
     // Interior pixels (window inside the row horizontally) run in stepping mode, so the pad
     // row must stay zero points over a whole run of steps.
     const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
-    std::vector<const uint8_t*> ptrs;
-    DepthwiseArgs args;
-    args.out_stride = c * ob;
-    args.weights = weights_.data();
-    args.epilogue = epilogue_.data();
     const auto fn = reinterpret_cast<void (*)(const DepthwiseArgs*)>(const_cast<void*>(code_->entry()));
-    for (int64_t n = 0; n < dims[0]; ++n) {
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
-        for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
-                            [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
-                              args.taps = row;
-                              args.out = out_row + from * c * ob;
-                              args.pixels = to - from;
-                              args.taps_stride = stepping ? 0 : int64_t(8 * taps);
-                              args.pixel_step = stepping ? w_.sw * c : 0;
-                              fn(&args);
-                            });
-      }
-    }
-    return y;
+    // One task per output row.
+    parallel.for_each(size_t(y.type.dims[0] * oh), [&](size_t task) {
+      thread_local std::vector<const uint8_t*> ptrs;
+      const int64_t n = int64_t(task) / oh, oy = int64_t(task) % oh;
+      DepthwiseArgs args;
+      args.out_stride = c * ob;
+      args.weights = weights_.data();
+      args.epilogue = epilogue_.data();
+      uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
+      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+                          [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                            args.taps = row;
+                            args.out = out_row + from * c * ob;
+                            args.pixels = to - from;
+                            args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                            args.pixel_step = stepping ? w_.sw * c : 0;
+                            fn(&args);
+                          });
+    });
+    return Status::ok();
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
@@ -83,7 +85,6 @@ class DepthwiseOpKernel final : public OpKernel {
 
  private:
   Op op_;
-  Type result_type_;
   Window2d w_;
   KernelDesc desc_;
   std::shared_ptr<ExecutableCode> code_;

@@ -2,7 +2,9 @@
 // scalar formulas of the reference for the last n % 8 elements (see elementwise_kernels.h).
 #include "jit/elementwise_kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "jit/code_cache.h"
 #include "jit/ref/numerics.h"
@@ -18,25 +20,49 @@ class ElementwiseOpKernel final : public OpKernel {
  public:
   ElementwiseOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<ExecutableCode> code,
                       ElementwiseArgs params, int32_t out_min, int32_t out_max)
-      : graph_(&graph), op_(op), result_type_(graph.values[size_t(op.results[0])].type), desc_(desc),
+      : OpKernel(graph.values[size_t(op.results[0])].type), graph_(&graph), op_(op), desc_(desc),
         code_(std::move(code)), params_(params), out_min_(out_min), out_max_(out_max) {}
 
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const bool binary = desc_.op != KernelOp::kRequantize;
+    if (binary && operands[1]->type.dims != operands[0]->type.dims) {
+      // Broadcasting (possible only with dynamic dimensions): the reference knows the shape.
+      QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(*graph_, op_, operands));
+      return r.type.dims;
+    }
+    return operands[0]->type.dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& a = *operands[0];
     const bool binary = desc_.op != KernelOp::kRequantize;
-    // Broadcasting shapes (possible only with dynamic dimensions) go to the reference.
-    if (binary && operands[1]->type.dims != a.type.dims) return evaluate_op_reference(*graph_, op_, operands);
-    Type t = result_type_;
-    t.dims = a.type.dims;
-    Tensor y = Tensor::zeros(t);
-    const size_t n = size_t(a.num_elements()), main = n / 8 * 8;
+    if (binary && operands[1]->type.dims != a.type.dims) {
+      QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(*graph_, op_, operands));
+      std::memcpy(y.bytes(), r.bytes(), r.byte_size());
+      return Status::ok();
+    }
+    const size_t n = size_t(a.num_elements()), chunk = 64 * 1024, tasks = (n + chunk - 1) / chunk;
+    parallel.for_each(tasks, [&](size_t t) { run_range(operands, y, t * chunk, std::min(n, (t + 1) * chunk)); });
+    return Status::ok();
+  }
+
+  bool can_overwrite_operand(size_t) const override { return true; }  // lane i read before lane i written
+
+  std::string describe() const override { return desc_.name(); }
+
+ private:
+  // Elements [begin, end): the generated body for whole blocks of 8, the scalar formulas after.
+  void run_range(const std::vector<const Tensor*>& operands, Tensor& y, size_t begin, size_t end) const {
+    const Tensor& a = *operands[0];
+    const bool binary = desc_.op != KernelOp::kRequantize;
+    const size_t main = begin + (end - begin) / 8 * 8;
     ElementwiseArgs args = params_;
-    args.a = a.bytes();
-    args.b = binary ? operands[1]->bytes() : nullptr;
-    args.y = y.bytes();
-    args.blocks = int64_t(main / 8);
+    args.a = a.bytes() + begin;
+    args.b = binary ? operands[1]->bytes() + begin : nullptr;
+    args.y = y.bytes() + begin;
+    args.blocks = int64_t((main - begin) / 8);
     reinterpret_cast<void (*)(const ElementwiseArgs*)>(const_cast<void*>(code_->entry()))(&args);
-    for (size_t i = main; i < n; ++i) {
+    for (size_t i = main; i < end; ++i) {
       const int64_t va = a.int_at(i) - params_.za;
       int64_t q;
       if (desc_.op == KernelOp::kQAdd) {
@@ -51,15 +77,10 @@ class ElementwiseOpKernel final : public OpKernel {
       }
       y.set_int(i, q);
     }
-    return y;
   }
 
-  std::string describe() const override { return desc_.name(); }
-
- private:
   const Graph* graph_;  // owned by the plan that owns this kernel
   Op op_;
-  Type result_type_;
   KernelDesc desc_;
   std::shared_ptr<ExecutableCode> code_;
   ElementwiseArgs params_;

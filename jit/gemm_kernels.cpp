@@ -47,27 +47,48 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec) {
 
 std::string GemmKernel::name() const { return main_desc_.name(); }
 
-void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc) const {
-  thread_local std::vector<uint8_t> packed_a;
-  thread_local std::vector<int32_t> row_sums;
-  const PackedGemm& p = *packed_;
-  const int64_t row_bytes = p.a_row_bytes();
-  // Pack and multiply one L2 block of rows at a time.
-  const int64_t tile = p.tile_rows();
-  const int64_t block = std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(row_bytes, 1) / tile * tile);
-  packed_a.resize(size_t(std::min(block, rows) * row_bytes));
-  row_sums.resize(size_t(std::min(block, rows)));
-  for (int64_t m0 = 0; m0 < rows; m0 += block) {
-    const int64_t mc = std::min(block, rows - m0);
-    for (int64_t m = 0; m < mc; ++m) {
-      row_sums[size_t(m)] = p.pack_a_row(a + (m0 + m) * lda, packed_a.data() + m * row_bytes);
-    }
-    run_packed(packed_a.data(), row_sums.data(), mc, static_cast<uint8_t*>(c) + m0 * ldc, ldc);
-  }
+int64_t GemmKernel::block_rows() const {
+  const int64_t tile = packed_->tile_rows();
+  return std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
 }
 
-void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c,
-                            int64_t ldc) const {
+void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const {
+  const PackedGemm& p = *packed_;
+  const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
+  const int64_t threads = int64_t(parallel.threads());
+  // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
+  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1) {
+    thread_local std::vector<uint8_t> packed_a;
+    thread_local std::vector<int32_t> row_sums;
+    packed_a.resize(size_t(mc * row_bytes));
+    row_sums.resize(size_t(mc));
+    for (int64_t m = 0; m < mc; ++m) row_sums[size_t(m)] = p.pack_a_row(a + (m0 + m) * lda, packed_a.data() + m * row_bytes);
+    run_packed(packed_a.data(), row_sums.data(), mc, static_cast<uint8_t*>(c) + m0 * ldc, ldc, p0, p1);
+  };
+  const int64_t block_m = block_rows();
+  if (rows >= 2 * tile * threads || threads == 1) {
+    // Row blocks: several per thread when there are enough, for balance.
+    int64_t chunk = std::min(block_m, std::max(tile, (rows + 4 * threads - 1) / (4 * threads) / tile * tile));
+    if (threads == 1) chunk = block_m;
+    const int64_t tasks = (rows + chunk - 1) / chunk;
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const int64_t m0 = int64_t(t) * chunk;
+      block(m0, std::min(chunk, rows - m0), 0, p.panels);
+    });
+    return;
+  }
+  // Few rows (e.g. 1 x 4096 x 4096): split the weight panels; each task packs the rows again
+  // (cheap: the rows are few).
+  const int64_t panels_per_task = std::max<int64_t>(1, (p.panels + 4 * threads - 1) / (4 * threads));
+  const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
+  parallel.for_each(size_t(tasks), [&](size_t t) {
+    const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
+    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1);
+  });
+}
+
+void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
+                            int64_t panel_begin, int64_t panel_end) const {
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = p.a_row_bytes();
   const bool maddubs = p.path == GemmPath::kMaddubs;
@@ -79,7 +100,8 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
   args.a_stride = row_bytes;
   args.k_steps = k_steps;
   args.c_stride = ldc;
-  for (int64_t panel = 0; panel < p.panels; ++panel) {
+  if (panel_end < 0) panel_end = p.panels;
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
     const bool narrow = (panel + 1) * kGemmPanel > p.n;
     args.w = p.weights.data() + panel * panel_bytes;
     args.epilogue = p.epilogue.data() + panel * ep_bytes;

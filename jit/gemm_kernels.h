@@ -7,6 +7,7 @@
 
 #include "jit/code_cache.h"
 #include "jit/gemm_pack.h"
+#include "jit/parallel.h"
 
 namespace qrt::jit {
 
@@ -20,11 +21,15 @@ class GemmKernel {
   static Result<std::unique_ptr<GemmKernel>> create(const GemmSpec& spec);
 
   /// Computes `rows` output rows from stored activation rows `a` (`lda` bytes apart) into `c`
-  /// (`ldc` bytes apart). Thread-safe: per-call scratch is thread-local.
-  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc) const;
-  /// The same from activations already packed with packed().pack_a_row (a_row_bytes() apart)
-  /// and their row sums.
-  void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc) const;
+  /// (`ldc` bytes apart), split into tasks over row blocks (or, for few rows, over weight
+  /// panels). Thread-safe: per-call scratch is thread-local.
+  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const;
+  /// Computes weight panels [panel_begin, panel_end) of `rows` rows from activations already
+  /// packed with packed().pack_a_row (a_row_bytes() apart) and their row sums.
+  void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
+                  int64_t panel_begin = 0, int64_t panel_end = -1) const;
+  /// Rows per cache block: packed activations of one block stay in L2.
+  int64_t block_rows() const;
 
   /// The packed weights and the chosen path.
   const PackedGemm& packed() const { return *packed_; }

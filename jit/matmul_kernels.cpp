@@ -53,30 +53,33 @@ namespace {
 class MatmulOpKernel final : public OpKernel {
  public:
   MatmulOpKernel(const Graph& graph, const Op& op, std::unique_ptr<GemmKernel> gemm)
-      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), gemm_(std::move(gemm)) {}
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), gemm_(std::move(gemm)) {}
 
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t k = x.type.dims.back();
+    if (k != gemm_->packed().k) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(k) + " vs " + std::to_string(gemm_->packed().k));
+    }
+    std::vector<int64_t> dims = x.type.dims;
+    dims.back() = gemm_->packed().n;
+    return dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
     const PackedGemm& p = gemm_->packed();
-    const int64_t k = x.type.dims.back();
-    if (k != p.k) {
-      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                           std::to_string(k) + " vs " + std::to_string(p.k));
-    }
-    Type t = result_type_;
-    t.dims = x.type.dims;
-    t.dims.back() = p.n;
-    Tensor y = Tensor::zeros(t);
-    const int64_t rows = x.num_elements() / k;  // k > 0: empty weights never get a kernel
-    gemm_->run(x.bytes(), rows, k, y.bytes(), p.n * gemm_->out_bytes());
-    return y;
+    const int64_t rows = x.num_elements() / p.k;  // k > 0: empty weights never get a kernel
+    gemm_->run(x.bytes(), rows, p.k, out.bytes(), p.n * gemm_->out_bytes(), parallel);
+    return Status::ok();
   }
+
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   std::string describe() const override { return gemm_->name() + " (" + gemm_->packed().path_reason + ")"; }
 
  private:
   Op op_;
-  Type result_type_;
   std::unique_ptr<GemmKernel> gemm_;
 };
 

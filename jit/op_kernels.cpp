@@ -1,6 +1,8 @@
 // qrt — the per-op kernel choice and the process-wide code cache (see op_kernels.h).
 #include "jit/op_kernels.h"
 
+#include <algorithm>
+
 #include "jit/convert_kernels.h"
 #include "jit/elementwise_kernels.h"
 #include "jit/host_info.h"
@@ -39,18 +41,19 @@ namespace {
 class ConvertOpKernel final : public OpKernel {
  public:
   ConvertOpKernel(const Graph& graph, const Op& op, ConvertKernel k)
-      : result_type_(graph.values[size_t(op.results[0])].type), kernel_(std::move(k)) {}
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
-    Type t = result_type_;
-    t.dims = operands[0]->type.dims;
-    Tensor out = Tensor::zeros(t);
-    kernel_.run(*operands[0], out);
-    return out;
+      : OpKernel(graph.values[size_t(op.results[0])].type), kernel_(std::move(k)) {}
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return operands[0]->type.dims;
+  }
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const size_t n = size_t(out.num_elements());
+    const size_t chunk = 64 * 1024, tasks = (n + chunk - 1) / chunk;
+    parallel.for_each(tasks, [&](size_t t) { kernel_.run(*operands[0], out, t * chunk, std::min(n, (t + 1) * chunk)); });
+    return Status::ok();
   }
   std::string describe() const override { return kernel_.desc().name(); }
 
  private:
-  Type result_type_;
   ConvertKernel kernel_;
 };
 
@@ -78,6 +81,15 @@ std::unique_ptr<Tensor> fold_constant(const Graph& graph, int value, int depth) 
 }
 
 }  // namespace
+
+Result<Tensor> OpKernel::run(const std::vector<const Tensor*>& operands) const {
+  QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, result_dims(operands));
+  Type t = result_type_;
+  t.dims = std::move(dims);
+  Tensor y = Tensor::zeros(t);
+  QRT_RETURN_IF_ERROR(run_into(operands, y, serial()));
+  return y;
+}
 
 std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value) { return fold_constant(graph, value, 0); }
 

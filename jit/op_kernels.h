@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "jit/parallel.h"
 #include "jit/tensor.h"
 
 namespace qrt::jit {
@@ -14,9 +15,19 @@ namespace qrt::jit {
 /// creation: any number of threads may run it at once.
 class OpKernel {
  public:
+  /// `result_type`: the op's declared result type (dimensions may be dynamic).
+  explicit OpKernel(Type result_type) : result_type_(std::move(result_type)) {}
   virtual ~OpKernel() = default;
-  /// Computes the op's result from operand tensors shaped as at run time; errors name the op.
-  virtual Result<Tensor> run(const std::vector<const Tensor*>& operands) const = 0;
+  /// The result's dimensions for operands shaped as at run time; errors name the op.
+  virtual Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const = 0;
+  /// Computes the result into `out` (of the result type with result_dims(); it may be a view
+  /// into an arena), spreading the work over `parallel`. Results do not depend on the number
+  /// of threads.
+  virtual Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const = 0;
+  /// Allocates the result and computes it on the calling thread.
+  Result<Tensor> run(const std::vector<const Tensor*>& operands) const;
+  /// The declared result type.
+  const Type& result_type() const { return result_type_; }
   /// The generated kernel's contract name and how it computes, e.g.
   /// "qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (no weight pair can saturate ...)".
   virtual std::string describe() const = 0;
@@ -26,6 +37,15 @@ class OpKernel {
     (void)index;
     return true;
   }
+  /// Whether the result may share operand `index`'s bytes (element-wise kernels that read
+  /// each element before writing it, with the same element size).
+  virtual bool can_overwrite_operand(size_t index) const {
+    (void)index;
+    return false;
+  }
+
+ protected:
+  Type result_type_;
 };
 
 /// The outcome of choosing a kernel for an op: a kernel, or why the reference runs it.

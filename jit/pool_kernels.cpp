@@ -22,60 +22,61 @@ class PoolOpKernel final : public OpKernel {
  public:
   PoolOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc, std::shared_ptr<ExecutableCode> code,
                PoolArgs params, uint8_t pad_byte, std::vector<float> multipliers)
-      : op_(op), result_type_(graph.values[size_t(op.results[0])].type), w_(w), desc_(desc), code_(std::move(code)),
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), desc_(desc), code_(std::move(code)),
         params_(params), pad_byte_(pad_byte), multipliers_(std::move(multipliers)) {}
 
-  Result<Tensor> run(const std::vector<const Tensor*>& operands) const override {
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
-    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2];
-    if (x.type.dims[3] != c) {
-      return Status::error_at(op_.loc, std::string("'") + (desc_.op == KernelOp::kMaxPool ? "qrt.max_pool2d" : "qrt.avg_pool2d") +
-                                           "' op input has " + std::to_string(x.type.dims[3]) +
-                                           " channels at run time, the plan was made for " + std::to_string(c));
+    const std::string name = desc_.op == KernelOp::kMaxPool ? "'qrt.max_pool2d'" : "'qrt.avg_pool2d'";
+    if (x.type.dims[3] != int64_t(desc_.channels)) {
+      return Status::error_at(op_.loc, name + " op input has " + std::to_string(x.type.dims[3]) +
+                                           " channels at run time, the plan was made for " + std::to_string(desc_.channels));
     }
-    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
-    const int64_t oh = dims[1], ow = dims[2];
-    if (oh <= 0 || ow <= 0) return Status::error_at(op_.loc, "pooling window is larger than the padded input at run time");
-    Type t = result_type_;
-    t.dims = dims;
-    Tensor y = Tensor::zeros(t);
+    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, desc_.channels);
+    if (dims[1] <= 0 || dims[2] <= 0) {
+      return Status::error_at(op_.loc, name + " op the pooling window is larger than the padded input at run time");
+    }
+    return dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2], oh = y.type.dims[1], ow = y.type.dims[2];
     const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
-    std::vector<const uint8_t*> ptrs;
-    PoolArgs args = params_;
-    args.out_stride = c;
     const auto fn = reinterpret_cast<void (*)(const PoolArgs*)>(const_cast<void*>(code_->entry()));
     const unsigned taps = desc_.taps;
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
-    for (int64_t n = 0; n < dims[0]; ++n) {
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
-        const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
-        for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
-                            [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
-                              args.taps_stride = stepping ? 0 : int64_t(8 * taps);
-                              args.pixel_step = stepping ? w_.sw * c : 0;
-                              // Average without count_include_pad: the divisor is the
-                              // pixel's count of input positions (the same along a stepped run).
-                              const int64_t step = per_pixel_count && !stepping ? 1 : to - from;
-                              for (int64_t p = from; p < to; p += step) {
-                                const int64_t cols = stepping ? w_.kw : inside(p * w_.sw - w_.pad_left, w_.kw, wd);
-                                args.m = multipliers_[per_pixel_count ? size_t(rows * cols) : multipliers_.size() - 1];
-                                args.taps = row + (p - from) * (stepping ? 0 : int64_t(taps));
-                                args.out = out_row + p * c;
-                                args.pixels = step;
-                                fn(&args);
-                              }
-                            });
-      }
-    }
-    return y;
+    parallel.for_each(size_t(y.type.dims[0] * oh), [&](size_t task) {
+      thread_local std::vector<const uint8_t*> ptrs;
+      const int64_t n = int64_t(task) / oh, oy = int64_t(task) % oh;
+      PoolArgs args = params_;
+      args.out_stride = c;
+      uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
+      const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
+      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+                          [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                            args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                            args.pixel_step = stepping ? w_.sw * c : 0;
+                            // Average without count_include_pad: the divisor is the pixel's
+                            // count of input positions (the same along a stepped run).
+                            const int64_t step = per_pixel_count && !stepping ? 1 : to - from;
+                            for (int64_t p = from; p < to; p += step) {
+                              const int64_t cols = stepping ? w_.kw : inside(p * w_.sw - w_.pad_left, w_.kw, wd);
+                              args.m = multipliers_[per_pixel_count ? size_t(rows * cols) : multipliers_.size() - 1];
+                              args.taps = row + (p - from) * (stepping ? 0 : int64_t(taps));
+                              args.out = out_row + p * c;
+                              args.pixels = step;
+                              fn(&args);
+                            }
+                          });
+    });
+    return Status::ok();
   }
 
   std::string describe() const override { return desc_.name(); }
 
  private:
   Op op_;
-  Type result_type_;
   Window2d w_;
   KernelDesc desc_;
   std::shared_ptr<ExecutableCode> code_;

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -138,6 +140,23 @@ inline std::vector<uint8_t> bytes_of(const std::vector<int>& values) {
   return b;
 }
 
+/// Runs each op's tasks on 3 threads started per call, claiming tasks from the end first, so
+/// kernels are tested for results that do not depend on the split or the thread count.
+class ThreeThreads final : public qrt::jit::Parallel {
+ public:
+  size_t threads() const override { return 3; }
+  void for_each(size_t n, qrt::jit::TaskFn fn) override {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) fn(n - 1 - i);
+    };
+    std::thread a(work), b(work);
+    work();
+    a.join();
+    b.join();
+  }
+};
+
 /// Parses `text` (a one-function graph whose last op is the op under test), runs that op with
 /// its generated kernel and with the reference on `input` (the first argument), and checks
 /// that both give the same bytes. Returns the kernel's description ("" if none was chosen).
@@ -169,6 +188,12 @@ inline std::string check_last_op(const std::string& text, const qrt::Tensor& inp
   REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
   auto got = choice->kernel->run(ptrs);
   REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
+  // The same on three threads, into a preallocated result.
+  qrt::Tensor threaded = qrt::Tensor::zeros(got->type);
+  ThreeThreads three;
+  REQUIRE(choice->kernel->run_into(ptrs, threaded, three).is_ok());
+  CHECK_MESSAGE(std::equal(threaded.bytes(), threaded.bytes() + threaded.byte_size(), got->bytes()),
+                std::string("kernel " + choice->kernel->describe() + " differs on three threads"));
   REQUIRE(got->type.dims == want->type.dims);
   REQUIRE(got->byte_size() == want->byte_size());
   size_t first_diff = got->byte_size();

@@ -1,0 +1,52 @@
+// qrt — how kernels spread work over threads without knowing who provides them: a kernel
+// splits its op into tasks and hands them to a Parallel (the runtime's thread pool, or the
+// calling thread alone). Nothing here allocates.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace qrt::jit {
+
+/// A non-owning reference to a callable `void(size_t)`: no allocation, valid while the
+/// callable lives.
+class TaskFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, TaskFn>>>
+  TaskFn(F&& f) : object_(const_cast<void*>(static_cast<const void*>(&f))),  // NOLINT: implicit by design
+                  call_([](void* o, size_t task) { (*static_cast<std::remove_reference_t<F>*>(o))(task); }) {}
+  void operator()(size_t task) const { call_(object_, task); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, size_t);
+};
+
+/// Runs tasks [0, n) on one or more threads and returns when all are done. Tasks must be
+/// independent; which thread runs which task is unspecified (results must not depend on it).
+class Parallel {
+ public:
+  virtual ~Parallel() = default;
+  /// Number of threads that may run tasks at once (1: the caller only).
+  virtual size_t threads() const = 0;
+  /// Runs fn(0) .. fn(n - 1).
+  virtual void for_each(size_t n, TaskFn fn) = 0;
+};
+
+/// The calling thread alone.
+class Serial final : public Parallel {
+ public:
+  size_t threads() const override { return 1; }
+  void for_each(size_t n, TaskFn fn) override {
+    for (size_t i = 0; i < n; ++i) fn(i);
+  }
+};
+
+/// A process-wide Serial.
+inline Parallel& serial() {
+  static Serial s;
+  return s;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,93 @@
+// qrt — persistent thread pool (see thread_pool.h).
+#include "runtime/thread_pool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace qrt::runtime {
+
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// About 50 µs of spinning before a worker sleeps: consecutive ops of one run find it awake.
+constexpr int kSpinIterations = 20000;
+
+}  // namespace
+
+ThreadPool::ThreadPool(size_t threads) {
+  for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::work(uint32_t generation) {
+  const jit::TaskFn* fn = fn_;
+  const size_t n = tasks_.load(std::memory_order_acquire);
+  uint64_t claim = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    const uint32_t gen = uint32_t(claim >> 32), next = uint32_t(claim);
+    if (gen != generation || next >= n) return;
+    if (claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) {
+      (*fn)(next);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+      claim = claim_.load(std::memory_order_acquire);
+    }
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint32_t seen = generation_.load(std::memory_order_acquire);
+  for (;;) {
+    uint32_t gen = seen;
+    for (int i = 0; i < kSpinIterations && (gen = generation_.load(std::memory_order_acquire)) == seen; ++i) {
+      cpu_relax();
+    }
+    if (gen == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      sleepers_.fetch_add(1, std::memory_order_acq_rel);
+      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+      sleepers_.fetch_sub(1, std::memory_order_acq_rel);
+      if (stop_) return;
+      gen = generation_.load(std::memory_order_acquire);
+    }
+    seen = gen;
+    work(gen);
+  }
+}
+
+void ThreadPool::for_each(size_t n, jit::TaskFn fn) {
+  if (workers_.empty() || n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  fn_ = &fn;
+  tasks_.store(n, std::memory_order_relaxed);
+  pending_.store(n, std::memory_order_relaxed);
+  claim_.store(uint64_t(gen) << 32, std::memory_order_release);
+  {
+    // Publishing under the mutex orders it with a worker's check-then-sleep.
+    std::lock_guard<std::mutex> lock(mutex_);
+    generation_.store(gen, std::memory_order_release);
+  }
+  if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
+  work(gen);
+  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+}
+
+}  // namespace qrt::runtime
