@@ -113,7 +113,16 @@ typedef struct qrt_tensor_view {
 typedef struct qrt_plan_options {
   size_t struct_size;          /**< sizeof(qrt_plan_options), for ABI evolution */
   qrt_backend backend;         /**< which backend runs the plan */
+  size_t threads;              /**< threads per context, the calling thread included (0 or 1:
+                                    run on the calling thread only) */
 } qrt_plan_options;
+
+/** Memory a plan's contexts use for intermediate tensors. */
+typedef struct qrt_memory_info {
+  size_t arena_bytes;          /**< bytes of each context's arena (0 for dynamic-shape plans) */
+  size_t naive_bytes;          /**< the sum of every intermediate's size (no reuse) */
+  size_t in_place;             /**< element-wise results written over a dying operand */
+} qrt_memory_info;
 
 /** How a plan runs one op; the strings are owned by the plan. */
 typedef struct qrt_op_info {
@@ -168,6 +177,8 @@ qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* opt
 qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out);
 /** Describes op `index` of the plan: which kernel runs it, or why the reference does. */
 qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* info_out);
+/** The plan's arena: planned bytes against the naive sum. */
+qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_out);
 /** Destroys a plan. NULL is ignored. Destroy its contexts first. */
 void qrt_plan_destroy(qrt_plan_t* plan);
 
@@ -180,10 +191,22 @@ void qrt_context_destroy(qrt_context_t* context);
  *  copied. */
 qrt_status qrt_context_set_input(qrt_context_t* context, size_t index, qrt_dtype dtype,
                                  size_t rank, const int64_t* dims, const void* data, size_t bytes);
+/** Like qrt_context_set_input, but keeps a pointer to the caller's buffer instead of a copy:
+ *  the buffer must stay valid and unchanged while runs use it (until it is set or bound
+ *  again, or the context is destroyed). */
+qrt_status qrt_context_bind_input(qrt_context_t* context, size_t index, qrt_dtype dtype,
+                                  size_t rank, const int64_t* dims, const void* data, size_t bytes);
+/** Binds a caller buffer that every successful run fills with output `index` (`bytes` must be
+ *  the output's size; the output must have a static shape). A failed run leaves it untouched.
+ *  data == NULL unbinds. */
+qrt_status qrt_context_bind_output(qrt_context_t* context, size_t index, void* data, size_t bytes);
 /** Runs the plan on the inputs set so far (all must be set). */
 qrt_status qrt_context_run(qrt_context_t* context);
 /** Views output `index` of the last successful run; valid until the next run or destroy. */
 qrt_status qrt_context_output(const qrt_context_t* context, size_t index, qrt_tensor_view* view_out);
+/** Nanoseconds op `index` (of qrt_plan_num_ops) took in the last run (0 for ops the plan
+ *  skips: constants, and ops that only feed prepacked weights). */
+qrt_status qrt_context_op_time(const qrt_context_t* context, size_t index, uint64_t* ns_out);
 
 #ifdef __cplusplus
 }

@@ -309,17 +309,25 @@ qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* i
   });
 }
 
+qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_memory_info", "plan");
+    if (!info_out) return null_argument("qrt_plan_memory_info", "info_out");
+    const qrt::runtime::MemoryPlan& m = plan->impl->memory;
+    info_out->arena_bytes = m.arena_bytes;
+    info_out->naive_bytes = m.naive_bytes;
+    info_out->in_place = m.in_place;
+    return ok();
+  });
+}
+
 void qrt_plan_destroy(qrt_plan_t* plan) { delete plan; }
 
 qrt_status qrt_context_create(const qrt_plan_t* plan, qrt_context_t** context_out) {
   return guarded([&] {
     if (!plan) return null_argument("qrt_context_create", "plan");
     if (!context_out) return null_argument("qrt_context_create", "context_out");
-    auto* ctx = new qrt_context_s;
-    ctx->impl.plan = plan->impl.get();
-    ctx->impl.inputs.resize(plan->impl->inputs.size());
-    ctx->impl.input_set.assign(plan->impl->inputs.size(), false);
-    *context_out = ctx;
+    *context_out = new qrt_context_s{qrt::runtime::Context(plan->impl.get())};
     return ok();
   });
 }
@@ -332,6 +340,37 @@ qrt_status qrt_context_set_input(qrt_context_t* context, size_t index, qrt_dtype
     if (!context) return null_argument("qrt_context_set_input", "context");
     qrt::Status s = context->impl.set_input(index, dtype, rank, dims, data, bytes);
     return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_context_bind_input(qrt_context_t* context, size_t index, qrt_dtype dtype, size_t rank,
+                                  const int64_t* dims, const void* data, size_t bytes) {
+  return guarded([&] {
+    if (!context) return null_argument("qrt_context_bind_input", "context");
+    qrt::Status s = context->impl.bind_input(index, dtype, rank, dims, data, bytes);
+    return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_context_bind_output(qrt_context_t* context, size_t index, void* data, size_t bytes) {
+  return guarded([&] {
+    if (!context) return null_argument("qrt_context_bind_output", "context");
+    qrt::Status s = context->impl.bind_output(index, data, bytes);
+    return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_context_op_time(const qrt_context_t* context, size_t index, uint64_t* ns_out) {
+  return guarded([&] {
+    if (!context) return null_argument("qrt_context_op_time", "context");
+    if (!ns_out) return null_argument("qrt_context_op_time", "ns_out");
+    if (index >= context->impl.op_ns.size()) {
+      return fail(QRT_INVALID_ARGUMENT, "qrt_context_op_time: op index " + std::to_string(index) +
+                                            " is out of range (the plan has " +
+                                            std::to_string(context->impl.op_ns.size()) + " ops)");
+    }
+    *ns_out = context->impl.op_ns[index];
+    return ok();
   });
 }
 

@@ -228,11 +228,13 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
   mark_skippable_ops(*plan);
+  plan->threads = options.threads > 0 ? options.threads : 1;
+  QRT_RETURN_IF_ERROR(prepare_execution(*plan));
   return plan;
 }
 
-Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
-                          const void* data, size_t bytes) {
+Result<Tensor> Context::checked_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
+                                      const void* data, size_t bytes) const {
   auto invalid = [](std::string m) { return Status::error(std::move(m)).with_code(ErrorCode::kInvalidArgument); };
   if (index >= plan->inputs.size()) {
     return invalid("input index " + std::to_string(index) + " is out of range (the model has " +
@@ -254,17 +256,16 @@ Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int6
       return invalid(who + " expects shape " + info.type + ", got [" + dims_to_string(shape) + "]");
     }
   }
-  Tensor t;
-  t.type = info.ir_type;
-  t.type.dims = shape;
-  Status per_axis = Type::tensor(shape, t.type.element).verify();
+  Type type = info.ir_type;
+  type.dims = shape;
+  Status per_axis = Type::tensor(shape, type.element).verify();
   if (!per_axis.is_ok()) return invalid(who + ": " + per_axis.message());
-  const size_t expected = size_t(t.num_elements()) * t.element_size();
+  Tensor t = Tensor::view_of(type, const_cast<void*>(data));
+  const size_t expected = t.byte_size();
   if (bytes != expected || (expected > 0 && !data)) {
     return invalid(who + " of shape [" + dims_to_string(shape) + "] needs " +
                    std::to_string(expected) + " bytes, got " + std::to_string(bytes));
   }
-  t.storage.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
   const ElementType& e = t.type.element;
   if (e.is_uniform()) {
     for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
@@ -276,35 +277,47 @@ Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int6
       }
     }
   }
-  inputs[index] = std::move(t);
+  return t;
+}
+
+Status Context::set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
+                          const void* data, size_t bytes) {
+  QRT_ASSIGN_OR_RETURN(Tensor view, checked_input(index, dtype, rank, dims, data, bytes));
+  inputs[index] = view.clone();
   input_set[index] = true;
   return Status::ok();
 }
 
-Status Context::run() {
-  for (size_t i = 0; i < input_set.size(); ++i) {
-    if (!input_set[i]) {
-      return Status::error("input '" + plan->inputs[i].name + "' (index " + std::to_string(i) +
-                           ") has not been set")
-          .with_code(ErrorCode::kInvalidArgument);
-    }
+Status Context::bind_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
+                           const void* data, size_t bytes) {
+  QRT_ASSIGN_OR_RETURN(Tensor view, checked_input(index, dtype, rank, dims, data, bytes));
+  inputs[index] = std::move(view);
+  input_set[index] = true;
+  return Status::ok();
+}
+
+Status Context::bind_output(size_t index, void* data, size_t bytes) {
+  auto invalid = [](std::string m) { return Status::error(std::move(m)).with_code(ErrorCode::kInvalidArgument); };
+  if (index >= plan->outputs.size()) {
+    return invalid("output index " + std::to_string(index) + " is out of range (the model has " +
+                   std::to_string(plan->outputs.size()) + " outputs)");
   }
-  has_outputs = false;
-  // Ops with a generated kernel run it; the reference runs the rest.
-  const Plan& p = *plan;
-  auto run_kernel = [&p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
-    if (p.skip[o]) return Result<Tensor>(Tensor());  // feeds only prepacked constants
-    if (!p.kernels[o]) return std::nullopt;
-    return p.kernels[o]->run(operands);
-  };
-  auto result = plan->backend == QRT_BACKEND_JIT ? run_graph(*plan->graph, inputs, run_kernel)
-                                                 : run_reference(*plan->graph, inputs);
-  if (!result.is_ok()) {
-    const Status& s = result.status();
-    return s.code() == ErrorCode::kGeneric ? s.with_code(ErrorCode::kRuntime) : s;
+  const TensorInfoStorage& info = plan->outputs[index];
+  if (!data) {
+    bound_outputs[index] = {nullptr, 0};  // unbinds
+    return Status::ok();
   }
-  outputs = std::move(result).value();
-  has_outputs = true;
+  const Type& t = info.ir_type;
+  if (!t.has_static_shape()) {
+    return invalid("output '" + info.name + "' has a dynamic shape (" + info.type +
+                   "): read it with qrt_context_output instead");
+  }
+  const size_t expected = size_t(t.num_elements()) * element_byte_size(t.element);
+  if (bytes != expected) {
+    return invalid("output '" + info.name + "' of type " + info.type + " needs " + std::to_string(expected) +
+                   " bytes, got " + std::to_string(bytes));
+  }
+  bound_outputs[index] = {data, bytes};
   return Status::ok();
 }
 

@@ -8,7 +8,10 @@
 
 #include "include/qrt.h"
 #include "ir/graph.h"
+#include "jit/gemm_pack.h"
 #include "jit/op_kernels.h"
+#include "runtime/memory_plan.h"
+#include "runtime/thread_pool.h"
 #include "jit/tensor.h"
 
 namespace qrt::runtime {
@@ -59,24 +62,54 @@ struct Plan {
   std::vector<bool> skip;
   /// Per op: the kernel's describe(), or "reference".
   std::vector<std::string> kernel_names;
+  /// Threads each context's pool runs (the caller included).
+  size_t threads = 1;
+  /// Every value has a static shape: runs use the arena below (else the dynamic executor).
+  bool static_shapes = false;
+  /// Per value: its bytes when a qrt.constant op produces it (computed once, here).
+  std::vector<std::unique_ptr<Tensor>> constants;
+  /// Per value: where it lives in a context's arena (static shapes only).
+  MemoryPlan memory;
 };
 
 /// Compiles `model` with `options`.
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options);
 
-/// Per-run state: bound inputs and the last outputs.
+/// Per-run state of one thread's use of a plan: its thread pool and arena, bound inputs and
+/// outputs, the last outputs and per-op timings.
 struct Context {
   const Plan* plan = nullptr;
-  std::vector<Tensor> inputs;
+  std::vector<Tensor> inputs;      ///< copies (set_input) or views of caller buffers (bind_input)
   std::vector<bool> input_set;
-  std::vector<Tensor> outputs;
+  std::vector<Tensor> outputs;     ///< views into the arena (static shapes) or owned tensors
   bool has_outputs = false;
+  std::unique_ptr<ThreadPool> pool;
+  jit::AlignedBytes arena;
+  std::vector<Tensor> arena_views;  ///< per value: its typed view into the arena (if planned)
+  std::vector<std::pair<void*, size_t>> bound_outputs;  ///< per output: caller buffer or null
+  std::vector<uint64_t> op_ns;     ///< per op: nanoseconds in the last run (0 if skipped)
 
+  /// Creates the pool and the arena for `plan`.
+  explicit Context(const Plan* plan);
   /// Validates and copies one input.
   Status set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
                    const void* data, size_t bytes);
+  /// Validates one input and keeps a view of the caller's buffer (no copy).
+  Status bind_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims, const void* data,
+                    size_t bytes);
+  /// Binds a caller buffer that each successful run fills with output `index`.
+  Status bind_output(size_t index, void* data, size_t bytes);
   /// Runs the plan.
   Status run();
+
+ private:
+  Result<Tensor> checked_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims, const void* data,
+                               size_t bytes) const;
+  Status run_static();
+  Status run_dynamic();
 };
+
+/// Evaluates constants and plans the arena of a plan whose kernels are chosen.
+Status prepare_execution(Plan& plan);
 
 }  // namespace qrt::runtime

@@ -413,6 +413,15 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
   return op_error(op, "has no reference implementation");
 }
 
+Result<std::vector<Tensor>> evaluate_op_results(const Graph& graph, const Op& op,
+                                                const std::vector<const Tensor*>& operands) {
+  if (op.kind == OpKind::kDynamicQuantize) return eval_dynamic_quantize(graph, op, *operands[0]);
+  QRT_ASSIGN_OR_RETURN(Tensor t, evaluate_op_reference(graph, op, operands));
+  std::vector<Tensor> results;
+  results.push_back(std::move(t));
+  return results;
+}
+
 Result<std::vector<Tensor>> run_reference(const Graph& graph, std::vector<Tensor> inputs) {
   return run_graph(graph, std::move(inputs), nullptr);
 }

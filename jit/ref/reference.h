@@ -31,4 +31,8 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
 Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
                                      const std::vector<const Tensor*>& operands);
 
+/// Evaluates one op with any number of results (qrt.dynamic_quantize has three).
+Result<std::vector<Tensor>> evaluate_op_results(const Graph& graph, const Op& op,
+                                                const std::vector<const Tensor*>& operands);
+
 }  // namespace qrt

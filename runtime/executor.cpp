@@ -1,0 +1,166 @@
+// qrt — running a plan: constants evaluated once, an arena planned by liveness, each op on
+// its generated kernel (spread over the context's thread pool) or on the reference.
+#include <chrono>
+#include <cstring>
+
+#include "ir/ops.h"
+#include "jit/ref/reference.h"
+#include "runtime/session.h"
+
+namespace qrt::runtime {
+
+namespace {
+
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+Status runtime_error(const Status& s) { return s.code() == ErrorCode::kGeneric ? s.with_code(ErrorCode::kRuntime) : s; }
+
+}  // namespace
+
+Status prepare_execution(Plan& plan) {
+  const Graph& g = *plan.graph;
+  plan.constants.clear();
+  plan.constants.resize(g.values.size());
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    if (op.kind != OpKind::kConstant || plan.skip[o]) continue;
+    QRT_ASSIGN_OR_RETURN(Tensor t, evaluate_op_reference(g, op, {}));
+    plan.constants[size_t(op.results[0])] = std::make_unique<Tensor>(std::move(t));
+  }
+  plan.static_shapes = true;
+  for (const Value& v : g.values) plan.static_shapes = plan.static_shapes && v.type.has_static_shape();
+  if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op
+
+  // Liveness: from the producing op to the last reader; graph outputs to the end.
+  std::vector<PlannedValue> values(g.values.size());
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    if (plan.skip[o] || op.kind == OpKind::kConstant) continue;
+    for (int r : op.results) {
+      values[size_t(r)].bytes = size_t(g.values[size_t(r)].type.num_elements()) * element_byte_size(g.values[size_t(r)].type.element);
+      values[size_t(r)].first = values[size_t(r)].last = int(o);
+    }
+    for (int v : op.operands) values[size_t(v)].last = int(o);
+  }
+  for (int v : g.outputs) values[size_t(v)].last = int(g.ops.size());
+  // In place: an element-wise kernel's result takes the slot of an operand dying at that op.
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    if (plan.skip[o] || !plan.kernels[o] || op.results.size() != 1) continue;
+    PlannedValue& result = values[size_t(op.results[0])];
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const PlannedValue& operand = values[size_t(op.operands[i])];
+      if (operand.bytes == result.bytes && operand.bytes > 0 && operand.last == int(o) &&
+          plan.kernels[o]->can_overwrite_operand(i)) {
+        result.in_place_of = op.operands[i];
+        break;
+      }
+    }
+  }
+  plan.memory = plan_memory(values);
+  QRT_ASSERT(memory_plan_is_valid(values, plan.memory));
+  return Status::ok();
+}
+
+Context::Context(const Plan* p) : plan(p), pool(std::make_unique<ThreadPool>(p->threads)) {
+  inputs.resize(p->inputs.size());
+  input_set.assign(p->inputs.size(), false);
+  bound_outputs.assign(p->outputs.size(), {nullptr, 0});
+  op_ns.assign(p->graph->ops.size(), 0);
+  if (!p->static_shapes) return;
+  arena = jit::AlignedBytes(p->memory.arena_bytes);
+  arena_views.resize(p->graph->values.size());
+  for (size_t v = 0; v < arena_views.size(); ++v) {
+    if (p->memory.offsets[v] >= 0) {
+      arena_views[v] = Tensor::view_of(p->graph->values[v].type, arena.data() + p->memory.offsets[v]);
+    }
+  }
+}
+
+Status Context::run() {
+  for (size_t i = 0; i < input_set.size(); ++i) {
+    if (!input_set[i]) {
+      return Status::error("input '" + plan->inputs[i].name + "' (index " + std::to_string(i) +
+                           ") has not been set")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+  }
+  has_outputs = false;
+  std::fill(op_ns.begin(), op_ns.end(), 0);
+  QRT_RETURN_IF_ERROR(plan->static_shapes ? run_static() : run_dynamic());
+  // Bound output buffers are written only after a successful run.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (bound_outputs[i].first) std::memcpy(bound_outputs[i].first, outputs[i].bytes(), outputs[i].byte_size());
+  }
+  has_outputs = true;
+  return Status::ok();
+}
+
+Status Context::run_static() {
+  const Graph& g = *plan->graph;
+  // Where each value's bytes are for this run.
+  std::vector<const Tensor*> value(g.values.size(), nullptr);
+  for (size_t i = 0; i < g.inputs.size(); ++i) value[size_t(g.inputs[i])] = &inputs[i];
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (plan->constants[v]) value[v] = plan->constants[v].get();
+    if (plan->memory.offsets[v] >= 0) value[v] = &arena_views[v];
+  }
+  std::vector<const Tensor*> operands;
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    if (plan->skip[o] || op.kind == OpKind::kConstant) continue;
+    const uint64_t start = now_ns();
+    operands.clear();
+    for (int v : op.operands) operands.push_back(value[size_t(v)]);
+    if (const jit::OpKernel* k = plan->kernels[o].get()) {
+      Tensor& out = arena_views[size_t(op.results[0])];
+      Status s = k->run_into(operands, out, *pool);
+      if (!s.is_ok()) return runtime_error(s);
+    } else {
+      auto results = evaluate_op_results(g, op, operands);
+      if (!results.is_ok()) return runtime_error(results.status());
+      for (size_t r = 0; r < op.results.size(); ++r) {
+        Tensor& out = arena_views[size_t(op.results[r])];
+        const Tensor& got = (*results)[r];
+        QRT_ASSERT(got.type.dims == out.type.dims);  // static shapes were verified
+        std::memcpy(out.bytes(), got.bytes(), got.byte_size());
+      }
+    }
+    op_ns[o] = now_ns() - start;
+  }
+  outputs.clear();
+  for (int v : g.outputs) outputs.push_back(Tensor::view_of(value[size_t(v)]->type, const_cast<uint8_t*>(value[size_t(v)]->bytes())));
+  return Status::ok();
+}
+
+Status Context::run_dynamic() {
+  // Shapes are known only as ops run: the reference's graph walk allocates each result, and
+  // kernels still run on the pool.
+  const Plan& p = *plan;
+  auto run_kernel = [this, &p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
+    if (p.skip[o]) return Result<Tensor>(Tensor());  // feeds only prepacked constants
+    if (!p.kernels[o]) return std::nullopt;
+    const uint64_t start = now_ns();
+    auto dims = p.kernels[o]->result_dims(operands);
+    if (!dims.is_ok()) return Result<Tensor>(dims.status());
+    Type t = p.kernels[o]->result_type();
+    t.dims = *dims;
+    Tensor y = Tensor::zeros(t);
+    Status s = p.kernels[o]->run_into(operands, y, *pool);
+    op_ns[o] = now_ns() - start;
+    if (!s.is_ok()) return Result<Tensor>(s);
+    return Result<Tensor>(std::move(y));
+  };
+  std::vector<Tensor> in;
+  for (const Tensor& t : inputs) in.push_back(t.view ? Tensor::view_of(t.type, t.view) : t.clone());
+  auto result = run_graph(*p.graph, std::move(in), run_kernel);
+  if (!result.is_ok()) return runtime_error(result.status());
+  outputs = std::move(result).value();
+  return Status::ok();
+}
+
+}  // namespace qrt::runtime
