@@ -129,6 +129,8 @@ typedef struct qrt_op_info {
   const char* op;              /**< op name, e.g. "qrt.conv2d" */
   const char* kernel;          /**< the generated kernel's contract name and method, or "reference" */
   const char* reason;          /**< why the reference runs the op ("" where a kernel does) */
+  uint64_t ops;                /**< arithmetic operations per run (2 per multiply-accumulate of a
+                                    matmul or convolution with static shapes), else 0 */
 } qrt_op_info;
 
 /** Library version string, e.g. "0.1.0". */

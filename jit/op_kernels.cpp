@@ -116,6 +116,12 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op) {
     case OpKind::kMul:
     case OpKind::kRequantize:
       return select_elementwise_kernel(graph, op);
+    case OpKind::kRelu:
+    case OpKind::kClamp:
+    case OpKind::kPad:
+    case OpKind::kTranspose:
+    case OpKind::kReshape:
+      return select_layout_kernel(graph, op);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
       return select_pool_kernel(graph, op);

@@ -65,5 +65,7 @@ std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
 /// Matmul (and conv) kernels, in their own files.
 Result<KernelChoice> select_matmul_kernel(const Graph& graph, const Op& op);
 Result<KernelChoice> select_conv_kernel(const Graph& graph, const Op& op);
+/// Clamp/relu (quantized), pad, transpose and reshape (layout_kernels.cpp).
+Result<KernelChoice> select_layout_kernel(const Graph& graph, const Op& op);
 
 }  // namespace qrt::jit

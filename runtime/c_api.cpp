@@ -305,6 +305,7 @@ qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* i
     info_out->op = qrt::op_info(p.graph->ops[index].kind).name;
     info_out->kernel = p.kernel_names[index].c_str();
     info_out->reason = p.kernels[index] ? "" : p.why_not[index].c_str();
+    info_out->ops = p.op_ops[index];
     return ok();
   });
 }

@@ -31,6 +31,16 @@ Status prepare_execution(Plan& plan) {
     QRT_ASSIGN_OR_RETURN(Tensor t, evaluate_op_reference(g, op, {}));
     plan.constants[size_t(op.results[0])] = std::make_unique<Tensor>(std::move(t));
   }
+  plan.op_ops.assign(g.ops.size(), 0);
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    const Type& y = g.values[size_t(op.results[0])].type;
+    const Type& w = op.operands.size() > 1 ? g.values[size_t(op.operands[1])].type : y;
+    if (!y.has_static_shape() || !w.has_static_shape()) continue;
+    if (op.kind == OpKind::kMatmul) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.dims[w.rank() - 2]);
+    // Filters are [O, ...] with the per-group window in the other three dimensions.
+    if (op.kind == OpKind::kConv2d) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.num_elements() / w.dims[0]);
+  }
   plan.static_shapes = true;
   for (const Value& v : g.values) plan.static_shapes = plan.static_shapes && v.type.has_static_shape();
   if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op

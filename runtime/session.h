@@ -62,6 +62,8 @@ struct Plan {
   std::vector<bool> skip;
   /// Per op: the kernel's describe(), or "reference".
   std::vector<std::string> kernel_names;
+  /// Per op: arithmetic operations per run (matmul/conv with static shapes), else 0.
+  std::vector<uint64_t> op_ops;
   /// Threads each context's pool runs (the caller included).
   size_t threads = 1;
   /// Every value has a static shape: runs use the arena below (else the dynamic executor).

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "npy.h"
+#include "qrun_bench.h"
 
 namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|ref] [--kernels]\n"
+    "            [--backend jit|ref] [--threads N] [--kernels] [--bench ITER] [--profile]\n"
+    "            [--trace FILE.json]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -39,6 +41,13 @@ const char* kUsage =
     "  --backend B            jit (the default where the CPU has AVX2): generated kernels where\n"
     "                         they apply, bit-exact with the reference, which runs the rest;\n"
     "                         ref: the scalar reference for every op\n"
+    "  --threads N            threads per run, the calling thread included (default 1)\n"
+    "  --bench ITER           after the first run, time ITER more and print latency\n"
+    "                         min/median/p90/max (ms) and throughput (runs/s)\n"
+    "  --profile              print per op: kernel, mean time, share and GOPS (matmul/conv),\n"
+    "                         and the arena against the sum of all intermediates\n"
+    "  --trace FILE.json      write the last run's ops as a Chrome trace (chrome://tracing,\n"
+    "                         Perfetto)\n"
     "  --kernels              print, per op, the kernel that runs it (its contract name and\n"
     "                         multiply method) or why the reference runs it\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
@@ -240,6 +249,8 @@ struct Options {
   bool print = false;
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   bool kernels = false;
+  size_t threads = 1;
+  qrt_tools::BenchOptions bench;
 };
 
 // Owns the C handles so every exit path releases them.
@@ -307,6 +318,22 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       o.print = true;
     } else if (a == "--kernels") {
       o.kernels = true;
+    } else if (a == "--threads" || a == "--bench") {
+      const char* v = value(a.c_str());
+      if (!v) return 2;
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n < 1 || n > 1024) {
+        return fail(a + " must be an integer in 1..1024, got '" + v + "'", 2);
+      }
+      if (a == "--threads") o.threads = size_t(n);
+      else o.bench.iterations = int(n);
+    } else if (a == "--profile") {
+      o.bench.profile = true;
+    } else if (a == "--trace") {
+      const char* v = value("--trace");
+      if (!v) return 2;
+      o.bench.trace_path = v;
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "' (see qrun --help)", 2);
     } else if (o.model.empty()) {
@@ -335,6 +362,7 @@ int run_main(int argc, char** argv) {
   qrt_plan_options plan_options;
   qrt_plan_options_init(&plan_options);
   plan_options.backend = o.backend;
+  plan_options.threads = o.threads;
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
   if (o.kernels) {
@@ -398,6 +426,8 @@ int run_main(int argc, char** argv) {
     }
   }
   if (qrt_context_run(h.context) != QRT_OK) return fail(qrt_last_error_message());
+  const std::string bench_error = qrt_tools::bench_and_profile(h.context, h.plan, o.threads, o.bench);
+  if (!bench_error.empty()) return fail(bench_error);
 
   if (!o.output_dir.empty()) {
     struct stat st;

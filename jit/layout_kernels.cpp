@@ -1,0 +1,252 @@
+// qrt — kernels for the ops around the arithmetic: quantized clamp/relu (vpminub/vpmaxub and
+// friends), pad (fill, then row copies), transpose (strided gathers), reshape (a copy, or
+// nothing when planned in place). Plain C++ (AVX2 intrinsics for clamp): these ops move
+// bytes, so code generation buys nothing. Static shapes only; the results are the reference's
+// bit for bit by construction (clamp bounds are quantized with the same numerics calls).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ir/ops.h"
+#include "jit/op_kernels.h"
+#include "jit/ref/numerics.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// The common shape contract: the operand has the shape the plan was made for.
+class StaticShapeKernel : public OpKernel {
+ public:
+  StaticShapeKernel(const Graph& graph, const Op& op)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op),
+        operand_dims_(graph.values[size_t(op.operands[0])].type.dims) {}
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    if (operands[0]->type.dims != operand_dims_) {
+      return Status::error_at(op_.loc, std::string("'") + op_info(op_.kind).name + "' op operand has shape [" +
+                                           dims_to_string(operands[0]->type.dims) + "], the plan was made for [" +
+                                           dims_to_string(operand_dims_) + "]");
+    }
+    return result_type_.dims;
+  }
+
+ protected:
+  Op op_;
+  std::vector<int64_t> operand_dims_;
+};
+
+__attribute__((target("avx2"))) void clamp_bytes(const uint8_t* x, uint8_t* y, size_t n, bool is_signed, int lo, int hi) {
+  size_t i = 0;
+  const __m256i l = _mm256_set1_epi8(char(lo)), h = _mm256_set1_epi8(char(hi));
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i r = is_signed ? _mm256_min_epi8(_mm256_max_epi8(v, l), h) : _mm256_min_epu8(_mm256_max_epu8(v, l), h);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
+  }
+  for (; i < n; ++i) {
+    const int v = is_signed ? int(int8_t(x[i])) : int(x[i]);
+    y[i] = uint8_t(std::min(std::max(v, lo), hi));
+  }
+}
+
+class ClampOpKernel final : public StaticShapeKernel {
+ public:
+  ClampOpKernel(const Graph& graph, const Op& op, int lo, int hi)
+      : StaticShapeKernel(graph, op), lo_(lo), hi_(hi), signed_(result_type_.element.storage.is_signed) {}
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const size_t n = y.byte_size(), chunk = 256 * 1024;
+    parallel.for_each((n + chunk - 1) / chunk, [&](size_t t) {
+      const size_t begin = t * chunk;
+      clamp_bytes(operands[0]->bytes() + begin, y.bytes() + begin, std::min(chunk, n - begin), signed_, lo_, hi_);
+    });
+    return Status::ok();
+  }
+  bool can_overwrite_operand(size_t) const override { return true; }
+  std::string describe() const override {
+    return std::string(signed_ ? "qs8" : "qu8") + "_clamp [" + std::to_string(lo_) + ", " + std::to_string(hi_) + "]";
+  }
+
+ private:
+  int lo_, hi_;
+  bool signed_;
+};
+
+class PadOpKernel final : public StaticShapeKernel {
+ public:
+  PadOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> pads, std::vector<uint8_t> fill)
+      : StaticShapeKernel(graph, op), pads_(std::move(pads)), fill_(std::move(fill)) {}
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const Tensor& x = *operands[0];
+    const size_t es = fill_.size(), rank = x.type.rank();
+    if (std::all_of(fill_.begin(), fill_.end(), [&](uint8_t b) { return b == fill_[0]; })) {
+      std::memset(y.bytes(), fill_[0], y.byte_size());
+    } else {
+      for (size_t i = 0; i < size_t(y.num_elements()); ++i) std::memcpy(y.bytes() + i * es, fill_.data(), es);
+    }
+    if (x.num_elements() == 0) return Status::ok();
+    // Copy innermost rows: for every index of the outer dimensions, one memcpy.
+    const int64_t row = x.type.dims[rank - 1];
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t i = 0; i < size_t(x.num_elements()); i += size_t(row)) {
+      size_t dst = 0;
+      for (size_t d = 0; d < rank; ++d) dst = dst * size_t(y.type.dims[d]) + size_t(idx[d] + pads_[d]);
+      std::memcpy(y.bytes() + dst * es, x.bytes() + i * es, size_t(row) * es);
+      for (size_t d = rank - 1; d-- > 0;) {
+        if (++idx[d] < x.type.dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+    return Status::ok();
+  }
+  std::string describe() const override { return "pad_copy"; }
+
+ private:
+  std::vector<int64_t> pads_;
+  std::vector<uint8_t> fill_;  // one element's bytes
+};
+
+template <typename T>
+void transpose_rows(const T* x, T* y, const std::vector<int64_t>& out_dims, const std::vector<size_t>& strides,
+                    size_t outer_begin, size_t outer_end) {
+  // Output elements of outer indices [outer_begin, outer_end) of dimension 0, in order.
+  const size_t rank = out_dims.size();
+  size_t inner = 1;
+  for (size_t d = 1; d < rank; ++d) inner *= size_t(out_dims[d]);
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t o0 = outer_begin; o0 < outer_end; ++o0) {
+    idx.assign(rank, 0);
+    idx[0] = int64_t(o0);
+    T* out = y + o0 * inner;
+    for (size_t i = 0; i < inner; ++i) {
+      size_t src = 0;
+      for (size_t d = 0; d < rank; ++d) src += size_t(idx[d]) * strides[d];
+      out[i] = x[src];
+      for (size_t d = rank; d-- > 1;) {
+        if (++idx[d] < out_dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+class TransposeOpKernel final : public StaticShapeKernel {
+ public:
+  TransposeOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> perm) : StaticShapeKernel(graph, op) {
+    // strides_[d]: input stride of output dimension d.
+    std::vector<size_t> in_strides(operand_dims_.size(), 1);
+    for (size_t d = operand_dims_.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * size_t(operand_dims_[d]);
+    for (int64_t p : perm) strides_.push_back(in_strides[size_t(p)]);
+  }
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const auto& dims = y.type.dims;
+    if (dims.empty() || y.num_elements() == 0) {
+      std::memcpy(y.bytes(), operands[0]->bytes(), y.byte_size());
+      return Status::ok();
+    }
+    const size_t outer = size_t(dims[0]), es = y.element_size();
+    parallel.for_each(outer, [&](size_t o) {
+      const uint8_t* x = operands[0]->bytes();
+      uint8_t* out = y.bytes();
+      switch (es) {
+        case 1: transpose_rows(x, out, dims, strides_, o, o + 1); break;
+        case 2: transpose_rows(reinterpret_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(out), dims, strides_, o, o + 1); break;
+        case 4: transpose_rows(reinterpret_cast<const uint32_t*>(x), reinterpret_cast<uint32_t*>(out), dims, strides_, o, o + 1); break;
+        default: transpose_rows(reinterpret_cast<const uint64_t*>(x), reinterpret_cast<uint64_t*>(out), dims, strides_, o, o + 1); break;
+      }
+    });
+    return Status::ok();
+  }
+  std::string describe() const override { return "transpose_gather"; }
+
+ private:
+  std::vector<size_t> strides_;
+};
+
+class ReshapeOpKernel final : public StaticShapeKernel {
+ public:
+  using StaticShapeKernel::StaticShapeKernel;
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    if (operands[0]->bytes() != y.bytes()) std::memcpy(y.bytes(), operands[0]->bytes(), y.byte_size());
+    return Status::ok();  // planned in place: nothing to move
+  }
+  bool can_overwrite_operand(size_t) const override { return true; }
+  std::string describe() const override { return "reshape_copy"; }
+};
+
+}  // namespace
+
+Result<KernelChoice> select_layout_kernel(const Graph& graph, const Op& op) {
+  KernelChoice choice;
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!x.has_static_shape() || !y.has_static_shape()) {
+    choice.why_not = "dynamic shapes run on the reference";
+    return choice;
+  }
+  const ElementType& e = y.element;
+  switch (op.kind) {
+    case OpKind::kRelu:
+    case OpKind::kClamp: {
+      if (e.kind != ElementKind::kUniform || e.storage.width != 8) {
+        choice.why_not = "only 8-bit per-tensor clamps have a kernel";
+        return choice;
+      }
+      const int64_t zp = e.zero_points[0];
+      int64_t lo = zp, hi = e.storage.max;
+      if (op.kind == OpKind::kClamp) {
+        const float sc = numerics::compute_scale_f32(e.scales[0], e.float_kind);
+        const double min = op.attr("min")->f, max = op.attr("max")->f;
+        if (e.float_kind == FloatKind::kF64) {
+          lo = numerics::quantize_f64(min, e.scales[0], zp, e.storage.min, e.storage.max);
+          hi = numerics::quantize_f64(max, e.scales[0], zp, e.storage.min, e.storage.max);
+        } else {
+          lo = numerics::quantize_f32(float(min), sc, zp, e.storage.min, e.storage.max);
+          hi = numerics::quantize_f32(float(max), sc, zp, e.storage.min, e.storage.max);
+        }
+      }
+      choice.kernel = std::make_unique<ClampOpKernel>(graph, op, int(lo), int(hi));
+      return choice;
+    }
+    case OpKind::kPad: {
+      if (e.kind == ElementKind::kUniformPerAxis) {
+        choice.why_not = "per-axis padding values run on the reference";
+        return choice;
+      }
+      std::vector<int64_t> pads;
+      for (const Attribute& a : op.attr("pads")->array) pads.push_back(a.i);
+      const double value = op.attr("value") ? op.attr("value")->f : 0.0;
+      // The fill element, computed as the reference computes it.
+      Tensor one = Tensor::zeros(Type::tensor({1}, e));
+      if (e.is_float()) {
+        one.set_float(0, value);
+      } else if (e.float_kind == FloatKind::kF64) {
+        one.set_int(0, numerics::quantize_f64(value, e.scales[0], e.zero_points[0], e.storage.min, e.storage.max));
+      } else {
+        one.set_int(0, numerics::quantize_f32(float(value), numerics::compute_scale_f32(e.scales[0], e.float_kind),
+                                              e.zero_points[0], e.storage.min, e.storage.max));
+      }
+      if (!e.is_float() && !e.is_uniform()) {
+        choice.why_not = "padding of this element type runs on the reference";
+        return choice;
+      }
+      choice.kernel = std::make_unique<PadOpKernel>(graph, op, pads, std::vector<uint8_t>(one.bytes(), one.bytes() + one.byte_size()));
+      return choice;
+    }
+    case OpKind::kTranspose: {
+      std::vector<int64_t> perm;
+      for (const Attribute& a : op.attr("perm")->array) perm.push_back(a.i);
+      if (element_byte_size(e) > 8 || element_byte_size(e) == 3) {
+        choice.why_not = "element size";
+        return choice;
+      }
+      choice.kernel = std::make_unique<TransposeOpKernel>(graph, op, perm);
+      return choice;
+    }
+    default:
+      choice.kernel = std::make_unique<ReshapeOpKernel>(graph, op);
+      return choice;
+  }
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,119 @@
+// qrun — benchmark statistics, per-op profile and Chrome trace (see qrun_bench.h).
+#include "qrun_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+namespace qrt_tools {
+
+namespace {
+
+// Escapes a string for JSON.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The contract name of a kernel description (the text before " (").
+std::string short_kernel(const char* kernel) {
+  std::string k = kernel;
+  return k.substr(0, k.find(" ("));
+}
+
+}  // namespace
+
+std::string bench_and_profile(qrt_context_t* context, const qrt_plan_t* plan, size_t threads,
+                              const BenchOptions& options) {
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  std::vector<double> op_total_us(ops, 0.0);
+  auto add_op_times = [&] {
+    for (size_t i = 0; i < ops; ++i) {
+      uint64_t ns = 0;
+      qrt_context_op_time(context, i, &ns);
+      op_total_us[i] += double(ns) / 1000.0;
+    }
+  };
+  int measured = 0;
+  if (options.iterations > 0) {
+    std::vector<double> ms;
+    for (int it = 0; it < options.iterations; ++it) {
+      const auto start = std::chrono::steady_clock::now();
+      if (qrt_context_run(context) != QRT_OK) return std::string("run failed: ") + qrt_last_error_message();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      add_op_times();
+    }
+    measured = options.iterations;
+    std::sort(ms.begin(), ms.end());
+    auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * double(ms.size() - 1) + 0.5))]; };
+    double sum = 0;
+    for (double v : ms) sum += v;
+    std::printf("bench: %d runs, %zu thread%s: latency ms min %.3f median %.3f p90 %.3f max %.3f; %.1f runs/s\n",
+                options.iterations, threads, threads == 1 ? "" : "s", ms.front(), at(0.5), at(0.9), ms.back(),
+                1000.0 * double(ms.size()) / sum);
+  } else {
+    add_op_times();  // the run already made
+    measured = 1;
+  }
+  if (options.profile) {
+    double total = 0;
+    for (double t : op_total_us) total += t;
+    std::printf("profile (mean of %d run%s):\n%5s  %-16s %-44s %10s %7s %8s\n", measured, measured == 1 ? "" : "s", "op",
+                "name", "kernel", "time us", "share", "GOPS");
+    for (size_t i = 0; i < ops; ++i) {
+      qrt_op_info info;
+      qrt_plan_op_info(plan, i, &info);
+      const double us = op_total_us[i] / measured;
+      if (us == 0.0) continue;  // constants and skipped ops
+      char gops[32] = "";
+      if (info.ops > 0) std::snprintf(gops, sizeof gops, "%.2f", double(info.ops) / (us * 1000.0));
+      std::printf("%5zu  %-16s %-44s %10.1f %6.1f%% %8s\n", i, info.op, short_kernel(info.kernel).c_str(), us,
+                  100.0 * op_total_us[i] / total, gops);
+    }
+    std::printf("%5s  %-16s %-44s %10.1f\n", "", "total", "", total / measured);
+    qrt_memory_info mem;
+    qrt_plan_memory_info(plan, &mem);
+    std::printf("memory: arena %.1f KiB for intermediates of %.1f KiB in all (%.1f%%), %zu in place\n",
+                double(mem.arena_bytes) / 1024.0, double(mem.naive_bytes) / 1024.0,
+                mem.naive_bytes ? 100.0 * double(mem.arena_bytes) / double(mem.naive_bytes) : 0.0, mem.in_place);
+  }
+  if (!options.trace_path.empty()) {
+    // Chrome trace event format: one complete ("X") event per op of the last run, in order.
+    std::ofstream out(options.trace_path);
+    if (!out) return options.trace_path + ": cannot write the trace";
+    out << "{\"traceEvents\": [\n";
+    double ts = 0;
+    bool first = true;
+    for (size_t i = 0; i < ops; ++i) {
+      uint64_t ns = 0;
+      qrt_context_op_time(context, i, &ns);
+      if (ns == 0) continue;
+      qrt_op_info info;
+      qrt_plan_op_info(plan, i, &info);
+      const double dur = double(ns) / 1000.0;
+      out << (first ? "" : ",\n") << "  {\"name\": " << json_string(info.op) << ", \"cat\": "
+          << json_string(short_kernel(info.kernel)) << ", \"ph\": \"X\", \"ts\": " << ts << ", \"dur\": " << dur
+          << ", \"pid\": 1, \"tid\": 1, \"args\": {\"op\": " << i << "}}";
+      ts += dur;
+      first = false;
+    }
+    out << "\n], \"displayTimeUnit\": \"ms\"}\n";
+    if (!out) return options.trace_path + ": write error";
+  }
+  return "";
+}
+
+}  // namespace qrt_tools
