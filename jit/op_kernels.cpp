@@ -124,6 +124,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op) {
       return select_layout_kernel(graph, op);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
+    case OpKind::kMean:
       return select_pool_kernel(graph, op);
     default:
       choice.why_not = "no generated kernel for this op";

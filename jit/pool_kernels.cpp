@@ -1,6 +1,7 @@
 // qrt — quantized max / average pooling on the generated AVX2 kernel (see pool_kernels.h).
 #include "jit/pool_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "jit/code_cache.h"
@@ -36,17 +37,27 @@ class PoolOpKernel final : public OpKernel {
     if (dims[1] <= 0 || dims[2] <= 0) {
       return Status::error_at(op_.loc, name + " op the pooling window is larger than the padded input at run time");
     }
+    if (op_.kind == OpKind::kMean) {
+      // A mean over H and W is a global average pool; its result keeps or drops those axes.
+      if (x.type.dims[1] != w_.kh || x.type.dims[2] != w_.kw) {
+        return Status::error_at(op_.loc, "'qrt.mean' op input is " + std::to_string(x.type.dims[1]) + "x" +
+                                             std::to_string(x.type.dims[2]) + " at run time, the plan was made for " +
+                                             std::to_string(w_.kh) + "x" + std::to_string(w_.kw));
+      }
+      return result_type_.dims;
+    }
     return dims;
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
-    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2], oh = y.type.dims[1], ow = y.type.dims[2];
+    const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, desc_.channels);
+    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2], oh = dims[1], ow = dims[2];
     const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
     const auto fn = reinterpret_cast<void (*)(const PoolArgs*)>(const_cast<void*>(code_->entry()));
     const unsigned taps = desc_.taps;
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
-    parallel.for_each(size_t(y.type.dims[0] * oh), [&](size_t task) {
+    parallel.for_each(size_t(dims[0] * oh), [&](size_t task) {
       thread_local std::vector<const uint8_t*> ptrs;
       const int64_t n = int64_t(task) / oh, oy = int64_t(task) % oh;
       PoolArgs args = params_;
@@ -99,8 +110,24 @@ Result<KernelChoice> select_pool_kernel(const Graph& graph, const Op& op) {
     choice.why_not = "only 8-bit per-tensor pooling has a kernel";
     return choice;
   }
-  QRT_ASSIGN_OR_RETURN(Window2d w, pool2d_window(op));
-  const int64_t channels = graph.values[size_t(op.operands[0])].type.dims[3];
+  const Type& xt = graph.values[size_t(op.operands[0])].type;
+  Window2d w;
+  if (op.kind == OpKind::kMean) {
+    // Mean over H and W of NHWC: a global average pool (same formula, count = H·W).
+    std::vector<int64_t> axes;
+    for (const Attribute& a : op.attr("axes")->array) axes.push_back(a.i);
+    std::sort(axes.begin(), axes.end());
+    if (xt.rank() != 4 || axes != std::vector<int64_t>{1, 2} || xt.dims[1] <= 0 || xt.dims[2] <= 0) {
+      choice.why_not = "only means over the H and W axes of a 4-D tensor with static H, W have a kernel";
+      return choice;
+    }
+    w.kh = xt.dims[1];
+    w.kw = xt.dims[2];
+    w.count_include_pad = true;
+  } else {
+    QRT_ASSIGN_OR_RETURN(w, pool2d_window(op));
+  }
+  const int64_t channels = xt.rank() == 4 ? xt.dims[3] : -1;
   if (w.nchw || channels <= 0) {
     choice.why_not = "only NHWC pooling with a static channel count has a kernel";
     return choice;
@@ -110,6 +137,10 @@ Result<KernelChoice> select_pool_kernel(const Graph& graph, const Op& op) {
     return choice;
   }
   const bool is_max = op.kind == OpKind::kMaxPool2d;
+  if (!graph.values[size_t(op.results[0])].type.has_static_shape() && op.kind == OpKind::kMean) {
+    choice.why_not = "a mean with a dynamic result shape runs on the reference";
+    return choice;
+  }
   if (is_max && !(ex == eo)) {
     choice.why_not = "max pooling between different types";
     return choice;

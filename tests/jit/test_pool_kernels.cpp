@@ -86,3 +86,28 @@ TEST_CASE("quantized max and average pooling kernels are bit-exact with the refe
   }
   MESSAGE(cases << " pooling cases");
 }
+
+TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exact") {
+  if (!qrt::host_cpu_features().avx2) {
+    MESSAGE("no AVX2 on this CPU: skipped");
+    return;
+  }
+  std::mt19937 rng(29);
+  for (bool keepdims : {false, true}) {
+    for (int64_t c : {3, 16, 35}) {
+      const std::string x = "tensor<2x5x7x" + std::to_string(c) + "x!quant.uniform<i8:f32, 0.1:-3>>";
+      const std::string y = "tensor<2x" + std::string(keepdims ? "1x1x" : "") + std::to_string(c) +
+                            "x!quant.uniform<u8:f32, 0.02:100>>";
+      const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"qrt.mean\"(%x) {axes = [2, 1]" +
+                               (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
+                               "\n  return %y : " + y + "\n}\n";
+      CAPTURE(text);
+      auto t = qrt::parse_type(x);
+      REQUIRE(t.is_ok());
+      qrt::Tensor input = qrt::Tensor::zeros(*t);
+      const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), -128, 127);
+      for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+      CHECK(qrt_test::check_last_op(text, input).find("_avgpool_35p") != std::string::npos);
+    }
+  }
+}
