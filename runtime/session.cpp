@@ -211,6 +211,10 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     return Status::error("the JIT backend needs an x86-64 CPU with AVX2, which this one is not; use the "
                          "reference backend").with_code(ErrorCode::kUnsupported);
   }
+  if (options.threads > 1024) {
+    return Status::error("threads must be at most 1024, got " + std::to_string(options.threads))
+        .with_code(ErrorCode::kInvalidArgument);
+  }
   auto plan = std::make_unique<Plan>();
   // Values nothing returns need not be computed.
   plan->graph = std::make_shared<const Graph>(passes::eliminate_dead_ops(*model.graph));

@@ -166,6 +166,137 @@ static void test_run(qrt_model_t* model) {
   qrt_plan_destroy(NULL);
 }
 
+static const char* kStaticGraph =
+    "func.func @main(%x: tensor<3x4xf32>) -> tensor<3x5xf32> {\n"
+    "  %q = \"quant.qcast\"(%x) : (tensor<3x4xf32>) -> tensor<3x4x!quant.uniform<i8:f32, 0.05:-3>>\n"
+    "  %w = \"qrt.constant\"() {value = dense<[[1, -2, 3, -4, 5], [6, -7, 8, -9, 10], [-11, 12, -13, 14, -15], "
+    "[16, 17, 18, 19, 20]]> : tensor<4x5xi8>} : () -> tensor<4x5x!quant.uniform<i8:f32, 0.02>>\n"
+    "  %m = \"qrt.matmul\"(%q, %w) : (tensor<3x4x!quant.uniform<i8:f32, 0.05:-3>>, "
+    "tensor<4x5x!quant.uniform<i8:f32, 0.02>>) -> tensor<3x5x!quant.uniform<i8:f32, 0.01:2>>\n"
+    "  %r = \"qrt.relu\"(%m) : (tensor<3x5x!quant.uniform<i8:f32, 0.01:2>>) -> tensor<3x5x!quant.uniform<i8:f32, 0.01:2>>\n"
+    "  %y = \"quant.dcast\"(%r) : (tensor<3x5x!quant.uniform<i8:f32, 0.01:2>>) -> tensor<3x5xf32>\n"
+    "  return %y : tensor<3x5xf32>\n"
+    "}\n";
+
+/* Runs kStaticGraph with `backend` and `threads` on x (bound, not copied) into out[15]. */
+static int run_static(qrt_model_t* model, qrt_backend backend, size_t threads, const float* x, float* out) {
+  qrt_plan_t* plan = NULL;
+  qrt_context_t* ctx = NULL;
+  qrt_plan_options opts;
+  const int64_t dims[2] = {3, 4};
+  int ok;
+  qrt_plan_options_init(&opts);
+  opts.backend = backend;
+  opts.threads = threads;
+  if (qrt_plan_create(model, &opts, &plan) != QRT_OK) return 0;
+  ok = qrt_context_create(plan, &ctx) == QRT_OK &&
+       qrt_context_bind_input(ctx, 0, QRT_DTYPE_F32, 2, dims, x, 12 * sizeof(float)) == QRT_OK &&
+       qrt_context_bind_output(ctx, 0, out, 15 * sizeof(float)) == QRT_OK && qrt_context_run(ctx) == QRT_OK;
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  return ok;
+}
+
+static void test_static_plan(void) {
+  qrt_model_t* model = NULL;
+  qrt_plan_t* plan = NULL;
+  qrt_context_t* ctx = NULL;
+  qrt_plan_options opts;
+  qrt_op_info info;
+  qrt_memory_info mem;
+  qrt_tensor_view view;
+  size_t ops = 0, i;
+  uint64_t ns = 0;
+  float x[12], out[15], out_ref[15], out_threads[15], sentinel[15];
+  const int64_t dims[2] = {3, 4};
+  int matmul_seen = 0;
+  for (i = 0; i < 12; ++i) x[i] = (float)i * 0.173f - 0.9f;
+  EXPECT(qrt_model_load_buffer(kStaticGraph, strlen(kStaticGraph), "static.mlir", &model) == QRT_OK);
+  if (!model) return;
+
+  qrt_plan_options_init(&opts);
+  EXPECT(opts.threads == 0);
+  opts.threads = 100000;
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT && plan == NULL); /* fails to compile */
+  EXPECT_MSG_CONTAINS("threads");
+  opts.threads = 2;
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_OK);
+
+  EXPECT(qrt_plan_num_ops(NULL, &ops) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_num_ops(plan, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_num_ops(plan, &ops) == QRT_OK && ops == 5);
+  EXPECT(qrt_plan_op_info(plan, ops, &info) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("op index 5 is out of range");
+  EXPECT(qrt_plan_op_info(plan, 0, NULL) == QRT_INVALID_ARGUMENT);
+  for (i = 0; i < ops; ++i) {
+    EXPECT(qrt_plan_op_info(plan, i, &info) == QRT_OK);
+    if (strcmp(info.op, "qrt.matmul") == 0) {
+      matmul_seen = 1;
+      EXPECT(info.ops == 2 * 3 * 5 * 4);
+      /* A kernel name, or (without AVX2) the reference and why. */
+      EXPECT(strstr(info.kernel, "gemm") != NULL || (strcmp(info.kernel, "reference") == 0 && *info.reason));
+    }
+  }
+  EXPECT(matmul_seen);
+  EXPECT(qrt_plan_memory_info(plan, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_memory_info(NULL, &mem) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_memory_info(plan, &mem) == QRT_OK);
+  EXPECT(mem.arena_bytes > 0 && mem.arena_bytes <= mem.naive_bytes + 64 * 4);
+
+  EXPECT(qrt_context_create(plan, &ctx) == QRT_OK);
+  EXPECT(qrt_context_bind_output(ctx, 1, out, sizeof out) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_bind_output(ctx, 0, out, sizeof out - 4) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("needs 60 bytes, got 56");
+  EXPECT(qrt_context_bind_output(NULL, 0, out, sizeof out) == QRT_INVALID_ARGUMENT);
+  for (i = 0; i < 15; ++i) sentinel[i] = out[i] = -99.0f;
+  EXPECT(qrt_context_bind_output(ctx, 0, out, sizeof out) == QRT_OK);
+  EXPECT(qrt_context_run(ctx) == QRT_INVALID_ARGUMENT); /* no input yet: outputs untouched */
+  EXPECT(memcmp(out, sentinel, sizeof out) == 0);
+  EXPECT(qrt_context_bind_input(ctx, 0, QRT_DTYPE_F32, 2, dims, x, sizeof x - 1) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_bind_input(NULL, 0, QRT_DTYPE_F32, 2, dims, x, sizeof x) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_bind_input(ctx, 0, QRT_DTYPE_F32, 2, dims, x, sizeof x) == QRT_OK);
+  EXPECT(qrt_context_op_time(ctx, 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_op_time(ctx, ops, &ns) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_context_run(ctx) == QRT_OK);
+  EXPECT(memcmp(out, sentinel, sizeof out) != 0);
+  EXPECT(qrt_context_output(ctx, 0, &view) == QRT_OK && memcmp(view.data, out, sizeof out) == 0);
+  {
+    uint64_t total = 0;
+    for (i = 0; i < ops; ++i) {
+      EXPECT(qrt_context_op_time(ctx, i, &ns) == QRT_OK);
+      total += ns;
+    }
+    EXPECT(total > 0);
+  }
+  /* A bound input is read in place: changing it changes the next run. */
+  memcpy(out_ref, out, sizeof out);
+  x[0] = 5.0f;
+  EXPECT(qrt_context_run(ctx) == QRT_OK);
+  EXPECT(memcmp(out, out_ref, sizeof out) != 0);
+  EXPECT(qrt_context_bind_output(ctx, 0, NULL, 0) == QRT_OK); /* unbinds */
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+
+  /* Thread count and backend do not change a bit of the result. */
+  EXPECT(run_static(model, QRT_BACKEND_REF, 1, x, out_ref));
+  EXPECT(run_static(model, QRT_BACKEND_DEFAULT, 1, x, out));
+  EXPECT(run_static(model, QRT_BACKEND_DEFAULT, 3, x, out_threads));
+  EXPECT(memcmp(out, out_ref, sizeof out) == 0 && memcmp(out_threads, out_ref, sizeof out) == 0);
+  qrt_model_destroy(model);
+}
+
+static void test_dynamic_output_cannot_be_bound(qrt_model_t* model) {
+  qrt_plan_t* plan = NULL;
+  qrt_context_t* ctx = NULL;
+  float out[4];
+  EXPECT(qrt_plan_create(model, NULL, &plan) == QRT_OK);
+  EXPECT(qrt_context_create(plan, &ctx) == QRT_OK);
+  EXPECT(qrt_context_bind_output(ctx, 0, out, sizeof out) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("has a dynamic shape");
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+}
+
 int main(void) {
   qrt_model_t* model = NULL;
   test_version_and_strings();
@@ -174,8 +305,10 @@ int main(void) {
   if (model) {
     test_model_queries(model);
     test_run(model);
+    test_dynamic_output_cannot_be_bound(model);
     qrt_model_destroy(model);
   }
+  test_static_plan();
   printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

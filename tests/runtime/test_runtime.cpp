@@ -1,0 +1,224 @@
+// Tests: the runtime under threads — the memory planner's invariant (no two simultaneously
+// live tensors overlap) on random lifetimes and on every bundled model, with the arena
+// against the naive sum reported; bit-identical outputs for 1, 2, 3 and 4 threads on every
+// model; several threads running one plan with their own contexts for many iterations.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/memory_plan.h"
+
+namespace {
+
+const std::string kModels = MODELS_DIR;
+
+const char* const kAllModels[] = {
+    "onnx/digits_cnn_f32.onnx",     "onnx/digits_cnn_qdq_s8.onnx",   "onnx/digits_cnn_qdq_u8.onnx",
+    "onnx/digits_mlp_f32.onnx",     "onnx/digits_mlp_qdq_s8.onnx",   "onnx/fashion_cnn_f32.onnx",
+    "onnx/fashion_cnn_qdq_u8.onnx", "tflite-micro/hello_world_int8.tflite", "tflite-micro/person_detect.tflite",
+    "tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite",
+};
+
+// Deterministic inputs for every input of a model: floats in [-1, 1), stored values over the
+// storage bounds; dynamic dimensions become 1.
+struct Inputs {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<qrt_dtype> dtypes;
+};
+
+Inputs make_inputs(qrt_model_t* model, uint32_t seed) {
+  Inputs in;
+  size_t n = 0;
+  qrt_model_num_inputs(model, &n);
+  std::mt19937 rng(seed);
+  for (size_t i = 0; i < n; ++i) {
+    qrt_tensor_info info;
+    REQUIRE(qrt_model_input_info(model, i, &info) == QRT_OK);
+    std::vector<int64_t> dims(info.dims, info.dims + info.rank);
+    size_t count = 1;
+    for (int64_t& d : dims) count *= size_t(d = d < 0 ? 1 : d);
+    std::vector<uint8_t> bytes(count * qrt_dtype_size(info.dtype));
+    for (size_t k = 0; k < count; ++k) {
+      if (info.dtype == QRT_DTYPE_F32) {
+        const float v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+        std::memcpy(bytes.data() + 4 * k, &v, 4);
+      } else if (info.dtype == QRT_DTYPE_I8 || info.dtype == QRT_DTYPE_U8) {
+        bytes[k] = uint8_t(std::uniform_int_distribution<int64_t>(info.storage_min, info.storage_max)(rng));
+      } else {
+        FAIL("unexpected input dtype in the test models");
+      }
+    }
+    in.bytes.push_back(std::move(bytes));
+    in.dims.push_back(dims);
+    in.dtypes.push_back(info.dtype);
+  }
+  return in;
+}
+
+// Every output's bytes after one run of `ctx` on `in`.
+std::vector<std::vector<uint8_t>> run_once(qrt_context_t* ctx, const Inputs& in, size_t outputs) {
+  for (size_t i = 0; i < in.bytes.size(); ++i) {
+    REQUIRE(qrt_context_bind_input(ctx, i, in.dtypes[i], in.dims[i].size(), in.dims[i].data(), in.bytes[i].data(),
+                                   in.bytes[i].size()) == QRT_OK);
+  }
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < outputs; ++i) {
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, i, &view) == QRT_OK);
+    const auto* p = static_cast<const uint8_t*>(view.data);
+    out.emplace_back(p, p + view.bytes);
+  }
+  return out;
+}
+
+struct Compiled {
+  qrt_model_t* model = nullptr;
+  qrt_plan_t* plan = nullptr;
+  size_t outputs = 0;
+  ~Compiled() {
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(model);
+  }
+};
+
+void compile(const std::string& path, size_t threads, Compiled& c) {
+  REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/" + path).c_str(), &c.model) == QRT_OK, qrt_last_error_message());
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  opts.threads = threads;
+  REQUIRE_MESSAGE(qrt_plan_create(c.model, &opts, &c.plan) == QRT_OK, qrt_last_error_message());
+  qrt_model_num_outputs(c.model, &c.outputs);
+}
+
+}  // namespace
+
+TEST_CASE("the memory planner never overlaps simultaneously live tensors") {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int ops = std::uniform_int_distribution<int>(1, 40)(rng);
+    std::vector<qrt::runtime::PlannedValue> values(size_t(ops + 5));
+    for (size_t v = 0; v < values.size(); ++v) {
+      if (std::uniform_int_distribution<int>(0, 6)(rng) == 0) continue;  // not in the arena
+      auto& pv = values[v];
+      pv.bytes = size_t(std::uniform_int_distribution<int>(1, 5000)(rng));
+      pv.first = std::uniform_int_distribution<int>(0, ops - 1)(rng);
+      pv.last = std::min(ops, pv.first + std::uniform_int_distribution<int>(0, 8)(rng));
+    }
+    // A few in-place handovers: a value born where an earlier one dies.
+    for (size_t v = 1; v < values.size(); ++v) {
+      for (size_t u = 0; u < v; ++u) {
+        if (values[u].bytes && values[v].bytes && values[u].last == values[v].first &&
+            values[u].in_place_of < 0 && values[v].in_place_of < 0 && rng() % 4 == 0) {
+          bool taken = false;
+          for (const auto& w : values) taken = taken || w.in_place_of == int(u);
+          if (!taken) values[v].in_place_of = int(u);
+          break;
+        }
+      }
+    }
+    const auto plan = qrt::runtime::plan_memory(values);
+    CHECK(qrt::runtime::memory_plan_is_valid(values, plan));
+    CHECK(plan.arena_bytes <= plan.naive_bytes + qrt::runtime::kArenaAlignment * values.size());
+    const auto again = qrt::runtime::plan_memory(values);
+    CHECK(again.offsets == plan.offsets);  // deterministic
+  }
+  // The checker itself catches an overlap.
+  std::vector<qrt::runtime::PlannedValue> two(2);
+  two[0] = {128, 0, 2, -1};
+  two[1] = {128, 1, 3, -1};
+  qrt::runtime::MemoryPlan bad;
+  bad.offsets = {0, 64};
+  bad.arena_bytes = 192;
+  CHECK_FALSE(qrt::runtime::memory_plan_is_valid(two, bad));
+}
+
+TEST_CASE("every model: arena against the naive sum, and identical outputs for 1-4 threads") {
+  for (const char* path : kAllModels) {
+    CAPTURE(path);
+    std::vector<std::vector<uint8_t>> first;
+    for (size_t threads : {1, 2, 3, 4}) {
+      Compiled c;
+      compile(path, threads, c);
+      if (threads == 1) {
+        qrt_memory_info mem;
+        REQUIRE(qrt_plan_memory_info(c.plan, &mem) == QRT_OK);
+        MESSAGE(std::string(path) << ": arena " << mem.arena_bytes << " bytes for " << mem.naive_bytes
+                     << " bytes of intermediates, " << mem.in_place << " in place");
+        CHECK(mem.arena_bytes <= mem.naive_bytes + 64 * 1024);
+      }
+      qrt_context_t* ctx = nullptr;
+      REQUIRE(qrt_context_create(c.plan, &ctx) == QRT_OK);
+      const Inputs in = make_inputs(c.model, 77);
+      auto out = run_once(ctx, in, c.outputs);
+      qrt_context_destroy(ctx);
+      if (threads == 1) {
+        first = std::move(out);
+      } else {
+        CHECK_MESSAGE(out == first, "threads = " << threads);
+      }
+    }
+  }
+}
+
+TEST_CASE("several threads run one plan with their own contexts") {
+  for (const char* path : {"onnx/digits_cnn_qdq_u8.onnx", "tflite-micro/person_detect.tflite"}) {
+    CAPTURE(path);
+    Compiled c;
+    compile(path, 2, c);  // each context has a pool of 2 on top of the 4 callers
+    std::vector<Inputs> inputs;
+    std::vector<std::vector<std::vector<uint8_t>>> expected;
+    {
+      qrt_context_t* ctx = nullptr;
+      REQUIRE(qrt_context_create(c.plan, &ctx) == QRT_OK);
+      for (uint32_t seed = 0; seed < 4; ++seed) {
+        inputs.push_back(make_inputs(c.model, seed));
+        expected.push_back(run_once(ctx, inputs.back(), c.outputs));
+      }
+      qrt_context_destroy(ctx);
+    }
+    std::vector<int> mismatches(4, 0), failures(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        qrt_context_t* ctx = nullptr;
+        if (qrt_context_create(c.plan, &ctx) != QRT_OK) {
+          ++failures[size_t(t)];
+          return;
+        }
+        for (int it = 0; it < 15; ++it) {
+          const size_t which = size_t((t + it) % 4);
+          const Inputs& in = inputs[which];
+          for (size_t i = 0; i < in.bytes.size(); ++i) {
+            qrt_context_bind_input(ctx, i, in.dtypes[i], in.dims[i].size(), in.dims[i].data(), in.bytes[i].data(),
+                                   in.bytes[i].size());
+          }
+          if (qrt_context_run(ctx) != QRT_OK) {
+            ++failures[size_t(t)];
+            continue;
+          }
+          for (size_t o = 0; o < c.outputs; ++o) {
+            qrt_tensor_view view;
+            qrt_context_output(ctx, o, &view);
+            const auto* p = static_cast<const uint8_t*>(view.data);
+            if (std::vector<uint8_t>(p, p + view.bytes) != expected[which][o]) ++mismatches[size_t(t)];
+          }
+        }
+        qrt_context_destroy(ctx);
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t) {
+      CHECK(failures[size_t(t)] == 0);
+      CHECK(mismatches[size_t(t)] == 0);
+    }
+  }
+}
