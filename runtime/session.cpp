@@ -232,6 +232,13 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
   mark_skippable_ops(*plan);
+  for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
+    if (plan->skip[o]) {
+      plan->kernel_names[o] = "skipped: its result only feeds prepacked weights";
+    } else if (plan->graph->ops[o].kind == OpKind::kConstant) {
+      plan->kernel_names[o] = "constant: evaluated once, when the plan is made";
+    }
+  }
   plan->threads = options.threads > 0 ? options.threads : 1;
   QRT_RETURN_IF_ERROR(prepare_execution(*plan));
   return plan;
