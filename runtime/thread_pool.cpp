@@ -36,7 +36,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(uint32_t generation) {
-  const jit::TaskFn* fn = fn_;
+  const jit::TaskFn* fn = fn_.load(std::memory_order_acquire);
   const size_t n = tasks_.load(std::memory_order_acquire);
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
@@ -76,7 +76,7 @@ void ThreadPool::for_each(size_t n, jit::TaskFn fn) {
     return;
   }
   const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
-  fn_ = &fn;
+  fn_.store(&fn, std::memory_order_release);
   tasks_.store(n, std::memory_order_relaxed);
   pending_.store(n, std::memory_order_relaxed);
   claim_.store(uint64_t(gen) << 32, std::memory_order_release);

@@ -36,7 +36,7 @@ class ThreadPool final : public jit::Parallel {
   // only by a compare-exchange that also proves the job is still the one it read.
   std::atomic<uint64_t> claim_{0};
   std::atomic<uint32_t> generation_{0};
-  const jit::TaskFn* fn_ = nullptr;
+  std::atomic<const jit::TaskFn*> fn_{nullptr};  // read by late workers of an old job: atomic
   std::atomic<size_t> tasks_{0};
   std::atomic<size_t> pending_{0};  // tasks of the job not finished yet
   std::mutex mutex_;
