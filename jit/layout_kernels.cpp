@@ -106,26 +106,51 @@ class PadOpKernel final : public StaticShapeKernel {
   std::vector<uint8_t> fill_;  // one element's bytes
 };
 
+// Output rows [row_begin, row_end) (a row: the last output dimension), each element gathered
+// from the input through per-dimension strides.
 template <typename T>
 void transpose_rows(const T* x, T* y, const std::vector<int64_t>& out_dims, const std::vector<size_t>& strides,
-                    size_t outer_begin, size_t outer_end) {
-  // Output elements of outer indices [outer_begin, outer_end) of dimension 0, in order.
-  const size_t rank = out_dims.size();
-  size_t inner = 1;
-  for (size_t d = 1; d < rank; ++d) inner *= size_t(out_dims[d]);
+                    size_t row_begin, size_t row_end) {
+  const size_t rank = out_dims.size(), row = size_t(out_dims[rank - 1]), last_stride = strides[rank - 1];
   std::vector<int64_t> idx(rank, 0);
-  for (size_t o0 = outer_begin; o0 < outer_end; ++o0) {
-    idx.assign(rank, 0);
-    idx[0] = int64_t(o0);
-    T* out = y + o0 * inner;
-    for (size_t i = 0; i < inner; ++i) {
-      size_t src = 0;
-      for (size_t d = 0; d < rank; ++d) src += size_t(idx[d]) * strides[d];
-      out[i] = x[src];
-      for (size_t d = rank; d-- > 1;) {
-        if (++idx[d] < out_dims[d]) break;
-        idx[d] = 0;
-      }
+  size_t r = row_begin;
+  for (size_t d = rank - 1; d-- > 0;) {  // the multi-index of the first row
+    idx[d] = int64_t(r % size_t(out_dims[d]));
+    r /= size_t(out_dims[d]);
+  }
+  for (size_t rw = row_begin; rw < row_end; ++rw) {
+    size_t src = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) src += size_t(idx[d]) * strides[d];
+    T* out = y + rw * row;
+    for (size_t i = 0; i < row; ++i) out[i] = x[src + i * last_stride];
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < out_dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Input rows [row_begin, row_end) scattered to the output through `out_strides` (the output
+// stride of each input dimension): used when output rows are short and input rows long
+// (e.g. NCHW -> NHWC with few channels), so that reads stay sequential.
+template <typename T>
+void transpose_scatter(const T* x, T* y, const std::vector<int64_t>& in_dims, const std::vector<size_t>& out_strides,
+                       size_t row_begin, size_t row_end) {
+  const size_t rank = in_dims.size(), row = size_t(in_dims[rank - 1]), last_stride = out_strides[rank - 1];
+  std::vector<int64_t> idx(rank, 0);
+  size_t r = row_begin;
+  for (size_t d = rank - 1; d-- > 0;) {
+    idx[d] = int64_t(r % size_t(in_dims[d]));
+    r /= size_t(in_dims[d]);
+  }
+  for (size_t rw = row_begin; rw < row_end; ++rw) {
+    size_t dst = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) dst += size_t(idx[d]) * out_strides[d];
+    const T* in = x + rw * row;
+    for (size_t i = 0; i < row; ++i) y[dst + i * last_stride] = in[i];
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < in_dims[d]) break;
+      idx[d] = 0;
     }
   }
 }
@@ -137,6 +162,13 @@ class TransposeOpKernel final : public StaticShapeKernel {
     std::vector<size_t> in_strides(operand_dims_.size(), 1);
     for (size_t d = operand_dims_.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * size_t(operand_dims_[d]);
     for (int64_t p : perm) strides_.push_back(in_strides[size_t(p)]);
+    // out_strides_[d]: output stride of input dimension d.
+    const std::vector<int64_t>& out = result_type_.dims;
+    std::vector<size_t> out_row_strides(out.size(), 1);
+    for (size_t d = out.size(); d-- > 1;) out_row_strides[d - 1] = out_row_strides[d] * size_t(out[d]);
+    out_strides_.resize(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) out_strides_[size_t(perm[d])] = out_row_strides[d];
+    scatter_ = !out.empty() && out.back() < 16 && operand_dims_.back() > out.back();
   }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const auto& dims = y.type.dims;
@@ -144,23 +176,37 @@ class TransposeOpKernel final : public StaticShapeKernel {
       std::memcpy(y.bytes(), operands[0]->bytes(), y.byte_size());
       return Status::ok();
     }
-    const size_t outer = size_t(dims[0]), es = y.element_size();
-    parallel.for_each(outer, [&](size_t o) {
-      const uint8_t* x = operands[0]->bytes();
-      uint8_t* out = y.bytes();
+    const size_t es = y.element_size();
+    const std::vector<int64_t>& rows_of = scatter_ ? operand_dims_ : dims;
+    const size_t row = size_t(rows_of.back()), rows = size_t(y.num_elements()) / row;
+    const size_t per_task = std::max<size_t>(1, 64 * 1024 / (row * es));
+    parallel.for_each((rows + per_task - 1) / per_task, [&](size_t t) {
+      const size_t r0 = t * per_task, r1 = std::min(rows, r0 + per_task);
       switch (es) {
-        case 1: transpose_rows(x, out, dims, strides_, o, o + 1); break;
-        case 2: transpose_rows(reinterpret_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(out), dims, strides_, o, o + 1); break;
-        case 4: transpose_rows(reinterpret_cast<const uint32_t*>(x), reinterpret_cast<uint32_t*>(out), dims, strides_, o, o + 1); break;
-        default: transpose_rows(reinterpret_cast<const uint64_t*>(x), reinterpret_cast<uint64_t*>(out), dims, strides_, o, o + 1); break;
+        case 1: run_rows<uint8_t>(*operands[0], y, r0, r1); break;
+        case 2: run_rows<uint16_t>(*operands[0], y, r0, r1); break;
+        case 4: run_rows<uint32_t>(*operands[0], y, r0, r1); break;
+        default: run_rows<uint64_t>(*operands[0], y, r0, r1); break;
       }
     });
     return Status::ok();
   }
-  std::string describe() const override { return "transpose_gather"; }
+  std::string describe() const override { return scatter_ ? "transpose_scatter" : "transpose_gather"; }
 
  private:
-  std::vector<size_t> strides_;
+  template <typename T>
+  void run_rows(const Tensor& x, Tensor& y, size_t r0, size_t r1) const {
+    const T* in = reinterpret_cast<const T*>(x.bytes());
+    T* out = reinterpret_cast<T*>(y.bytes());
+    if (scatter_) {
+      transpose_scatter(in, out, operand_dims_, out_strides_, r0, r1);
+    } else {
+      transpose_rows(in, out, y.type.dims, strides_, r0, r1);
+    }
+  }
+
+  std::vector<size_t> strides_, out_strides_;
+  bool scatter_ = false;
 };
 
 class ReshapeOpKernel final : public StaticShapeKernel {
