@@ -194,6 +194,16 @@ inline std::string check_last_op(const std::string& text, const qrt::Tensor& inp
   REQUIRE(choice->kernel->run_into(ptrs, threaded, three).is_ok());
   CHECK_MESSAGE(std::equal(threaded.bytes(), threaded.bytes() + threaded.byte_size(), got->bytes()),
                 std::string("kernel " + choice->kernel->describe() + " differs on three threads"));
+  // In place, where the kernel allows it: the result written over the first operand's bytes.
+  if (choice->kernel->can_overwrite_operand(0) && operands[0].byte_size() == got->byte_size()) {
+    qrt::Tensor shared = operands[0].clone();
+    std::vector<const qrt::Tensor*> in_place = ptrs;
+    in_place[0] = &shared;
+    qrt::Tensor out = qrt::Tensor::view_of(got->type, shared.bytes());
+    REQUIRE(choice->kernel->run_into(in_place, out, three).is_ok());
+    CHECK_MESSAGE(std::equal(out.bytes(), out.bytes() + out.byte_size(), got->bytes()),
+                  std::string("kernel " + choice->kernel->describe() + " differs in place"));
+  }
   REQUIRE(got->type.dims == want->type.dims);
   REQUIRE(got->byte_size() == want->byte_size());
   size_t first_diff = got->byte_size();

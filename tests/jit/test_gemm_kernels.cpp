@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "jit/gemm_kernels.h"
 #include "jit/gemm_pack.h"
 #include "jit/host_info.h"
 #include "jit/tensor.h"
@@ -159,4 +160,48 @@ TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference
   REQUIRE_FALSE(p.is_ok());
   CHECK(p.status().code() == qrt::ErrorCode::kUnsupported);
   CHECK(p.status().message().find("could leave int32") != std::string::npos);
+}
+
+TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output match the scalar formula") {
+  if (!qrt::host_cpu_features().avx2) {
+    MESSAGE("no AVX2 on this CPU: skipped");
+    return;
+  }
+  std::mt19937 rng(41);
+  for (qrt::jit::OutKind out : {qrt::jit::OutKind::kF32, qrt::jit::OutKind::kS32}) {
+    for (int64_t n : {1, 9, 16, 37}) {
+      const int64_t m = 7, k = 23;
+      qrt::jit::GemmSpec s;
+      s.k = k, s.n = n;
+      s.a_signed = true, s.a_zero_point = -7, s.a_min = -128, s.a_max = 127;
+      s.w = qrt_test::random_values(rng, size_t(k * n), -127, 127);
+      s.w_zero_point.assign(size_t(n), 0);
+      s.w_zero_point[0] = 5;  // exercises the row-sum correction
+      for (int64_t j = 0; j < n; ++j) s.bias.push_back(int64_t(j * 1000 - 3000));
+      s.out = out;
+      for (int64_t j = 0; j < n; ++j) s.multiplier.push_back(float(0.001 * double(j + 1)));
+      auto g = qrt::jit::GemmKernel::create(s);
+      REQUIRE(g.is_ok());
+      const auto a = qrt_test::random_values(rng, size_t(m * k), -128, 127);
+      std::vector<uint8_t> a_bytes = qrt_test::bytes_of(a), c(size_t(m * n * 4));
+      (*g)->run(a_bytes.data(), m, k, c.data(), n * 4, qrt::jit::serial());
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t acc = s.bias[size_t(j)];
+          for (int64_t kk = 0; kk < k; ++kk) {
+            acc += int64_t(a[size_t(i * k + kk)] - s.a_zero_point) * (s.w[size_t(kk * n + j)] - s.w_zero_point[size_t(j)]);
+          }
+          if (out == qrt::jit::OutKind::kS32) {
+            int32_t got;
+            std::memcpy(&got, c.data() + (i * n + j) * 4, 4);
+            CHECK(got == acc);
+          } else {
+            float got;
+            std::memcpy(&got, c.data() + (i * n + j) * 4, 4);
+            CHECK(got == float(acc) * s.multiplier[size_t(j)]);  // dcast: f32(acc) * scale, one rounding
+          }
+        }
+      }
+    }
+  }
 }
