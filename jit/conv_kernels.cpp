@@ -63,7 +63,8 @@ class ConvOpKernel final : public OpKernel {
     int64_t chunk = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
     if (threads > 1) chunk = std::min(chunk, std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile));
     const int64_t chunks = (pixels + chunk - 1) / chunk;
-    std::vector<uint8_t> staged(w_.nchw ? size_t(pixels * out_c * ob) : 0);
+    thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
+    staged.resize(w_.nchw ? size_t(pixels * out_c * ob) : 0);
     for (int64_t n = 0; n < dims[0]; ++n) {
       // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
       uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);

@@ -56,7 +56,11 @@ class DepthwiseOpKernel final : public OpKernel {
     const unsigned taps = desc_.taps;
     // Interior pixels (window inside the row horizontally) run in stepping mode, so the pad
     // row must stay zero points over a whole run of steps.
-    const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
+    // The calling thread's row; workers read it through `pad` (naming a thread_local inside
+    // the task would give each worker its own, empty one).
+    thread_local std::vector<uint8_t> pad_row;
+    pad_row.assign(size_t(c + ow * w_.sw * c), pad_byte_);
+    const uint8_t* pad = pad_row.data();
     const auto fn = reinterpret_cast<void (*)(const DepthwiseArgs*)>(const_cast<void*>(code_->entry()));
     // One task per output row.
     parallel.for_each(size_t(y.type.dims[0] * oh), [&](size_t task) {
@@ -67,7 +71,7 @@ class DepthwiseOpKernel final : public OpKernel {
       args.weights = weights_.data();
       args.epilogue = epilogue_.data();
       uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
-      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
                           [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
                             args.taps = row;
                             args.out = out_row + from * c * ob;

@@ -53,7 +53,11 @@ class PoolOpKernel final : public OpKernel {
     const Tensor& x = *operands[0];
     const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, desc_.channels);
     const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2], oh = dims[1], ow = dims[2];
-    const std::vector<uint8_t> pad_row(size_t(c + ow * w_.sw * c), pad_byte_);
+    // The calling thread's row; workers read it through `pad` (naming a thread_local inside
+    // the task would give each worker its own, empty one).
+    thread_local std::vector<uint8_t> pad_row;
+    pad_row.assign(size_t(c + ow * w_.sw * c), pad_byte_);
+    const uint8_t* pad = pad_row.data();
     const auto fn = reinterpret_cast<void (*)(const PoolArgs*)>(const_cast<void*>(code_->entry()));
     const unsigned taps = desc_.taps;
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
@@ -64,7 +68,7 @@ class PoolOpKernel final : public OpKernel {
       args.out_stride = c;
       uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
       const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
-      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad_row.data(), ptrs,
+      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
                           [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
                             args.taps_stride = stepping ? 0 : int64_t(8 * taps);
                             args.pixel_step = stepping ? w_.sw * c : 0;

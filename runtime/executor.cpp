@@ -112,14 +112,16 @@ Status Context::run() {
 
 Status Context::run_static() {
   const Graph& g = *plan->graph;
-  // Where each value's bytes are for this run.
-  std::vector<const Tensor*> value(g.values.size(), nullptr);
+  // Where each value's bytes are for this run (scratch kept by the context: steady-state runs
+  // allocate nothing here).
+  std::vector<const Tensor*>& value = value_at;
+  value.assign(g.values.size(), nullptr);
   for (size_t i = 0; i < g.inputs.size(); ++i) value[size_t(g.inputs[i])] = &inputs[i];
   for (size_t v = 0; v < g.values.size(); ++v) {
     if (plan->constants[v]) value[v] = plan->constants[v].get();
     if (plan->memory.offsets[v] >= 0) value[v] = &arena_views[v];
   }
-  std::vector<const Tensor*> operands;
+  std::vector<const Tensor*>& operands = operand_scratch;
   for (size_t o = 0; o < g.ops.size(); ++o) {
     const Op& op = g.ops[o];
     if (plan->skip[o] || op.kind == OpKind::kConstant) continue;
@@ -142,8 +144,11 @@ Status Context::run_static() {
     }
     op_ns[o] = now_ns() - start;
   }
-  outputs.clear();
-  for (int v : g.outputs) outputs.push_back(Tensor::view_of(value[size_t(v)]->type, const_cast<uint8_t*>(value[size_t(v)]->bytes())));
+  outputs.resize(g.outputs.size());
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Tensor* t = value[size_t(g.outputs[i])];
+    if (outputs[i].view != t->bytes()) outputs[i] = Tensor::view_of(t->type, const_cast<uint8_t*>(t->bytes()));
+  }
   return Status::ok();
 }
 

@@ -90,6 +90,8 @@ struct Context {
   std::vector<Tensor> arena_views;  ///< per value: its typed view into the arena (if planned)
   std::vector<std::pair<void*, size_t>> bound_outputs;  ///< per output: caller buffer or null
   std::vector<uint64_t> op_ns;     ///< per op: nanoseconds in the last run (0 if skipped)
+  std::vector<const Tensor*> value_at;  ///< run scratch: where each value is (no allocation per run)
+  std::vector<const Tensor*> operand_scratch;  ///< run scratch: one op's operands
 
   /// Creates the pool and the arena for `plan`.
   explicit Context(const Plan* plan);
