@@ -115,6 +115,8 @@ typedef struct qrt_plan_options {
   qrt_backend backend;         /**< which backend runs the plan */
   size_t threads;              /**< threads per context, the calling thread included (0 or 1:
                                     run on the calling thread only) */
+  const char* passes;          /**< comma-separated graph passes run before kernels are chosen,
+                                    e.g. "fold-pad"; NULL: "fold-pad,fold-qdq"; "": none */
 } qrt_plan_options;
 
 /** Memory a plan's contexts use for intermediate tensors. */
@@ -161,6 +163,11 @@ void qrt_model_destroy(qrt_model_t* model);
 qrt_status qrt_model_save(const qrt_model_t* model, const char* path, qrt_format format);
 /** Prints the canonical MLIR text; free *text_out with qrt_free(). */
 qrt_status qrt_model_print(const qrt_model_t* model, char** text_out);
+/** Rewrites the model's graph with the comma-separated passes (e.g. "fold-pad,fold-qdq";
+ *  "default" for the plans' default pipeline), verifying after each, then removes dead ops.
+ *  Plans made earlier keep their graph. `report_out` (may be NULL) gets one line per decision;
+ *  free it with qrt_free(). Unknown pass names fail with QRT_INVALID_ARGUMENT. */
+qrt_status qrt_model_apply_passes(qrt_model_t* model, const char* passes, char** report_out);
 /** Number of inputs. */
 qrt_status qrt_model_num_inputs(const qrt_model_t* model, size_t* count_out);
 /** Number of outputs. */

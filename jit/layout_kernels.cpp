@@ -50,10 +50,13 @@ __attribute__((target("avx2"))) void clamp_bytes(const uint8_t* x, uint8_t* y, s
   }
 }
 
-class ClampOpKernel final : public StaticShapeKernel {
+class ClampOpKernel final : public OpKernel {
  public:
   ClampOpKernel(const Graph& graph, const Op& op, int lo, int hi)
-      : StaticShapeKernel(graph, op), lo_(lo), hi_(hi), signed_(result_type_.element.storage.is_signed) {}
+      : OpKernel(graph.values[size_t(op.results[0])].type), lo_(lo), hi_(hi), signed_(result_type_.element.storage.is_signed) {}
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return operands[0]->type.dims;  // element-wise: any shape
+  }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const size_t n = y.byte_size(), chunk = 256 * 1024;
     parallel.for_each((n + chunk - 1) / chunk, [&](size_t t) {
@@ -209,15 +212,35 @@ class TransposeOpKernel final : public StaticShapeKernel {
   bool scatter_ = false;
 };
 
-class ReshapeOpKernel final : public StaticShapeKernel {
+class ReshapeOpKernel final : public OpKernel {
  public:
-  using StaticShapeKernel::StaticShapeKernel;
+  ReshapeOpKernel(const Graph& graph, const Op& op) : OpKernel(graph.values[size_t(op.results[0])].type), op_(op) {}
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    // One dynamic result dimension takes whatever the element count leaves for it.
+    std::vector<int64_t> dims = result_type_.dims;
+    int64_t known = 1;
+    for (int64_t d : dims) known *= d < 0 ? 1 : d;
+    const int64_t n = operands[0]->num_elements();
+    for (int64_t& d : dims) {
+      if (d < 0) d = known == 0 ? 0 : n / known;
+    }
+    int64_t total = 1;
+    for (int64_t d : dims) total *= d;
+    if (total != n) {
+      return Status::error_at(op_.loc, "'qrt.reshape' op cannot reshape " + std::to_string(n) + " elements into " +
+                                           result_type_.to_string());
+    }
+    return dims;
+  }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
     if (operands[0]->bytes() != y.bytes()) std::memcpy(y.bytes(), operands[0]->bytes(), y.byte_size());
     return Status::ok();  // planned in place: nothing to move
   }
   bool can_overwrite_operand(size_t) const override { return true; }
   std::string describe() const override { return "reshape_copy"; }
+
+ private:
+  Op op_;
 };
 
 }  // namespace
@@ -226,11 +249,17 @@ Result<KernelChoice> select_layout_kernel(const Graph& graph, const Op& op) {
   KernelChoice choice;
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
-  if (!x.has_static_shape() || !y.has_static_shape()) {
+  const bool shape_free = op.kind == OpKind::kRelu || op.kind == OpKind::kClamp || op.kind == OpKind::kReshape;
+  if (!shape_free && (!x.has_static_shape() || !y.has_static_shape())) {
     choice.why_not = "dynamic shapes run on the reference";
     return choice;
   }
   const ElementType& e = y.element;
+  const bool elementwise = op.kind == OpKind::kRelu || op.kind == OpKind::kClamp || op.kind == OpKind::kReshape;
+  if (elementwise && (x.element.kind == ElementKind::kUniformPerAxis || y.element.kind == ElementKind::kUniformPerAxis)) {
+    choice.why_not = "per-axis types run on the reference";
+    return choice;
+  }
   switch (op.kind) {
     case OpKind::kRelu:
     case OpKind::kClamp: {

@@ -100,6 +100,48 @@ class PoolOpKernel final : public OpKernel {
   std::vector<float> multipliers_;  // by count of window positions (0 .. kh·kw)
 };
 
+// Max pooling over NCHW planes (ONNX layouts): plain C++, one task per (image, channel)
+// plane; padding never wins, and every window holds an input position (checked).
+class PlanarMaxPoolKernel final : public OpKernel {
+ public:
+  PlanarMaxPoolKernel(const Graph& graph, const Op& op, const Window2d& w)
+      : OpKernel(graph.values[size_t(op.results[0])].type), w_(w),
+        signed_(graph.values[size_t(op.operands[0])].type.element.storage.is_signed) {}
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return window_output_dims(operands[0]->type.dims, w_, operands[0]->type.dims[1]);
+  }
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const int64_t h = x.type.dims[2], wd = x.type.dims[3], oh = y.type.dims[2], ow = y.type.dims[3];
+    parallel.for_each(size_t(x.type.dims[0] * x.type.dims[1]), [&](size_t plane) {
+      const uint8_t* in = x.bytes() + plane * size_t(h * wd);
+      uint8_t* out = y.bytes() + plane * size_t(oh * ow);
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          int best = -1000;
+          for (int64_t ky = 0; ky < w_.kh; ++ky) {
+            const int64_t iy = oy * w_.sh - w_.pad_top + ky;
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t kx = 0; kx < w_.kw; ++kx) {
+              const int64_t ix = ox * w_.sw - w_.pad_left + kx;
+              if (ix < 0 || ix >= wd) continue;
+              const uint8_t b = in[iy * wd + ix];
+              best = std::max(best, signed_ ? int(int8_t(b)) : int(b));
+            }
+          }
+          out[oy * ow + ox] = uint8_t(best);
+        }
+      }
+    });
+    return Status::ok();
+  }
+  std::string describe() const override { return std::string(signed_ ? "qs8" : "qu8") + "_maxpool_nchw"; }
+
+ private:
+  Window2d w_;
+  bool signed_;
+};
+
 }  // namespace
 
 Result<KernelChoice> select_pool_kernel(const Graph& graph, const Op& op) {
@@ -130,6 +172,11 @@ Result<KernelChoice> select_pool_kernel(const Graph& graph, const Op& op) {
     w.count_include_pad = true;
   } else {
     QRT_ASSIGN_OR_RETURN(w, pool2d_window(op));
+  }
+  if (w.nchw && op.kind == OpKind::kMaxPool2d && w.pad_top < w.kh && w.pad_bottom < w.kh && w.pad_left < w.kw &&
+      w.pad_right < w.kw && ex == eo) {
+    choice.kernel = std::make_unique<PlanarMaxPoolKernel>(graph, op, w);
+    return choice;
   }
   const int64_t channels = xt.rank() == 4 ? xt.dims[3] : -1;
   if (w.nchw || channels <= 0) {

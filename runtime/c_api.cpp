@@ -10,6 +10,7 @@
 
 #include "include/qrt.h"
 #include "ir/ops.h"
+#include "passes/pipeline.h"
 #include "ir/binary_format.h"
 #include "ir/text_format.h"
 #include "jit/host_info.h"
@@ -213,6 +214,27 @@ qrt_status qrt_model_print(const qrt_model_t* model, char** text_out) {
     if (!out) return fail(QRT_OUT_OF_MEMORY, "out of memory");
     std::memcpy(out, text.c_str(), text.size() + 1);
     *text_out = out;
+    return ok();
+  });
+}
+
+qrt_status qrt_model_apply_passes(qrt_model_t* model, const char* passes, char** report_out) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_model_apply_passes", "model");
+    if (!passes) return null_argument("qrt_model_apply_passes", "passes");
+    std::vector<std::string> report;
+    auto g = qrt::passes::run_pipeline(*model->impl->graph, passes, &report);
+    if (!g.is_ok()) return fail(g.status());
+    std::string text;
+    for (const std::string& line : report) text += line + "\n";
+    char* out = nullptr;
+    if (report_out) {
+      out = static_cast<char*>(std::malloc(text.size() + 1));
+      if (!out) return fail(QRT_OUT_OF_MEMORY, "out of memory");
+      std::memcpy(out, text.c_str(), text.size() + 1);
+    }
+    model->impl->graph = std::make_shared<const qrt::Graph>(std::move(g).value());  // plans keep theirs
+    if (report_out) *report_out = out;
     return ok();
   });
 }

@@ -19,7 +19,7 @@
 #include "jit/host_info.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
-#include "passes/fold_pad.h"
+#include "passes/pipeline.h"
 
 namespace qrt::runtime {
 
@@ -218,9 +218,11 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   auto plan = std::make_unique<Plan>();
   // Values nothing returns need not be computed.
-  // Explicit pads fold into the quantized convolutions that read them; then values nothing
-  // returns need not be computed.
-  plan->graph = std::make_shared<const Graph>(passes::eliminate_dead_ops(passes::fold_pad_into_conv(*model.graph)));
+  // The pass pipeline (default: explicit pads fold into the quantized convolutions reading
+  // them), then dead-op elimination: values nothing returns need not be computed.
+  auto lowered = passes::run_pipeline(*model.graph, options.passes ? options.passes : passes::kDefaultPipeline);
+  if (!lowered.is_ok()) return lowered.status();
+  plan->graph = std::make_shared<const Graph>(std::move(lowered).value());
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
   plan->backend = options.backend == QRT_BACKEND_REF || !jit_available ? QRT_BACKEND_REF : QRT_BACKEND_JIT;

@@ -11,7 +11,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: qopt FILE [-o OUT] [--emit text|binary]\n"
+    "usage: qopt FILE [-o OUT] [--emit text|binary] [--passes LIST] [--report]\n"
     "       e.g. qopt model.onnx -o model.qrt    (convert to the binary container)\n"
     "\n"
     "Reads FILE (qrt MLIR text, a .qrt binary, ONNX or TFLite; '-' reads standard input),\n"
@@ -25,6 +25,10 @@ const char* kUsage =
     "  --emit F    text or binary: the .qrt container (FlatBuffers metadata and 64-byte\n"
     "              aligned weights, see docs/formats.md); binary needs -o. Default: binary\n"
     "              when OUT ends in .qrt, text otherwise\n"
+    "  --passes L  run the comma-separated graph passes L before writing: fold-pad (explicit\n"
+    "              pads into quantized convolutions), fold-qdq (dcast -> float op -> qcast\n"
+    "              regions into integer ops); dead ops are removed after them\n"
+    "  --report    print what the passes decided, one line each, on standard error\n"
     "  --version   print the version and exit\n"
     "  -h, --help  print this help and exit\n"
     "\n"
@@ -39,7 +43,8 @@ int fail(const std::string& message, int code = 1) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output, emit;
+  std::string input, output, emit, passes;
+  bool report = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -52,6 +57,11 @@ int run_main(int argc, char** argv) {
       if (i + 1 >= argc) return fail("--emit needs text or binary", 2);
       emit = argv[++i];
       if (emit != "text" && emit != "binary") return fail("--emit must be text or binary, got '" + emit + "'", 2);
+    } else if (a == "--passes") {
+      if (i + 1 >= argc) return fail("--passes needs a comma-separated list", 2);
+      passes = argv[++i];
+    } else if (a == "--report") {
+      report = true;
     } else if (a == "-o") {
       if (i + 1 >= argc) return fail("-o needs a file name", 2);
       output = argv[++i];
@@ -79,6 +89,16 @@ int run_main(int argc, char** argv) {
     st = qrt_model_load_file(input.c_str(), &model);
   }
   if (st != QRT_OK) return fail(qrt_last_error_message());
+  if (!passes.empty()) {
+    char* lines = nullptr;
+    if (qrt_model_apply_passes(model, passes.c_str(), report ? &lines : nullptr) != QRT_OK) {
+      const std::string why = qrt_last_error_message();
+      qrt_model_destroy(model);
+      return fail(why);
+    }
+    if (lines) std::fputs(lines, stderr);
+    qrt_free(lines);
+  }
   if (emit == "binary") {
     st = qrt_model_save(model, output.c_str(), QRT_FORMAT_BINARY);
     qrt_model_destroy(model);

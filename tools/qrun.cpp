@@ -21,7 +21,7 @@ namespace {
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
     "            [--backend jit|ref] [--threads N] [--kernels] [--bench ITER] [--profile]\n"
-    "            [--trace FILE.json]\n"
+    "            [--trace FILE.json] [--passes LIST]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -48,6 +48,9 @@ const char* kUsage =
     "                         and the arena against the sum of all intermediates\n"
     "  --trace FILE.json      write the last run's ops as a Chrome trace (chrome://tracing,\n"
     "                         Perfetto)\n"
+    "  --passes LIST          graph passes before kernels are chosen (comma-separated;\n"
+    "                         default fold-pad,fold-qdq; '' for none: fold-qdq runs QDQ regions\n"
+    "                         as integer ops, see qopt --help)\n"
     "  --kernels              print, per op, the kernel that runs it (its contract name and\n"
     "                         multiply method) or why the reference runs it\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
@@ -250,6 +253,8 @@ struct Options {
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   bool kernels = false;
   size_t threads = 1;
+  bool has_passes = false;
+  std::string passes;
   qrt_tools::BenchOptions bench;
 };
 
@@ -328,6 +333,11 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       }
       if (a == "--threads") o.threads = size_t(n);
       else o.bench.iterations = int(n);
+    } else if (a == "--passes") {
+      const char* v = value("--passes");
+      if (!v) return fail("--passes needs a comma-separated list", 2);
+      o.has_passes = true;
+      o.passes = v;
     } else if (a == "--profile") {
       o.bench.profile = true;
     } else if (a == "--trace") {
@@ -363,6 +373,7 @@ int run_main(int argc, char** argv) {
   qrt_plan_options_init(&plan_options);
   plan_options.backend = o.backend;
   plan_options.threads = o.threads;
+  if (o.has_passes) plan_options.passes = o.passes.c_str();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
   if (o.kernels) {

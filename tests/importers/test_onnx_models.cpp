@@ -28,7 +28,7 @@ struct Outcome {
 
 // Runs `model` on x (reshaped to `dims`) and returns the argmax of each row of 10 logits.
 Outcome run_model(const std::string& model, const qrt_tools::NpyArray& x, std::vector<int64_t> dims,
-                  qrt_backend backend = QRT_BACKEND_DEFAULT) {
+                  qrt_backend backend = QRT_BACKEND_DEFAULT, const char* passes = nullptr, size_t* float_ops = nullptr) {
   qrt_model_t* m = nullptr;
   qrt_plan_t* plan = nullptr;
   qrt_context_t* ctx = nullptr;
@@ -36,7 +36,19 @@ Outcome run_model(const std::string& model, const qrt_tools::NpyArray& x, std::v
   qrt_plan_options options;
   qrt_plan_options_init(&options);
   options.backend = backend;
+  options.passes = passes;
   REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+  if (float_ops) {
+    // Ops left between the graph's input qcast and output dcast that are not integer kernels.
+    size_t ops = 0;
+    qrt_plan_num_ops(plan, &ops);
+    *float_ops = 0;
+    for (size_t i = 0; i < ops; ++i) {
+      qrt_op_info info;
+      qrt_plan_op_info(plan, i, &info);
+      *float_ops += std::strcmp(info.kernel, "reference") == 0 && std::strcmp(info.op, "qrt.constant") != 0;
+    }
+  }
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(),
                                         x.data.size()) == QRT_OK, qrt_last_error_message());
@@ -76,13 +88,22 @@ qrt_tools::NpyArray load(const std::string& file) {
 
 // Checks predictions, accuracy and (for QDQ models) stored output values.
 void check_model(const std::string& dataset, const std::string& model, const std::vector<int64_t>& dims,
-                 double max_stored_mismatch_fraction) {
+                 double max_stored_mismatch_fraction, const char* passes = nullptr) {
   CAPTURE(model);
+  CAPTURE(passes);
   const nlohmann::json all = expected(dataset);
   const nlohmann::json& e = all["models"][model];
   const qrt_tools::NpyArray x = load(dataset + "_test_x.npy");
   const qrt_tools::NpyArray y = load(dataset + "_test_y.npy");
-  const Outcome o = run_model(model, x, dims);
+  size_t float_ops = 0;
+  const Outcome o = run_model(model, x, dims, QRT_BACKEND_DEFAULT, passes, &float_ops);
+  if (passes) {
+    MESSAGE(model << " with " << std::string(passes) << ": " << float_ops << " op(s) left to the reference");
+    CHECK(float_ops == 0);  // integer kernels from the input qcast to the output dcast
+    // The folded graph on the reference backend gives the same bytes.
+    const Outcome ref = run_model(model, x, dims, QRT_BACKEND_REF, passes);
+    CHECK(ref.logits == o.logits);
+  }
   const auto want = e["predictions"].get<std::vector<int>>();
   REQUIRE(o.predictions.size() == want.size());
   size_t differing = 0, correct = 0;
@@ -121,6 +142,15 @@ TEST_CASE("digits models: exact predictions and stored values") {
   check_model("digits", "digits_cnn_f32.onnx", {540, 1, 8, 8}, 0);
   check_model("digits", "digits_cnn_qdq_u8.onnx", {540, 1, 8, 8}, 0);
   check_model("digits", "digits_cnn_qdq_s8.onnx", {540, 1, 8, 8}, 0);
+}
+
+TEST_CASE("QDQ models with fold-qdq: integer kernels end to end, predictions unchanged") {
+  // Integer accumulation and one requantization per region (the QDQ intent) instead of f32
+  // math: stored logits may move by one, predictions and accuracy must not.
+  check_model("digits", "digits_mlp_qdq_s8.onnx", {540, 64}, 0.01, "fold-pad,fold-qdq");
+  check_model("digits", "digits_cnn_qdq_u8.onnx", {540, 1, 8, 8}, 0.01, "fold-pad,fold-qdq");
+  check_model("digits", "digits_cnn_qdq_s8.onnx", {540, 1, 8, 8}, 0.01, "fold-pad,fold-qdq");
+  check_model("fashion", "fashion_cnn_qdq_u8.onnx", {2000, 1, 28, 28}, 0.01, "fold-pad,fold-qdq");
 }
 
 TEST_CASE("fashion models: exact predictions, stored values within the tolerance") {

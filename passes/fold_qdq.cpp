@@ -1,0 +1,192 @@
+// qrt — QDQ folding (see fold_qdq.h).
+#include "passes/fold_qdq.h"
+
+#include <map>
+
+#include "ir/ops.h"
+
+namespace qrt::passes {
+
+namespace {
+
+// A constant seen through transposes: the constant's value and the perms applied, in order.
+struct ConstChain {
+  int constant = -1;
+  std::vector<std::vector<int64_t>> perms;
+};
+
+class Folder {
+ public:
+  explicit Folder(const Graph& g) : g_(g), uses_(g.values.size(), 0) {
+    for (const Op& op : g.ops) {
+      for (int v : op.operands) ++uses_[size_t(v)];
+    }
+    for (int v : g.outputs) ++uses_[size_t(v)];
+  }
+
+  Graph run(QdqFoldReport* report) {
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      const Value& v = g_.values[size_t(g_.inputs[i])];
+      map_[g_.inputs[i]] = out_.add_input(v.type, v.name);
+    }
+    for (const Op& op : g_.ops) {
+      if (op.kind == OpKind::kQCast && try_fold(op, report)) continue;
+      copy(op);
+    }
+    for (int v : g_.outputs) out_.outputs.push_back(map_.at(v));
+    out_.name = g_.name;
+    out_.return_loc = g_.return_loc;
+    return std::move(out_);
+  }
+
+ private:
+  const Op* producer(int v) const {
+    const int p = g_.values[size_t(v)].producer;
+    return p < 0 ? nullptr : &g_.ops[size_t(p)];
+  }
+  const Type& type(int v) const { return g_.values[size_t(v)].type; }
+
+  // x_q when v = dcast(x_q).
+  int dq_source(int v) const {
+    const Op* p = producer(v);
+    return p && p->kind == OpKind::kDCast ? p->operands[0] : -1;
+  }
+
+  // The quantized constant behind v = transpose*(dcast(constant)).
+  bool const_chain(int v, ConstChain& c) const {
+    const Op* p = producer(v);
+    if (!p) return false;
+    if (p->kind == OpKind::kTranspose) {
+      if (!const_chain(p->operands[0], c)) return false;
+      std::vector<int64_t> perm;
+      for (const Attribute& a : p->attr("perm")->array) perm.push_back(a.i);
+      c.perms.push_back(perm);
+      return true;
+    }
+    const int q = dq_source(v);
+    const Op* k = q >= 0 ? producer(q) : nullptr;
+    if (!k || k->kind != OpKind::kConstant) return false;
+    c.constant = q;
+    return true;
+  }
+
+  void copy(const Op& op) {
+    std::vector<int> operands;
+    for (int v : op.operands) operands.push_back(map_.at(v));
+    std::vector<Type> types;
+    for (int r : op.results) types.push_back(type(r));
+    const int o = out_.add_op(op.kind, operands, types, op.attrs, op.loc);
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      const int nv = out_.ops[size_t(o)].results[r];
+      out_.values[size_t(nv)].name = g_.values[size_t(op.results[r])].name;
+      map_[op.results[r]] = nv;
+    }
+  }
+
+  int emit(OpKind kind, std::vector<int> operands, const Type& t, const Op& like, const std::string& name) {
+    const int o = out_.add_op(kind, std::move(operands), {t}, like.attrs, like.loc);
+    const int v = out_.result(o);
+    out_.values[size_t(v)].name = name;
+    return v;
+  }
+
+  // The constant's quantized value with the transposes applied (per-axis axes follow).
+  int emit_weights(const ConstChain& c, const Op& like) {
+    int v = map_.at(c.constant);
+    Type t = type(c.constant);
+    for (const auto& perm : c.perms) {
+      Type nt = t;
+      for (size_t i = 0; i < perm.size(); ++i) nt.dims[i] = t.dims[size_t(perm[i])];
+      if (t.element.kind == ElementKind::kUniformPerAxis) {
+        for (size_t i = 0; i < perm.size(); ++i) {
+          if (perm[i] == t.element.axis) nt.element.axis = int32_t(i);
+        }
+      }
+      const int o = out_.add_op(OpKind::kTranspose, {v}, {nt}, {{"perm", Attribute::make_int_array(perm)}}, like.loc);
+      v = out_.result(o);
+      t = nt;
+    }
+    return v;
+  }
+
+  bool try_fold(const Op& q, QdqFoldReport* report) {
+    const int fv = q.operands[0];
+    const Op* f = producer(fv);
+    if (!f || uses_[size_t(fv)] != 1) return false;
+    const Type& qt = type(q.results[0]);
+    const std::string name = g_.values[size_t(q.results[0])].name;
+    auto note = [&](const std::string& s) {
+      if (report) report->lines.push_back(s);
+    };
+    // Shape-only and order-only ops commute with dequantization.
+    if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose) {
+      const int xq = dq_source(f->operands[0]);
+      if (xq < 0 || !(type(xq).element == qt.element)) return false;
+      map_[q.results[0]] = emit(f->kind, {map_.at(xq)}, qt, *f, name);
+      note(std::string(op_info(f->kind).name) + " -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
+      if (report) ++report->folded;
+      return true;
+    }
+    const Op* g = f;
+    bool relu = false;
+    if (f->kind == OpKind::kRelu) {
+      g = producer(f->operands[0]);
+      if (!g || uses_[size_t(f->operands[0])] != 1) return false;
+      relu = true;
+    }
+    // matmul + add of a bias (how Gemm-style layers import): the bias joins the matmul.
+    int float_bias = -1;
+    if (g->kind == OpKind::kAdd) {
+      for (int side = 0; side < 2 && float_bias < 0; ++side) {
+        const Op* m = producer(g->operands[size_t(side)]);
+        if (m && m->kind == OpKind::kMatmul && m->operands.size() == 2 && uses_[size_t(g->operands[size_t(side)])] == 1 &&
+            type(g->operands[size_t(1 - side)]).rank() == 1) {
+          float_bias = g->operands[size_t(1 - side)];
+          g = m;
+        }
+      }
+      if (float_bias < 0) return false;
+    }
+    if (g->kind != OpKind::kConv2d && g->kind != OpKind::kMatmul) return false;
+    if (g->operands.size() > 2) float_bias = g->operands[2];
+    const int xq = dq_source(g->operands[0]);
+    ConstChain w;
+    if (xq < 0 || !const_chain(g->operands[1], w)) return false;
+    const ElementType& xe = type(xq).element;
+    const ElementType& we = type(w.constant).element;
+    if (xe.kind != ElementKind::kUniform || !we.is_uniform() || !qt.element.is_uniform()) return false;
+    int bq = -1;
+    if (float_bias >= 0) {
+      bq = dq_source(float_bias);
+      const Op* bc = bq >= 0 ? producer(bq) : nullptr;
+      if (!bc || bc->kind != OpKind::kConstant) return false;
+      const ElementType& be = type(bq).element;
+      if (!be.is_uniform() || be.storage.width != 32) return false;
+      for (size_t n = 0; n < be.num_channels(); ++n) {
+        if (be.zero_points[n] != 0 || !scales_match(accumulator_scale(xe, we, n), be.scales[n])) {
+          note(std::string(op_info(g->kind).name) + " -> %" + name + ": left in float: the bias scale is not s_x * s_w");
+          return false;
+        }
+      }
+    }
+    std::vector<int> operands{map_.at(xq), emit_weights(w, *g)};
+    if (bq >= 0) operands.push_back(map_.at(bq));
+    const int y = emit(g->kind, operands, qt, *g, relu ? name + "_int" : name);
+    map_[q.results[0]] = relu ? emit(OpKind::kRelu, {y}, qt, *f, name) : y;
+    note(std::string(op_info(g->kind).name) + (relu ? " + relu" : "") + " -> %" + name +
+         ": integer accumulation, one requantization to " + qt.element.to_string());
+    if (report) ++report->folded;
+    return true;
+  }
+
+  const Graph& g_;
+  std::vector<int> uses_;
+  std::map<int, int> map_;
+  Graph out_;
+};
+
+}  // namespace
+
+Graph fold_qdq(const Graph& graph, QdqFoldReport* report) { return Folder(graph).run(report); }
+
+}  // namespace qrt::passes

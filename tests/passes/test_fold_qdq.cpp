@@ -1,0 +1,93 @@
+// Tests: QDQ folding, text in -> text out: a dcast -> matmul(+bias) -> relu -> qcast region
+// becomes an integer matmul and relu; a reshape runs on stored values; regions it cannot prove
+// (a bias whose scale is not s_x * s_w, a requantizing max pool) stay in float and say why.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "ir/text_format.h"
+#include "passes/pipeline.h"
+
+namespace {
+
+const char* kRegion = R"(func.func @main(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %xq = "quant.qcast"(%x) : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<u8:f32, 0.5:10>>
+  %xd = "quant.dcast"(%xq) : (tensor<2x3x!quant.uniform<u8:f32, 0.5:10>>) -> tensor<2x3xf32>
+  %wq = "qrt.constant"() {value = dense<[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]> : tensor<3x4xi8>} : () -> tensor<3x4x!quant.uniform<i8:f32, 0.25>>
+  %wd = "quant.dcast"(%wq) : (tensor<3x4x!quant.uniform<i8:f32, 0.25>>) -> tensor<3x4xf32>
+  %bq = "qrt.constant"() {value = dense<[1, 2, 3, 4]> : tensor<4xi32>} : () -> tensor<4x!quant.uniform<i32:f32, BIAS_SCALE>>
+  %bd = "quant.dcast"(%bq) : (tensor<4x!quant.uniform<i32:f32, BIAS_SCALE>>) -> tensor<4xf32>
+  %m = "qrt.matmul"(%xd, %wd) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %a = "qrt.add"(%m, %bd) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %r = "qrt.relu"(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %yq = "quant.qcast"(%r) : (tensor<2x4xf32>) -> tensor<2x4x!quant.uniform<u8:f32, 0.125>>
+  %y = "quant.dcast"(%yq) : (tensor<2x4x!quant.uniform<u8:f32, 0.125>>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+})";
+
+std::string with_bias_scale(const std::string& scale) {
+  std::string s = kRegion;
+  for (size_t at; (at = s.find("BIAS_SCALE")) != std::string::npos;) s.replace(at, 10, scale);
+  return s;
+}
+
+std::string run(const std::string& text, std::vector<std::string>* report = nullptr) {
+  auto g = qrt::parse_graph(text);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  auto out = qrt::passes::run_pipeline(*g, "fold-qdq", report);
+  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
+  return qrt::print_graph(*out);
+}
+
+}  // namespace
+
+TEST_CASE("matmul + bias add + relu between dcast and qcast becomes integer ops") {
+  std::vector<std::string> report;
+  const std::string out = run(with_bias_scale("1.250000e-01"), &report);  // 0.5 * 0.25
+  CHECK(out.find("\"qrt.matmul\"(%xq, %wq, %bq)") != std::string::npos);
+  CHECK(out.find("-> tensor<2x4x!quant.uniform<u8:f32, 1.250000e-01>>") != std::string::npos);
+  CHECK(out.find("\"qrt.relu\"(%yq_int)") != std::string::npos);
+  CHECK(out.find("qrt.add") == std::string::npos);
+  CHECK(out.find("%xd") == std::string::npos);  // the float region is gone
+  REQUIRE(report.size() >= 2);
+  CHECK(report[0] == "fold-qdq: 1 region(s) folded");
+  CHECK(report[1].find("qrt.matmul + relu -> %yq: integer accumulation") != std::string::npos);
+}
+
+TEST_CASE("a bias whose scale is not s_x * s_w keeps the region in float, with the reason") {
+  std::vector<std::string> report;
+  const std::string out = run(with_bias_scale("1.000000e-01"), &report);
+  CHECK(out.find("qrt.add") != std::string::npos);
+  bool said = false;
+  for (const auto& line : report) said = said || line.find("the bias scale is not s_x * s_w") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("shape ops run on stored values only when the types agree") {
+  const std::string same = R"(func.func @main(%x: tensor<2x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<6x!quant.uniform<i8:f32, 0.5>> {
+  %d = "quant.dcast"(%x) : (tensor<2x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<2x3xf32>
+  %r = "qrt.reshape"(%d) : (tensor<2x3xf32>) -> tensor<6xf32>
+  %q = "quant.qcast"(%r) : (tensor<6xf32>) -> tensor<6x!quant.uniform<i8:f32, 0.5>>
+  return %q : tensor<6x!quant.uniform<i8:f32, 0.5>>
+})";
+  CHECK(run(same) == "func.func @main(%x: tensor<2x3x!quant.uniform<i8:f32, 5.000000e-01>>) -> "
+                     "tensor<6x!quant.uniform<i8:f32, 5.000000e-01>> {\n"
+                     "  %q = \"qrt.reshape\"(%x) : (tensor<2x3x!quant.uniform<i8:f32, 5.000000e-01>>) -> "
+                     "tensor<6x!quant.uniform<i8:f32, 5.000000e-01>>\n"
+                     "  return %q : tensor<6x!quant.uniform<i8:f32, 5.000000e-01>>\n}\n");
+  const std::string rescaled = R"(func.func @main(%x: tensor<2x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<6x!quant.uniform<i8:f32, 0.25>> {
+  %d = "quant.dcast"(%x) : (tensor<2x3x!quant.uniform<i8:f32, 0.5>>) -> tensor<2x3xf32>
+  %r = "qrt.reshape"(%d) : (tensor<2x3xf32>) -> tensor<6xf32>
+  %q = "quant.qcast"(%r) : (tensor<6xf32>) -> tensor<6x!quant.uniform<i8:f32, 0.25>>
+  return %q : tensor<6x!quant.uniform<i8:f32, 0.25>>
+})";
+  CHECK(run(rescaled).find("quant.dcast") != std::string::npos);  // a rescale stays explicit
+}
+
+TEST_CASE("unknown pass names are refused with the list of passes") {
+  auto g = qrt::parse_graph(with_bias_scale("1.250000e-01"));
+  REQUIRE(g.is_ok());
+  auto out = qrt::passes::run_pipeline(*g, "fold-pad,fold-everything");
+  REQUIRE_FALSE(out.is_ok());
+  CHECK(out.status().message() == "unknown pass 'fold-everything' (passes: fold-pad, fold-qdq)");
+}
