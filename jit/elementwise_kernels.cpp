@@ -126,7 +126,7 @@ Result<KernelChoice> select_elementwise_kernel(const Graph& graph, const Op& op)
   KernelDesc d;
   d.op = op.kind == OpKind::kAdd ? KernelOp::kQAdd : op.kind == OpKind::kMul ? KernelOp::kQMul : KernelOp::kRequantize;
   d.storage_signed = ea.storage.is_signed;
-  d.row_correction = eb && eb->storage.is_signed;
+  d.b_signed = eb && eb->storage.is_signed;
   d.out = eo.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
   QRT_ASSIGN_OR_RETURN(std::shared_ptr<ExecutableCode> code, code_cache().get(d));
   choice.kernel = std::make_unique<ElementwiseOpKernel>(graph, op, d, std::move(code), p, int32_t(eo.storage.min),

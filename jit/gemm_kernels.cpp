@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "jit/convert_kernels.h"
+#include "jit/code_cache.h"
 
 namespace qrt::jit {
 

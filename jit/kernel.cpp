@@ -10,7 +10,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr &&
-         row_correction == o.row_correction && taps == o.taps && channels == o.channels;
+         row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && channels == o.channels;
 }
 
 size_t KernelDesc::hash() const {
@@ -21,7 +21,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint32_t(zero_point)) << 32) | uint32_t(qmin)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint32_t>()(uint32_t(qmax)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
-                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(row_correction) << 31) |
+                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint32_t>()(channels) + 0x9e3779b97f4a7c15ull + (h << 6);
   return h;
@@ -60,7 +60,7 @@ std::string KernelDesc::name() const {
     // e.g. qs8_qs8_qs8_add__avx2 (a, b, result), qu8_qs8_requantize__avx2 (input, result).
     const char* what = op == KernelOp::kQAdd ? "add" : op == KernelOp::kQMul ? "mul" : "requantize";
     std::string s = storage_signed ? "qs8_" : "qu8_";
-    if (op != KernelOp::kRequantize) s += row_correction ? "qs8_" : "qu8_";
+    if (op != KernelOp::kRequantize) s += b_signed ? "qs8_" : "qu8_";
     return s + out_name(out) + "_" + what + "__avx2";
   }
   const std::string q = storage_signed ? "qs8" : "qu8";

@@ -53,7 +53,8 @@ struct KernelDesc {
   OutKind out = OutKind::kU8;
   uint8_t mr = 0;               ///< rows of the tile (kGemm)
   uint8_t nr = 0;               ///< columns stored (kGemm; the panel is always 16 wide)
-  bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n]; kQAdd/kQMul: b is signed
+  bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n] (some weight zero point != 0)
+  bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
   uint16_t taps = 0;            ///< kernel window positions (kDepthwise)
   uint32_t channels = 0;        ///< channels (kDepthwise)
 

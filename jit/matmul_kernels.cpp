@@ -1,6 +1,4 @@
 // qrt — qrt.matmul (quantized, constant 2-D weights) on the AVX2 GEMM kernels.
-#include <cstring>
-
 #include "ir/ops.h"
 #include "jit/gemm_kernels.h"
 #include "jit/op_kernels.h"

@@ -53,7 +53,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDe
   load_widened(a, x86::ymm0, x86::rsi, d.storage_signed);
   a.vpsubd(x86::ymm0, x86::ymm0, x86::ymm4);
   if (binary) {
-    load_widened(a, x86::ymm1, x86::rdx, d.row_correction);  // b's signedness
+    load_widened(a, x86::ymm1, x86::rdx, d.b_signed);
     a.vpsubd(x86::ymm1, x86::ymm1, x86::ymm5);
   }
   if (d.op == KernelOp::kQMul) {
