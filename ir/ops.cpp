@@ -510,6 +510,21 @@ double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t 
   return lhs.scales[0] * sw;
 }
 
+Result<std::vector<int64_t>> reshape_dims(const Type& declared, int64_t elements) {
+  std::vector<int64_t> dims = declared.dims;
+  int64_t known = 1;
+  for (int64_t d : dims) known *= d < 0 ? 1 : d;
+  for (int64_t& d : dims) {
+    if (d < 0) d = known == 0 ? 0 : elements / known;
+  }
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total != elements) {
+    return Status::error("cannot reshape " + std::to_string(elements) + " elements into " + declared.to_string());
+  }
+  return dims;
+}
+
 bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(a); }
 
 Status verify_graph(const Graph& graph) {

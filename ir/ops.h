@@ -38,6 +38,10 @@ Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
 /// s_lhs · s_rhs[n] in double precision.
 double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t n);
 
+/// The result dimensions of a qrt.reshape to `declared` of `elements` elements: one dynamic
+/// dimension takes whatever the element count leaves for it; an error when the count differs.
+Result<std::vector<int64_t>> reshape_dims(const Type& declared, int64_t elements);
+
 /// True when two scales agree to the relative tolerance the verifier accepts for bias and
 /// accumulator scales (1e-6: float32 products of the same scales pass).
 bool scales_match(double a, double b);

@@ -35,13 +35,7 @@ class ConvOpKernel final : public OpKernel {
     if (dims[w_.height_dim()] <= 0 || dims[w_.width_dim()] <= 0) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
     }
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (result_type_.dims[d] >= 0 && result_type_.dims[d] != dims[d]) {
-        return Status::error_at(op_.loc, "'qrt.conv2d' op computed result shape [" + dims_to_string(dims) +
-                                             "] contradicts its type " + result_type_.to_string());
-      }
-    }
-    return dims;
+    return checked_result_dims(op_, std::move(dims));
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {

@@ -40,13 +40,7 @@ class DepthwiseOpKernel final : public OpKernel {
     if (dims[1] <= 0 || dims[2] <= 0) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
     }
-    for (size_t i = 0; i < dims.size(); ++i) {
-      if (result_type_.dims[i] >= 0 && result_type_.dims[i] != dims[i]) {
-        return Status::error_at(op_.loc, "'qrt.conv2d' op computed result shape [" + dims_to_string(dims) +
-                                             "] contradicts its type " + result_type_.to_string());
-      }
-    }
-    return dims;
+    return checked_result_dims(op_, std::move(dims));
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {

@@ -216,20 +216,8 @@ class ReshapeOpKernel final : public OpKernel {
  public:
   ReshapeOpKernel(const Graph& graph, const Op& op) : OpKernel(graph.values[size_t(op.results[0])].type), op_(op) {}
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    // One dynamic result dimension takes whatever the element count leaves for it.
-    std::vector<int64_t> dims = result_type_.dims;
-    int64_t known = 1;
-    for (int64_t d : dims) known *= d < 0 ? 1 : d;
-    const int64_t n = operands[0]->num_elements();
-    for (int64_t& d : dims) {
-      if (d < 0) d = known == 0 ? 0 : n / known;
-    }
-    int64_t total = 1;
-    for (int64_t d : dims) total *= d;
-    if (total != n) {
-      return Status::error_at(op_.loc, "'qrt.reshape' op cannot reshape " + std::to_string(n) + " elements into " +
-                                           result_type_.to_string());
-    }
+    auto dims = reshape_dims(result_type_, operands[0]->num_elements());
+    if (!dims.is_ok()) return Status::error_at(op_.loc, "'qrt.reshape' op " + dims.status().message());
     return dims;
   }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ir/ops.h"
 #include "jit/convert_kernels.h"
 #include "jit/elementwise_kernels.h"
 #include "jit/host_info.h"
@@ -81,6 +82,16 @@ std::unique_ptr<Tensor> fold_constant(const Graph& graph, int value, int depth) 
 }
 
 }  // namespace
+
+Result<std::vector<int64_t>> OpKernel::checked_result_dims(const Op& op, std::vector<int64_t> dims) const {
+  bool ok = dims.size() == result_type_.dims.size();
+  for (size_t d = 0; ok && d < dims.size(); ++d) ok = result_type_.dims[d] < 0 || result_type_.dims[d] == dims[d];
+  if (!ok) {
+    return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op computed result shape [" +
+                                        dims_to_string(dims) + "] contradicts its type " + result_type_.to_string());
+  }
+  return dims;
+}
 
 Result<Tensor> OpKernel::run(const std::vector<const Tensor*>& operands) const {
   QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, result_dims(operands));

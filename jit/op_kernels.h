@@ -28,6 +28,13 @@ class OpKernel {
   Result<Tensor> run(const std::vector<const Tensor*>& operands) const;
   /// The declared result type.
   const Type& result_type() const { return result_type_; }
+
+ protected:
+  /// `dims` if they agree with the declared result type's static dimensions, else an error
+  /// naming `op` and both shapes.
+  Result<std::vector<int64_t>> checked_result_dims(const Op& op, std::vector<int64_t> dims) const;
+
+ public:
   /// The generated kernel's contract name and how it computes, e.g.
   /// "qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (no weight pair can saturate ...)".
   virtual std::string describe() const = 0;

@@ -149,20 +149,8 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc
   }
   // The remaining full blocks and the partial one form the last group.
   if (rest + (tail ? 1 : 0) > 0) emit_group(a, d, rest + (tail ? 1 : 0), tail ? tail : 16, masks);
-  a.add(x86::rsi, x86::r12);
-  a.add(x86::rbx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixel_step)));
-  a.add(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out_stride)));
-  a.dec(x86::r10);
-  a.jnz(pixel);
-  a.bind(done);
-  a.pop(x86::r12);
-  a.pop(x86::rbx);
-  a.vzeroupper();
-  a.ret();
-  a.align(AlignMode::kData, 32);
-  a.bind(masks);
-  a.embedUInt32(0xFFFFFFFFu, 8);
-  a.embedUInt32(0u, 8);
+  x86gen::emit_pixel_loop_end(a, offsetof(DepthwiseArgs, pixel_step), offsetof(DepthwiseArgs, out_stride), pixel, done);
+  x86gen::embed_lane_masks(a, masks);
   return x86gen::finish(code, d.name());
 }
 

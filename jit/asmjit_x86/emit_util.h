@@ -46,6 +46,34 @@ inline void store_low_bytes(asmjit::x86::Assembler& a, const asmjit::x86::Gp& ba
   }
 }
 
+/// Binds `masks` to 16 dwords, eight -1 then eight 0: loading 8 dwords at masks + 4·(8 - n)
+/// gives a vpmaskmovd mask enabling the first n lanes. Emit after the code.
+inline void embed_lane_masks(asmjit::x86::Assembler& a, const asmjit::Label& masks) {
+  a.align(asmjit::AlignMode::kData, 32);
+  a.bind(masks);
+  a.embedUInt32(0xFFFFFFFFu, 8);
+  a.embedUInt32(0u, 8);
+}
+
+/// The end of a per-pixel loop of the windowed kernels (depthwise, pooling), whose argument
+/// blocks hold the pixel step and output stride at the given offsets: advance the tap
+/// pointers (rsi += r12), the pixel offset (rbx) and the output (rdx), loop while pixels (r10)
+/// remain, then restore rbx/r12 and return.
+inline void emit_pixel_loop_end(asmjit::x86::Assembler& a, size_t pixel_step_offset, size_t out_stride_offset,
+                                const asmjit::Label& pixel, const asmjit::Label& done) {
+  using namespace asmjit;
+  a.add(x86::rsi, x86::r12);
+  a.add(x86::rbx, x86::qword_ptr(x86::rdi, int32_t(pixel_step_offset)));
+  a.add(x86::rdx, x86::qword_ptr(x86::rdi, int32_t(out_stride_offset)));
+  a.dec(x86::r10);
+  a.jnz(pixel);
+  a.bind(done);
+  a.pop(x86::r12);
+  a.pop(x86::rbx);
+  a.vzeroupper();
+  a.ret();
+}
+
 /// Turns what the assembler holds into sealed executable code; asmjit errors become qrt
 /// errors naming `what`.
 inline Result<std::shared_ptr<ExecutableCode>> finish(asmjit::CodeHolder& code, const std::string& what) {

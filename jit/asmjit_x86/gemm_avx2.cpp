@@ -167,11 +167,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
   }
   a.vzeroupper();
   a.ret();
-  // vpmaskmovd masks: loading 8 dwords at masks + 4 * (8 - n) enables the first n lanes.
-  a.align(AlignMode::kData, 32);
-  a.bind(masks);
-  a.embedUInt32(0xFFFFFFFFu, 8);
-  a.embedUInt32(0u, 8);
+  x86gen::embed_lane_masks(a, masks);
   return x86gen::finish(code, d.name());
 }
 

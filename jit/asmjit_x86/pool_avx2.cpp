@@ -105,16 +105,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& d) 
     a.jb(block);
   }
   if (tail > 0) emit_pool_block(a, d, tail);
-  a.add(x86::rsi, x86::r12);
-  a.add(x86::rbx, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, pixel_step)));
-  a.add(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, out_stride)));
-  a.dec(x86::r10);
-  a.jnz(pixel);
-  a.bind(done);
-  a.pop(x86::r12);
-  a.pop(x86::rbx);
-  a.vzeroupper();
-  a.ret();
+  x86gen::emit_pixel_loop_end(a, offsetof(PoolArgs, pixel_step), offsetof(PoolArgs, out_stride), pixel, done);
   return x86gen::finish(code, d.name());
 }
 

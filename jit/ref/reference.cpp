@@ -376,22 +376,11 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
     case OpKind::kMean:
       return eval_mean(op, *in[0], rt);
     case OpKind::kReshape: {
-      // One dynamic result dimension takes whatever the element count leaves for it.
-      std::vector<int64_t> dims = rt.dims;
-      int64_t known = 1;
-      for (int64_t d : dims) known *= d < 0 ? 1 : d;
-      const int64_t n = in[0]->num_elements();
-      for (int64_t& d : dims) {
-        if (d < 0) d = known == 0 ? 0 : n / known;
-      }
-      int64_t total = 1;
-      for (int64_t d : dims) total *= d;
-      if (total != n) {
-        return op_error(op, "cannot reshape " + std::to_string(n) + " elements into " + rt.to_string());
-      }
+      auto dims = reshape_dims(rt, in[0]->num_elements());
+      if (!dims.is_ok()) return op_error(op, dims.status().message());
       Tensor y = *in[0];
       y.type = rt;
-      y.type.dims = dims;
+      y.type.dims = std::move(dims).value();
       return y;
     }
     default:
