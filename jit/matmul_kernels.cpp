@@ -88,8 +88,9 @@ Result<KernelChoice> select_matmul_kernel(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& w = graph.values[size_t(op.operands[1])].type;
   const Type& out = graph.values[size_t(op.results[0])].type;
-  if (!x.element.is_quant() || !w.element.is_quant()) {
-    choice.why_not = "float and hybrid matmuls run on the reference";
+  if (!x.element.is_quant()) return select_float_matmul_kernel(graph, op);  // float and hybrid
+  if (!w.element.is_quant()) {
+    choice.why_not = "quantized activations with float weights run on the reference";
     return choice;
   }
   std::unique_ptr<Tensor> weights = constant_operand(graph, op.operands[1]);

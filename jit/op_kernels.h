@@ -69,6 +69,8 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op);
 /// evaluated by the reference), else null.
 std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
 
+/// f32 and hybrid (f32 x quantized weights) matmul (float_matmul_kernels.cpp).
+Result<KernelChoice> select_float_matmul_kernel(const Graph& graph, const Op& op);
 /// Matmul (and conv) kernels, in their own files.
 Result<KernelChoice> select_matmul_kernel(const Graph& graph, const Op& op);
 Result<KernelChoice> select_conv_kernel(const Graph& graph, const Op& op);

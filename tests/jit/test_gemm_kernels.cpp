@@ -205,3 +205,67 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
     }
   }
 }
+
+TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's rounding order") {
+  if (!qrt::host_cpu_features().avx2) {
+    MESSAGE("no AVX2 on this CPU: skipped");
+    return;
+  }
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
+  int cases = 0;
+  for (bool hybrid : {false, true}) {
+    for (int64_t m : {1, 3, 4, 9}) {
+      for (int64_t k : {1, 7, 64}) {
+        for (int64_t n : {1, 8, 17, 40}) {
+          const bool bias = (cases % 2) == 0;
+          const std::string xt = "tensor<" + qrt_test::shape({m, k}) + "f32>";
+          const std::string yt = "tensor<" + qrt_test::shape({m, n}) + "f32>";
+          std::string wt, wconst;
+          if (hybrid) {
+            std::string scales;
+            for (int64_t j = 0; j < n; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
+            wt = "tensor<" + qrt_test::shape({k, n}) + "!quant.uniform<i8:f32:1, {" + scales + "}>>";
+            wconst = qrt_test::hex_dense(qrt_test::bytes_of(qrt_test::random_values(rng, size_t(k * n), -128, 127))) +
+                     " : tensor<" + qrt_test::shape({k, n}) + "i8>";
+          } else {
+            wt = "tensor<" + qrt_test::shape({k, n}) + "f32>";
+            std::vector<uint8_t> bytes(size_t(k * n) * 4);
+            for (size_t i = 0; i < size_t(k * n); ++i) {
+              // Magnitudes over many decades, so that rounding order matters.
+              const float v = mag(rng) * std::pow(10.0f, float(int(rng() % 7) - 3)) * (i % 13 == 0 ? -0.0f : 1.0f);
+              std::memcpy(bytes.data() + i * 4, &v, 4);
+            }
+            wconst = qrt_test::hex_dense(bytes) + " : " + wt;
+          }
+          std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %w = \"qrt.constant\"() {value = " +
+                             wconst + "} : () -> " + wt + "\n";
+          std::string operands = "%x, %w", types = xt + ", " + wt;
+          if (bias) {
+            std::vector<uint8_t> bytes(size_t(n) * 4);
+            for (size_t j = 0; j < size_t(n); ++j) {
+              const float v = mag(rng) * 100.0f;
+              std::memcpy(bytes.data() + j * 4, &v, 4);
+            }
+            const std::string bt = "tensor<" + std::to_string(n) + "xf32>";
+            text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bytes) + " : " + bt + "} : () -> " + bt + "\n";
+            operands += ", %b";
+            types += ", " + bt;
+          }
+          text += "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+          CAPTURE(text);
+          auto t = qrt::parse_type(xt);
+          REQUIRE(t.is_ok());
+          qrt::Tensor x = qrt::Tensor::zeros(*t);
+          for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+            x.set_float(i, double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))));
+          }
+          const std::string how = qrt_test::check_last_op(text, x);
+          CHECK(how.find(hybrid ? "f32_qc8w_f32_gemm" : "f32_f32_f32_gemm") == 0);
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " float/hybrid matmul cases");
+}
