@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/ops.h"
 #include "jit/code_cache.h"
 #include "jit/ref/numerics.h"
 #include "jit/ref/reference.h"
@@ -26,9 +27,10 @@ class ElementwiseOpKernel final : public OpKernel {
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const bool binary = desc_.op != KernelOp::kRequantize;
     if (binary && operands[1]->type.dims != operands[0]->type.dims) {
-      // Broadcasting (possible only with dynamic dimensions): the reference knows the shape.
-      QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(*graph_, op_, operands));
-      return r.type.dims;
+      // Broadcasting (possible only with dynamic dimensions): run_into leaves it to the reference.
+      auto dims = broadcast_shapes(operands[0]->type.dims, operands[1]->type.dims);
+      if (!dims.is_ok()) return Status::error_at(op_.loc, "'" + std::string(op_info(op_.kind).name) + "' op " + dims.status().message());
+      return dims;
     }
     return operands[0]->type.dims;
   }

@@ -109,50 +109,32 @@ class PadOpKernel final : public StaticShapeKernel {
   std::vector<uint8_t> fill_;  // one element's bytes
 };
 
-// Output rows [row_begin, row_end) (a row: the last output dimension), each element gathered
-// from the input through per-dimension strides.
-template <typename T>
-void transpose_rows(const T* x, T* y, const std::vector<int64_t>& out_dims, const std::vector<size_t>& strides,
+// Walks rows [row_begin, row_end) of `dims` (a row: the last dimension) with `strides` giving
+// the other tensor's stride per dimension of `dims`. Gather walks the output and reads the
+// input through the strides; scatter (for short output rows, e.g. NCHW -> NHWC with few
+// channels) walks the input sequentially and writes the output through them.
+template <typename T, bool kScatter>
+void transpose_walk(const T* x, T* y, const std::vector<int64_t>& dims, const std::vector<size_t>& strides,
                     size_t row_begin, size_t row_end) {
-  const size_t rank = out_dims.size(), row = size_t(out_dims[rank - 1]), last_stride = strides[rank - 1];
+  const size_t rank = dims.size(), row = size_t(dims[rank - 1]), last_stride = strides[rank - 1];
   std::vector<int64_t> idx(rank, 0);
   size_t r = row_begin;
   for (size_t d = rank - 1; d-- > 0;) {  // the multi-index of the first row
-    idx[d] = int64_t(r % size_t(out_dims[d]));
-    r /= size_t(out_dims[d]);
+    idx[d] = int64_t(r % size_t(dims[d]));
+    r /= size_t(dims[d]);
   }
   for (size_t rw = row_begin; rw < row_end; ++rw) {
-    size_t src = 0;
-    for (size_t d = 0; d + 1 < rank; ++d) src += size_t(idx[d]) * strides[d];
-    T* out = y + rw * row;
-    for (size_t i = 0; i < row; ++i) out[i] = x[src + i * last_stride];
-    for (size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < out_dims[d]) break;
-      idx[d] = 0;
+    size_t other = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) other += size_t(idx[d]) * strides[d];
+    for (size_t i = 0; i < row; ++i) {
+      if constexpr (kScatter) {
+        y[other + i * last_stride] = x[rw * row + i];
+      } else {
+        y[rw * row + i] = x[other + i * last_stride];
+      }
     }
-  }
-}
-
-// Input rows [row_begin, row_end) scattered to the output through `out_strides` (the output
-// stride of each input dimension): used when output rows are short and input rows long
-// (e.g. NCHW -> NHWC with few channels), so that reads stay sequential.
-template <typename T>
-void transpose_scatter(const T* x, T* y, const std::vector<int64_t>& in_dims, const std::vector<size_t>& out_strides,
-                       size_t row_begin, size_t row_end) {
-  const size_t rank = in_dims.size(), row = size_t(in_dims[rank - 1]), last_stride = out_strides[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  size_t r = row_begin;
-  for (size_t d = rank - 1; d-- > 0;) {
-    idx[d] = int64_t(r % size_t(in_dims[d]));
-    r /= size_t(in_dims[d]);
-  }
-  for (size_t rw = row_begin; rw < row_end; ++rw) {
-    size_t dst = 0;
-    for (size_t d = 0; d + 1 < rank; ++d) dst += size_t(idx[d]) * out_strides[d];
-    const T* in = x + rw * row;
-    for (size_t i = 0; i < row; ++i) y[dst + i * last_stride] = in[i];
     for (size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < in_dims[d]) break;
+      if (++idx[d] < dims[d]) break;
       idx[d] = 0;
     }
   }
@@ -202,9 +184,9 @@ class TransposeOpKernel final : public StaticShapeKernel {
     const T* in = reinterpret_cast<const T*>(x.bytes());
     T* out = reinterpret_cast<T*>(y.bytes());
     if (scatter_) {
-      transpose_scatter(in, out, operand_dims_, out_strides_, r0, r1);
+      transpose_walk<T, true>(in, out, operand_dims_, out_strides_, r0, r1);
     } else {
-      transpose_rows(in, out, y.type.dims, strides_, r0, r1);
+      transpose_walk<T, false>(in, out, y.type.dims, strides_, r0, r1);
     }
   }
 

@@ -171,7 +171,8 @@ Status Context::run_dynamic() {
     return Result<Tensor>(std::move(y));
   };
   std::vector<Tensor> in;
-  for (const Tensor& t : inputs) in.push_back(t.view ? Tensor::view_of(t.type, t.view) : t.clone());
+  // Views of the bound or copied inputs: the graph walk only reads them.
+  for (const Tensor& t : inputs) in.push_back(Tensor::view_of(t.type, const_cast<uint8_t*>(t.bytes())));
   auto result = run_graph(*p.graph, std::move(in), run_kernel);
   if (!result.is_ok()) return runtime_error(result.status());
   outputs = std::move(result).value();
