@@ -168,6 +168,24 @@ qrt_status qrt_model_print(const qrt_model_t* model, char** text_out);
  *  Plans made earlier keep their graph. `report_out` (may be NULL) gets one line per decision;
  *  free it with qrt_free(). Unknown pass names fail with QRT_INVALID_ARGUMENT. */
 qrt_status qrt_model_apply_passes(qrt_model_t* model, const char* passes, char** report_out);
+/** Flags of qrt_model_apply_passes_ex. */
+enum {
+  QRT_PASSES_PRINT_IR_AFTER_ALL = 1, /**< the report gets the IR after every pass */
+  QRT_PASSES_TIMING = 2              /**< the report gets one "timing:" line per pass */
+};
+/** qrt_model_apply_passes with `flags` (QRT_PASSES_*, or 0). */
+qrt_status qrt_model_apply_passes_ex(qrt_model_t* model, const char* passes, unsigned flags, char** report_out);
+/** One line per graph pass a pipeline may name: "  NAME  summary\n". */
+const char* qrt_passes_help(void);
+/** The pipeline that quantizes a calibrated float model (see qrt_model_calibrate):
+ *  "calibrate,fake-quant,propagate,fold-pad,fold-qdq,check-integer". */
+const char* qrt_calibration_pipeline(void);
+/** Post-training calibration: runs the float model once on `inputs` (one view per model input,
+ *  in order, with any batch size the input types allow) on the reference backend and records
+ *  the range of every float value in quant.stats ops, widening what earlier calls recorded.
+ *  Call it once per calibration batch, then apply qrt_calibration_pipeline() (optionally with
+ *  options, e.g. "calibrate,propagate{activations=i8},fold-pad,fold-qdq"). */
+qrt_status qrt_model_calibrate(qrt_model_t* model, const qrt_tensor_view* inputs, size_t num_inputs);
 /** Number of inputs. */
 qrt_status qrt_model_num_inputs(const qrt_model_t* model, size_t* count_out);
 /** Number of outputs. */

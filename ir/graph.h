@@ -77,7 +77,7 @@ struct Attribute {
 enum class OpKind : uint8_t {
   kQCast, kDCast, kSCast, kConstant, kAdd, kMul, kMatmul, kRelu, kClamp, kReshape, kRequantize,
   kConv2d, kMaxPool2d, kAvgPool2d, kTranspose, kConcat, kPad, kSoftmax, kLogistic, kMean,
-  kDynamicQuantize,
+  kDynamicQuantize, kStats, kFakeQuant,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -51,4 +51,8 @@ Status verify_softmax_logistic(const Graph& g, const Op& op);
 Status verify_mean(const Graph& g, const Op& op);
 Status verify_dynamic_quantize(const Graph& g, const Op& op);
 
+/// Verifiers of the quantization instrumentation ops (ops_quant.cpp).
+Status verify_stats(const Graph& g, const Op& op);
+Status verify_fake_quant(const Graph& g, const Op& op);
+
 }  // namespace qrt::op_verify

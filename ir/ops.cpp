@@ -158,11 +158,14 @@ Status verify_qcast(const Graph& g, const Op& op) {
   if (!in.element.is_float()) {
     return op_error(op, "operand must be a float scalar or tensor, got " + in.to_string());
   }
-  if (!out.element.is_uniform()) {
-    return op_error(op, "result must be a !quant.uniform scalar or tensor, got " + out.to_string());
+  // Calibrated and any types are the propagation pass's placeholders (the seed's quantization
+  // design); only uniform types execute.
+  if (!out.element.is_quant()) {
+    return op_error(op, "result must be a !quant.uniform, !quant.calibrated or !quant.any scalar or tensor, got " +
+                            out.to_string());
   }
   QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
-  if (in.element.float_kind != out.element.float_kind) {
+  if (out.element.has_expressed && in.element.float_kind != out.element.float_kind) {
     return op_error(op, std::string("operand element type ") + float_kind_name(in.element.float_kind) +
                             " must equal the expressed type " +
                             float_kind_name(out.element.float_kind) + " of the result");
@@ -173,14 +176,15 @@ Status verify_qcast(const Graph& g, const Op& op) {
 Status verify_dcast(const Graph& g, const Op& op) {
   const Type& in = operand_type(g, op, 0);
   const Type& out = result_type(g, op);
-  if (!in.element.is_uniform()) {
-    return op_error(op, "operand must be a !quant.uniform scalar or tensor, got " + in.to_string());
+  if (!in.element.is_quant()) {
+    return op_error(op, "operand must be a !quant.uniform, !quant.calibrated or !quant.any scalar or tensor, got " +
+                            in.to_string());
   }
   if (!out.element.is_float()) {
     return op_error(op, "result must be a float scalar or tensor, got " + out.to_string());
   }
   QRT_RETURN_IF_ERROR(check_same_shape(op, in, out));
-  if (in.element.float_kind != out.element.float_kind) {
+  if (in.element.has_expressed && in.element.float_kind != out.element.float_kind) {
     return op_error(op, std::string("result element type ") + float_kind_name(out.element.float_kind) +
                             " must equal the expressed type " +
                             float_kind_name(in.element.float_kind) + " of the operand");
@@ -461,10 +465,14 @@ const std::vector<OpInfo>& table() {
        "softmax along axis in f32 (quantized: dequantize, softmax, quantize)"},
       {OpKind::kLogistic, "qrt.logistic", 1, 1, {}, verify_softmax_logistic,
        "1 / (1 + exp(-x)) in f32 (quantized: dequantize, logistic, quantize)"},
-      {OpKind::kMean, "qrt.mean", 1, 1, {"axes", "keepdims"}, verify_mean,
+      {OpKind::kMean, "qrt.mean", 1, 1, {"accumulator", "axes", "keepdims"}, verify_mean,
        "mean over axes; quantized sums accumulate in int32 and narrow once"},
       {OpKind::kDynamicQuantize, "qrt.dynamic_quantize", 1, 1, {}, verify_dynamic_quantize,
        "dynamic-range u8 quantization: stored values, scale and zero point computed per call", 3},
+      {OpKind::kStats, "quant.stats", 1, 1, {"axis", "axisStats", "layerStats"}, verify_stats,
+       "identity carrying calibration statistics: layerStats [min, max], optional axisStats per channel"},
+      {OpKind::kFakeQuant, "qrt.fake_quant", 1, 1, {"axis", "is_signed", "max", "min", "narrow_range", "num_bits"},
+       verify_fake_quant, "simulated quantization: qcast then dcast to the type nudged from [min, max]"},
   };
   return kTable;
 }

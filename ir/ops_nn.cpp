@@ -2,6 +2,7 @@
 // (see docs/ops.md). Registered in the op table in ops.cpp.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "ir/nn_params.h"
@@ -256,6 +257,21 @@ Status verify_mean(const Graph& g, const Op& op) {
   if (!is_float && !is_quant) {
     return op_error(op, "expects float in and out of one type, or per-layer !quant.uniform in and out, got " +
                             in.to_string() + " -> " + out.to_string());
+  }
+  if (const Attribute* acc = op.attr("accumulator")) {
+    // The StableHLO quantized-reduce contract made explicit: stored values minus the zero
+    // point summed in i32, narrowed once.
+    if (!is_quant || acc->kind != Attribute::Kind::kString || acc->s != "i32") {
+      return op_error(op, "attribute 'accumulator' must be \"i32\" on a quantized mean, got " + acc->to_string());
+    }
+    int64_t count = 1;
+    for (size_t d = 0; d < in.rank(); ++d) count = reduced[d] && in.dims[d] >= 0 ? count * in.dims[d] : count;
+    const int64_t widest = std::max(std::llabs(in.element.storage.max - in.element.zero_points[0]),
+                                    std::llabs(in.element.storage.min - in.element.zero_points[0]));
+    if ((long double)count * (long double)widest > 2147483647.0L) {
+      return op_error(op, "the i32 accumulator could overflow: " + std::to_string(count) + " terms of up to " +
+                              std::to_string(widest));
+    }
   }
   std::vector<int64_t> expected;
   for (size_t d = 0; d < in.rank(); ++d) {

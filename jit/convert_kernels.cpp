@@ -3,7 +3,7 @@
 #include "jit/convert_kernels.h"
 
 #include "jit/host_info.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 
 namespace qrt::jit {
 

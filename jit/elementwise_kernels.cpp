@@ -8,7 +8,7 @@
 
 #include "ir/ops.h"
 #include "jit/code_cache.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 #include "jit/ref/reference.h"
 
 namespace qrt::jit {

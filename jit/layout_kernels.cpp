@@ -10,7 +10,7 @@
 
 #include "ir/ops.h"
 #include "jit/op_kernels.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 
 namespace qrt::jit {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "jit/code_cache.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 #include "jit/window_runs.h"
 
 namespace qrt::jit {

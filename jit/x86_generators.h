@@ -10,7 +10,7 @@ namespace qrt::jit {
 
 /// Generates the AVX2 body of a quantize or dequantize kernel: it converts `blocks` groups of
 /// 8 elements, `void body(const void* in, void* out, size_t blocks)`; the caller converts the
-/// remaining n % 8 elements with the scalar twin (jit/ref/numerics.h).
+/// remaining n % 8 elements with the scalar twin (ir/numerics.h).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& desc);
 
 /// Generates a GEMM tile kernel (KernelOp::kGemm): `void tile(const GemmTileArgs*)`, see

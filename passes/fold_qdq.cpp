@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ir/ops.h"
+#include "passes/rewriter.h"
 
 namespace qrt::passes {
 
@@ -17,33 +18,18 @@ struct ConstChain {
 
 class Folder {
  public:
-  explicit Folder(const Graph& g) : g_(g), uses_(g.values.size(), 0) {
-    for (const Op& op : g.ops) {
-      for (int v : op.operands) ++uses_[size_t(v)];
-    }
-    for (int v : g.outputs) ++uses_[size_t(v)];
-  }
+  explicit Folder(const Graph& g) : g_(g), uses_(count_uses(g)), rw_(g) {}
 
   Graph run(QdqFoldReport* report) {
-    for (size_t i = 0; i < g_.inputs.size(); ++i) {
-      const Value& v = g_.values[size_t(g_.inputs[i])];
-      map_[g_.inputs[i]] = out_.add_input(v.type, v.name);
-    }
     for (const Op& op : g_.ops) {
       if (op.kind == OpKind::kQCast && try_fold(op, report)) continue;
-      copy(op);
+      rw_.copy(op);
     }
-    for (int v : g_.outputs) out_.outputs.push_back(map_.at(v));
-    out_.name = g_.name;
-    out_.return_loc = g_.return_loc;
-    return std::move(out_);
+    return rw_.finish();
   }
 
  private:
-  const Op* producer(int v) const {
-    const int p = g_.values[size_t(v)].producer;
-    return p < 0 ? nullptr : &g_.ops[size_t(p)];
-  }
+  const Op* producer(int v) const { return producer_of(g_, v); }
   const Type& type(int v) const { return g_.values[size_t(v)].type; }
 
   // x_q when v = dcast(x_q).
@@ -70,29 +56,13 @@ class Folder {
     return true;
   }
 
-  void copy(const Op& op) {
-    std::vector<int> operands;
-    for (int v : op.operands) operands.push_back(map_.at(v));
-    std::vector<Type> types;
-    for (int r : op.results) types.push_back(type(r));
-    const int o = out_.add_op(op.kind, operands, types, op.attrs, op.loc);
-    for (size_t r = 0; r < op.results.size(); ++r) {
-      const int nv = out_.ops[size_t(o)].results[r];
-      out_.values[size_t(nv)].name = g_.values[size_t(op.results[r])].name;
-      map_[op.results[r]] = nv;
-    }
-  }
-
   int emit(OpKind kind, std::vector<int> operands, const Type& t, const Op& like, const std::string& name) {
-    const int o = out_.add_op(kind, std::move(operands), {t}, like.attrs, like.loc);
-    const int v = out_.result(o);
-    out_.values[size_t(v)].name = name;
-    return v;
+    return rw_.emit(kind, std::move(operands), t, like.attrs, like.loc, name);
   }
 
   // The constant's quantized value with the transposes applied (per-axis axes follow).
   int emit_weights(const ConstChain& c, const Op& like) {
-    int v = map_.at(c.constant);
+    int v = rw_.at(c.constant);
     Type t = type(c.constant);
     for (const auto& perm : c.perms) {
       Type nt = t;
@@ -102,34 +72,56 @@ class Folder {
           if (perm[i] == t.element.axis) nt.element.axis = int32_t(i);
         }
       }
-      const int o = out_.add_op(OpKind::kTranspose, {v}, {nt}, {{"perm", Attribute::make_int_array(perm)}}, like.loc);
-      v = out_.result(o);
+      v = rw_.emit(OpKind::kTranspose, {v}, nt, {{"perm", Attribute::make_int_array(perm)}}, like.loc, "");
       t = nt;
     }
     return v;
   }
 
+  // qcast(dcast(x_q)): the same type is x_q itself; another one a single requantize, and a
+  // requantize of a requantize (nothing else reading the inner one) collapses into one.
+  template <typename Note>
+  bool fold_rescale(const Op& dq, const Op& q, Note note, QdqFoldReport* report) {
+    int x = dq.operands[0];
+    const Type& qt = type(q.results[0]);
+    const std::string name = g_.values[size_t(q.results[0])].name;
+    if (type(x).element == qt.element) {
+      rw_.map(q.results[0], rw_.at(x));
+      note("dcast -> qcast %" + name + ": the same type, removed");
+    } else {
+      const Op* inner = producer(x);
+      const bool chain = inner && inner->kind == OpKind::kRequantize && uses_[size_t(x)] == 1;
+      if (chain) x = inner->operands[0];
+      rw_.map(q.results[0], emit(OpKind::kRequantize, {rw_.at(x)}, qt, q, name));
+      note("dcast -> qcast %" + name + ": one requantize from " + type(x).element.to_string() +
+           (chain ? " (a requantize chain collapsed)" : ""));
+    }
+    if (report) ++report->folded;
+    return true;
+  }
+
   bool try_fold(const Op& q, QdqFoldReport* report) {
     const int fv = q.operands[0];
     const Op* f = producer(fv);
-    if (!f || uses_[size_t(fv)] != 1) return false;
     const Type& qt = type(q.results[0]);
     const std::string name = g_.values[size_t(q.results[0])].name;
     auto note = [&](const std::string& s) {
       if (report) report->lines.push_back(s);
     };
+    if (f && f->kind == OpKind::kDCast && qt.element.is_uniform()) return fold_rescale(*f, q, note, report);
+    if (!f || uses_[size_t(fv)] != 1) return false;
     // Shape-only and order-only ops commute with dequantization.
     if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose) {
       const int xq = dq_source(f->operands[0]);
       if (xq < 0 || !(type(xq).element == qt.element)) return false;
-      map_[q.results[0]] = emit(f->kind, {map_.at(xq)}, qt, *f, name);
+      rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));
       note(std::string(op_info(f->kind).name) + " -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
       if (report) ++report->folded;
       return true;
     }
     const Op* g = f;
     bool relu = false;
-    if (f->kind == OpKind::kRelu) {
+    if (f->kind == OpKind::kRelu || f->kind == OpKind::kClamp) {
       g = producer(f->operands[0]);
       if (!g || uses_[size_t(f->operands[0])] != 1) return false;
       relu = true;
@@ -169,11 +161,11 @@ class Folder {
         }
       }
     }
-    std::vector<int> operands{map_.at(xq), emit_weights(w, *g)};
-    if (bq >= 0) operands.push_back(map_.at(bq));
+    std::vector<int> operands{rw_.at(xq), emit_weights(w, *g)};
+    if (bq >= 0) operands.push_back(rw_.at(bq));
     const int y = emit(g->kind, operands, qt, *g, relu ? name + "_int" : name);
-    map_[q.results[0]] = relu ? emit(OpKind::kRelu, {y}, qt, *f, name) : y;
-    note(std::string(op_info(g->kind).name) + (relu ? " + relu" : "") + " -> %" + name +
+    rw_.map(q.results[0], relu ? emit(f->kind, {y}, qt, *f, name) : y);
+    note(std::string(op_info(g->kind).name) + (relu ? std::string(" + ") + op_info(f->kind).name : "") + " -> %" + name +
          ": integer accumulation, one requantization to " + qt.element.to_string());
     if (report) ++report->folded;
     return true;
@@ -181,8 +173,7 @@ class Folder {
 
   const Graph& g_;
   std::vector<int> uses_;
-  std::map<int, int> map_;
-  Graph out_;
+  Rewriter rw_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "ir/binary_format.h"
 #include "ir/text_format.h"
 #include "jit/host_info.h"
+#include "runtime/calibration.h"
 #include "runtime/session.h"
 
 struct qrt_model_s {
@@ -219,11 +220,43 @@ qrt_status qrt_model_print(const qrt_model_t* model, char** text_out) {
 }
 
 qrt_status qrt_model_apply_passes(qrt_model_t* model, const char* passes, char** report_out) {
+  return qrt_model_apply_passes_ex(model, passes, 0, report_out);
+}
+
+const char* qrt_passes_help(void) {
+  static const std::string text = [] {
+    std::string t;
+    for (const auto& p : qrt::passes::registered_passes()) {
+      std::string name = p.name;
+      name.resize(std::max<size_t>(name.size(), 14), ' ');
+      t += "                   " + name + p.summary + "\n";
+    }
+    return t;
+  }();
+  return text.c_str();
+}
+
+const char* qrt_calibration_pipeline(void) { return qrt::passes::kCalibratePipeline; }
+
+qrt_status qrt_model_calibrate(qrt_model_t* model, const qrt_tensor_view* inputs, size_t num_inputs) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_model_calibrate", "model");
+    if (!inputs && num_inputs > 0) return null_argument("qrt_model_calibrate", "inputs");
+    qrt::Status s = qrt::runtime::calibrate_model(*model->impl, inputs, num_inputs);
+    return s.is_ok() ? ok() : fail(s);
+  });
+}
+
+qrt_status qrt_model_apply_passes_ex(qrt_model_t* model, const char* passes, unsigned flags, char** report_out) {
   return guarded([&] {
     if (!model) return null_argument("qrt_model_apply_passes", "model");
     if (!passes) return null_argument("qrt_model_apply_passes", "passes");
     std::vector<std::string> report;
-    auto g = qrt::passes::run_pipeline(*model->impl->graph, passes, &report);
+    qrt::passes::PipelineOptions options;
+    options.report = &report;
+    options.print_ir_after_all = (flags & QRT_PASSES_PRINT_IR_AFTER_ALL) != 0;
+    options.timing = (flags & QRT_PASSES_TIMING) != 0;
+    auto g = qrt::passes::run_pipeline(*model->impl->graph, passes, options);
     if (!g.is_ok()) return fail(g.status());
     std::string text;
     for (const std::string& line : report) text += line + "\n";

@@ -223,6 +223,15 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   auto lowered = passes::run_pipeline(*model.graph, options.passes ? options.passes : passes::kDefaultPipeline);
   if (!lowered.is_ok()) return lowered.status();
   plan->graph = std::make_shared<const Graph>(std::move(lowered).value());
+  for (const Value& v : plan->graph->values) {
+    const ElementKind k = v.type.element.kind;
+    if (k == ElementKind::kCalibrated || k == ElementKind::kAny) {
+      return Status::error("value %" + v.name + " has the placeholder type " + v.type.to_string() +
+                           ", which cannot run: resolve it with the 'propagate' pass (e.g. passes \"" +
+                           passes::kCalibratePipeline + "\")")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+  }
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
   plan->backend = options.backend == QRT_BACKEND_REF || !jit_available ? QRT_BACKEND_REF : QRT_BACKEND_JIT;

@@ -8,29 +8,47 @@
 #include <iterator>
 #include <string>
 
+#include "qopt_calibrate.h"
+
 namespace {
 
 const char* kUsage =
-    "usage: qopt FILE [-o OUT] [--emit text|binary] [--passes LIST] [--report]\n"
+    "usage: qopt FILE [-o OUT] [--emit text|binary] [--passes LIST | --pass NAME ...]\n"
+    "            [--calibrate DATA.npy ... [--samples N] [--batch N] [--activations u8|i8]]\n"
+    "            [--report | --quant-report] [--print-ir-after-all] [--timing]\n"
     "       e.g. qopt model.onnx -o model.qrt    (convert to the binary container)\n"
+    "            qopt model_f32.onnx --calibrate data.npy -o model_q.qrt --quant-report\n"
     "\n"
     "Reads FILE (qrt MLIR text, a .qrt binary, ONNX or TFLite; '-' reads standard input),\n"
     "verifies every rule of the qrt IR (quant types, per-axis integrity, op operand/result\n"
-    "types and shapes) and writes it: by default the canonical text form — generic op syntax,\n"
-    "types and floats formatted as mlir-opt prints them — which qopt, qrun and\n"
-    "mlir-opt --allow-unregistered-dialect read back.\n"
+    "types and shapes), optionally runs graph passes, and writes it: by default the canonical\n"
+    "text form — generic op syntax, types and floats formatted as mlir-opt prints them — which\n"
+    "qopt, qrun and mlir-opt --allow-unregistered-dialect read back.\n"
     "\n"
     "options:\n"
-    "  -o OUT      write to OUT instead of standard output\n"
-    "  --emit F    text or binary: the .qrt container (FlatBuffers metadata and 64-byte\n"
-    "              aligned weights, see docs/formats.md); binary needs -o. Default: binary\n"
-    "              when OUT ends in .qrt, text otherwise\n"
-    "  --passes L  run the comma-separated graph passes L before writing: fold-pad (explicit\n"
-    "              pads into quantized convolutions), fold-qdq (dcast -> float op -> qcast\n"
-    "              regions into integer ops); dead ops are removed after them\n"
-    "  --report    print what the passes decided, one line each, on standard error\n"
-    "  --version   print the version and exit\n"
-    "  -h, --help  print this help and exit\n"
+    "  -o OUT         write to OUT instead of standard output\n"
+    "  --emit F       text or binary: the .qrt container (FlatBuffers metadata and 64-byte\n"
+    "                 aligned weights, see docs/formats.md); binary needs -o. Default: binary\n"
+    "                 when OUT ends in .qrt, text otherwise\n"
+    "  --passes L     run the comma-separated passes L (\"default\": the plans' pipeline); a pass\n"
+    "                 takes options in braces, e.g. propagate{activations=i8}. Passes:\n"
+    "%s"
+    "  --pass NAME    append one pass to the pipeline (repeatable)\n"
+    "  --calibrate F  post-training quantization: run the float model on the samples in F\n"
+    "                 (.npy, first dimension = sample; one file per model input, in order),\n"
+    "                 record every float value's range, then run the calibration pipeline\n"
+    "                 (%s) unless --passes/--pass say otherwise\n"
+    "  --samples N    calibrate on the first N samples only (default: all)\n"
+    "  --batch N      samples per calibration run (default 100)\n"
+    "  --activations S  storage of calibrated activations: u8 (default) or i8\n"
+    "  --report       print what the passes decided, one line each, on standard error\n"
+    "  --quant-report print the quantization report on standard error: per quantized value the\n"
+    "                 type chosen and the rule that chose it, every rescale inserted and why,\n"
+    "                 and the integer-path check\n"
+    "  --print-ir-after-all  print the IR after every pass on standard error\n"
+    "  --timing       print the time each pass took on standard error\n"
+    "  --version      print the version and exit\n"
+    "  -h, --help     print this help and exit\n"
     "\n"
     "exit status: 0 on success, 1 on an invalid or unreadable graph, 2 on a usage error.\n"
     "Errors are one line on stderr: FILE:LINE:COL: error: MESSAGE.\n";
@@ -40,15 +58,39 @@ int fail(const std::string& message, int code = 1) {
   return code;
 }
 
+// Every line with --report or --print-ir-after-all (the IR comes inside the report); else the
+// propagation and integer-check lines for --quant-report and the timing lines for --timing.
+void print_report(const char* lines, bool all, bool quant_only, bool timing) {
+  const std::string text(lines);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const bool quant_line = line.rfind("propagate: ", 0) == 0 || line.rfind("check-integer: ", 0) == 0;
+    if (all || (quant_only && quant_line) || (timing && line.rfind("timing: ", 0) == 0)) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output, emit, passes;
-  bool report = false;
+  std::string input, output, emit, passes, activations;
+  bool report = false, quant_report = false, print_ir = false, timing = false, passes_given = false;
+  qrt_tools::CalibrationOptions calibration;
+  auto number = [&](int& i, long long& out) {
+    if (i + 1 >= argc) return false;
+    char* end = nullptr;
+    out = std::strtoll(argv[++i], &end, 10);
+    return *end == 0 && out > 0;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
+      std::printf(kUsage, qrt_passes_help(), qrt_calibration_pipeline());
       return 0;
     } else if (a == "--version") {
       std::printf("qopt (qrt) %s\n", qrt_version());
@@ -60,8 +102,30 @@ int run_main(int argc, char** argv) {
     } else if (a == "--passes") {
       if (i + 1 >= argc) return fail("--passes needs a comma-separated list", 2);
       passes = argv[++i];
+      passes_given = true;
+    } else if (a == "--pass") {
+      if (i + 1 >= argc) return fail("--pass needs a pass name", 2);
+      passes += (passes.empty() ? "" : ",") + std::string(argv[++i]);
+      passes_given = true;
+    } else if (a == "--calibrate") {
+      if (i + 1 >= argc) return fail("--calibrate needs a .npy file", 2);
+      calibration.files.push_back(argv[++i]);
+    } else if (a == "--samples") {
+      if (!number(i, calibration.samples)) return fail("--samples needs a positive number", 2);
+    } else if (a == "--batch") {
+      if (!number(i, calibration.batch)) return fail("--batch needs a positive number", 2);
+    } else if (a == "--activations") {
+      if (i + 1 >= argc) return fail("--activations needs u8 or i8", 2);
+      activations = argv[++i];
+      if (activations != "u8" && activations != "i8") return fail("--activations must be u8 or i8, got '" + activations + "'", 2);
     } else if (a == "--report") {
       report = true;
+    } else if (a == "--quant-report") {
+      quant_report = true;
+    } else if (a == "--print-ir-after-all") {
+      print_ir = true;
+    } else if (a == "--timing") {
+      timing = true;
     } else if (a == "-o") {
       if (i + 1 >= argc) return fail("-o needs a file name", 2);
       output = argv[++i];
@@ -74,6 +138,9 @@ int run_main(int argc, char** argv) {
     }
   }
   if (input.empty()) return fail("no FILE given (see qopt --help)", 2);
+  if (calibration.files.empty() && (calibration.samples > 0 || !activations.empty())) {
+    return fail("--samples and --activations need --calibrate", 2);
+  }
   // Without --emit, the output's extension decides: .qrt is binary, anything else text.
   if (emit.empty()) {
     emit = output.size() > 4 && output.compare(output.size() - 4, 4, ".qrt") == 0 ? "binary" : "text";
@@ -89,15 +156,33 @@ int run_main(int argc, char** argv) {
     st = qrt_model_load_file(input.c_str(), &model);
   }
   if (st != QRT_OK) return fail(qrt_last_error_message());
+  if (!calibration.files.empty()) {
+    std::string why;
+    if (!qrt_tools::calibrate_from_npy(model, calibration, why)) {
+      qrt_model_destroy(model);
+      return fail(why);
+    }
+    if (!passes_given) {
+      passes = qrt_calibration_pipeline();
+      if (!activations.empty()) {
+        const size_t at = passes.find("propagate");
+        passes.replace(at, 9, "propagate{activations=" + activations + "}");
+      }
+    }
+  }
   if (!passes.empty()) {
     char* lines = nullptr;
-    if (qrt_model_apply_passes(model, passes.c_str(), report ? &lines : nullptr) != QRT_OK) {
+    const unsigned flags = (print_ir ? unsigned(QRT_PASSES_PRINT_IR_AFTER_ALL) : 0u) | (timing ? unsigned(QRT_PASSES_TIMING) : 0u);
+    const bool want_lines = report || quant_report || print_ir || timing;
+    if (qrt_model_apply_passes_ex(model, passes.c_str(), flags, want_lines ? &lines : nullptr) != QRT_OK) {
       const std::string why = qrt_last_error_message();
       qrt_model_destroy(model);
       return fail(why);
     }
-    if (lines) std::fputs(lines, stderr);
+    if (lines) print_report(lines, report || print_ir, quant_report, timing);
     qrt_free(lines);
+  } else if (report || quant_report || print_ir || timing) {
+    return fail("--report, --quant-report, --print-ir-after-all and --timing need passes to run", 2);
   }
   if (emit == "binary") {
     st = qrt_model_save(model, output.c_str(), QRT_FORMAT_BINARY);

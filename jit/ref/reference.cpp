@@ -1,5 +1,5 @@
 // qrt — reference interpreter (see reference.h). Written for clarity, not speed: every
-// element goes through the scalar formulas of jit/ref/numerics.h.
+// element goes through the scalar formulas of ir/numerics.h.
 #include "jit/ref/reference.h"
 
 #include <algorithm>
@@ -7,7 +7,8 @@
 #include <optional>
 
 #include "ir/ops.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
+#include "ir/quant_params.h"
 #include "jit/ref/reference_util.h"
 
 namespace qrt {
@@ -390,8 +391,28 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
   const Tensor& x = *in[0];
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
   switch (op.kind) {
-    case OpKind::kQCast: return eval_qcast(x, rt);
-    case OpKind::kDCast: return eval_dcast(x, rt);
+    case OpKind::kQCast:
+    case OpKind::kDCast: {
+      const Type& q = op.kind == OpKind::kQCast ? rt : x.type;
+      if (!q.element.is_uniform()) {
+        return op_error(op, "cannot run on " + q.element.to_string() +
+                                ": calibrated and any types are placeholders; resolve them with the 'propagate' pass");
+      }
+      return op.kind == OpKind::kQCast ? eval_qcast(x, rt) : eval_dcast(x, rt);
+    }
+    case OpKind::kStats: {
+      Tensor y = x;
+      y.type = rt;
+      y.type.dims = x.type.dims;
+      return y;
+    }
+    case OpKind::kFakeQuant: {
+      // Exactly qcast then dcast to the nudged type (what the fake-quant pass rewrites it to).
+      Type qt = rt;
+      qt.dims = x.type.dims;
+      qt.element = fake_quant_element_type(op, rt.element.float_kind);
+      return eval_dcast(eval_qcast(x, qt), rt);
+    }
     case OpKind::kSCast: return eval_scast(x, rt);
     case OpKind::kRelu:
       return x.type.element.is_float() ? eval_relu_float(x) : eval_clamp(op, x, 0, 0);

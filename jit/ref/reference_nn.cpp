@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "ir/nn_params.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 #include "jit/ref/reference_util.h"
 
 namespace qrt::ref_detail {

@@ -35,7 +35,7 @@ TEST_CASE("quant.qcast / dcast / scast rules") {
         "'quant.qcast' op operand must be a float scalar or tensor, got tensor<4xi8>");
   CHECK(verify_op("%a: tensor<4xf32>", "\"quant.qcast\"(%a) : (tensor<4xf32>) -> tensor<4xf32>",
                   "tensor<4xf32>") ==
-        "'quant.qcast' op result must be a !quant.uniform scalar or tensor, got tensor<4xf32>");
+        "'quant.qcast' op result must be a !quant.uniform, !quant.calibrated or !quant.any scalar or tensor, got tensor<4xf32>");
   CHECK(verify_op("%a: tensor<4xf32>", "\"quant.qcast\"(%a) : (tensor<4xf32>) -> tensor<5x" + Q8 + ">",
                   "tensor<5x" + Q8 + ">") ==
         "'quant.qcast' op input and result are both scalars or both tensors with matching shape "
@@ -50,7 +50,7 @@ TEST_CASE("quant.qcast / dcast / scast rules") {
                   "tensor<4xf32>") == "ok");
   CHECK(verify_op("%a: tensor<4xf32>", "\"quant.dcast\"(%a) : (tensor<4xf32>) -> tensor<4xf32>",
                   "tensor<4xf32>") ==
-        "'quant.dcast' op operand must be a !quant.uniform scalar or tensor, got tensor<4xf32>");
+        "'quant.dcast' op operand must be a !quant.uniform, !quant.calibrated or !quant.any scalar or tensor, got tensor<4xf32>");
   CHECK(verify_op("%a: tensor<4x" + Q8 + ">", "\"quant.dcast\"(%a) : (tensor<4x" + Q8 + ">) -> tensor<4xi8>",
                   "tensor<4xi8>") ==
         "'quant.dcast' op result must be a float scalar or tensor, got tensor<4xi8>");

@@ -14,7 +14,7 @@
 #include "ir/text_format.h"
 #include "jit/convert_kernels.h"
 #include "jit/host_info.h"
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 
 using namespace qrt::numerics;
 

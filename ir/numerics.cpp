@@ -1,5 +1,5 @@
 // qrt — scalar numerics (see numerics.h and docs/numerics.md).
-#include "jit/ref/numerics.h"
+#include "ir/numerics.h"
 
 #include <cmath>
 

@@ -1,0 +1,137 @@
+// Tests: post-training quantization of the bundled float ONNX models through the C API —
+// calibrate on a slice of the test inputs, quantize with the calibration pipeline, and compare
+// accuracy with the float model on the whole test set (the bound: at most 1.0 point
+// lost). The quantized plans must run integer kernels only between the input quantize and the
+// output dequantize.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/npy.h"
+
+namespace {
+
+const std::string kModels = MODELS_DIR;
+
+qrt_tools::NpyArray load(const std::string& file) {
+  qrt_tools::NpyArray a;
+  std::string error;
+  REQUIRE_MESSAGE(qrt_tools::read_npy(kModels + "/onnx/" + file, a, error), error);
+  return a;
+}
+
+// Top-1 accuracy (percent) of `m` on x (as `dims`) against labels y; counts ops run by the
+// reference (not a generated kernel) other than constants.
+double accuracy(qrt_model_t* m, const qrt_tools::NpyArray& x, std::vector<int64_t> dims, const qrt_tools::NpyArray& y,
+                size_t* reference_ops) {
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(m, nullptr, &plan) == QRT_OK, qrt_last_error_message());
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  *reference_ops = 0;
+  for (size_t i = 0; i < ops; ++i) {
+    qrt_op_info info;
+    qrt_plan_op_info(plan, i, &info);
+    *reference_ops += std::strcmp(info.kernel, "reference") == 0 && std::strcmp(info.op, "qrt.constant") != 0;
+  }
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(),
+                                        x.data.size()) == QRT_OK, qrt_last_error_message());
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  const float* logits = static_cast<const float*>(view.data);
+  const int64_t* labels = reinterpret_cast<const int64_t*>(y.data.data());
+  size_t correct = 0;
+  for (int64_t i = 0; i < view.dims[0]; ++i) {
+    int best = 0;
+    for (int j = 1; j < 10; ++j) best = logits[i * 10 + j] > logits[i * 10 + best] ? j : best;
+    correct += best == labels[i];
+  }
+  const double n = double(view.dims[0]);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  return 100.0 * double(correct) / n;
+}
+
+struct PtqResult {
+  double float_accuracy = 0, quant_accuracy = 0;
+  size_t float_reference_ops = 0, quant_reference_ops = 0;
+  std::string report;
+  std::string printed;  // the quantized model's text
+};
+
+// Calibrates `model` on the first `samples` rows of x in batches of 100, quantizes it with
+// `pipeline` and measures both models on all of x.
+PtqResult post_training_quantization(const std::string& model, const std::string& dataset, std::vector<int64_t> sample_dims,
+                                     int64_t samples, const std::string& pipeline) {
+  const qrt_tools::NpyArray x = load(dataset + "_test_x.npy");
+  const qrt_tools::NpyArray y = load(dataset + "_test_y.npy");
+  qrt_model_t* m = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
+  std::vector<int64_t> all = {x.shape[0]};
+  all.insert(all.end(), sample_dims.begin(), sample_dims.end());
+  PtqResult r;
+  r.float_accuracy = accuracy(m, x, all, y, &r.float_reference_ops);
+  const size_t sample_bytes = x.data.size() / size_t(x.shape[0]);
+  for (int64_t start = 0; start < samples; start += 100) {
+    std::vector<int64_t> dims = all;
+    dims[0] = std::min<int64_t>(100, samples - start);
+    const qrt_tensor_view view = {QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data() + size_t(start) * sample_bytes,
+                                  size_t(dims[0]) * sample_bytes};
+    REQUIRE_MESSAGE(qrt_model_calibrate(m, &view, 1) == QRT_OK, qrt_last_error_message());
+  }
+  char* report = nullptr;
+  REQUIRE_MESSAGE(qrt_model_apply_passes(m, pipeline.c_str(), &report) == QRT_OK, qrt_last_error_message());
+  r.report = report;
+  qrt_free(report);
+  r.quant_accuracy = accuracy(m, x, all, y, &r.quant_reference_ops);
+  char* text = nullptr;
+  REQUIRE(qrt_model_print(m, &text) == QRT_OK);
+  r.printed = text;
+  qrt_free(text);
+  qrt_model_destroy(m);
+  return r;
+}
+
+void check(const PtqResult& r, const char* what) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%s: float %.2f%%, quantized %.2f%%", what, r.float_accuracy, r.quant_accuracy);
+  MESSAGE(std::string(line));
+  CHECK(r.quant_accuracy >= r.float_accuracy - 1.0);
+  // Integer kernels from the input quantize to the output dequantize: the quantize and
+  // dequantize themselves have kernels, so nothing runs on the reference.
+  CHECK(r.quant_reference_ops == 0);
+  CHECK(r.report.find("check-integer: ") != std::string::npos);
+  CHECK(r.report.find(" 0 float path(s) between integer kernels") != std::string::npos);
+  CHECK(r.printed.find("!quant.calibrated") == std::string::npos);  // all resolved
+  CHECK(r.printed.find("quant.stats") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("post-training quantization of digits_cnn_f32 loses at most 1 accuracy point") {
+  const PtqResult u8 = post_training_quantization("digits_cnn_f32.onnx", "digits", {1, 8, 8}, 300, qrt_calibration_pipeline());
+  check(u8, "digits_cnn u8 activations (calibrated on 300 of 540)");
+  CHECK(u8.report.find("propagate: %input_q : !quant.uniform<u8:f32") != std::string::npos);
+  const PtqResult i8 = post_training_quantization("digits_cnn_f32.onnx", "digits", {1, 8, 8}, 300,
+                                                  "calibrate,propagate{activations=i8},fold-pad,fold-qdq,check-integer");
+  check(i8, "digits_cnn i8 activations");
+  CHECK(i8.report.find("propagate: %input_q : !quant.uniform<i8:f32") != std::string::npos);
+}
+
+TEST_CASE("post-training quantization of fashion_cnn_f32 loses at most 1 accuracy point") {
+  const PtqResult r = post_training_quantization("fashion_cnn_f32.onnx", "fashion", {1, 28, 28}, 500, qrt_calibration_pipeline());
+  check(r, "fashion_cnn u8 activations (calibrated on 500 of 2000)");
+}
+
+TEST_CASE("post-training quantization of digits_mlp_f32 (matmul + add bias layers)") {
+  const PtqResult r = post_training_quantization("digits_mlp_f32.onnx", "digits", {64}, 300, qrt_calibration_pipeline());
+  check(r, "digits_mlp u8 activations");
+}
