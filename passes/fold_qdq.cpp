@@ -89,10 +89,12 @@ class Folder {
       rw_.map(q.results[0], rw_.at(x));
       note("dcast -> qcast %" + name + ": the same type, removed");
     } else {
-      const Op* inner = producer(x);
-      const bool chain = inner && inner->kind == OpKind::kRequantize && uses_[size_t(x)] == 1;
-      if (chain) x = inner->operands[0];
+      // x itself became a requantize of `from` here, and only this rescale reads it.
+      auto from = requantized_from_.find(x);
+      const bool chain = from != requantized_from_.end() && uses_[size_t(x)] == 1 && uses_[size_t(dq.results[0])] == 1;
+      if (chain) x = from->second;
       rw_.map(q.results[0], emit(OpKind::kRequantize, {rw_.at(x)}, qt, q, name));
+      requantized_from_[q.results[0]] = x;
       note("dcast -> qcast %" + name + ": one requantize from " + type(x).element.to_string() +
            (chain ? " (a requantize chain collapsed)" : ""));
     }
@@ -174,6 +176,7 @@ class Folder {
   const Graph& g_;
   std::vector<int> uses_;
   Rewriter rw_;
+  std::map<int, int> requantized_from_;  // value -> the value its requantize reads
 };
 
 }  // namespace

@@ -174,7 +174,11 @@ Result<Graph> run_pipeline(const Graph& graph, const std::string& spec_in, const
     const auto start = std::chrono::steady_clock::now();
     auto out = call.info->run(g, call.options, log);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!out.is_ok()) return Status::error("pass '" + std::string(call.info->name) + "': " + out.status().to_string()).with_code(out.status().code());
+    if (!out.is_ok()) {
+      const std::string& m = out.status().message();
+      if (m.rfind("pass '", 0) == 0) return out.status();
+      return Status::error("pass '" + std::string(call.info->name) + "': " + m).with_code(out.status().code());
+    }
     g = std::move(out).value();
     if (Status s = verify_graph(g); !s.is_ok()) {
       return Status::error("pass '" + std::string(call.info->name) + "' produced an invalid graph: " + s.to_string());

@@ -216,9 +216,10 @@ class Propagator {
     return map;
   }
 
+  // Edges in program order (so reports and tie-breaks never depend on the visit order).
   void build_edges() {
     adj_.assign(view_.points.size(), {});
-    for (size_t r : region_order()) {
+    for (size_t r = 0; r < view_.regions.size(); ++r) {
       if (!rows_[r]) continue;
       for (const Constraint& c : rows_[r]->constraints) {
         if (c.kind != ConstraintKind::kSameScale) continue;
@@ -335,6 +336,8 @@ class Propagator {
       }
       for (int p : points) {
         if (!done[size_t(p)]) {
+          // Its own range, in the storage of the group's first pin.
+          st_[size_t(p)].storage = st_[size_t(pins[0])].storage;
           QRT_RETURN_IF_ERROR(resolve_from_range({p}, " (the per-axis type of its same_scale group cannot reach it)"));
         }
       }
