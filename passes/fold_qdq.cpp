@@ -121,6 +121,15 @@ class Folder {
       if (report) ++report->folded;
       return true;
     }
+    // Ops whose quantized form is defined as dequantize, the f32 op, quantize: identical.
+    if (f->kind == OpKind::kLogistic || f->kind == OpKind::kSoftmax) {
+      const int xq = dq_source(f->operands[0]);
+      if (xq < 0 || !type(xq).element.is_uniform() || qt.element.kind != ElementKind::kUniform) return false;
+      rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));
+      note(std::string(op_info(f->kind).name) + " -> %" + name + ": quantized op (dequantize, f32, quantize: identical)");
+      if (report) ++report->folded;
+      return true;
+    }
     const Op* g = f;
     bool relu = false;
     if (f->kind == OpKind::kRelu || f->kind == OpKind::kClamp) {

@@ -135,3 +135,28 @@ TEST_CASE("post-training quantization of digits_mlp_f32 (matmul + add bias layer
   const PtqResult r = post_training_quantization("digits_mlp_f32.onnx", "digits", {64}, 300, qrt_calibration_pipeline());
   check(r, "digits_mlp u8 activations");
 }
+
+TEST_CASE("QDQ models: the default pipeline keeps every given parameter and leaves integer kernels only") {
+  for (const char* model : {"digits_cnn_qdq_u8.onnx", "digits_cnn_qdq_s8.onnx", "digits_mlp_qdq_s8.onnx", "fashion_cnn_qdq_u8.onnx"}) {
+    CAPTURE(model);
+    qrt_model_t* m = nullptr;
+    REQUIRE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK);
+    char* report = nullptr;
+    REQUIRE_MESSAGE(qrt_model_apply_passes(m, "default", &report) == QRT_OK, qrt_last_error_message());
+    const std::string r = "\n" + std::string(report);
+    qrt_free(report);
+    qrt_model_destroy(m);
+    // Every quantized activation keeps the type the model gives it: nothing is re-derived.
+    size_t values = 0, immutable = 0;
+    for (size_t at = 0; (at = r.find("\npropagate: %", at)) != std::string::npos; ++at) {
+      ++values;
+      const size_t end = r.find('\n', at + 1);
+      immutable += r.substr(at, end - at).find("<- immutable: given in the graph") != std::string::npos;
+    }
+    CHECK(values >= 3);
+    CHECK(immutable == values);
+    CHECK(r.find("propagate: rescale") == std::string::npos);
+    // One quantize of the input, one dequantize of the logits, integer kernels between.
+    CHECK(r.find("integer kernel(s), 1 quantize(s), 1 dequantize(s) of integer results, 0 float path(s)") != std::string::npos);
+  }
+}

@@ -297,6 +297,69 @@ static void test_dynamic_output_cannot_be_bound(qrt_model_t* model) {
   qrt_plan_destroy(plan);
 }
 
+/* Post-training quantization through the C API: calibrate a float graph on two batches,
+ * quantize it with the calibration pipeline, and run the result. */
+static void test_calibration(void) {
+  static const char* kFloat =
+      "func.func @main(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {\n"
+      "  %w = \"qrt.constant\"() {value = dense<[[1.0, -0.5], [0.25, 2.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>\n"
+      "  %y = \"qrt.matmul\"(%x, %w) : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>\n"
+      "  return %y : tensor<?x2xf32>\n"
+      "}\n";
+  qrt_model_t* model = NULL;
+  qrt_plan_t* plan = NULL;
+  qrt_context_t* ctx = NULL;
+  const float batch1[4] = {0.0f, 1.0f, 0.5f, -1.0f};
+  const float batch2[2] = {2.0f, 0.25f};
+  const int64_t dims1[2] = {2, 2}, dims2[2] = {1, 2}, bad_dims[2] = {1, 3};
+  qrt_tensor_view in;
+  char* report = NULL;
+  char* text = NULL;
+  qrt_tensor_view out;
+  EXPECT(qrt_model_load_buffer(kFloat, strlen(kFloat), "float.mlir", &model) == QRT_OK);
+  if (!model) return;
+  in.dtype = QRT_DTYPE_F32;
+  in.rank = 2;
+  in.dims = bad_dims;
+  in.data = batch1;
+  in.bytes = 12;
+  EXPECT(qrt_model_calibrate(model, &in, 1) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("input 'x' expects shape tensor<?x2xf32>");
+  EXPECT(qrt_model_calibrate(model, &in, 2) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_model_calibrate(NULL, &in, 1) == QRT_INVALID_ARGUMENT);
+  in.dims = dims1;
+  in.bytes = sizeof batch1;
+  EXPECT(qrt_model_calibrate(model, &in, 1) == QRT_OK);
+  in.dims = dims2;
+  in.data = batch2;
+  in.bytes = sizeof batch2;
+  EXPECT(qrt_model_calibrate(model, &in, 1) == QRT_OK);
+  EXPECT(qrt_model_print(model, &text) == QRT_OK);
+  /* The input's statistics cover both batches: [-1, 2]. */
+  EXPECT(text && strstr(text, "layerStats = dense<[-1.000000e+00, 2.000000e+00]>") != NULL);
+  qrt_free(text);
+  EXPECT(qrt_model_apply_passes_ex(model, "calibrate,propagate{activations=nope}", 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT_MSG_CONTAINS("option activations=nope must be one of u8, i8");
+  EXPECT(qrt_model_apply_passes_ex(model, qrt_calibration_pipeline(), QRT_PASSES_TIMING, &report) == QRT_OK);
+  EXPECT(report && strstr(report, "propagate: %x_q : !quant.uniform<u8:f32") != NULL);
+  EXPECT(report && strstr(report, "timing: propagate") != NULL);
+  qrt_free(report);
+  EXPECT(strstr(qrt_passes_help(), "propagate") != NULL);
+  EXPECT(qrt_plan_create(model, NULL, &plan) == QRT_OK);
+  EXPECT(qrt_context_create(plan, &ctx) == QRT_OK);
+  EXPECT(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 2, dims1, batch1, sizeof batch1) == QRT_OK);
+  EXPECT(qrt_context_run(ctx) == QRT_OK);
+  EXPECT(qrt_context_output(ctx, 0, &out) == QRT_OK && out.dims[0] == 2);
+  if (out.data) {
+    /* x = [0, 1] -> [0.25, 2]; quantized within one output step (range about [-2, 4.3]/255). */
+    const float* y = (const float*)out.data;
+    EXPECT(y[0] > 0.2f && y[0] < 0.3f && y[1] > 1.95f && y[1] < 2.05f);
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(model);
+}
+
 int main(void) {
   qrt_model_t* model = NULL;
   test_version_and_strings();
@@ -309,6 +372,7 @@ int main(void) {
     qrt_model_destroy(model);
   }
   test_static_plan();
+  test_calibration();
   printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

@@ -272,3 +272,61 @@ TEST_CASE("qopt bad input") {
   CHECK(run(kQopt + " a.mlir b.mlir").exit_code == 2);
   CHECK(run(kQopt + " -x").exit_code == 2);
 }
+
+TEST_CASE("qopt --calibrate: post-training quantization of a float graph from .npy samples") {
+  const fs::path model = write_file("float.mlir", R"(func.func @main(%x: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %w = "qrt.constant"() {value = dense<[[0.5, -1.0], [0.25, 0.75], [-0.5, 1.0]]> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %b = "qrt.constant"() {value = dense<[0.1, -0.2]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %m = "qrt.matmul"(%x, %w, %b) : (tensor<?x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %y = "qrt.relu"(%m) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+)");
+  std::vector<float> samples;
+  for (int i = 0; i < 30; ++i) samples.push_back(float(i % 7) * 0.3f - 1.0f);
+  const fs::path x = write_f32("samples.npy", {10, 3}, samples);
+  const fs::path out = temp_dir() / "quantized.mlir";
+  const Run r = run(kQopt + " " + model.string() + " --calibrate " + x.string() + " -o " + out.string() +
+                    " --quant-report --timing --batch 4");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("propagate: %x_q : !quant.uniform<u8:f32") != std::string::npos);
+  CHECK(r.err.find("propagate: %w : !quant.uniform<i8:f32:1") != std::string::npos);
+  CHECK(r.err.find("propagate: %b : !quant.uniform<i32:f32:0") != std::string::npos);
+  CHECK(r.err.find("check-integer: 2 integer kernel(s), 1 quantize(s), 1 dequantize(s) of integer results, 0 float path(s)") !=
+        std::string::npos);
+  CHECK(r.err.find("timing: propagate") != std::string::npos);
+  const std::string q = slurp(out);
+  CHECK(q.find("\"qrt.matmul\"(%x_q, %w_q, %b_q)") != std::string::npos);
+  // The quantized graph runs.
+  const Run ran = run(kQrun + " " + out.string() + " --input x=" + x.string());
+  CHECK_MESSAGE(ran.exit_code == 0, ran.err);
+  // --activations i8 and the IR after every pass.
+  const Run i8 = run(kQopt + " " + model.string() + " --calibrate " + x.string() + " --activations i8 --print-ir-after-all");
+  CHECK(i8.exit_code == 0);
+  CHECK(i8.err.find("// -----// IR after propagate{activations=i8}") == std::string::npos);
+  CHECK(i8.err.find("// -----// IR after propagate //----- //") != std::string::npos);
+  CHECK(i8.out.find("!quant.uniform<i8:f32") != std::string::npos);
+}
+
+TEST_CASE("qopt --calibrate bad input: one clear line") {
+  const fs::path model = write_file("float2.mlir", R"(func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %y = "qrt.relu"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+)");
+  const fs::path wrong = write_f32("wrong.npy", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  check_one_error_line(run(kQopt + " " + model.string() + " --calibrate " + wrong.string()), "qopt",
+                       "wrong.npy: samples of shape [4 elements] do not fit input 'x' of type tensor<?x3xf32>");
+  check_one_error_line(run(kQopt + " " + model.string() + " --calibrate /nonexistent/d.npy"), "qopt", "/nonexistent/d.npy");
+  CHECK(run(kQopt + " " + model.string() + " --samples 3").exit_code == 2);
+  CHECK(run(kQopt + " " + model.string() + " --calibrate " + wrong.string() + " --activations u4").exit_code == 2);
+  // A placeholder type left unresolved cannot run: qrun says which value and what to do.
+  const fs::path placeholder = write_file("cal.mlir", R"(func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %q = "quant.qcast"(%x) : (tensor<2xf32>) -> tensor<2x!quant.calibrated<f32<-1.0:1.0>>>
+  %y = "quant.dcast"(%q) : (tensor<2x!quant.calibrated<f32<-1.0:1.0>>>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+)");
+  const Run r = run(kQrun + " " + placeholder.string() + " --random 1 --passes ''");
+  check_one_error_line(r, "qrun", "value %q has the placeholder type tensor<2x!quant.calibrated<f32<-1.000000e+00:1.000000e+00>>>");
+}
