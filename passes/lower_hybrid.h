@@ -9,11 +9,18 @@
 namespace qrt::passes {
 
 /// Rewrites `matmul(x, transpose*(dcast(w_q)))` with float x (not itself a dcast: those are
-/// QDQ regions for fold-qdq) and a quantized constant w_q into the hybrid
-/// `matmul(x, transpose*(w_q))`, keeping a float bias. The result is bit-identical: the hybrid
-/// kernel dequantizes w_q with the dcast formula and runs the float matmul's k-ordered f32
-/// arithmetic. Activations are never quantized here: dynamic-range quantization is a
-/// different numerics contract and never substituted silently.
-Graph lower_hybrid(const Graph& graph, PassLog& log);
+/// QDQ regions for fold-qdq) and a quantized constant w_q.
+///
+/// Weight-only (`dynamic_range` false, the default): the hybrid `matmul(x, transpose*(w_q))`,
+/// keeping a float bias. Bit-identical: the hybrid kernel dequantizes w_q with the dcast
+/// formula and runs the float matmul's k-ordered f32 arithmetic.
+///
+/// Dynamic range (`dynamic_range` true, only when asked for: a different numerics contract):
+/// x is quantized per call to u8 (`qrt.dynamic_quantize`: stored values, scale s_x, zero point
+/// z_x), multiplied by the stored weights in an exact i32 matmul, and the result is
+/// `(acc − z_x · Σ_k w[k, n]) · s_w[n] · s_x` in f32 (+ bias). Needs symmetric weights (zero
+/// points 0) of 8-bit storage and static shapes for the weights; other matmuls keep their form
+/// and the log says why.
+Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log);
 
 }  // namespace qrt::passes

@@ -69,7 +69,10 @@ Result<Graph> run_fold_qdq(const Graph& g, const PassOptions&, PassLog& log) {
   return out;
 }
 
-Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions&, PassLog& log) { return lower_hybrid(g, log); }
+Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions& o, PassLog& log) {
+  QRT_ASSIGN_OR_RETURN(std::string mode, o.choice("lower-hybrid", "mode", {"weight-only", "dynamic-range"}, "weight-only"));
+  return lower_hybrid(g, mode == "dynamic-range", log);
+}
 
 Result<Graph> run_lower_reduce(const Graph& g, const PassOptions&, PassLog& log) { return lower_reduce(g, log); }
 
@@ -88,8 +91,8 @@ const std::vector<PassInfo>& registered_passes() {
       {"fake-quant", "qrt.fake_quant -> qcast/dcast with the nudged !quant.uniform type", {}, run_fake_quant},
       {"propagate", "resolve calibrated/any types from the constraint table; quantize weights and biases; rescales",
        {"activations", "weights"}, run_propagate},
-      {"lower-hybrid", "float x dcast(quantized constant) matmul/conv -> hybrid op (weights dequantized at load)",
-       {}, run_lower_hybrid},
+      {"lower-hybrid", "float x dcast(quantized weights) matmul -> hybrid (mode=weight-only) or, asked for, dynamic range",
+       {"mode"}, run_lower_hybrid},
       {"lower-reduce", "dcast -> mean -> qcast -> quantized mean accumulating in i32 (explicit accumulator type)", {},
        run_lower_reduce},
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},

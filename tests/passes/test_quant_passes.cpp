@@ -141,6 +141,42 @@ TEST_CASE("lower-hybrid: float x dcast(quantized weights) becomes a hybrid matmu
   CHECK(reference_bytes(g, {2, 3}, in) == reference_bytes(out, {2, 3}, in));
 }
 
+TEST_CASE("lower-hybrid{mode=dynamic-range}: explicit per-call activation quantization, close to the hybrid result") {
+  const std::string text = R"(func.func @main(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %wq = "qrt.constant"() {value = dense<[[100, -20, 3], [-127, 5, 60]]> : tensor<2x3xi8>} : () -> tensor<2x3x!quant.uniform<i8:f32:0, {0.01,0.02}>>
+  %wd = "quant.dcast"(%wq) : (tensor<2x3x!quant.uniform<i8:f32:0, {0.01,0.02}>>) -> tensor<2x3xf32>
+  %wt = "qrt.transpose"(%wd) {perm = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %b = "qrt.constant"() {value = dense<[0.5, -0.25]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = "qrt.matmul"(%x, %wt, %b) : (tensor<2x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+})";
+  const qrt::Graph g = parse(text);
+  std::vector<std::string> report;
+  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-range}", report);
+  const std::string printed = qrt::print_graph(dyn);
+  CHECK(printed.find("\"qrt.dynamic_quantize\"(%x)") != std::string::npos);
+  CHECK(printed.find("-> tensor<2x2x!quant.uniform<i32:f32, 1.000000e+00>>") != std::string::npos);
+  CHECK(has_line(report, "lower-hybrid: qrt.matmul %y: dynamic range, x quantized to u8 per call"));
+  // Against the float (dequantize-then-matmul) result: within the activation quantization
+  // error, |x| step / 2 per term times Σ|w|.
+  const std::vector<float> in = ramp(6, -1.0f, 2.0f);
+  const auto a = reference_bytes(g, {2, 3}, in), b = reference_bytes(dyn, {2, 3}, in);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); i += 4) {
+    float fa, fb;
+    std::memcpy(&fa, &a[i], 4);
+    std::memcpy(&fb, &b[i], 4);
+    CHECK(std::abs(fa - fb) <= 0.5f * (3.0f / 255.0f) * 3.7f + 1e-5f);
+  }
+  // Asymmetric weights keep the weight-only form, and the log says why.
+  std::string asym = text;
+  for (size_t at; (at = asym.find("{0.01,0.02}>")) != std::string::npos;) asym.replace(at, 12, "{0.01:1,0.02}>");
+  report.clear();
+  const std::string kept = qrt::print_graph(run(parse(asym), "lower-hybrid{mode=dynamic-range}", report));
+  CHECK(kept.find("dynamic_quantize") == std::string::npos);
+  CHECK(has_line(report, "kept weight-only: dynamic range needs symmetric weights (zero point 0)"));
+}
+
 TEST_CASE("lower-reduce: a QDQ mean accumulates in i32 on stored values, and says so") {
   const qrt::Graph g = parse(R"(func.func @main(%x: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
   %xq = "quant.qcast"(%x) : (tensor<1x4x2xf32>) -> tensor<1x4x2x!quant.uniform<u8:f32, 0.1:5>>
