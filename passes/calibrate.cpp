@@ -51,13 +51,28 @@ Graph insert_stats(const Graph& graph, const std::map<int, ValueStats>& stats) {
     for (int v : op.operands) all = all && constant[size_t(v)];
     for (int r : op.results) constant[size_t(r)] = all;
   }
+  // Values that already sit at a quantization boundary (a dcast's result, or read only by
+  // qcasts) keep the parameters the graph gives them.
+  std::vector<int> readers(graph.values.size(), 0), qcast_readers(graph.values.size(), 0);
+  for (const Op& op : graph.ops) {
+    for (int v : op.operands) {
+      ++readers[size_t(v)];
+      qcast_readers[size_t(v)] += op.kind == OpKind::kQCast;
+    }
+  }
+  auto at_boundary = [&](int v) {
+    const Op* p = producer_of(graph, v);
+    return (p && p->kind == OpKind::kDCast) || (readers[size_t(v)] > 0 && readers[size_t(v)] == qcast_readers[size_t(v)]);
+  };
   Rewriter rw(graph);
   // An op result hands its name to the stats op (returned values keep their names) and
   // becomes NAME_raw; an argument keeps its name (it is the graph's interface).
   auto annotate = [&](int v, bool take_name) {
     auto it = stats.find(v);
     const Value& val = graph.values[size_t(v)];
-    if (it == stats.end() || reader.count(v) || constant[size_t(v)] || !val.type.element.is_float()) return;
+    if (it == stats.end() || reader.count(v) || constant[size_t(v)] || at_boundary(v) || !val.type.element.is_float()) {
+      return;
+    }
     const Op* p = producer_of(graph, v);
     if (p && p->kind == OpKind::kStats) return;
     const std::string base = val.name.empty() ? "v" + std::to_string(v) : val.name;

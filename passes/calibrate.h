@@ -14,7 +14,8 @@ namespace qrt::passes {
 /// Records `stats` (keyed by value index of `graph`) in quant.stats ops: a value already read
 /// by a quant.stats op has that op's statistics widened to cover both; any other float value
 /// gets a new quant.stats op after it, which all of its uses then read. Values produced by
-/// quant.stats ops themselves are ignored.
+/// quant.stats ops, constants (and values computed from constants alone) and values already at
+/// a quantization boundary (a dcast's result, or read only by qcasts) are left alone.
 Graph insert_stats(const Graph& graph, const std::map<int, ValueStats>& stats);
 
 /// True when the value read by stats op `s` lies inside a quantization region and so gets no

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "ir/numerics.h"
 #include "ir/ops.h"
 #include "passes/rewriter.h"
 
@@ -102,6 +103,25 @@ class Folder {
     return true;
   }
 
+  // True when relu/clamp `act` on values of per-layer type `e` changes nothing: its bounds in
+  // stored units (as the reference computes them) are the storage range or wider.
+  static bool activation_implied(const Op& act, const ElementType& e) {
+    if (e.kind != ElementKind::kUniform) return false;
+    const int64_t zp = e.zero_points[0];
+    if (act.kind == OpKind::kRelu) return zp <= e.storage.min;
+    const double lo = act.attr("min")->f, hi = act.attr("max")->f;
+    int64_t ql, qh;
+    if (e.float_kind == FloatKind::kF64) {
+      ql = numerics::quantize_f64(lo, e.scales[0], zp, e.storage.min, e.storage.max);
+      qh = numerics::quantize_f64(hi, e.scales[0], zp, e.storage.min, e.storage.max);
+    } else {
+      const float sc = numerics::compute_scale_f32(e.scales[0], e.float_kind);
+      ql = numerics::quantize_f32(float(lo), sc, zp, e.storage.min, e.storage.max);
+      qh = numerics::quantize_f32(float(hi), sc, zp, e.storage.min, e.storage.max);
+    }
+    return ql <= e.storage.min && qh >= e.storage.max;
+  }
+
   bool try_fold(const Op& q, QdqFoldReport* report) {
     const int fv = q.operands[0];
     const Op* f = producer(fv);
@@ -174,10 +194,14 @@ class Folder {
     }
     std::vector<int> operands{rw_.at(xq), emit_weights(w, *g)};
     if (bq >= 0) operands.push_back(rw_.at(bq));
-    const int y = emit(g->kind, operands, qt, *g, relu ? name + "_int" : name);
-    rw_.map(q.results[0], relu ? emit(f->kind, {y}, qt, *f, name) : y);
+    // An activation whose quantized bounds cover the output's storage range is already
+    // implied by the requantization's clamp: it folds into the output bounds (identical).
+    const bool implied = relu && activation_implied(*f, qt.element);
+    const int y = emit(g->kind, operands, qt, *g, relu && !implied ? name + "_int" : name);
+    rw_.map(q.results[0], relu && !implied ? emit(f->kind, {y}, qt, *f, name) : y);
     note(std::string(op_info(g->kind).name) + (relu ? std::string(" + ") + op_info(f->kind).name : "") + " -> %" + name +
-         ": integer accumulation, one requantization to " + qt.element.to_string());
+         ": integer accumulation, one requantization to " + qt.element.to_string() +
+         (implied ? std::string("; ") + op_info(f->kind).name + " folded into the output bounds" : ""));
     if (report) ++report->folded;
     return true;
   }

@@ -160,3 +160,20 @@ TEST_CASE("QDQ models: the default pipeline keeps every given parameter and leav
     CHECK(r.find("integer kernel(s), 1 quantize(s), 1 dequantize(s) of integer results, 0 float path(s)") != std::string::npos);
   }
 }
+
+TEST_CASE("calibrating a QDQ model changes none of its parameters") {
+  const qrt_tools::NpyArray x = load("digits_test_x.npy");
+  qrt_model_t* m = nullptr;
+  REQUIRE(qrt_model_load_file((kModels + "/onnx/digits_cnn_qdq_u8.onnx").c_str(), &m) == QRT_OK);
+  std::vector<int64_t> dims = {50, 1, 8, 8};
+  const qrt_tensor_view view = {QRT_DTYPE_F32, 4, dims.data(), x.data.data(), size_t(50 * 64 * 4)};
+  REQUIRE_MESSAGE(qrt_model_calibrate(m, &view, 1) == QRT_OK, qrt_last_error_message());
+  char* report = nullptr;
+  REQUIRE_MESSAGE(qrt_model_apply_passes(m, qrt_calibration_pipeline(), &report) == QRT_OK, qrt_last_error_message());
+  const std::string r = report;
+  qrt_free(report);
+  qrt_model_destroy(m);
+  CHECK(r.find("from_stats") == std::string::npos);  // statistics never override given types
+  CHECK(r.find("propagate: rescale") == std::string::npos);
+  CHECK(r.find("integer kernel(s), 1 quantize(s), 1 dequantize(s) of integer results, 0 float path(s)") != std::string::npos);
+}

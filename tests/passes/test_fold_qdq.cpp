@@ -46,12 +46,24 @@ TEST_CASE("matmul + bias add + relu between dcast and qcast becomes integer ops"
   const std::string out = run(with_bias_scale("1.250000e-01"), &report);  // 0.5 * 0.25
   CHECK(out.find("\"qrt.matmul\"(%xq, %wq, %bq)") != std::string::npos);
   CHECK(out.find("-> tensor<2x4x!quant.uniform<u8:f32, 1.250000e-01>>") != std::string::npos);
-  CHECK(out.find("\"qrt.relu\"(%yq_int)") != std::string::npos);
+  // The output's zero point is its storage minimum: the relu is implied by the bounds.
+  CHECK(out.find("qrt.relu") == std::string::npos);
   CHECK(out.find("qrt.add") == std::string::npos);
   CHECK(out.find("%xd") == std::string::npos);  // the float region is gone
   REQUIRE(report.size() >= 2);
   CHECK(report[0] == "fold-qdq: 1 region(s) folded");
   CHECK(report[1].find("qrt.matmul + qrt.relu -> %yq: integer accumulation") != std::string::npos);
+  CHECK(report[1].find("qrt.relu folded into the output bounds") != std::string::npos);
+}
+
+TEST_CASE("a relu the output bounds do not imply stays as a quantized relu") {
+  std::string text = with_bias_scale("1.250000e-01");
+  for (size_t at; (at = text.find("0.125>>")) != std::string::npos;) text.replace(at, 7, "0.125:10>>");
+  std::vector<std::string> report;
+  const std::string out = run(text, &report);
+  CHECK(out.find("\"qrt.relu\"(%yq_int)") != std::string::npos);
+  REQUIRE(report.size() >= 2);
+  CHECK(report[1].find("folded into the output bounds") == std::string::npos);
 }
 
 TEST_CASE("a bias whose scale is not s_x * s_w keeps the region in float, with the reason") {

@@ -50,6 +50,13 @@ std::vector<uint8_t> reference_bytes(const qrt::Graph& g, const std::vector<int6
   return std::vector<uint8_t>(y.bytes(), y.bytes() + y.byte_size());
 }
 
+qrt::ValueStats range(double lo, double hi) {
+  qrt::ValueStats s;
+  s.min = lo;
+  s.max = hi;
+  return s;
+}
+
 std::vector<float> ramp(size_t n, float lo, float hi) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * float(i) / float(n - 1);
@@ -95,17 +102,17 @@ TEST_CASE("statistics: insert_stats records and widens; calibrate keeps region b
   return %r : tensor<1x2xf32>
 })");
   std::map<int, qrt::ValueStats> stats;
-  stats[g.inputs[0]] = {-1.0, 1.0};
-  stats[g.ops[1].results[0]] = {-2.0, 3.0};
-  stats[g.ops[2].results[0]] = {0.0, 3.0};
-  stats[g.ops[0].results[0]] = {0.0, 1.0};  // a constant: weights get their own rule, no stats
+  stats[g.inputs[0]] = range(-1.0, 1.0);
+  stats[g.ops[1].results[0]] = range(-2.0, 3.0);
+  stats[g.ops[2].results[0]] = range(0.0, 3.0);
+  stats[g.ops[0].results[0]] = range(0.0, 1.0);  // a constant: weights get their own rule, no stats
   qrt::Graph annotated = qrt::passes::insert_stats(g, stats);
   std::string text = qrt::print_graph(annotated);
   CHECK(std::count(text.begin(), text.end(), '\n') == 9);  // 3 stats ops added
   CHECK(text.find("%r = \"quant.stats\"(%r_raw) {layerStats = dense<[0.000000e+00, 3.000000e+00]>") != std::string::npos);
   // A second batch widens the existing statistics instead of adding ops.
   std::map<int, qrt::ValueStats> more;
-  more[annotated.inputs[0]] = {-4.0, 0.5};
+  more[annotated.inputs[0]] = range(-4.0, 0.5);
   annotated = qrt::passes::insert_stats(annotated, more);
   text = qrt::print_graph(annotated);
   CHECK(text.find("%x_stats = \"quant.stats\"(%x) {layerStats = dense<[-4.000000e+00, 1.000000e+00]>") != std::string::npos);
