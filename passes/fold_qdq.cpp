@@ -122,6 +122,22 @@ class Folder {
     return ql <= e.storage.min && qh >= e.storage.max;
   }
 
+  // The add/mul that `f` is (or that `f`, a relu/clamp, reads as its only use) when both its
+  // operands are dcasts of per-layer quantized values; else nullptr.
+  const Op* elementwise_of(const Op* f) const {
+    const Op* e = f;
+    if (f->kind == OpKind::kRelu || f->kind == OpKind::kClamp) {
+      e = producer(f->operands[0]);
+      if (!e || uses_[size_t(f->operands[0])] != 1) return nullptr;
+    }
+    if (e->kind != OpKind::kAdd && e->kind != OpKind::kMul) return nullptr;
+    for (int v : e->operands) {
+      const int x = dq_source(v);
+      if (x < 0 || type(x).element.kind != ElementKind::kUniform) return nullptr;
+    }
+    return e;
+  }
+
   bool try_fold(const Op& q, QdqFoldReport* report) {
     const int fv = q.operands[0];
     const Op* f = producer(fv);
@@ -149,6 +165,22 @@ class Folder {
       note(std::string(op_info(f->kind).name) + " -> %" + name + ": quantized op (dequantize, f32, quantize: identical)");
       if (report) ++report->folded;
       return true;
+    }
+    // add/mul of two dequantized per-layer values (optionally under relu/clamp): the quantized
+    // op — each operand rescaled to the result, one rounding (numerics.md): QDQ's intent.
+    if (const Op* e = elementwise_of(f)) {
+      const int a = dq_source(e->operands[0]), b = dq_source(e->operands[1]);
+      if (qt.element.kind == ElementKind::kUniform) {
+        const bool act = e != f;
+        const bool implied = act && activation_implied(*f, qt.element);
+        const int y = emit(e->kind, {rw_.at(a), rw_.at(b)}, qt, *e, act && !implied ? name + "_int" : name);
+        rw_.map(q.results[0], act && !implied ? emit(f->kind, {y}, qt, *f, name) : y);
+        note(std::string(op_info(e->kind).name) + (act ? std::string(" + ") + op_info(f->kind).name : "") + " -> %" + name +
+             ": quantized element-wise op, each operand rescaled to " + qt.element.to_string() +
+             (implied ? std::string("; ") + op_info(f->kind).name + " folded into the output bounds" : ""));
+        if (report) ++report->folded;
+        return true;
+      }
     }
     const Op* g = f;
     bool relu = false;

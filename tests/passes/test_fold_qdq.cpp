@@ -103,3 +103,29 @@ TEST_CASE("unknown pass names are refused with the list of passes") {
   REQUIRE_FALSE(out.is_ok());
   CHECK(out.status().message() == "unknown pass 'fold-everything' (passes: calibrate, fake-quant, propagate, lower-hybrid, lower-reduce, fold-pad, fold-qdq, check-integer)");
 }
+
+TEST_CASE("add and mul of two dequantized values (and a relu after them) become quantized element-wise ops") {
+  const char* text = R"(func.func @main(%x: tensor<2x3xf32>, %z: tensor<3xf32>) -> tensor<2x3xf32> {
+  %xq = "quant.qcast"(%x) : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32, 0.5:1>>
+  %xd = "quant.dcast"(%xq) : (tensor<2x3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<2x3xf32>
+  %zq = "quant.qcast"(%z) : (tensor<3xf32>) -> tensor<3x!quant.uniform<i8:f32, 0.25>>
+  %zd = "quant.dcast"(%zq) : (tensor<3x!quant.uniform<i8:f32, 0.25>>) -> tensor<3xf32>
+  %s = "qrt.add"(%xd, %zd) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %r = "qrt.relu"(%s) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %rq = "quant.qcast"(%r) : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32, 0.75:-5>>
+  %rd = "quant.dcast"(%rq) : (tensor<2x3x!quant.uniform<i8:f32, 0.75:-5>>) -> tensor<2x3xf32>
+  %p = "qrt.mul"(%rd, %zd) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %pq = "quant.qcast"(%p) : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32, 0.125>>
+  %y = "quant.dcast"(%pq) : (tensor<2x3x!quant.uniform<i8:f32, 0.125>>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+})";
+  std::vector<std::string> report;
+  const std::string out = run(text, &report);
+  CHECK(out.find("%rq_int = \"qrt.add\"(%xq, %zq)") != std::string::npos);
+  CHECK(out.find("%rq = \"qrt.relu\"(%rq_int)") != std::string::npos);  // zero point -5 > -128: kept
+  CHECK(out.find("%pq = \"qrt.mul\"(%rq, %zq)") != std::string::npos);
+  CHECK(out.find("%xd") == std::string::npos);
+  REQUIRE(report.size() >= 3);
+  CHECK(report[0] == "fold-qdq: 2 region(s) folded");
+  CHECK(report[1].find("qrt.add + qrt.relu -> %rq: quantized element-wise op") != std::string::npos);
+}
