@@ -171,14 +171,8 @@ class Folder {
     if (const Op* e = elementwise_of(f)) {
       const int a = dq_source(e->operands[0]), b = dq_source(e->operands[1]);
       if (qt.element.kind == ElementKind::kUniform) {
-        const bool act = e != f;
-        const bool implied = act && activation_implied(*f, qt.element);
-        const int y = emit(e->kind, {rw_.at(a), rw_.at(b)}, qt, *e, act && !implied ? name + "_int" : name);
-        rw_.map(q.results[0], act && !implied ? emit(f->kind, {y}, qt, *f, name) : y);
-        note(std::string(op_info(e->kind).name) + (act ? std::string(" + ") + op_info(f->kind).name : "") + " -> %" + name +
-             ": quantized element-wise op, each operand rescaled to " + qt.element.to_string() +
-             (implied ? std::string("; ") + op_info(f->kind).name + " folded into the output bounds" : ""));
-        if (report) ++report->folded;
+        emit_with_activation(*e, {rw_.at(a), rw_.at(b)}, e != f ? f : nullptr, q,
+                             "quantized element-wise op, each operand rescaled to", report);
         return true;
       }
     }
@@ -226,16 +220,27 @@ class Folder {
     }
     std::vector<int> operands{rw_.at(xq), emit_weights(w, *g)};
     if (bq >= 0) operands.push_back(rw_.at(bq));
-    // An activation whose quantized bounds cover the output's storage range is already
-    // implied by the requantization's clamp: it folds into the output bounds (identical).
-    const bool implied = relu && activation_implied(*f, qt.element);
-    const int y = emit(g->kind, operands, qt, *g, relu && !implied ? name + "_int" : name);
-    rw_.map(q.results[0], relu && !implied ? emit(f->kind, {y}, qt, *f, name) : y);
-    note(std::string(op_info(g->kind).name) + (relu ? std::string(" + ") + op_info(f->kind).name : "") + " -> %" + name +
-         ": integer accumulation, one requantization to " + qt.element.to_string() +
-         (implied ? std::string("; ") + op_info(f->kind).name + " folded into the output bounds" : ""));
-    if (report) ++report->folded;
+    emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report);
     return true;
+  }
+
+  // Emits `op` on `operands` with qcast q's result type, then `act` (a relu/clamp, or null)
+  // unless its bounds in stored units cover the output's storage range — then the
+  // requantization's clamp already implies it and it folds into the output bounds
+  // (identical). q's result then stands for the last op; one report line says what happened.
+  void emit_with_activation(const Op& op, std::vector<int> operands, const Op* act, const Op& q, const std::string& what,
+                            QdqFoldReport* report) {
+    const Type& qt = type(q.results[0]);
+    const std::string name = g_.values[size_t(q.results[0])].name;
+    const bool implied = act && activation_implied(*act, qt.element);
+    const bool separate = act && !implied;
+    const int y = emit(op.kind, std::move(operands), qt, op, separate ? name + "_int" : name);
+    rw_.map(q.results[0], separate ? emit(act->kind, {y}, qt, *act, name) : y);
+    if (!report) return;
+    report->lines.push_back(std::string(op_info(op.kind).name) + (act ? std::string(" + ") + op_info(act->kind).name : "") +
+                            " -> %" + name + ": " + what + " " + qt.element.to_string() +
+                            (implied ? std::string("; ") + op_info(act->kind).name + " folded into the output bounds" : ""));
+    ++report->folded;
   }
 
   const Graph& g_;
