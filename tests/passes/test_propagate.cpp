@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/text_format.h"
+#include "tests/passes/pass_test_util.h"
 #include "passes/constraint_table.h"
 #include "passes/pipeline.h"
 #include "passes/propagate.h"
@@ -17,11 +18,8 @@
 
 namespace {
 
-qrt::Graph parse(const std::string& text) {
-  auto g = qrt::parse_graph(text);
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
-  return std::move(g).value();
-}
+using pass_test::has_line;
+using pass_test::parse;
 
 std::string run(const std::string& text, std::vector<std::string>& report, const std::string& pipeline = "propagate") {
   auto out = qrt::passes::run_pipeline(parse(text), pipeline, &report);
@@ -29,17 +27,6 @@ std::string run(const std::string& text, std::vector<std::string>& report, const
   return qrt::print_graph(*out);
 }
 
-bool has_line(const std::vector<std::string>& report, const std::string& part) {
-  const bool found =
-      std::any_of(report.begin(), report.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
-  if (!found) {
-    std::string all;
-    for (const std::string& l : report) all += l + "\n";
-    const std::string message = "not in the report:\n" + all;
-    MESSAGE(message);
-  }
-  return found;
-}
 
 // One quantization point: v -> qcast(T) -> dcast named NAME.
 std::string point(const std::string& v, const std::string& name, const std::string& shape, const std::string& qtype) {

@@ -10,17 +10,15 @@
 #include <vector>
 
 #include "ir/text_format.h"
+#include "tests/passes/pass_test_util.h"
 #include "jit/ref/reference.h"
 #include "passes/calibrate.h"
 #include "passes/pipeline.h"
 
 namespace {
 
-qrt::Graph parse(const std::string& text) {
-  auto g = qrt::parse_graph(text);
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
-  return std::move(g).value();
-}
+using pass_test::has_line;
+using pass_test::parse;
 
 qrt::Graph run(const qrt::Graph& g, const std::string& pipeline, std::vector<std::string>& report) {
   auto out = qrt::passes::run_pipeline(g, pipeline, &report);
@@ -28,17 +26,6 @@ qrt::Graph run(const qrt::Graph& g, const std::string& pipeline, std::vector<std
   return std::move(out).value();
 }
 
-bool has_line(const std::vector<std::string>& report, const std::string& part) {
-  const bool found =
-      std::any_of(report.begin(), report.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
-  if (!found) {
-    std::string all;
-    for (const std::string& l : report) all += l + "\n";
-    const std::string message = "not in the report:\n" + all;
-    MESSAGE(message);
-  }
-  return found;
-}
 
 // Runs g on the reference with one f32 input of `values` and returns the output bytes.
 std::vector<uint8_t> reference_bytes(const qrt::Graph& g, const std::vector<int64_t>& dims, const std::vector<float>& values) {
