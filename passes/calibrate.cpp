@@ -45,12 +45,7 @@ Graph insert_stats(const Graph& graph, const std::map<int, ValueStats>& stats) {
   }
   // Constants and what is computed from them alone (weight transposes) are data, not
   // activations: weights get their own rule in propagation.
-  std::vector<bool> constant(graph.values.size(), false);
-  for (const Op& op : graph.ops) {
-    bool all = op.kind == OpKind::kConstant || !op.operands.empty();
-    for (int v : op.operands) all = all && constant[size_t(v)];
-    for (int r : op.results) constant[size_t(r)] = all;
-  }
+  const std::vector<bool> constant = constant_values(graph);
   // Values that already sit at a quantization boundary (a dcast's result, or read only by
   // qcasts) keep the parameters the graph gives them.
   std::vector<int> readers(graph.values.size(), 0), qcast_readers(graph.values.size(), 0);

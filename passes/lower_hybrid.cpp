@@ -131,11 +131,7 @@ Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log) {
       }
       log.push_back("qrt.matmul %" + yname + ": kept weight-only: " + why);
     }
-    Op hybrid = op;
-    const int synthetic = int(graph.values.size());
-    rw.map(synthetic, v);
-    hybrid.operands[1] = synthetic;
-    rw.copy(hybrid);
+    rw.copy(op, {{1, v}});
     log.push_back("qrt.matmul %" + graph.values[size_t(op.results[0])].name + ": hybrid, f32 x " +
                   t.element.to_string() + " (weights dequantized once at load)");
   }

@@ -500,7 +500,7 @@ class Propagator {
         rw.map(op.results[0], rw.emit(OpKind::kQCast, {x}, t, {}, op.loc, name(op.results[0])));
         continue;
       }
-      Op copy = op;
+      std::map<size_t, int> rescaled;
       for (size_t i = 0; i < op.operands.size(); ++i) {
         auto rs = rescales_.find({int(o), int(i)});
         if (rs == rescales_.end()) continue;
@@ -510,12 +510,9 @@ class Propagator {
         qt.element = rs->second.type;
         const int q = rw.emit(OpKind::kQCast, {rw.at(v)}, qt, {}, op.loc, fresh_name(g_, name(v) + "_rescaled"));
         const int d = rw.emit(OpKind::kDCast, {q}, type(v), {}, op.loc, fresh_name(g_, name(v) + "_rescaled_dq"));
-        // A private value for this operand: map a synthetic index past the source's values.
-        const int synthetic = int(g_.values.size()) + int(synthetic_++);
-        rw.map(synthetic, d);
-        copy.operands[i] = synthetic;
+        rescaled[i] = d;
       }
-      rw.copy(copy);
+      rw.copy(op, rescaled);
     }
     return rw.finish();
   }
@@ -533,7 +530,6 @@ class Propagator {
   std::map<std::pair<int, int>, Rescale> rescales_;
   std::map<int, std::pair<Type, std::string>> constants_;
   std::map<int, DenseElements> quantized_data_;
-  size_t synthetic_ = 0;
 };
 
 }  // namespace

@@ -15,16 +15,7 @@ bool is_quant_op(OpKind k) {
 
 class RegionFinder {
  public:
-  explicit RegionFinder(const Graph& g) : g_(g), uses_(count_uses(g)), constant_(g.values.size(), false) {
-    for (const Op& op : g.ops) {
-      bool all = op.kind == OpKind::kConstant;
-      if (op.kind != OpKind::kConstant && !op.operands.empty()) {
-        all = true;
-        for (int v : op.operands) all = all && constant_[size_t(v)];
-      }
-      for (int r : op.results) constant_[size_t(r)] = all;
-    }
-  }
+  explicit RegionFinder(const Graph& g) : g_(g), uses_(count_uses(g)), constant_(constant_values(g)) {}
 
   QuantView run() {
     view_.point_of_value.assign(g_.values.size(), -1);

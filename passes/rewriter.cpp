@@ -14,9 +14,12 @@ Rewriter::Rewriter(const Graph& source) : src_(source) {
   out_.return_loc = source.return_loc;
 }
 
-void Rewriter::copy(const Op& op) {
+void Rewriter::copy(const Op& op, const std::map<size_t, int>& replaced) {
   std::vector<int> operands;
-  for (int v : op.operands) operands.push_back(map_.at(v));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    auto r = replaced.find(i);
+    operands.push_back(r != replaced.end() ? r->second : map_.at(op.operands[i]));
+  }
   std::vector<Type> types;
   for (int r : op.results) types.push_back(src_.values[size_t(r)].type);
   const int o = out_.add_op(op.kind, operands, types, op.attrs, op.loc);
@@ -47,6 +50,16 @@ std::vector<int> count_uses(const Graph& graph) {
   }
   for (int v : graph.outputs) ++uses[size_t(v)];
   return uses;
+}
+
+std::vector<bool> constant_values(const Graph& graph) {
+  std::vector<bool> constant(graph.values.size(), false);
+  for (const Op& op : graph.ops) {
+    bool all = op.kind == OpKind::kConstant || !op.operands.empty();
+    for (int v : op.operands) all = all && constant[size_t(v)];
+    for (int r : op.results) constant[size_t(r)] = all;
+  }
+  return constant;
 }
 
 const Op* producer_of(const Graph& graph, int v) {

@@ -26,7 +26,8 @@ class Rewriter {
   void map(int v, int nv) { map_[v] = nv; }
 
   /// Copies source op `op` with mapped operands; its results keep their types and names.
-  void copy(const Op& op);
+  /// `replaced` gives new-graph values for some operand positions instead of their mapping.
+  void copy(const Op& op, const std::map<size_t, int>& replaced = {});
   /// Appends an op of one result of type `t` named `name`; returns the new value.
   int emit(OpKind kind, std::vector<int> operands, const Type& t, std::vector<std::pair<std::string, Attribute>> attrs,
            SourceLoc loc, const std::string& name);
@@ -43,6 +44,10 @@ class Rewriter {
 
 /// Number of uses of each value of `graph` (operands of ops plus returns).
 std::vector<int> count_uses(const Graph& graph);
+
+/// Per value: true for constants and values computed from constants alone (weight
+/// transposes): data, not activations.
+std::vector<bool> constant_values(const Graph& graph);
 
 /// The op defining value `v`, or nullptr for arguments.
 const Op* producer_of(const Graph& graph, int v);
