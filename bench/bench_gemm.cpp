@@ -10,9 +10,9 @@
 
 #include "bench_shapes.h"
 #include "ir/text_format.h"
-#include "jit/gemm_kernels.h"
-#include "jit/host_info.h"
-#include "jit/op_kernels.h"
+#include "jit/kernel_list.h"
+#include "jit/ops/gemm_kernels.h"
+#include "jit/ops/select.h"
 #include "runtime/thread_pool.h"
 
 namespace {
@@ -28,9 +28,10 @@ std::vector<int32_t> random_ints(size_t n, int lo, int hi, uint64_t seed) {
 // weights in [-127, 127] force the exact s16 (vpmaddwd) path; narrow ones |w| <= 63 let
 // vpmaddubsw prove itself exact.
 void BM_qrt_gemm(benchmark::State& state, bool full_range) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2");
-    return;
+  // The backend selection would use: the host's best level with a GEMM row in the kernel list.
+  const qrt::jit::Backend* backend = nullptr;
+  for (qrt::jit::Isa isa : qrt::jit::host_isas().by_preference()) {
+    if ((backend = qrt::jit::kernel_list_backend(qrt::jit::KernelOp::kGemm, isa))) break;
   }
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   qrt::runtime::ThreadPool pool(size_t(state.range(3)));
@@ -43,7 +44,7 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range) {
   s.out = qrt::jit::OutKind::kU8;
   s.multiplier.assign(size_t(n), 1.0f / float(k * 64));
   s.out_zero_point.assign(size_t(n), 128);
-  auto g = qrt::jit::GemmKernel::create(s);
+  auto g = qrt::jit::GemmKernel::create(s, qrt::jit::analyze_gemm(s), *backend);
   if (!g.is_ok()) {
     state.SkipWithError(g.status().message().c_str());
     return;
@@ -62,10 +63,6 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range) {
 
 // qrt.conv2d NHWC (batch 1) through select_kernel: u8 input, s8 per-channel filter, u8 output.
 void BM_qrt_conv(benchmark::State& state) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2");
-    return;
-  }
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
   qrt::runtime::ThreadPool pool(size_t(state.range(1)));
   const int64_t per_group = cs.depthwise ? 1 : cs.c;

@@ -7,11 +7,10 @@
 #include <string>
 
 #include "ir/text_format.h"
-#include "jit/code_cache.h"
-#include "jit/convert_kernels.h"
-#include "jit/host_info.h"
+#include "jit/core/code_cache.h"
+#include "jit/kernel_list.h"
+#include "jit/ops/select.h"
 #include "jit/ref/reference.h"
-#include "jit/x86_generators.h"
 
 namespace {
 
@@ -79,29 +78,25 @@ void BM_ref_qcast_f32_qs8(benchmark::State& state) {
 }
 BENCHMARK(BM_ref_qcast_f32_qs8)->Arg(4096)->Arg(65536)->Unit(benchmark::kMicrosecond);
 
-// The generated AVX2 kernels on the same data: f32_qs8_quantize__avx2 and
-// qs8_f32_dequantize__avx2 (the kernel alone, as the plan calls it).
+// The kernels of the host's best level on the same data, e.g. f32_qs8_quantize__avx2 and
+// qs8_f32_dequantize__avx2 (the op kernel, as the plan calls it).
 void BM_jit_convert(benchmark::State& state, bool quantize) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2 on this CPU");
-    return;
-  }
   const std::string t = "tensor<" + std::to_string(state.range(0)) + "x";
   const std::string f = t + "f32>", q = t + "!quant.uniform<i8:f32, 0.0078125:-1>>";
   const std::string in = quantize ? f : q, out = quantize ? q : f;
   const qrt::Graph g = parse_or_die("func.func @main(%x: " + in + ") -> " + out + " {\n  %y = \"quant." +
                                     (quantize ? "qcast" : "dcast") + "\"(%x) : (" + in + ") -> " + out +
                                     "\n  return %y : " + out + "\n}\n");
-  auto kernel = qrt::jit::ConvertKernel::create(g, g.ops[0]);
-  if (!kernel.is_ok()) {
-    state.SkipWithError(kernel.status().to_string().c_str());
+  auto choice = qrt::jit::select_kernel(g, g.ops[0]);
+  if (!choice.is_ok() || !choice->kernel) {
+    state.SkipWithError(choice.is_ok() ? choice->why_not.c_str() : choice.status().to_string().c_str());
     return;
   }
   const qrt::Tensor x = random_tensor(g.values[0].type, 3);
   qrt::Tensor y = qrt::Tensor::zeros(g.values[1].type);
-  state.SetLabel(kernel->desc().name());
+  state.SetLabel(choice->kernel->describe());
   for (auto _ : state) {
-    kernel->run(x, y);
+    (void)choice->kernel->run_into({&x}, y, qrt::jit::serial());
     benchmark::DoNotOptimize(y.bytes());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -112,16 +107,20 @@ BENCHMARK_CAPTURE(BM_jit_convert, dequantize, false)->Arg(4096)->Arg(65536)->Uni
 
 // JIT latency: generating a kernel (a fresh description each iteration) and a cache hit.
 void BM_jit_generate_quantize(benchmark::State& state) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2 on this CPU");
+  qrt::jit::KernelDesc d;
+  d.isa = qrt::jit::host_best_isa();
+  const qrt::jit::Backend* backend = qrt::jit::kernel_list_backend(d.op, d.isa);
+  if (!backend) d.isa = qrt::jit::Isa::kAvx2, backend = qrt::jit::kernel_list_backend(d.op, d.isa);
+  if (!backend) {
+    state.SkipWithError("no code generator on this host");
     return;
   }
-  qrt::jit::KernelDesc d;
+  state.SetLabel(d.name());
   int32_t zp = 0;
   for (auto _ : state) {
     d.zero_point = (zp++ % 200) - 100;
     d.scale = 1.0f + float(zp) * 1e-3f;  // always a new description: a real generation
-    auto code = qrt::jit::generate_avx2_convert(d);
+    auto code = backend->generate(d);
     benchmark::DoNotOptimize(code);
   }
 }
@@ -129,27 +128,24 @@ BENCHMARK(BM_jit_generate_quantize)->Unit(benchmark::kMicrosecond);
 
 // JIT latency of the other kernel kinds (generation only, no cache): range(0) picks the kind.
 void BM_jit_generate(benchmark::State& state) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2 on this CPU");
-    return;
-  }
   qrt::jit::KernelDesc d;
   d.out = qrt::jit::OutKind::kU8;
   switch (state.range(0)) {
     case 0: d.op = qrt::jit::KernelOp::kGemm, d.path = qrt::jit::GemmPath::kMaddubs, d.mr = 4, d.nr = 16; break;
     case 1: d.op = qrt::jit::KernelOp::kGemm, d.path = qrt::jit::GemmPath::kMaddwd, d.mr = 6, d.nr = 16; break;
-    case 2: d.op = qrt::jit::KernelOp::kDepthwise, d.taps = 10, d.channels = 32; break;
+    case 2: d.op = qrt::jit::KernelOp::kDepthwise, d.taps = 10, d.channels = 32, d.panel = 16; break;
     case 3: d.op = qrt::jit::KernelOp::kQAdd; break;
     default: d.op = qrt::jit::KernelOp::kAvgPool, d.taps = 9, d.channels = 32; break;
   }
+  d.isa = qrt::jit::Isa::kAvx2;
+  const qrt::jit::Backend* backend = qrt::jit::kernel_list_backend(d.op, d.isa);
+  if (!backend || !backend->available()) {
+    state.SkipWithError("no AVX2 code generator on this host");
+    return;
+  }
   state.SetLabel(d.name());
-  using Gen = qrt::Result<std::shared_ptr<qrt::jit::ExecutableCode>> (*)(const qrt::jit::KernelDesc&);
-  const Gen gen = d.op == qrt::jit::KernelOp::kGemm        ? qrt::jit::generate_avx2_gemm
-                  : d.op == qrt::jit::KernelOp::kDepthwise ? qrt::jit::generate_avx2_depthwise
-                  : d.op == qrt::jit::KernelOp::kQAdd      ? qrt::jit::generate_avx2_elementwise
-                                                           : qrt::jit::generate_avx2_pool;
   for (auto _ : state) {
-    auto code = gen(d);
+    auto code = backend->generate(d);
     if (!code.is_ok()) {
       state.SkipWithError(code.status().message().c_str());
       break;
@@ -160,10 +156,6 @@ void BM_jit_generate(benchmark::State& state) {
 BENCHMARK(BM_jit_generate)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
 
 void BM_jit_cache_hit(benchmark::State& state) {
-  if (!qrt::host_cpu_features().avx2) {
-    state.SkipWithError("no AVX2 on this CPU");
-    return;
-  }
   qrt::jit::KernelDesc d;
   (void)qrt::jit::code_cache().get(d);
   for (auto _ : state) {

@@ -72,10 +72,12 @@ typedef enum qrt_format {
 
 /** Which backend executes a plan. */
 typedef enum qrt_backend {
-  QRT_BACKEND_DEFAULT = 0,   /**< the best available: JIT on x86-64 with AVX2, else the reference */
+  QRT_BACKEND_DEFAULT = 0,   /**< the best available: the JIT backend (every host) */
   QRT_BACKEND_REF = 1,       /**< the scalar reference interpreter (the numerics oracle) */
-  QRT_BACKEND_JIT = 2,       /**< generated kernels where they apply (bit-exact with the
-                                  reference), the reference for every other op */
+  QRT_BACKEND_JIT = 2,       /**< kernels of the best allowed ISA level where they apply
+                                  (bit-exact with the reference; portable C++ micro-kernels
+                                  on hosts without a code generator), the reference for every
+                                  other op */
   QRT_BACKEND_MAX_ENUM = 0x7FFFFFFF /**< not a backend: makes every int value a valid qrt_backend */
 } qrt_backend;
 
@@ -117,6 +119,11 @@ typedef struct qrt_plan_options {
                                     run on the calling thread only) */
   const char* passes;          /**< comma-separated graph passes run before kernels are chosen,
                                     e.g. "fold-pad"; NULL: "fold-pad,fold-qdq"; "": none */
+  const char* isa;             /**< the highest ISA level the JIT backend may use, e.g. "avx2";
+                                    NULL: the host's best. Levels: "scalar", "avx2",
+                                    "avx2-vnni", "avx512-vnni", "neon", "neon-dot",
+                                    "neon-i8mm"; one the host lacks fails with
+                                    QRT_UNSUPPORTED (see qrt_host_isas) */
 } qrt_plan_options;
 
 /** Memory a plan's contexts use for intermediate tensors. */
@@ -135,6 +142,9 @@ typedef struct qrt_op_info {
                                     matmul or convolution with static shapes), else 0 */
 } qrt_op_info;
 
+/** The ISA levels this host can run, most capable first, comma separated
+ *  (e.g. "avx512-vnni, avx2-vnni, avx2, scalar"). */
+const char* qrt_host_isas(void);
 /** Library version string, e.g. "0.1.0". */
 const char* qrt_version(void);
 /** A multi-line, human-readable description of the build and host (CPU features, LLVM). */
@@ -204,6 +214,10 @@ qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* opt
 qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out);
 /** Describes op `index` of the plan: which kernel runs it, or why the reference does. */
 qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* info_out);
+/** How the kernel of op `index` was chosen: what each allowed ISA level said, most capable
+ *  first, e.g. "avx512-vnni: no gemm kernel at this level; avx2: chosen" ("" for ops no
+ *  kernel family covers). The string is owned by the plan. */
+qrt_status qrt_plan_op_selection(const qrt_plan_t* plan, size_t index, const char** selection_out);
 /** The plan's arena: planned bytes against the naive sum. */
 qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_out);
 /** Destroys a plan. NULL is ignored. Destroy its contexts first. */

@@ -13,7 +13,8 @@
 #include "passes/pipeline.h"
 #include "ir/binary_format.h"
 #include "ir/text_format.h"
-#include "jit/host_info.h"
+#include "jit/core/host_info.h"
+#include "jit/kernel_list.h"
 #include "runtime/calibration.h"
 #include "runtime/session.h"
 
@@ -89,6 +90,11 @@ extern "C" {
 
 const char* qrt_version(void) { return QRT_VERSION_STRING; }
 
+const char* qrt_host_isas(void) {
+  static const std::string isas = qrt::jit::host_isas().to_string();
+  return isas.c_str();
+}
+
 const char* qrt_build_info(void) {
   static const std::string info = [] {
     const qrt::CpuFeatures& cpu = qrt::host_cpu_features();
@@ -97,17 +103,24 @@ const char* qrt_build_info(void) {
     s += "cpu: " + (cpu.brand.empty() ? std::string("unknown") : cpu.brand) + " (" + cpu.vendor + ")\n";
     s += "cpu features:";
     const std::pair<const char*, bool> flags[] = {
-        {"x86-64", cpu.x86}, {"avx2", cpu.avx2}, {"fma", cpu.fma}, {"avx512f", cpu.avx512f},
-        {"avx512bw", cpu.avx512bw}, {"avx512-vnni", cpu.avx512_vnni}, {"avx-vnni", cpu.avx_vnni},
-        {"aarch64", cpu.aarch64}};
+        {"x86-64", cpu.x86}, {"avx2+fma", cpu.avx2}, {"avx512f", cpu.avx512f}, {"avx512bw", cpu.avx512bw},
+        {"avx512-vnni", cpu.avx512_vnni}, {"avx-vnni", cpu.avx_vnni}, {"aarch64", cpu.aarch64},
+        {"neon", cpu.neon}, {"dotprod", cpu.neon_dot}, {"i8mm", cpu.neon_i8mm}};
     for (const auto& [name, present] : flags) {
       if (present) s += std::string(" ") + name;
     }
     s += "\nllvm: " + llvm.version + ", host cpu " + llvm.host_cpu + ", ORC JIT " +
          (llvm.orc_jit ? "available" : "unavailable: " + llvm.error) + "\n";
-    s += std::string("backends: ref (scalar reference, the numerics oracle); jit (AVX2 quantize/dequantize "
-                     "kernels via asmjit, the reference for other ops): ") +
-         (cpu.avx2 ? "available, the default" : "unavailable (no AVX2)") + "\n";
+    s += "isa levels: " + qrt::jit::host_isas().to_string() + " (best first; --isa caps them)\n";
+    s += "kernel list:";
+    std::string last;
+    for (const qrt::jit::KernelListRow& r : qrt::jit::kernel_list()) {
+      const std::string row = std::string(r.backend->name()) + "@" + qrt::jit::isa_name(r.isa);
+      if (row != last) s += " " + row + (r.backend->available() ? "" : " (unavailable)");
+      last = row;
+    }
+    s += "\nbackends: ref (the reference interpreter, the numerics oracle); jit (the default: kernels of the "
+         "best allowed level, the reference for ops without one)\n";
     return s;
   }();
   return info.c_str();
@@ -361,6 +374,21 @@ qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* i
     info_out->kernel = p.kernel_names[index].c_str();
     info_out->reason = p.kernels[index] ? "" : p.why_not[index].c_str();
     info_out->ops = p.op_ops[index];
+    return ok();
+  });
+}
+
+qrt_status qrt_plan_op_selection(const qrt_plan_t* plan, size_t index, const char** selection_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_op_selection", "plan");
+    if (!selection_out) return null_argument("qrt_plan_op_selection", "selection_out");
+    const qrt::runtime::Plan& p = *plan->impl;
+    if (index >= p.graph->ops.size()) {
+      return fail(QRT_INVALID_ARGUMENT, "qrt_plan_op_selection: op index " + std::to_string(index) +
+                                            " is out of range (the plan has " + std::to_string(p.graph->ops.size()) +
+                                            " ops)");
+    }
+    *selection_out = p.selection[index].c_str();
     return ok();
   });
 }

@@ -16,7 +16,7 @@
 #include "ir/binary_format.h"
 #include "importers/tflite_importer.h"
 #include "ir/text_format.h"
-#include "jit/host_info.h"
+#include "jit/core/host_info.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
 #include "passes/pipeline.h"
@@ -207,10 +207,17 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     return Status::error("unknown backend " + std::to_string(int(options.backend)))
         .with_code(ErrorCode::kInvalidArgument);
   }
-  const bool jit_available = host_cpu_features().avx2;
-  if (options.backend == QRT_BACKEND_JIT && !jit_available) {
-    return Status::error("the JIT backend needs an x86-64 CPU with AVX2, which this one is not; use the "
-                         "reference backend").with_code(ErrorCode::kUnsupported);
+  jit::IsaSet isas = jit::host_isas();
+  if (options.isa) {
+    const std::optional<jit::Isa> cap = jit::parse_isa(options.isa);
+    if (!cap) {
+      return Status::error(std::string("unknown ISA level '") + options.isa + "' (levels: " + jit::isa_names() + ")")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+    std::string why;
+    const std::optional<jit::IsaSet> capped = jit::capped_isas(*cap, &why);
+    if (!capped) return Status::error(why).with_code(ErrorCode::kUnsupported);
+    isas = *capped;
   }
   if (options.threads > 1024) {
     return Status::error("threads must be at most 1024, got " + std::to_string(options.threads))
@@ -234,13 +241,16 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
-  plan->backend = options.backend == QRT_BACKEND_REF || !jit_available ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
+  plan->backend = options.backend == QRT_BACKEND_REF ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
+  plan->isas = isas;
+  plan->selection.assign(plan->graph->ops.size(), "");
   plan->kernels.resize(plan->graph->ops.size());
   plan->why_not.assign(plan->graph->ops.size(), "the reference backend was chosen");
   if (plan->backend == QRT_BACKEND_JIT) {
     for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice, jit::select_kernel(*plan->graph, plan->graph->ops[o]));
+      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice, jit::select_kernel(*plan->graph, plan->graph->ops[o], isas));
       plan->kernels[o] = std::move(choice.kernel);
+      plan->selection[o] = std::move(choice.chain);
       plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
     }
   }

@@ -8,11 +8,11 @@
 
 #include "include/qrt.h"
 #include "ir/graph.h"
-#include "jit/gemm_pack.h"
-#include "jit/op_kernels.h"
+#include "jit/core/aligned_bytes.h"
+#include "jit/ops/select.h"
 #include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
-#include "jit/tensor.h"
+#include "jit/core/tensor.h"
 
 namespace qrt::runtime {
 
@@ -62,6 +62,10 @@ struct Plan {
   std::vector<bool> skip;
   /// Per op: the kernel's describe(), or "reference".
   std::vector<std::string> kernel_names;
+  /// Per op: what each allowed ISA level said when the kernel was chosen.
+  std::vector<std::string> selection;
+  /// The ISA levels the plan's kernels may use.
+  jit::IsaSet isas;
   /// Per op: arithmetic operations per run (matmul/conv with static shapes), else 0.
   std::vector<uint64_t> op_ops;
   /// Threads each context's pool runs (the caller included).

@@ -1,17 +1,16 @@
 // qrt — persistent thread pool (see thread_pool.h).
 #include "runtime/thread_pool.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace qrt::runtime {
 
 namespace {
 
+// A spin-wait hint (the compiler's builtins: no ISA header outside the JIT backends).
 inline void cpu_relax() {
 #if defined(__x86_64__)
-  _mm_pause();
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
 #else
   std::this_thread::yield();
 #endif

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "jit/parallel.h"
+#include "jit/core/parallel.h"
 
 namespace qrt::runtime {
 

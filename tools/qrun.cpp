@@ -20,7 +20,7 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|ref] [--threads N] [--kernels] [--bench ITER] [--profile]\n"
+    "            [--backend jit|ref] [--isa LEVEL] [--threads N] [--kernels] [--bench ITER] [--profile]\n"
     "            [--trace FILE.json] [--passes LIST]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
@@ -38,9 +38,13 @@ const char* kUsage =
     "  --output-dir DIR       write each output to DIR/NAME.npy (DIR is created if missing)\n"
     "  --print                print the outputs' types and values, and those of inputs made by\n"
     "                         --random (the default when --output-dir is not given)\n"
-    "  --backend B            jit (the default where the CPU has AVX2): generated kernels where\n"
+    "  --backend B            jit (the default): kernels of the best allowed ISA level where\n"
     "                         they apply, bit-exact with the reference, which runs the rest;\n"
     "                         ref: the scalar reference for every op\n"
+    "  --isa LEVEL            cap the JIT backend's ISA level: scalar (portable C++ kernels),\n"
+    "                         avx2, avx2-vnni, avx512-vnni, neon, neon-dot, neon-i8mm; the host\n"
+    "                         must have it (--version lists the host's levels). Default: the\n"
+    "                         host's best. Results are identical at every level.\n"
     "  --threads N            threads per run, the calling thread included (default 1)\n"
     "  --bench ITER           after the first run, time ITER more and print latency\n"
     "                         min/median/p90/max (ms) and throughput (runs/s)\n"
@@ -52,7 +56,8 @@ const char* kUsage =
     "                         default fold-pad,fold-qdq; '' for none: fold-qdq runs QDQ regions\n"
     "                         as integer ops, see qopt --help)\n"
     "  --kernels              print, per op, the kernel that runs it (its contract name and\n"
-    "                         multiply method) or why the reference runs it\n"
+    "                         multiply method) or why the reference runs it, and what each\n"
+    "                         allowed ISA level said when it was chosen\n"
     "  --version              print the version, CPU features and LLVM facts, then exit\n"
     "  -h, --help             print this help and exit\n"
     "\n"
@@ -251,6 +256,7 @@ struct Options {
   std::string output_dir;
   bool print = false;
   qrt_backend backend = QRT_BACKEND_DEFAULT;
+  std::string isa;  // empty: the host's best
   bool kernels = false;
   size_t threads = 1;
   bool has_passes = false;
@@ -319,6 +325,10 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       } else {
         return fail("--backend must be jit or ref, got '" + b + "'", 2);
       }
+    } else if (a == "--isa") {
+      const char* v = value("--isa");
+      if (!v || !*v) return fail("--isa needs a level (e.g. avx2; see --help)", 2);
+      o.isa = v;
     } else if (a == "--print") {
       o.print = true;
     } else if (a == "--kernels") {
@@ -374,6 +384,7 @@ int run_main(int argc, char** argv) {
   plan_options.backend = o.backend;
   plan_options.threads = o.threads;
   if (o.has_passes) plan_options.passes = o.passes.c_str();
+  if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
   if (o.kernels) {
@@ -382,7 +393,10 @@ int run_main(int argc, char** argv) {
     for (size_t i = 0; i < ops; ++i) {
       qrt_op_info info;
       qrt_plan_op_info(h.plan, i, &info);
+      const char* selection = "";
+      qrt_plan_op_selection(h.plan, i, &selection);
       std::printf("op %zu %s: %s%s%s\n", i, info.op, info.kernel, *info.reason ? ": " : "", info.reason);
+      if (*selection) std::printf("    isa: %s\n", selection);
     }
   }
 

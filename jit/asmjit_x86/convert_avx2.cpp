@@ -1,16 +1,18 @@
 // qrt — AVX2 quantize (f32 -> 8-bit) and dequantize (8-bit -> f32) kernels, generated with
 // asmjit for one set of quantization parameters (baked in as broadcast immediates).
 //
-// Register budget (System V: rdi = in, rsi = out, rdx = blocks of 8):
+// Register budget (after loading ConvertArgs: rdi = in, rsi = out, rdx = blocks of 8):
 //   ymm0  the 8 elements in flight        ymm1  scale (f32)
 //   ymm2  qmin - zp (f32)                 ymm3  qmax - zp (f32)
 //   ymm4  zero point (i32)                ymm5  NaN mask
 #include <asmjit/x86.h>
 
-#include "jit/asmjit_x86/emit_util.h"
-#include "jit/x86_generators.h"
+#include <cstddef>
 
-namespace qrt::jit {
+#include "jit/asmjit_x86/emit_util.h"
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
 
 namespace {
 
@@ -88,6 +90,11 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& 
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
+  // ConvertArgs: n is a multiple of 8 (the stream block).
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ConvertArgs, n)));
+  a.shr(x86::rdx, 3);
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(ConvertArgs, out)));
+  a.mov(x86::rdi, x86::qword_ptr(x86::rdi, offsetof(ConvertArgs, in)));
   if (desc.op == KernelOp::kQuantize) {
     emit_quantize(a, desc);
   } else {
@@ -96,4 +103,4 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& 
   return x86gen::finish(code, desc.name());
 }
 
-}  // namespace qrt::jit
+}  // namespace qrt::jit::x86gen

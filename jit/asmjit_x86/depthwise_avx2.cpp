@@ -17,11 +17,9 @@
 #include <cstddef>
 
 #include "jit/asmjit_x86/emit_util.h"
-#include "jit/depthwise_kernels.h"
-#include "jit/gemm_pack.h"
-#include "jit/x86_generators.h"
+#include "jit/asmjit_x86/generators.h"
 
-namespace qrt::jit {
+namespace qrt::jit::x86gen {
 
 namespace {
 
@@ -154,4 +152,4 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc
   return x86gen::finish(code, d.name());
 }
 
-}  // namespace qrt::jit
+}  // namespace qrt::jit::x86gen

@@ -13,10 +13,9 @@
 #include <cstddef>
 
 #include "jit/asmjit_x86/emit_util.h"
-#include "jit/elementwise_kernels.h"
-#include "jit/x86_generators.h"
+#include "jit/asmjit_x86/generators.h"
 
-namespace qrt::jit {
+namespace qrt::jit::x86gen {
 
 namespace {
 
@@ -86,4 +85,4 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDe
   return x86gen::finish(code, d.name());
 }
 
-}  // namespace qrt::jit
+}  // namespace qrt::jit::x86gen

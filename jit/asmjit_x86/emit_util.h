@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "jit/code_cache.h"
+#include "jit/core/code_cache.h"
 
 namespace qrt::jit::x86gen {
 

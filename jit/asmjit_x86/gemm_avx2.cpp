@@ -3,8 +3,9 @@
 // per-column epilogue (bias and zero-point corrections, requantization or dequantization,
 // clamping, narrowing) and a store of exactly nr columns.
 //
-// Calling convention: void tile(const GemmTileArgs* args) — see jit/gemm_pack.h for the
-// argument block and the packed layouts.
+// Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
+// jit/core/microkernel.h for the argument block; the packed layouts are the traits of
+// x86_backend.cpp.
 //
 // Registers:  rdi args   rsi rows 0/1 of A   rax rows 2/3   r11 rows 4/5   rdx A row stride
 //             r8 weights rcx k steps left   r9 C row   r10 C stride   r11 epilogue block
@@ -16,10 +17,9 @@
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
-#include "jit/gemm_pack.h"
-#include "jit/x86_generators.h"
+#include "jit/asmjit_x86/generators.h"
 
-namespace qrt::jit {
+namespace qrt::jit::x86gen {
 
 namespace {
 
@@ -94,8 +94,8 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
 
 // The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
 void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
-  auto ep = [](size_t field, unsigned half) {
-    return x86::ymmword_ptr(x86::r11, int32_t(field * kGemmPanel * 4 + half * 32));
+  auto ep = [&d](size_t field, unsigned half) {
+    return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
   };
   for (unsigned j = 0; j < 2; ++j) {
     const x86::Ymm v = acc(r, j);
@@ -147,10 +147,7 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const La
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) {
-  if (d.mr < 1 || d.mr > gemm_tile_rows(d.path) || d.nr < 1 || d.nr > kGemmPanel) {
-    return Status::error("GEMM micro-kernel tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) +
-                         " is outside 1.." + std::to_string(gemm_tile_rows(d.path)) + " x 1..16");
-  }
+  // The backend's why_not() has checked the tile against its traits.
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
@@ -171,4 +168,4 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
   return x86gen::finish(code, d.name());
 }
 
-}  // namespace qrt::jit
+}  // namespace qrt::jit::x86gen

@@ -10,10 +10,9 @@
 #include <cstddef>
 
 #include "jit/asmjit_x86/emit_util.h"
-#include "jit/pool_kernels.h"
-#include "jit/x86_generators.h"
+#include "jit/asmjit_x86/generators.h"
 
-namespace qrt::jit {
+namespace qrt::jit::x86gen {
 
 namespace {
 
@@ -109,4 +108,4 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& d) 
   return x86gen::finish(code, d.name());
 }
 
-}  // namespace qrt::jit
+}  // namespace qrt::jit::x86gen

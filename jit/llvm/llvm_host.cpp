@@ -5,7 +5,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
-#include "jit/host_info.h"
+#include "jit/core/host_info.h"
 
 namespace qrt {
 

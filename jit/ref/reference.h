@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "jit/tensor.h"
+#include "jit/core/tensor.h"
 
 namespace qrt {
 

@@ -6,7 +6,7 @@
 
 #include "ir/graph.h"
 #include "ir/ops.h"
-#include "jit/tensor.h"
+#include "jit/core/tensor.h"
 
 namespace qrt::ref_detail {
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "ir/text_format.h"
-#include "jit/op_kernels.h"
+#include "isa_levels.h"
+#include "jit/kernel_list.h"
+#include "jit/ops/select.h"
 #include "jit/ref/reference.h"
 
 namespace qrt_test {
@@ -157,18 +159,38 @@ class ThreeThreads final : public qrt::jit::Parallel {
   }
 };
 
+/// The backend selection would use for kernels of `op` at the test's level: the most capable
+/// allowed level with a kernel-list row for it.
+inline const qrt::jit::Backend& test_backend(qrt::jit::KernelOp op) {
+  for (qrt::jit::Isa isa : test_isas().by_preference()) {
+    if (const qrt::jit::Backend* b = qrt::jit::kernel_list_backend(op, isa)) return *b;
+  }
+  FAIL("no backend for kernel kind " << qrt::jit::kernel_op_name(op));
+  throw 0;  // not reached
+}
+
 /// Parses `text` (a one-function graph whose last op is the op under test), runs that op with
-/// its generated kernel and with the reference on `input` (the first argument), and checks
-/// that both give the same bytes. Returns the kernel's description ("" if none was chosen).
+/// the kernel chosen at the test's ISA level (QRT_TEST_ISA) and with the reference on `input`
+/// (the first argument), and checks that both give the same bytes. Where the level's backend
+/// has the op's kernel kind, the kernel must come from that level (not a lower one). Returns
+/// the kernel's description ("" if none was chosen).
 inline std::string check_last_op(const std::string& text, const qrt::Tensor& input, bool expect_kernel = true) {
   auto g = qrt::parse_graph(text);
   REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
   const qrt::Op& op = g->ops.back();
-  auto choice = qrt::jit::select_kernel(*g, op);
+  auto choice = qrt::jit::select_kernel(*g, op, test_isas());
   REQUIRE_MESSAGE(choice.is_ok(), choice.status().to_string());
   if (!choice->kernel) {
     CHECK_MESSAGE(!expect_kernel, std::string("no kernel: " + choice->why_not));
     return "";
+  }
+  CAPTURE(choice->chain);
+  if (const qrt::jit::OpFamily* family = qrt::jit::family_for(*g, op);
+      family && family->kind() != qrt::jit::KernelOp::kCount &&
+      qrt::jit::kernel_list_backend(family->kind(), test_isa()) && choice->isa != test_isa()) {
+    // The level has this kind of kernel, so the level under test must be the one that ran.
+    CHECK_MESSAGE(false, "kernel from " << qrt::jit::isa_name(choice->isa) << " at test level " << test_isa_name()
+                                        << ": " << choice->chain);
   }
   // Operands: the input, then the constants' values.
   std::vector<qrt::Tensor> operands;

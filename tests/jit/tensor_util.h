@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ir/types.h"
-#include "jit/tensor.h"
+#include "jit/core/tensor.h"
 
 namespace qrt_test {
 

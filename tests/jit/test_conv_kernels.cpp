@@ -6,7 +6,6 @@
 
 #include <cstring>
 
-#include "jit/host_info.h"
 #include "op_kernel_check.h"
 
 namespace {
@@ -92,10 +91,6 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
 }  // namespace
 
 TEST_CASE("conv2d through the GEMM kernels is bit-exact with the reference") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
   std::mt19937 rng(11);
   std::vector<ConvCase> shapes;
   for (bool nchw : {false, true}) {
@@ -130,10 +125,6 @@ TEST_CASE("conv2d through the GEMM kernels is bit-exact with the reference") {
 }
 
 TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
   std::mt19937 rng(13);
   int cases = 0;
   for (int64_t channels : {1, 7, 16, 17, 40, 80, 100}) {

@@ -1,7 +1,7 @@
-// Tests: the AVX2 quantize/dequantize kernels are bit-exact with the reference numerics for
-// every length (tails), extreme zero points, narrow bounds, wide-ranging scales, ties, NaN,
-// infinities and saturation; the code cache generates each kernel once. Skipped, never
-// faked, on CPUs without AVX2.
+// Tests: the quantize/dequantize kernels of the level under test (QRT_TEST_ISA) are
+// bit-exact with the reference numerics for every length (tails), extreme zero points,
+// narrow bounds, wide-ranging scales, ties, NaN, infinities and saturation; the code cache
+// generates each kernel once.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,10 +11,11 @@
 #include <random>
 #include <thread>
 
-#include "ir/text_format.h"
-#include "jit/convert_kernels.h"
-#include "jit/host_info.h"
 #include "ir/numerics.h"
+#include "ir/text_format.h"
+#include "isa_levels.h"
+#include "jit/core/code_cache.h"
+#include "jit/ops/select.h"
 
 namespace {
 
@@ -30,13 +31,24 @@ qrt::Graph convert_graph(bool quantize, const std::string& qtype, size_t n) {
   return std::move(g).value();
 }
 
+// The kernel chosen for the graph's op at the test's level; it must exist.
+std::unique_ptr<qrt::jit::OpKernel> convert_kernel(const qrt::Graph& g) {
+  auto choice = qrt::jit::select_kernel(g, g.ops[0], qrt_test::test_isas());
+  REQUIRE_MESSAGE(choice.is_ok(), choice.status().to_string());
+  REQUIRE_MESSAGE(choice->kernel != nullptr, choice->why_not);
+  return std::move(choice->kernel);
+}
+
+// Runs `k` on `in` into a tensor of `type`.
+qrt::Tensor run_kernel(const qrt::jit::OpKernel& k, const qrt::Tensor& in, const qrt::Type& type) {
+  qrt::Tensor out = qrt::Tensor::zeros(type);
+  REQUIRE(k.run_into({&in}, out, qrt::jit::serial()).is_ok());
+  return out;
+}
+
 }  // namespace
 
-TEST_CASE("AVX2 quantize is bit-exact with the reference") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
+TEST_CASE("quantize kernels are bit-exact with the reference") {
   const char* types[] = {
       "!quant.uniform<i8:f32, 0.0039215689>",          "!quant.uniform<i8:f32, 0.5:-128>",
       "!quant.uniform<i8:f32, 0.5:127>",               "!quant.uniform<u8:f32, 1.0e-08:255>",
@@ -49,9 +61,7 @@ TEST_CASE("AVX2 quantize is bit-exact with the reference") {
       CAPTURE(type);
       CAPTURE(n);
       const qrt::Graph g = convert_graph(true, type, n);
-      REQUIRE(qrt::jit::ConvertKernel::why_not(g, g.ops[0]) == "");
-      auto k = qrt::jit::ConvertKernel::create(g, g.ops[0]);
-      REQUIRE_MESSAGE(k.is_ok(), k.status().to_string());
+      const auto k = convert_kernel(g);
       qrt::Tensor x = qrt::Tensor::zeros(g.values[0].type);
       const qrt::ElementType& e = g.values[1].type.element;
       const float scale = qrt::numerics::compute_scale_f32(e.scales[0], e.float_kind);
@@ -66,8 +76,7 @@ TEST_CASE("AVX2 quantize is bit-exact with the reference") {
         }
         x.set_float(i, v);
       }
-      qrt::Tensor y = qrt::Tensor::zeros(g.values[1].type);
-      k->run(x, y);
+      const qrt::Tensor y = run_kernel(*k, x, g.values[1].type);
       for (size_t i = 0; i < n; ++i) {
         const int64_t want = qrt::numerics::quantize_f32(float(x.float_at(i)), scale, e.zero_points[0],
                                                          e.storage.min, e.storage.max);
@@ -77,18 +86,15 @@ TEST_CASE("AVX2 quantize is bit-exact with the reference") {
   }
 }
 
-TEST_CASE("AVX2 dequantize is bit-exact with the reference for every stored value") {
-  if (!qrt::host_cpu_features().avx2) return;
+TEST_CASE("dequantize kernels are bit-exact with the reference for every stored value") {
   for (const char* type : {"!quant.uniform<i8:f32, 0.0039215689:-128>", "!quant.uniform<u8:f32, 7.5:255>",
                            "!quant.uniform<i8:f32, 1.0e-30:127>", "!quant.uniform<u8:f32, 0.1>"}) {
     const qrt::Graph g = convert_graph(false, type, 259);
-    auto k = qrt::jit::ConvertKernel::create(g, g.ops[0]);
-    REQUIRE(k.is_ok());
+    const auto k = convert_kernel(g);
     qrt::Tensor q = qrt::Tensor::zeros(g.values[0].type);
     const qrt::ElementType& e = g.values[0].type.element;
     for (size_t i = 0; i < 259; ++i) q.set_int(i, e.storage.min + int64_t(i % 256));
-    qrt::Tensor x = qrt::Tensor::zeros(g.values[1].type);
-    k->run(q, x);
+    const qrt::Tensor x = run_kernel(*k, q, g.values[1].type);
     const float scale = qrt::numerics::compute_scale_f32(e.scales[0], e.float_kind);
     for (size_t i = 0; i < 259; ++i) {
       const float want = qrt::numerics::dequantize_f32(q.int_at(i), e.zero_points[0], scale);
@@ -98,19 +104,25 @@ TEST_CASE("AVX2 dequantize is bit-exact with the reference for every stored valu
 }
 
 TEST_CASE("the code cache generates a kernel once, also under concurrent requests") {
-  if (!qrt::host_cpu_features().avx2) return;
-  const qrt::Graph g = convert_graph(true, "!quant.uniform<i8:f32, 0.123:-5>", 16);
+  // A scale no other test uses, so that this test's kernel is new to the process.
+  const qrt::Graph g = convert_graph(true, "!quant.uniform<i8:f32, 0.12345:-5>", 16);
   const size_t before = qrt::jit::code_cache().generated();
   std::vector<std::thread> threads;
-  std::vector<int> ok(8, 0);
-  for (size_t t = 0; t < ok.size(); ++t) {
-    threads.emplace_back([&, t] { ok[t] = qrt::jit::ConvertKernel::create(g, g.ops[0]).is_ok(); });
+  std::vector<std::string> names(8);
+  for (size_t t = 0; t < names.size(); ++t) {
+    threads.emplace_back([&, t] {
+      auto choice = qrt::jit::select_kernel(g, g.ops[0], qrt_test::test_isas());
+      if (choice.is_ok() && choice->kernel) names[t] = choice->kernel->describe();
+    });
   }
   for (auto& th : threads) th.join();
-  CHECK(std::count(ok.begin(), ok.end(), 1) == 8);
   CHECK(qrt::jit::code_cache().generated() == before + 1);
-  CHECK(qrt::jit::ConvertKernel::create(g, g.ops[0])->desc().name() == "f32_qs8_quantize__avx2");
+  auto chosen = qrt::jit::select_kernel(g, g.ops[0], qrt_test::test_isas());
+  REQUIRE(chosen.is_ok());
+  for (const std::string& n : names) CHECK(n == std::string("f32_qs8_quantize__") + qrt::jit::isa_suffix(chosen->isa));
   const qrt::Graph per_axis = convert_graph(true, "!quant.uniform<i8:f32:0, {0.5, 0.25}>", 2);
-  CHECK(qrt::jit::ConvertKernel::why_not(per_axis, per_axis.ops[0]) ==
-        "per-axis types are not supported by this kernel");
+  auto choice = qrt::jit::select_kernel(per_axis, per_axis.ops[0], qrt_test::test_isas());
+  REQUIRE(choice.is_ok());
+  CHECK(choice->kernel == nullptr);
+  CHECK(choice->why_not == "per-axis types are not supported by this kernel");
 }

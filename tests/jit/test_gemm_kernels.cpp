@@ -1,18 +1,17 @@
-// Tests: the AVX2 GEMM kernels (qrt.matmul with constant weights) are bit-exact with the
-// reference for shapes with every kind of tail, u8/s8 activations and weights, extreme zero
-// points, narrow bounds, per-channel scales over a wide range, saturating outputs, bias and
-// the int32 accumulator output; both multiply paths are exercised and chosen for the right
-// reason. Skipped, never faked, on CPUs without AVX2.
+// Tests: the GEMM kernels of the level under test (qrt.matmul with constant weights) are
+// bit-exact with the reference for shapes with every kind of tail, u8/s8 activations and
+// weights, extreme zero points, narrow bounds, per-channel scales over a wide range,
+// saturating outputs, bias and the int32 accumulator output; both multiply paths are
+// exercised and chosen for the right reason.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "jit/gemm_kernels.h"
-#include "jit/gemm_pack.h"
-#include "jit/host_info.h"
-#include "jit/tensor.h"
+#include "jit/ops/gemm_kernels.h"
+#include "jit/ops/gemm_pack.h"
+#include "jit/core/tensor.h"
 #include "op_kernel_check.h"
 
 namespace {
@@ -94,11 +93,7 @@ qrt::Tensor random_input(const MatmulCase& c, std::mt19937& rng, std::vector<int
 
 }  // namespace
 
-TEST_CASE("AVX2 GEMM kernels are bit-exact with the reference matmul") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
+TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   std::mt19937 rng(7);
   int maddubs = 0, maddwd = 0, cases = 0;
   for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 33}) {
@@ -121,30 +116,31 @@ TEST_CASE("AVX2 GEMM kernels are bit-exact with the reference matmul") {
   CHECK(maddwd > 50);
 }
 
-TEST_CASE("vpmaddubsw is chosen only where no weight pair can saturate") {
+TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pair can saturate") {
   using qrt::jit::GemmPath;
+  const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
   qrt::jit::GemmSpec s;
   s.k = 4, s.n = 1;
   s.w_zero_point = {0};
   s.out = qrt::jit::OutKind::kS32;
   // u8 activations up to 255: two weights of 64 and 64 give 255 * 128 = 32640 <= 32767.
   s.w = {64, 64, -128, 127};
-  auto p = qrt::jit::pack_gemm(s);
+  auto p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
   REQUIRE(p.is_ok());
   CHECK((*p)->path == GemmPath::kMaddubs);  // (-128, 127): opposite signs never saturate
   s.w = {65, 64, 0, 0};  // 255 * 129 = 32895 > 32767
-  p = qrt::jit::pack_gemm(s);
+  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
   REQUIRE(p.is_ok());
   CHECK((*p)->path == GemmPath::kMaddwd);
   CHECK((*p)->path_reason.find("k = 0, n = 0") != std::string::npos);
   // The same weights are safe when the activations' bounds are narrower.
   s.a_max = 200;
-  p = qrt::jit::pack_gemm(s);
+  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
   REQUIRE(p.is_ok());
   CHECK((*p)->path == GemmPath::kMaddubs);
   // s8 activations are flipped to u8: [-128, 127] becomes [0, 255].
   s.a_signed = true, s.a_min = -128, s.a_max = 127;
-  p = qrt::jit::pack_gemm(s);
+  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
   REQUIRE(p.is_ok());
   CHECK((*p)->path == GemmPath::kMaddwd);
 }
@@ -156,17 +152,14 @@ TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference
   s.w_zero_point = {-128};
   s.a_zero_point = 255;
   s.out = qrt::jit::OutKind::kS32;
-  auto p = qrt::jit::pack_gemm(s);
+  const qrt::jit::GemmAnalysis a = qrt::jit::analyze_gemm(s);
+  CHECK(a.why_not.find("could leave int32") != std::string::npos);
+  auto p = qrt::jit::pack_gemm(s, a, qrt_test::test_backend(qrt::jit::KernelOp::kGemm));
   REQUIRE_FALSE(p.is_ok());
   CHECK(p.status().code() == qrt::ErrorCode::kUnsupported);
-  CHECK(p.status().message().find("could leave int32") != std::string::npos);
 }
 
 TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output match the scalar formula") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
   std::mt19937 rng(41);
   for (qrt::jit::OutKind out : {qrt::jit::OutKind::kF32, qrt::jit::OutKind::kS32}) {
     for (int64_t n : {1, 9, 16, 37}) {
@@ -180,7 +173,7 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
       for (int64_t j = 0; j < n; ++j) s.bias.push_back(int64_t(j * 1000 - 3000));
       s.out = out;
       for (int64_t j = 0; j < n; ++j) s.multiplier.push_back(float(0.001 * double(j + 1)));
-      auto g = qrt::jit::GemmKernel::create(s);
+      auto g = qrt::jit::GemmKernel::create(s, qrt::jit::analyze_gemm(s), qrt_test::test_backend(qrt::jit::KernelOp::kGemm));
       REQUIRE(g.is_ok());
       const auto a = qrt_test::random_values(rng, size_t(m * k), -128, 127);
       std::vector<uint8_t> a_bytes = qrt_test::bytes_of(a), c(size_t(m * n * 4));
@@ -207,10 +200,6 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
 }
 
 TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's rounding order") {
-  if (!qrt::host_cpu_features().avx2) {
-    MESSAGE("no AVX2 on this CPU: skipped");
-    return;
-  }
   std::mt19937 rng(43);
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
   int cases = 0;

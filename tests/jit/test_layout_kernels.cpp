@@ -2,7 +2,6 @@
 // and relu, reshape — give the reference's bytes, on one and three threads.
 #include <doctest/doctest.h>
 
-#include "jit/host_info.h"
 #include "op_kernel_check.h"
 
 namespace {

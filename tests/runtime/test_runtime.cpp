@@ -90,11 +90,14 @@ struct Compiled {
   }
 };
 
-void compile(const std::string& path, size_t threads, Compiled& c) {
+void compile(const std::string& path, size_t threads, Compiled& c, const char* isa = nullptr,
+             qrt_backend backend = QRT_BACKEND_DEFAULT) {
   REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/" + path).c_str(), &c.model) == QRT_OK, qrt_last_error_message());
   qrt_plan_options opts;
   qrt_plan_options_init(&opts);
   opts.threads = threads;
+  opts.isa = isa;
+  opts.backend = backend;
   REQUIRE_MESSAGE(qrt_plan_create(c.model, &opts, &c.plan) == QRT_OK, qrt_last_error_message());
   qrt_model_num_outputs(c.model, &c.outputs);
 }
@@ -167,6 +170,71 @@ TEST_CASE("every model: arena against the naive sum, and identical outputs for 1
       }
     }
   }
+}
+
+// The host's ISA levels, as qrt_host_isas() lists them ("avx2, scalar").
+std::vector<std::string> host_levels() {
+  std::vector<std::string> levels;
+  std::string all = qrt_host_isas();
+  for (size_t start = 0; start < all.size();) {
+    const size_t comma = all.find(", ", start);
+    levels.push_back(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? all.size() : comma + 2;
+  }
+  return levels;
+}
+
+TEST_CASE("every model gives the reference's bytes at every ISA level the host has") {
+  const std::vector<std::string> levels = host_levels();
+  MESSAGE("host levels: " << qrt_host_isas());
+  REQUIRE(std::find(levels.begin(), levels.end(), "scalar") != levels.end());
+  for (const char* path : kAllModels) {
+    CAPTURE(path);
+    Compiled ref;
+    compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(ref.plan, &ctx) == QRT_OK);
+    const Inputs in = make_inputs(ref.model, 91);
+    const auto want = run_once(ctx, in, ref.outputs);
+    qrt_context_destroy(ctx);
+    for (const std::string& level : levels) {
+      CAPTURE(level);
+      Compiled c;
+      compile(path, 2, c, level.c_str());
+      REQUIRE(qrt_context_create(c.plan, &ctx) == QRT_OK);
+      CHECK(run_once(ctx, in, c.outputs) == want);
+      qrt_context_destroy(ctx);
+      // Every kernel the plan chose comes from an allowed level.
+      size_t ops = 0;
+      qrt_plan_num_ops(c.plan, &ops);
+      for (size_t o = 0; o < ops; ++o) {
+        const char* selection = nullptr;
+        REQUIRE(qrt_plan_op_selection(c.plan, o, &selection) == QRT_OK);
+        const std::string chain = selection;
+        if (chain.find("chosen") == std::string::npos || chain.rfind("any ISA", 0) == 0) continue;
+        CHECK_MESSAGE(chain.find(level + ": ") == 0, "op " << o << ": " << chain);
+      }
+    }
+  }
+}
+
+TEST_CASE("plans refuse ISA levels that are unknown or that the host lacks, naming them") {
+  qrt_model_t* model = nullptr;
+  REQUIRE(qrt_model_load_file((kModels + "/onnx/digits_cnn_qdq_u8.onnx").c_str(), &model) == QRT_OK);
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  qrt_plan_t* plan = nullptr;
+  opts.isa = "avx9000";
+  CHECK(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT);
+  CHECK(std::string(qrt_last_error_message()).find("unknown ISA level 'avx9000'") != std::string::npos);
+  const std::vector<std::string> levels = host_levels();
+  for (const char* level : {"avx2", "avx2-vnni", "avx512-vnni", "neon", "neon-dot", "neon-i8mm"}) {
+    if (std::find(levels.begin(), levels.end(), level) != levels.end()) continue;
+    opts.isa = level;
+    CHECK(qrt_plan_create(model, &opts, &plan) == QRT_UNSUPPORTED);
+    CHECK(std::string(qrt_last_error_message()).find(std::string("'") + level + "'") != std::string::npos);
+  }
+  qrt_model_destroy(model);
 }
 
 TEST_CASE("several threads run one plan with their own contexts") {

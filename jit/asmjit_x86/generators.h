@@ -1,0 +1,30 @@
+// qrt — internal to the x86 backend: the asmjit generators (one file per kernel kind) and
+// the AVX2 C++ micro-kernels, each with the ABI of jit/core/microkernel.h.
+#pragma once
+
+#include <memory>
+
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+
+namespace qrt::jit::x86gen {
+
+/// kQuantize / kDequantize: whole blocks of 8 elements (ConvertArgs::n a multiple of 8).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& desc);
+/// kGemm: one tile (GemmTileArgs).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& desc);
+/// kDepthwise (DepthwiseArgs).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
+/// kQAdd / kQMul / kRequantize (ElementwiseArgs).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
+/// kMaxPool / kAvgPool (PoolArgs).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& desc);
+
+/// kPackRows with AVX2 intrinsics (32 values per step, the row sum by vpsadbw).
+void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
+/// kClamp with AVX2 intrinsics.
+void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
+/// kF32Gemm with AVX2 intrinsics (separate multiply and add, k in order).
+void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+
+}  // namespace qrt::jit::x86gen

@@ -1,0 +1,99 @@
+// qrt — the x86 backend's AVX2 micro-kernels written with intrinsics: they move or add
+// bytes in fixed patterns, so generating code per description would buy nothing. Each has the
+// ABI of jit/core/microkernel.h and the scalar twin in jit/ref/twins.cpp.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
+
+__attribute__((target("avx2"))) void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc) {
+  const uint8_t* src = args->src;
+  uint8_t* dst = args->dst;
+  const int64_t k = args->k;
+  const uint8_t flip = desc->storage_signed ? 0x80 : 0;
+  const bool widen = desc->path == GemmPath::kMaddwd;
+  const __m256i flip_v = _mm256_set1_epi8(char(flip)), zero = _mm256_setzero_si256();
+  __m256i sums = zero;
+  int64_t i = 0;
+  // 32 activations per step; the row sum by vpsadbw against zero.
+  for (; i + 32 <= k; i += 32) {
+    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), flip_v);
+    sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
+    if (widen) {
+      auto* d = reinterpret_cast<__m256i*>(dst + 2 * i);
+      _mm256_storeu_si256(d, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
+      _mm256_storeu_si256(d + 1, _mm256_cvtepu8_epi16(_mm256_extracti128_si256(v, 1)));
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), v);
+    }
+  }
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+  int32_t sum = int32_t(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+  if (!widen) {
+    for (; i < k; ++i) {
+      dst[i] = uint8_t(src[i] ^ flip);
+      sum += dst[i];
+    }
+    std::memset(dst + k, 0, size_t(args->k_padded - k));
+  } else {
+    auto* d16 = reinterpret_cast<uint16_t*>(dst);
+    for (; i < k; ++i) {
+      d16[i] = uint8_t(src[i] ^ flip);
+      sum += d16[i];
+    }
+    std::memset(d16 + k, 0, size_t(args->k_padded - k) * 2);
+  }
+  *args->sum = sum;
+}
+
+__attribute__((target("avx2"))) void avx2_clamp(const ClampArgs* args, const KernelDesc* desc) {
+  const uint8_t* x = args->x;
+  uint8_t* y = args->y;
+  const size_t n = args->n;
+  const int lo = args->lo, hi = args->hi;
+  const bool is_signed = desc->storage_signed;
+  size_t i = 0;
+  const __m256i l = _mm256_set1_epi8(char(lo)), h = _mm256_set1_epi8(char(hi));
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i r = is_signed ? _mm256_min_epi8(_mm256_max_epi8(v, l), h) : _mm256_min_epu8(_mm256_max_epu8(v, l), h);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
+  }
+  for (; i < n; ++i) {
+    const int v = is_signed ? int(int8_t(x[i])) : int(x[i]);
+    y[i] = uint8_t(std::min(std::max(v, lo), hi));
+  }
+}
+
+__attribute__((target("avx2"))) void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
+  constexpr int64_t kRows = 4, kCols = 16;
+  const float* x = args->x;
+  const float* w = args->w;
+  const float* bias = args->bias;
+  const int64_t mr = args->rows, k = args->k, n = args->n, n_padded = args->n_padded;
+  for (int64_t n0 = 0; n0 < n_padded; n0 += kCols) {
+    __m256 acc[kRows][2];
+    for (int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const __m256 b0 = _mm256_loadu_ps(w + kk * n_padded + n0), b1 = _mm256_loadu_ps(w + kk * n_padded + n0 + 8);
+      for (int64_t r = 0; r < mr; ++r) {
+        const __m256 a = _mm256_set1_ps(x[r * k + kk]);
+        acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(a, b0));  // one rounding each, k in order
+        acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(a, b1));
+      }
+    }
+    for (int64_t r = 0; r < mr; ++r) {
+      alignas(32) float out[kCols];
+      _mm256_store_ps(out, bias ? _mm256_add_ps(acc[r][0], _mm256_loadu_ps(bias + n0)) : acc[r][0]);
+      _mm256_store_ps(out + 8, bias ? _mm256_add_ps(acc[r][1], _mm256_loadu_ps(bias + n0 + 8)) : acc[r][1]);
+      std::memcpy(args->y + r * n + n0, out, size_t(std::min(kCols, n - n0)) * 4);
+    }
+  }
+}
+
+}  // namespace qrt::jit::x86gen

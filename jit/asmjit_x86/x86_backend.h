@@ -1,0 +1,13 @@
+// qrt — the x86-64 backend (asmjit generators and AVX2 intrinsics kernels), one Backend per
+// ISA level it serves. This header includes no asmjit: the kernel list names the backends.
+#pragma once
+
+#include "jit/core/backend.h"
+
+namespace qrt::jit {
+
+/// The AVX2 level: every kernel kind, generated with asmjit (packing, clamp and the f32 GEMM
+/// are C++ with AVX2 intrinsics).
+const Backend& x86_avx2_backend();
+
+}  // namespace qrt::jit

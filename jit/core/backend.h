@@ -1,0 +1,61 @@
+// qrt — the backend interface: every code generator (asmjit x86, asmjit AArch64, LLVM ORC)
+// and the portable scalar twins are peers behind it. A backend serves one ISA level; it
+// states its tile traits per kernel kind, says without generating anything why it cannot
+// produce a kernel, and generates the ones it can. The operator layer (jit/ops/) packs and
+// drives kernels through these traits only, so it never knows which ISA runs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ir/status.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/kernel.h"
+
+namespace qrt::jit {
+
+/// How a backend's GEMM tiles want their operands for one multiply path.
+struct GemmTraits {
+  unsigned mr = 0;       ///< rows per micro-kernel tile (the largest; smaller tiles exist too)
+  unsigned panel = 0;    ///< columns per packed weight panel (nr of a full tile)
+  unsigned k_group = 0;  ///< k values per column per packed step (4: u8 quads, 2: s16 pairs)
+  unsigned a_bytes = 0;  ///< bytes per packed activation (1: u8, 2: zero-extended u16)
+};
+
+/// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the
+/// layout of microkernel.h (depthwise_lane_channel).
+struct DepthwiseTraits {
+  unsigned block = 0;  ///< channels per block (desc.panel of its kernels)
+};
+
+/// Elements per call unit of the element-wise kinds (convert, add/mul/requantize): the
+/// operator layer hands a backend whole blocks and converts the rest with the twin.
+struct StreamTraits {
+  unsigned block = 0;
+};
+
+/// A code generator (or the portable twins) for one ISA level.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// The backend's name, e.g. "x86" (asmjit), "ref" (scalar twins), "llvm".
+  virtual const char* name() const = 0;
+  /// The level its kernels need; kernel names end in "__" + isa_suffix(isa()).
+  virtual Isa isa() const = 0;
+  /// Whether this process can run its kernels (the host has the level; the generator works).
+  virtual bool available() const = 0;
+  /// Tile traits of the GEMM path `path` at this level, or nullopt when it has no such path.
+  virtual std::optional<GemmTraits> gemm_traits(GemmPath path) const = 0;
+  /// Depthwise weight layout (valid where kDepthwise kernels exist).
+  virtual DepthwiseTraits depthwise_traits() const = 0;
+  /// Element blocking of kQuantize/kDequantize/kQAdd/kQMul/kRequantize.
+  virtual StreamTraits stream_traits() const = 0;
+  /// "" when generate(desc) can succeed, else why not — decided without generating code.
+  virtual std::string why_not(const KernelDesc& desc) const = 0;
+  /// The kernel for `desc` (desc.isa == isa(); why_not(desc) == ""). The code cache calls it
+  /// once per description.
+  virtual Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& desc) const = 0;
+};
+
+}  // namespace qrt::jit

@@ -1,0 +1,97 @@
+// qrt — kernel descriptions (see kernel.h).
+#include "jit/core/kernel.h"
+
+#include <cstring>
+#include <functional>
+
+namespace qrt::jit {
+
+bool KernelDesc::operator==(const KernelDesc& o) const {
+  return op == o.op && isa == o.isa && storage_signed == o.storage_signed &&
+         std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
+         qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
+         row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && channels == o.channels;
+}
+
+size_t KernelDesc::hash() const {
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &scale, 4);
+  size_t h = std::hash<uint64_t>()((uint64_t(uint8_t(op)) << 56) | (uint64_t(uint8_t(isa)) << 48) |
+                                   (uint64_t(storage_signed) << 40) | scale_bits);
+  h ^= std::hash<uint64_t>()((uint64_t(uint32_t(zero_point)) << 32) | uint32_t(qmin)) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint32_t>()(uint32_t(qmax)) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
+                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) |
+                             (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint32_t>()(channels) + 0x9e3779b97f4a7c15ull + (h << 6);
+  return h;
+}
+
+namespace {
+
+const char* out_name(OutKind k) {
+  switch (k) {
+    case OutKind::kS32: return "s32";
+    case OutKind::kF32: return "f32";
+    case OutKind::kU8: return "qu8";
+    case OutKind::kS8: return "qs8";
+  }
+  return "?";
+}
+
+}  // namespace
+
+const char* kernel_op_name(KernelOp op) {
+  switch (op) {
+    case KernelOp::kQuantize: return "quantize";
+    case KernelOp::kDequantize: return "dequantize";
+    case KernelOp::kGemm: return "gemm";
+    case KernelOp::kDepthwise: return "dwconv";
+    case KernelOp::kQAdd: return "add";
+    case KernelOp::kQMul: return "mul";
+    case KernelOp::kRequantize: return "requantize";
+    case KernelOp::kMaxPool: return "maxpool";
+    case KernelOp::kAvgPool: return "avgpool";
+    case KernelOp::kPackRows: return "packrows";
+    case KernelOp::kClamp: return "clamp";
+    case KernelOp::kF32Gemm: return "f32gemm";
+    case KernelOp::kCount: break;
+  }
+  return "?";
+}
+
+std::string KernelDesc::name() const {
+  const std::string suffix = std::string("__") + isa_suffix(isa);
+  const std::string path_name = path == GemmPath::kMaddubs ? "maddubs" : "maddwd";
+  if (op == KernelOp::kGemm) {
+    // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
+    return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +
+           "_" + path_name + (row_correction ? "_wzp" : "") + suffix;
+  }
+  if (op == KernelOp::kDepthwise) {
+    return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +
+           std::to_string(channels) + "c" + suffix;
+  }
+  if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {
+    return std::string(storage_signed ? "qs8_" : "qu8_") + out_name(out) + (op == KernelOp::kMaxPool ? "_maxpool_" : "_avgpool_") +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c" + suffix;
+  }
+  if (op == KernelOp::kQAdd || op == KernelOp::kQMul || op == KernelOp::kRequantize) {
+    // e.g. qs8_qs8_qs8_add__avx2 (a, b, result), qu8_qs8_requantize__avx2 (input, result).
+    const char* what = op == KernelOp::kQAdd ? "add" : op == KernelOp::kQMul ? "mul" : "requantize";
+    std::string s = storage_signed ? "qs8_" : "qu8_";
+    if (op != KernelOp::kRequantize) s += b_signed ? "qs8_" : "qu8_";
+    return s + out_name(out) + "_" + what + suffix;
+  }
+  const std::string q = storage_signed ? "qs8" : "qu8";
+  if (op == KernelOp::kPackRows) {
+    // e.g. qu8_packrows_maddwd__avx2 (flip: s8 rows become u8).
+    return q + "_packrows_" + path_name + suffix;
+  }
+  if (op == KernelOp::kClamp) return q + "_clamp" + suffix;
+  if (op == KernelOp::kF32Gemm) return "f32_f32_f32_gemm_4x16" + suffix;
+  const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
+  return body + suffix;
+}
+
+}  // namespace qrt::jit

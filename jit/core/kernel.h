@@ -1,0 +1,82 @@
+// qrt — kernel descriptions: what a generated kernel computes, named by its contract.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "jit/core/isa.h"
+
+namespace qrt::jit {
+
+/// What a kernel computes.
+enum class KernelOp : uint8_t {
+  kQuantize,    ///< f32 -> 8-bit stored values (quant.qcast, per tensor)
+  kDequantize,  ///< 8-bit stored values -> f32 (quant.dcast, per tensor)
+  kGemm,        ///< an int8 GEMM micro-kernel: an mr x nr tile of u8 x s8 -> s32 + epilogue
+  kDepthwise,   ///< an int8 depthwise-convolution pixel kernel (all channels, all taps)
+  kQAdd,        ///< quantized 8-bit add with rescale (parameters at run time)
+  kQMul,        ///< quantized 8-bit multiply with rescale
+  kRequantize,  ///< 8-bit requantize
+  kMaxPool,     ///< 8-bit NHWC max pooling pixel kernel
+  kAvgPool,     ///< 8-bit NHWC average pooling pixel kernel
+  kPackRows,    ///< GEMM activation rows -> the packed layout of a GEMM path, with row sums
+  kClamp,       ///< 8-bit clamp (quantized relu/clamp)
+  kF32Gemm,     ///< f32 GEMM rows in the reference's order (k-ordered sums, no FMA)
+  kCount
+};
+
+/// The op's name in kernel names and reports, e.g. "gemm", "dwconv".
+const char* kernel_op_name(KernelOp op);
+
+/// How a GEMM micro-kernel multiplies u8 activations by s8 weights.
+enum class GemmPath : uint8_t {
+  kMaddubs,  ///< vpmaddubsw -> vpmaddwd(1) -> vpaddd: only where the weights prove no s16 pair saturates
+  kMaddwd,   ///< both sides widened to s16, vpmaddwd -> vpaddd: exact for every input
+};
+
+/// What a GEMM or depthwise kernel's epilogue stores.
+enum class OutKind : uint8_t {
+  kS32,  ///< the int32 accumulator itself
+  kF32,  ///< f32(acc) * scale[n] (a fused dcast of the accumulator)
+  kU8,   ///< clamp(rne(f32(acc) * M[n]) + zo[n], lo, hi) as u8
+  kS8,   ///< the same as s8
+};
+
+/// A kernel's whole contract: op, storage, baked-in quantization parameters and ISA. Equal
+/// descriptions mean identical code, so the code cache is keyed by it.
+struct KernelDesc {
+  KernelOp op = KernelOp::kQuantize;
+  Isa isa = Isa::kScalar;      ///< the level the kernel is generated for
+  bool storage_signed = true;  ///< i8 (qs8) or u8 (qu8) storage
+  float scale = 1.0f;          ///< the compute scale (numerics::compute_scale_f32)
+  int32_t zero_point = 0;
+  int32_t qmin = -128;         ///< storage bounds (quantize clamps to them)
+  int32_t qmax = 127;
+
+  // GEMM micro-kernels (kGemm) and depthwise kernels (kDepthwise).
+  GemmPath path = GemmPath::kMaddubs;
+  OutKind out = OutKind::kU8;
+  uint8_t mr = 0;               ///< rows of the tile (kGemm)
+  uint8_t nr = 0;               ///< columns stored (kGemm; at most `panel`)
+  uint8_t panel = 16;           ///< kGemm: columns per packed weight panel (the backend's trait)
+  bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n] (some weight zero point != 0)
+  bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
+  uint16_t taps = 0;            ///< kernel window positions (kDepthwise)
+  uint32_t channels = 0;        ///< channels (kDepthwise)
+
+  /// Compares every field (scale bit for bit).
+  bool operator==(const KernelDesc& other) const;
+  /// A hash of every field.
+  size_t hash() const;
+  /// XNNPACK-style name stating the contract and the ISA, e.g. "f32_qs8_quantize__avx2".
+  std::string name() const;
+};
+
+/// Hash functor for unordered containers.
+struct KernelDescHash {
+  size_t operator()(const KernelDesc& d) const { return d.hash(); }
+};
+
+
+}  // namespace qrt::jit

@@ -1,0 +1,150 @@
+// qrt — the micro-kernel ABIs: one argument block per kernel kind, the same for every
+// backend. A micro-kernel is called as fn(&args, &desc): generated code reads only `args`
+// (the description is baked into it), the portable scalar twins (jit/ref/twins.h) read the
+// description too. So a backend's kernel and its twin are interchangeable, kernel by kernel.
+//
+// The layouts of packed operands (GEMM weight panels, depthwise weights) are the backend's
+// tile traits (jit/core/backend.h); the operator layer packs with them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jit/core/kernel.h"
+
+namespace qrt::jit {
+
+/// A micro-kernel entry: fn(args, desc).
+template <typename Args>
+using MicrokernelFn = void (*)(const Args* args, const KernelDesc* desc);
+
+/// Calls the micro-kernel at `entry` (a CompiledKernel's entry point).
+template <typename Args>
+inline void call_microkernel(const void* entry, const Args& args, const KernelDesc& desc) {
+  reinterpret_cast<MicrokernelFn<Args>>(const_cast<void*>(entry))(&args, &desc);
+}
+
+/// kQuantize / kDequantize: converts `n` elements (a multiple of the backend's block; the
+/// operator layer converts the rest with the twin). Quantize: q = clamp(rne(x / scale) + zp,
+/// qmin, qmax), NaN -> zp; dequantize: x = f32(q - zp) * scale (desc.scale, zero_point,
+/// qmin, qmax).
+struct ConvertArgs {
+  const void* in;
+  void* out;
+  size_t n;
+};
+
+/// Per-channel epilogue fields of GEMM panels and depthwise blocks, each one vector of
+/// `width` 32-bit values, in this order (width: the panel or block width).
+enum GemmEpilogueField : size_t {
+  kEpBias = 0,            ///< int32: bias and folded zero-point terms
+  kEpWeightZeroPoint,     ///< int32: zw' (used with row sums)
+  kEpMultiplier,          ///< f32: requantization multiplier M[n], or the dcast scale (f32 output)
+  kEpLowerBound,          ///< f32: lo - zo[n]
+  kEpUpperBound,          ///< f32: hi - zo[n]
+  kEpOutputZeroPoint,     ///< int32: zo[n]
+  kEpFields
+};
+
+/// kGemm: one desc.mr x desc.nr tile. acc[r][j] = Σ_k a[r][k]·w[k][j] over the packed panel,
+/// + bias[j] (- row_sums[r]·zw[j] with desc.row_correction), then the epilogue of desc.out:
+/// s32 as is; f32: f32(acc)·M[j]; u8/s8: clamp(f32(acc)·M[j], lo, hi) rounded to nearest
+/// even, + zo[j]. Stores exactly desc.nr columns per row.
+struct GemmTileArgs {
+  const void* a;            ///< packed activations of the tile's first row
+  int64_t a_stride;         ///< bytes between packed activation rows
+  const void* w;            ///< the weight panel (64-byte aligned)
+  int64_t k_steps;          ///< padded K / k_group
+  void* c;                  ///< output of the tile's first row
+  int64_t c_stride;         ///< bytes between output rows
+  const void* epilogue;     ///< the panel's epilogue block (kEpFields x panel values, 64-byte aligned)
+  const int32_t* row_sums;  ///< Σ_k a' of the tile's rows (row_correction kernels only)
+};
+
+/// kPackRows: one activation row of `k` stored 8-bit values into the packed layout of
+/// desc.path (u8 bytes, or u16 for the widened path), flipping the sign bit when desc
+/// .storage_signed (s8 -> u8), zero-padding to `k_padded`; *sum = Σ of the packed values.
+struct PackRowsArgs {
+  const uint8_t* src;
+  uint8_t* dst;
+  int64_t k;
+  int64_t k_padded;
+  int32_t* sum;
+};
+
+/// kDepthwise: pixel p reads tap t at taps[p * taps_stride / 8 + t] + p * pixel_step: a row
+/// of pointers per pixel (taps_stride = 8 * taps, pixel_step = 0) where windows touch the
+/// padding, or one row stepped along the input (taps_stride = 0) for runs of interior
+/// pixels. desc.channels channels, desc.taps taps (even), desc.storage_signed input, desc.out.
+struct DepthwiseArgs {
+  const uint8_t* const* taps;  ///< padded-taps pointers to input channel vectors
+  void* out;                   ///< the first output pixel
+  int64_t out_stride;          ///< bytes between output pixels
+  int64_t pixels;              ///< output pixels to compute
+  const void* weights;         ///< packed s16 weights (the depthwise layout below; 64-byte aligned)
+  const void* epilogue;        ///< per channel block, kEpFields x block values (lane order; 64-byte aligned)
+  int64_t taps_stride;         ///< bytes between the pixels' pointer rows
+  int64_t pixel_step;          ///< bytes added to every tap pointer per pixel
+};
+
+/// The depthwise weight layout: per block of desc.panel channels (16), per tap pair, the
+/// block's lanes as two halves of 8, each lane holding the pair's two s16 weights; lane
+/// `lane` of a block holds this channel of the block (the order vpunpck{l,h}wd + vpmaddwd
+/// produce: the first register holds channels 0-3 and 8-11, the second 4-7 and 12-15). The
+/// epilogue lanes use the same order. A backend with another order adds a layout field.
+inline unsigned depthwise_lane_channel(unsigned lane) {
+  const unsigned half = lane / 8, i = lane % 8;
+  return (i / 4) * 8 + half * 4 + i % 4;
+}
+
+/// kMaxPool / kAvgPool: tap pointers as DepthwiseArgs. Max: the largest stored value of the
+/// taps; average: clamp(f32(bias + Σ x)·m, lo, hi) rounded to nearest even, + zo.
+struct PoolArgs {
+  const uint8_t* const* taps;  ///< tap pointers, as DepthwiseArgs
+  void* out;                   ///< the first output pixel
+  int64_t out_stride;          ///< bytes between output pixels
+  int64_t pixels;              ///< output pixels to compute
+  int64_t taps_stride;         ///< bytes between the pixels' pointer rows (0: stepping mode)
+  int64_t pixel_step;          ///< bytes added to every tap pointer per pixel
+  float m;                     ///< average: the multiplier of these pixels
+  int32_t bias;                ///< average: -zx · taps
+  int32_t zo;                  ///< average: output zero point
+  float lo, hi;                ///< average: output bounds minus zo
+};
+
+/// kQAdd / kQMul / kRequantize over `blocks` groups of 8 elements. Parameters travel here,
+/// not in the code, so one kernel serves every op of a kind and signedness.
+///   requantize: clamp(rne(f32(a - za) * M) + zo)
+///   add:        clamp(rne(f32(a - za) * M_a + f32(b - zb) * M_b) + zo)
+///   mul:        clamp(rne(f32((a - za) * (b - zb)) * M) + zo)
+struct ElementwiseArgs {
+  const void* a;           ///< first operand's stored values
+  const void* b;           ///< second operand's (add, mul)
+  void* y;                 ///< result's stored values
+  int64_t blocks;          ///< groups of 8 elements
+  float m_a;               ///< add: M_a; mul, requantize: M
+  float m_b;               ///< add: M_b
+  int32_t za, zb, zo;      ///< zero points
+  float lo, hi;            ///< output bounds minus zo
+};
+
+/// kClamp: y[i] = min(max(x[i], lo), hi) over `n` stored 8-bit values (desc.storage_signed).
+struct ClampArgs {
+  const uint8_t* x;
+  uint8_t* y;
+  size_t n;
+  int32_t lo, hi;
+};
+
+/// kF32Gemm: rows [0, rows) (at most 4) of y = x · w (+ bias): every output accumulates
+/// acc = acc + f32(x·w) in increasing k from +0 (one rounding each, no FMA), then + bias.
+/// w is k x n_padded (a multiple of 16, padding 0); bias has n_padded values or is null.
+struct F32GemmArgs {
+  const float* x;
+  const float* w;
+  const float* bias;
+  float* y;
+  int64_t rows, k, n, n_padded;
+};
+
+}  // namespace qrt::jit

@@ -1,0 +1,63 @@
+// qrt — Tensor element access (see tensor.h).
+#include "jit/core/tensor.h"
+
+namespace qrt {
+
+bool element_is_unsigned(const ElementType& element) {
+  if (element.is_integer()) return element.int_sign == Signedness::kUnsigned;
+  return !element.storage.is_signed;
+}
+
+Tensor Tensor::zeros(const Type& type) {
+  QRT_ASSERT(type.has_static_shape());
+  Tensor t;
+  t.type = type;
+  t.storage.assign(size_t(type.num_elements()) * element_byte_size(type.element), 0);
+  return t;
+}
+
+Tensor Tensor::view_of(const Type& type, void* bytes) {
+  QRT_ASSERT(type.has_static_shape());
+  Tensor t;
+  t.type = type;
+  t.view = static_cast<uint8_t*>(bytes);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t;
+  t.type = type;
+  t.storage.assign(bytes(), bytes() + byte_size());
+  return t;
+}
+
+int64_t Tensor::int_at(size_t i) const {
+  const unsigned n = element_size();
+  uint64_t raw = 0;
+  std::memcpy(&raw, bytes() + i * n, n);
+  if (n < 8 && !element_is_unsigned(type.element) && ((raw >> (8 * n - 1)) & 1u)) {
+    raw |= ~uint64_t(0) << (8 * n);
+  }
+  return int64_t(raw);
+}
+
+void Tensor::set_int(size_t i, int64_t v) {
+  const unsigned n = element_size();
+  const uint64_t raw = uint64_t(v);
+  std::memcpy(bytes() + i * n, &raw, n);
+}
+
+double Tensor::float_at(size_t i) const {
+  const unsigned n = element_size();
+  uint64_t raw = 0;
+  std::memcpy(&raw, bytes() + i * n, n);
+  return float_kind_from_bits(raw, type.element.float_kind);
+}
+
+void Tensor::set_float(size_t i, double v) {
+  const unsigned n = element_size();
+  const uint64_t raw = float_kind_bits(v, type.element.float_kind);
+  std::memcpy(bytes() + i * n, &raw, n);
+}
+
+}  // namespace qrt

@@ -1,0 +1,49 @@
+// qrt — the kernel list (see kernel_list.h) and the process-wide code cache behind it.
+#include "jit/kernel_list.h"
+
+#include "jit/ref/scalar_backend.h"
+#if QRT_BACKEND_X86
+#include "jit/asmjit_x86/x86_backend.h"
+#endif
+
+namespace qrt::jit {
+
+namespace {
+
+std::vector<KernelListRow> make_rows() {
+  std::vector<KernelListRow> rows;
+  auto every_kind = [&rows](const Backend& b) {
+    for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) rows.push_back({KernelOp(k), b.isa(), &b});
+  };
+#if QRT_BACKEND_X86
+  every_kind(x86_avx2_backend());
+#endif
+  // The portable scalar twins: every kind, every host, last in preference.
+  every_kind(scalar_backend());
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<KernelListRow>& kernel_list() {
+  static const std::vector<KernelListRow> rows = make_rows();
+  return rows;
+}
+
+const Backend* kernel_list_backend(KernelOp op, Isa isa) {
+  for (const KernelListRow& r : kernel_list()) {
+    if (r.op == op && r.isa == isa) return r.backend;
+  }
+  return nullptr;
+}
+
+CodeCache& code_cache() {
+  static CodeCache cache([](const KernelDesc& d) -> Result<std::shared_ptr<const CompiledKernel>> {
+    const Backend* b = kernel_list_backend(d.op, d.isa);
+    if (!b) return Status::error(std::string("no backend serves ") + isa_name(d.isa) + " for kernel " + d.name());
+    return b->generate(d);
+  });
+  return cache;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,225 @@
+// qrt — qrt.conv2d (quantized, constant filter, one group) on the GEMM micro-kernels:
+// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; everything else
+// goes through im2col rows built one L2 block at a time and packed directly. Depthwise
+// convolutions have their own kernel (depthwise_kernels.cpp).
+#include <algorithm>
+#include <cstring>
+
+#include "ir/nn_params.h"
+#include "jit/ops/gemm_kernels.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+constexpr int64_t kIm2colBlockBytes = 192 * 1024;
+
+class ConvOpKernel final : public OpKernel {
+ public:
+  ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
+               std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
+        gemm_(std::move(gemm)), pad_byte_(pad_byte) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t in_c = x.type.dims[w_.channel_dim()];
+    const int64_t filter_c = w_.nchw ? filter_dims_[1] : filter_dims_[3];
+    if (in_c != filter_c) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(in_c) +
+                                           " channels at run time, the filter expects " + std::to_string(filter_c));
+    }
+    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, filter_dims_[0]);
+    if (dims[w_.height_dim()] <= 0 || dims[w_.width_dim()] <= 0) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
+    }
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const std::vector<int64_t>& dims = y.type.dims;
+    const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];
+    const unsigned ob = gemm_->out_bytes();
+    const int64_t pixels = dims[w_.height_dim()] * dims[w_.width_dim()], ow = dims[w_.width_dim()];
+    const bool direct = !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 &&
+                        w_.pad_left == 0 && w_.pad_bottom == 0 && w_.pad_right == 0;
+    if (direct) {
+      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel);
+      return Status::ok();
+    }
+    const PackedGemm& p = gemm_->packed();
+    const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
+    const int64_t threads = int64_t(parallel.threads());
+    // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle.
+    int64_t chunk = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
+    if (threads > 1) chunk = std::min(chunk, std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile));
+    const int64_t chunks = (pixels + chunk - 1) / chunk;
+    thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
+    staged.resize(w_.nchw ? size_t(pixels * out_c * ob) : 0);
+    for (int64_t n = 0; n < dims[0]; ++n) {
+      // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
+      uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
+      parallel.for_each(size_t(chunks), [&](size_t t) {
+        thread_local std::vector<uint8_t> packed, row;
+        thread_local std::vector<int32_t> sums;
+        const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
+        packed.resize(size_t(mc * row_bytes));
+        sums.resize(size_t(mc));
+        row.resize(size_t(p.k));
+        for (int64_t m = 0; m < mc; ++m) {
+          im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, row.data());
+          sums[size_t(m)] = p.pack_a_row(row.data(), packed.data() + m * row_bytes);
+        }
+        gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
+      });
+      if (w_.nchw) {
+        uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
+        for (int64_t m = 0; m < pixels; ++m) {
+          for (int64_t o = 0; o < out_c; ++o) {
+            std::memcpy(dst + (o * pixels + m) * ob, staged.data() + (m * out_c + o) * ob, ob);
+          }
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  std::string describe() const override { return gemm_->name() + " via im2col (" + gemm_->packed().path_reason + ")"; }
+
+ private:
+  // One GEMM row: the window of output pixel (oy, ox) of image n, in the filter's k order —
+  // NHWC: (ky, kx, c); NCHW: (c, ky, kx). Positions in the padding hold the zero point.
+  void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row) const {
+    const auto& d = x.type.dims;
+    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
+    const uint8_t* src = x.bytes();
+    if (!w_.nchw) {
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        for (int64_t kx = 0; kx < w_.kw; ++kx, row += c) {
+          const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
+            std::memset(row, pad_byte_, size_t(c));
+          } else {
+            std::memcpy(row, src + ((n * h + iy) * wd + ix) * c, size_t(c));
+          }
+        }
+      }
+      return;
+    }
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const uint8_t* plane = src + (n * c + ci) * h * wd;
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        for (int64_t kx = 0; kx < w_.kw; ++kx) {
+          const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
+          *row++ = iy < 0 || iy >= h || ix < 0 || ix >= wd ? pad_byte_ : plane[iy * wd + ix];
+        }
+      }
+    }
+  }
+
+  Op op_;
+  Window2d w_;
+  std::vector<int64_t> filter_dims_;
+  std::unique_ptr<GemmKernel> gemm_;
+  uint8_t pad_byte_;
+};
+
+}  // namespace
+
+namespace {
+
+struct PreparedConv final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  Window2d w;
+  std::vector<int64_t> filter_dims;
+  GemmSpec spec;
+  GemmAnalysis analysis;
+  uint8_t pad_byte = 0;
+};
+
+class QGemmConvFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "qgemm-conv"; }
+  KernelOp kind() const override { return KernelOp::kGemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
+      *why_not = std::move(why);
+      return std::unique_ptr<PreparedOp>();
+    };
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& f = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    if (!x.element.is_quant() || !f.element.is_quant()) return refuse("float and hybrid convolutions run on the reference");
+    std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
+    if (!filter) return refuse("the filter is not a constant");
+    auto p = std::make_unique<PreparedConv>();
+    QRT_ASSIGN_OR_RETURN(p->w, conv2d_window(op, f.dims));
+    const Window2d& w = p->w;
+    if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
+      return refuse("per-axis filters must be quantized along the output channels");
+    }
+    if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(w.channel_dim())) {
+      return refuse("a per-axis result must be quantized along its channels");
+    }
+    std::unique_ptr<Tensor> bias;
+    if (op.operands.size() > 2) {
+      bias = constant_operand(graph, op.operands[2]);
+      if (!bias) return refuse("the bias is not a constant");
+    }
+    const int64_t out_c = f.dims[0];
+    const int64_t per_group = w.nchw ? f.dims[1] : f.dims[3];
+    if (w.groups != 1) return refuse("grouped convolutions (other than depthwise) run on the reference");
+    GemmSpec& spec = p->spec;
+    spec.k = per_group * w.kh * w.kw;
+    spec.n = out_c;
+    if (spec.k == 0 || spec.n == 0) return refuse("empty filter");
+    if (std::string why = fill_channel_quant(x.element, f.element, out.element, size_t(spec.n), spec); !why.empty()) {
+      return refuse(why);
+    }
+    if (bias) {
+      spec.bias.resize(size_t(out_c));
+      for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);
+    }
+    // OIHW and OHWI filters are both [O, K] in the k order im2col_row produces: transpose.
+    spec.w.resize(size_t(spec.k * spec.n));
+    for (int64_t o = 0; o < out_c; ++o) {
+      for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = int32_t(filter->int_at(size_t(o * spec.k + k)));
+    }
+    p->analysis = analyze_gemm(spec);
+    if (!p->analysis.why_not.empty()) return refuse(p->analysis.why_not);
+    p->graph = &graph;
+    p->op = &op;
+    p->filter_dims = f.dims;
+    p->pad_byte = uint8_t(x.element.zero_points[0]);
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    std::string why;
+    choose_gemm_path(static_cast<const PreparedConv&>(prepared).analysis, *backend, &why);
+    return why;
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedConv&>(prepared);
+    QRT_ASSIGN_OR_RETURN(std::unique_ptr<GemmKernel> gemm, GemmKernel::create(p.spec, p.analysis, *backend));
+    return std::unique_ptr<OpKernel>(
+        std::make_unique<ConvOpKernel>(*p.graph, *p.op, p.w, p.filter_dims, std::move(gemm), p.pad_byte));
+  }
+};
+
+}  // namespace
+
+const OpFamily& qgemm_conv_family() {
+  static const QGemmConvFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit

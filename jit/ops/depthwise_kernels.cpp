@@ -1,0 +1,221 @@
+// qrt — depthwise convolution (NHWC, channel multiplier 1, quantized) on the depthwise
+// micro-kernel: every output pixel reads its window through an indirection row of tap
+// pointers (positions in the padding point at a row of zero points), a channel block at a
+// time, two taps per s16 multiply-add.
+//
+// Exactness: with w''[t][c] = w[t][c] - zw[c] in s16 and x widened to s16,
+//   acc[c] = Σ_t x_t[c]·w''[t][c] - zx·Σ_t w''[t][c] + bias[c]
+// where the second term folds into the bias at pack time; pair sums of s16 products fit s32,
+// and every result is proven to fit int32, so the kernel is exact for every input.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/nn_params.h"
+#include "jit/core/aligned_bytes.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+#include "jit/ops/op_kernel.h"
+#include "jit/ops/requant_epilogue.h"
+#include "jit/ops/window_runs.h"
+
+namespace qrt::jit {
+
+namespace {
+
+class DepthwiseOpKernel final : public OpKernel {
+ public:
+  DepthwiseOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc,
+                    std::shared_ptr<const CompiledKernel> code, AlignedBytes weights, AlignedBytes epilogue, uint8_t pad)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), desc_(desc), code_(std::move(code)),
+        weights_(std::move(weights)), epilogue_(std::move(epilogue)), pad_byte_(pad) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = desc_.channels;
+    if (x.type.dims[3] != c) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(x.type.dims[3]) +
+                                           " channels at run time, the filter expects " + std::to_string(c));
+    }
+    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
+    if (dims[1] <= 0 || dims[2] <= 0) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
+    }
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = desc_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
+    const unsigned ob = desc_.out == OutKind::kS32 || desc_.out == OutKind::kF32 ? 4 : 1;
+    const unsigned taps = desc_.taps;
+    // Interior pixels (window inside the row horizontally) run in stepping mode, so the pad
+    // row must stay zero points over a whole run of steps.
+    // The calling thread's row; workers read it through `pad` (naming a thread_local inside
+    // the task would give each worker its own, empty one).
+    thread_local std::vector<uint8_t> pad_row;
+    pad_row.assign(size_t(c + ow * w_.sw * c), pad_byte_);
+    const uint8_t* pad = pad_row.data();
+    // One task per output row.
+    parallel.for_each(size_t(y.type.dims[0] * oh), [&](size_t task) {
+      thread_local std::vector<const uint8_t*> ptrs;
+      const int64_t n = int64_t(task) / oh, oy = int64_t(task) % oh;
+      DepthwiseArgs args;
+      args.out_stride = c * ob;
+      args.weights = weights_.data();
+      args.epilogue = epilogue_.data();
+      uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
+      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
+                          [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                            args.taps = row;
+                            args.out = out_row + from * c * ob;
+                            args.pixels = to - from;
+                            args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                            args.pixel_step = stepping ? w_.sw * c : 0;
+                            call_microkernel(code_->entry(), args, desc_);
+                          });
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  std::string describe() const override { return desc_.name() + " (s16 multiply-add: exact for every input)"; }
+
+ private:
+  Op op_;
+  Window2d w_;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+  AlignedBytes weights_, epilogue_;
+  uint8_t pad_byte_;
+};
+
+
+struct PreparedDepthwise final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  Window2d w;
+  ChannelQuant q;
+  int64_t channels = 0;
+  unsigned real_taps = 0, taps = 0;    // taps: rounded up to pairs
+  std::vector<int32_t> wdev;           // per channel and tap: w - zw (channel-major)
+  std::vector<int64_t> bias;           // per channel (0 without a bias)
+};
+
+class DepthwiseFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "dwconv"; }
+  KernelOp kind() const override { return KernelOp::kDepthwise; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
+      *why_not = std::move(why);
+      return std::unique_ptr<PreparedOp>();
+    };
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& f = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    if (!x.element.is_quant() || !f.element.is_quant()) return refuse("float and hybrid convolutions run on the reference");
+    std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
+    if (!filter) return refuse("the filter is not a constant");
+    auto p = std::make_unique<PreparedDepthwise>();
+    QRT_ASSIGN_OR_RETURN(p->w, conv2d_window(op, f.dims));
+    const Window2d& w = p->w;
+    if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
+      return refuse("per-axis filters must be quantized along the output channels");
+    }
+    if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(w.channel_dim())) {
+      return refuse("a per-axis result must be quantized along its channels");
+    }
+    std::unique_ptr<Tensor> bias;
+    if (op.operands.size() > 2) {
+      bias = constant_operand(graph, op.operands[2]);
+      if (!bias) return refuse("the bias is not a constant");
+    }
+    const int64_t channels = f.dims[0];
+    if (w.nchw) return refuse("depthwise convolutions in NCHW run on the reference");
+    if (w.groups != channels) return refuse("depthwise convolutions with a channel multiplier run on the reference");
+    if (std::string why = fill_channel_quant(x.element, f.element, out.element, size_t(channels), p->q); !why.empty()) {
+      return refuse(why);
+    }
+    p->real_taps = unsigned(w.kh * w.kw);
+    p->taps = (p->real_taps + 1) / 2 * 2;
+    if (p->taps > 1024) return refuse("the window has more than 1024 positions");
+    // The int32 proof and the folded constants, per channel (filter OHWI with I = 1).
+    const int64_t x_dev = activation_deviation(p->q);
+    p->wdev.resize(size_t(channels) * p->real_taps);
+    p->bias.assign(size_t(channels), 0);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      const int32_t zw = p->q.w_zero_point[size_t(ch)];
+      p->bias[size_t(ch)] = bias ? bias->int_at(size_t(ch)) : 0;
+      int64_t bound = std::llabs(p->bias[size_t(ch)]);
+      for (unsigned t = 0; t < p->real_taps; ++t) {
+        const int32_t wv = int32_t(filter->int_at(size_t(ch) * p->real_taps + t)) - zw;
+        p->wdev[size_t(ch) * p->real_taps + t] = wv;
+        bound += x_dev * std::llabs(wv);
+      }
+      if (std::string why = int32_bound_why_not(ch, bound); !why.empty()) return refuse(why);
+    }
+    if (std::string why = multipliers_why_not(p->q); !why.empty()) return refuse(why);
+    p->graph = &graph;
+    p->op = &op;
+    p->channels = channels;
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    return backend->why_not(desc_for(static_cast<const PreparedDepthwise&>(prepared), *backend));
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedDepthwise&>(prepared);
+    const KernelDesc d = desc_for(p, *backend);
+    const unsigned block = d.panel, pairs = p.taps / 2;
+    const int64_t blocks = (p.channels + block - 1) / block;
+    const int32_t zx = p.q.a_zero_point;
+    // The layout of microkernel.h: per block, per tap pair, two halves of 8 lanes x 2 taps.
+    AlignedBytes weights(size_t(blocks * pairs * block * 4));
+    AlignedBytes epilogue(size_t(blocks * kEpFields * block * 4));
+    auto* w16 = reinterpret_cast<int16_t*>(weights.data());
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (unsigned lane = 0; lane < block; ++lane) {
+        const int64_t ch = b * block + depthwise_lane_channel(lane);
+        if (ch >= p.channels) continue;
+        int64_t wsum = 0;
+        for (unsigned t = 0; t < p.real_taps; ++t) {
+          const int32_t wv = p.wdev[size_t(ch) * p.real_taps + t];
+          w16[((b * pairs + t / 2) * 2 + lane / 8) * 16 + (lane % 8) * 2 + t % 2] = int16_t(wv);
+          wsum += wv;
+        }
+        const int32_t folded = int32_t(p.bias[size_t(ch)] - int64_t(zx) * wsum);
+        put_epilogue_lane(epilogue.data() + b * kEpFields * block * 4, block, lane, p.q, size_t(ch), folded,
+                          p.q.w_zero_point[size_t(ch)]);
+      }
+    }
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    return std::unique_ptr<OpKernel>(std::make_unique<DepthwiseOpKernel>(
+        *p.graph, *p.op, p.w, d, std::move(code), std::move(weights), std::move(epilogue), uint8_t(zx)));
+  }
+
+ private:
+  static KernelDesc desc_for(const PreparedDepthwise& p, const Backend& backend) {
+    KernelDesc d;
+    d.op = KernelOp::kDepthwise;
+    d.isa = backend.isa();
+    d.storage_signed = p.q.a_signed;
+    d.out = p.q.out;
+    d.taps = uint16_t(p.taps);
+    d.channels = uint32_t(p.channels);
+    d.panel = uint8_t(backend.depthwise_traits().block);
+    return d;
+  }
+};
+
+}  // namespace
+
+const OpFamily& depthwise_family() {
+  static const DepthwiseFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,165 @@
+// qrt — qrt.matmul with f32 activations and constant f32 or quantized (hybrid, weight-only)
+// weights: the weights are dequantized once, at plan time, with the dcast formula (the
+// StableHLO hybrid semantics of docs/numerics.md), then the f32 GEMM micro-kernel of the
+// chosen level, which keeps the reference's order exactly — every output accumulates
+// acc = acc + f32(x·w) in increasing k from +0, separate multiply and add (no FMA), then
+// + bias — in tiles of 4 rows.
+#include <algorithm>
+#include <cstring>
+
+#include "ir/numerics.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+constexpr int64_t kRows = 4, kCols = 16;
+
+class FloatMatmulOpKernel final : public OpKernel {
+ public:
+  FloatMatmulOpKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> w,
+                      std::vector<float> bias, bool hybrid, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n),
+        n_padded_((n + kCols - 1) / kCols * kCols), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
+        desc_(desc), code_(std::move(code)) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    if (x.type.dims.back() != k_) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(k_));
+    }
+    std::vector<int64_t> dims = x.type.dims;
+    dims.back() = n_;
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    float* out = reinterpret_cast<float*>(y.bytes());
+    const int64_t rows = operands[0]->num_elements() / k_;
+    const int64_t tasks = (rows + kRows - 1) / kRows;
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const int64_t m0 = int64_t(t) * kRows;
+      const F32GemmArgs args{x + m0 * k_, w_.data(), bias_.empty() ? nullptr : bias_.data(), out + m0 * n_,
+                             std::min(kRows, rows - m0), k_, n_, n_padded_};
+      call_microkernel(code_->entry(), args, desc_);
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights prepared once
+  std::string describe() const override {
+    // The contract name says what the weights are: qc8w (quantized, dequantized once) or f32.
+    std::string name = desc_.name();
+    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc8w_f32");
+    return name + " (k-ordered f32 sums, no FMA" + (hybrid_ ? "; weights dequantized once" : "") + ")";
+  }
+
+ private:
+  Op op_;
+  int64_t k_, n_, n_padded_;
+  std::vector<float> w_, bias_;  // w_: k × n_padded, padding 0
+  bool hybrid_;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+};
+
+struct PreparedF32Matmul final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  int64_t k = 0, n = 0;
+  std::vector<float> w, bias;
+  bool hybrid = false;
+};
+
+class F32MatmulFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "f32gemm"; }
+  KernelOp kind() const override { return KernelOp::kF32Gemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
+      *why_not = std::move(why);
+      return std::unique_ptr<PreparedOp>();
+    };
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& wt = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    if (x.element.float_kind != FloatKind::kF32 || !x.element.is_float() || !out.element.is_float() ||
+        out.element.float_kind != FloatKind::kF32) {
+      return refuse("only f32 activations and results have a float GEMM kernel");
+    }
+    const bool hybrid = wt.element.is_uniform();
+    if (!(wt.element.is_float() && wt.element.float_kind == FloatKind::kF32) &&
+        !(hybrid && wt.element.float_kind == FloatKind::kF32)) {
+      return refuse("weights must be f32 or quantized with f32 expressed type");
+    }
+    std::unique_ptr<Tensor> w = constant_operand(graph, op.operands[1]);
+    if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
+      return refuse("the weights are not a non-empty 2-D constant");
+    }
+    auto p = std::make_unique<PreparedF32Matmul>();
+    const int64_t k = wt.dims[0], n = wt.dims[1], n_padded = (n + kCols - 1) / kCols * kCols;
+    std::vector<float>& wf = p->w;
+    wf.assign(size_t(k * n_padded), 0.0f);
+    const ElementType& e = wt.element;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t i = size_t(kk * n + j);
+        float v;
+        if (hybrid) {  // the dcast formula, as the reference's hybrid matmul applies it
+          const size_t c = e.kind == ElementKind::kUniformPerAxis ? size_t(e.axis == 0 ? kk : j) : 0;
+          v = numerics::dequantize_f32(w->int_at(i), e.zero_points[c], numerics::compute_scale_f32(e.scales[c], e.float_kind));
+        } else {
+          v = float(w->float_at(i));
+        }
+        wf[size_t(kk * n_padded + j)] = v;
+      }
+    }
+    std::vector<float>& bias = p->bias;
+    if (op.operands.size() > 2) {
+      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
+        return refuse("the bias is not an f32 constant");
+      }
+      bias.assign(size_t(n_padded), 0.0f);
+      for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = float(b->float_at(size_t(j)));
+    }
+    p->graph = &graph;
+    p->op = &op;
+    p->k = k;
+    p->n = n;
+    p->hybrid = hybrid;
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp&, const Backend* backend) const override {
+    KernelDesc d;
+    d.op = KernelOp::kF32Gemm;
+    d.isa = backend->isa();
+    return backend->why_not(d);
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedF32Matmul&>(prepared);
+    KernelDesc d;
+    d.op = KernelOp::kF32Gemm;
+    d.isa = backend->isa();
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    return std::unique_ptr<OpKernel>(
+        std::make_unique<FloatMatmulOpKernel>(*p.graph, *p.op, p.k, p.n, p.w, p.bias, p.hybrid, d, std::move(code)));
+  }
+};
+
+}  // namespace
+
+const OpFamily& f32_matmul_family() {
+  static const F32MatmulFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit

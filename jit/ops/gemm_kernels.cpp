@@ -1,0 +1,126 @@
+// qrt — GEMM driver: cache blocking over rows, one call per tile (see gemm_kernels.h).
+#include "jit/ops/gemm_kernels.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// Activation rows per block: a block of packed rows stays in L2 while every weight panel
+// streams past it.
+constexpr int64_t kL2BlockBytes = 192 * 1024;
+
+}  // namespace
+
+Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, const GemmAnalysis& analysis,
+                                                      const Backend& backend) {
+  auto g = std::unique_ptr<GemmKernel>(new GemmKernel());
+  QRT_ASSIGN_OR_RETURN(g->packed_, pack_gemm(spec, analysis, backend));
+  const PackedGemm& p = *g->packed_;
+  const unsigned panel = p.traits.panel;
+  if (p.tile_rows() < 1 || p.tile_rows() > kMaxTileRows || panel < 1 || panel > 255) {
+    return Status::error(std::string("the ") + backend.name() + " backend's GEMM traits are out of range");
+  }
+  KernelDesc d;
+  d.op = KernelOp::kGemm;
+  d.isa = backend.isa();
+  d.path = p.path;
+  d.out = p.out;
+  d.row_correction = p.row_correction;
+  d.panel = uint8_t(panel);
+  const unsigned tail = unsigned(p.n % panel);
+  for (unsigned mr = 1; mr <= p.tile_rows(); ++mr) {
+    d.mr = uint8_t(mr);
+    if (p.n >= panel) {
+      d.nr = uint8_t(panel);
+      g->tile_descs_[mr - 1][0] = d;
+      QRT_ASSIGN_OR_RETURN(g->tiles_[mr - 1][0], code_cache().get(d));
+    }
+    if (tail != 0) {
+      d.nr = uint8_t(tail);
+      g->tile_descs_[mr - 1][1] = d;
+      QRT_ASSIGN_OR_RETURN(g->tiles_[mr - 1][1], code_cache().get(d));
+    }
+  }
+  g->main_desc_ = d;
+  g->main_desc_.mr = uint8_t(p.tile_rows());
+  g->main_desc_.nr = uint8_t(p.n >= panel ? panel : tail);
+  return g;
+}
+
+std::string GemmKernel::name() const { return main_desc_.name(); }
+
+int64_t GemmKernel::block_rows() const {
+  const int64_t tile = packed_->tile_rows();
+  return std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
+}
+
+void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const {
+  const PackedGemm& p = *packed_;
+  const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
+  const int64_t threads = int64_t(parallel.threads());
+  // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
+  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1) {
+    thread_local std::vector<uint8_t> packed_a;
+    thread_local std::vector<int32_t> row_sums;
+    packed_a.resize(size_t(mc * row_bytes));
+    row_sums.resize(size_t(mc));
+    for (int64_t m = 0; m < mc; ++m) row_sums[size_t(m)] = p.pack_a_row(a + (m0 + m) * lda, packed_a.data() + m * row_bytes);
+    run_packed(packed_a.data(), row_sums.data(), mc, static_cast<uint8_t*>(c) + m0 * ldc, ldc, p0, p1);
+  };
+  const int64_t block_m = block_rows();
+  if (rows >= 2 * tile * threads || threads == 1) {
+    // Row blocks: several per thread when there are enough, for balance.
+    int64_t chunk = std::min(block_m, std::max(tile, (rows + 4 * threads - 1) / (4 * threads) / tile * tile));
+    if (threads == 1) chunk = block_m;
+    const int64_t tasks = (rows + chunk - 1) / chunk;
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const int64_t m0 = int64_t(t) * chunk;
+      block(m0, std::min(chunk, rows - m0), 0, p.panels);
+    });
+    return;
+  }
+  // Few rows (e.g. 1 x 4096 x 4096): split the weight panels; each task packs the rows again
+  // (cheap: the rows are few).
+  const int64_t panels_per_task = std::max<int64_t>(1, (p.panels + 4 * threads - 1) / (4 * threads));
+  const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
+  parallel.for_each(size_t(tasks), [&](size_t t) {
+    const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
+    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1);
+  });
+}
+
+void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
+                            int64_t panel_begin, int64_t panel_end) const {
+  const PackedGemm& p = *packed_;
+  const int64_t row_bytes = p.a_row_bytes();
+  const int64_t panel = p.traits.panel, k_steps = p.k_padded / p.traits.k_group;
+  const int64_t panel_bytes = k_steps * panel * p.traits.k_group;
+  const int64_t ep_bytes = int64_t(kEpFields) * panel * 4;
+  const unsigned ob = out_bytes();
+  GemmTileArgs args;
+  args.a_stride = row_bytes;
+  args.k_steps = k_steps;
+  args.c_stride = ldc;
+  if (panel_end < 0) panel_end = p.panels;
+  for (int64_t pn = panel_begin; pn < panel_end; ++pn) {
+    const bool narrow = (pn + 1) * panel > p.n;
+    args.w = p.weights.data() + pn * panel_bytes;
+    args.epilogue = p.epilogue.data() + pn * ep_bytes;
+    for (int64_t m = 0; m < rows; m += p.tile_rows()) {
+      const int64_t mr = std::min<int64_t>(p.tile_rows(), rows - m);
+      args.a = packed_a + m * row_bytes;
+      args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
+      args.row_sums = row_sums + m;
+      const int which = narrow ? 1 : 0;
+      call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
+    }
+  }
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,53 @@
+// qrt — a quantized GEMM ready to run: weights prepacked for one backend's traits, that
+// backend's tile kernels for every tile shape it needs, and the blocking loop that drives them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jit/core/code_cache.h"
+#include "jit/core/parallel.h"
+#include "jit/ops/gemm_pack.h"
+
+namespace qrt::jit {
+
+/// C[m, n] for activations A[m, k] (u8 or s8 stored values) and the packed weights of a
+/// GemmSpec; bit-exact with the reference contract of qrt.matmul.
+class GemmKernel {
+ public:
+  /// Packs the weights for `backend` and generates (or fetches) its tile kernels. Fails with
+  /// ErrorCode::kUnsupported where the analysis could not prove the result exact (then the
+  /// caller falls back to the reference).
+  static Result<std::unique_ptr<GemmKernel>> create(const GemmSpec& spec, const GemmAnalysis& analysis,
+                                                    const Backend& backend);
+
+  /// Computes `rows` output rows from stored activation rows `a` (`lda` bytes apart) into `c`
+  /// (`ldc` bytes apart), split into tasks over row blocks (or, for few rows, over weight
+  /// panels). Thread-safe: per-call scratch is thread-local.
+  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const;
+  /// Computes weight panels [panel_begin, panel_end) of `rows` rows from activations already
+  /// packed with packed().pack_a_row (a_row_bytes() apart) and their row sums.
+  void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
+                  int64_t panel_begin = 0, int64_t panel_end = -1) const;
+  /// Rows per cache block: packed activations of one block stay in L2.
+  int64_t block_rows() const;
+
+  /// The packed weights and the chosen path.
+  const PackedGemm& packed() const { return *packed_; }
+  /// The main tile kernel's contract name, e.g. "qu8_qs8_qu8_gemm_4x16_maddubs__avx2".
+  std::string name() const;
+  /// Bytes per output element.
+  unsigned out_bytes() const { return packed_->out == OutKind::kS32 || packed_->out == OutKind::kF32 ? 4 : 1; }
+
+ private:
+  /// The most rows a tile of any backend has.
+  static constexpr unsigned kMaxTileRows = 16;
+  std::unique_ptr<PackedGemm> packed_;
+  // tiles_[mr - 1][0]: full panels; [1]: the last, narrower panel (if any).
+  std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];
+  KernelDesc tile_descs_[kMaxTileRows][2];
+  KernelDesc main_desc_;
+};
+
+}  // namespace qrt::jit
+

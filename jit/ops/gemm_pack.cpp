@@ -1,0 +1,134 @@
+// qrt — GEMM exactness analysis and weight packing for a backend's traits (see gemm_pack.h).
+#include "jit/ops/gemm_pack.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "jit/core/microkernel.h"
+
+namespace qrt::jit {
+
+int32_t PackedGemm::pack_a_row(const uint8_t* src, uint8_t* dst) const {
+  int32_t sum = 0;
+  PackRowsArgs args{src, dst, k, k_padded, &sum};
+  call_microkernel(pack_kernel->entry(), args, pack_desc);
+  return sum;
+}
+
+namespace {
+
+// The s16 range of a'·w0 + a'·w1 over a' in [lo, hi] (independent activations).
+bool pair_fits_s16(int32_t w0, int32_t w1, int32_t lo, int32_t hi) {
+  const int64_t max = std::max<int64_t>(int64_t(w0) * lo, int64_t(w0) * hi) +
+                      std::max<int64_t>(int64_t(w1) * lo, int64_t(w1) * hi);
+  const int64_t min = std::min<int64_t>(int64_t(w0) * lo, int64_t(w0) * hi) +
+                      std::min<int64_t>(int64_t(w1) * lo, int64_t(w1) * hi);
+  return max <= 32767 && min >= -32768;
+}
+
+// The weights after the u8 -> s8 flip: w'[k][n] (0 outside the matrix).
+struct FlippedWeights {
+  const GemmSpec& s;
+  int32_t shift;
+  int32_t operator()(int64_t k, int64_t n) const { return k < s.k && n < s.n ? s.w[size_t(k * s.n + n)] - shift : 0; }
+};
+
+}  // namespace
+
+GemmAnalysis analyze_gemm(const GemmSpec& s) {
+  GemmAnalysis a;
+  const int32_t a_shift = s.a_signed ? 128 : 0;
+  const FlippedWeights w_at{s, s.w_signed ? 0 : 128};
+  const int32_t a_lo = s.a_min + a_shift, a_hi = s.a_max + a_shift;
+  // Exactness of the pair-sum path: every (k, k+1) pair of every column, for every activation.
+  a.pair_sum_exact = true;
+  a.path_reason = "no weight pair can saturate s16 for activations in [" + std::to_string(s.a_min) + ", " +
+                  std::to_string(s.a_max) + "]";
+  for (int64_t k = 0; k < s.k && a.pair_sum_exact; k += 2) {
+    for (int64_t n = 0; n < s.n; ++n) {
+      if (!pair_fits_s16(w_at(k, n), w_at(k + 1, n), a_lo, a_hi)) {
+        a.pair_sum_exact = false;
+        a.path_reason = "weights (" + std::to_string(w_at(k, n) + w_at.shift) + ", " +
+                        std::to_string(w_at(k + 1, n) + w_at.shift) + ") at k = " + std::to_string(k) + ", n = " +
+                        std::to_string(n) + " could saturate vpmaddubsw's s16 pair sum";
+        break;
+      }
+    }
+  }
+  // Every result must fit int32 (then wrapping int32 arithmetic is exact).
+  const int64_t a_dev = activation_deviation(s);
+  for (int64_t n = 0; n < s.n; ++n) {
+    const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
+    int64_t bound = s.bias.empty() ? 0 : std::llabs(s.bias[size_t(n)]);
+    for (int64_t k = 0; k < s.k; ++k) bound += a_dev * std::llabs(int64_t(w_at(k, n)) - zw);
+    a.why_not = int32_bound_why_not(n, bound);
+    if (!a.why_not.empty()) return a;
+    if (zw != 0) a.row_correction = true;
+  }
+  a.why_not = multipliers_why_not(s);
+  return a;
+}
+
+std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& backend, std::string* why_not) {
+  if (a.pair_sum_exact && backend.gemm_traits(GemmPath::kMaddubs)) return GemmPath::kMaddubs;
+  if (backend.gemm_traits(GemmPath::kMaddwd)) return GemmPath::kMaddwd;
+  if (why_not) *why_not = a.pair_sum_exact ? "no GEMM path at this level" : "no exact GEMM path at this level (" + a.path_reason + ")";
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnalysis& a, const Backend& backend) {
+  if (!a.why_not.empty()) return Status::error(a.why_not).with_code(ErrorCode::kUnsupported);
+  std::string why;
+  const std::optional<GemmPath> path = choose_gemm_path(a, backend, &why);
+  if (!path) return Status::error(why).with_code(ErrorCode::kUnsupported);
+  auto p = std::make_unique<PackedGemm>();
+  p->path = *path;
+  p->traits = *backend.gemm_traits(*path);
+  p->isa = backend.isa();
+  p->path_reason = a.path_reason;
+  p->row_correction = a.row_correction;
+  const int64_t group = p->traits.k_group, panel = p->traits.panel;
+  p->k = s.k;
+  p->n = s.n;
+  p->k_padded = (s.k + group - 1) / group * group;
+  p->panels = (s.n + panel - 1) / panel;
+  p->a_flip = s.a_signed;
+  p->out = s.out;
+  const int32_t za = s.a_zero_point + (s.a_signed ? 128 : 0);  // za'
+  const FlippedWeights w_at{s, s.w_signed ? 0 : 128};
+
+  // Panel-major weights: per k group step, per column, `group` consecutive k values (s8).
+  const int64_t steps = p->k_padded / group;
+  p->weights = AlignedBytes(size_t(p->panels * steps * panel * group));
+  int8_t* w = reinterpret_cast<int8_t*>(p->weights.data());
+  for (int64_t pn = 0; pn < p->panels; ++pn) {
+    for (int64_t step = 0; step < steps; ++step) {
+      for (int64_t col = 0; col < panel; ++col) {
+        for (int64_t g = 0; g < group; ++g) *w++ = int8_t(w_at(step * group + g, pn * panel + col));
+      }
+    }
+  }
+
+  // Epilogue blocks; padded columns stay zero and are never stored.
+  p->epilogue = AlignedBytes(size_t(p->panels * kEpFields * panel * 4));
+  for (int64_t n = 0; n < s.n; ++n) {
+    const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
+    int64_t colsum = 0;
+    for (int64_t k = 0; k < s.k; ++k) colsum += w_at(k, n);
+    const int64_t bias = (s.bias.empty() ? 0 : s.bias[size_t(n)]) - int64_t(za) * colsum + s.k * int64_t(za) * zw;
+    uint8_t* block = p->epilogue.data() + (n / panel) * kEpFields * panel * 4;
+    // modulo 2^32: the total fits
+    put_epilogue_lane(block, unsigned(panel), unsigned(n % panel), s, size_t(n), int32_t(uint32_t(uint64_t(bias))), zw);
+  }
+
+  // The backend's activation-row packing kernel.
+  p->pack_desc.op = KernelOp::kPackRows;
+  p->pack_desc.isa = backend.isa();
+  p->pack_desc.path = p->path;
+  p->pack_desc.storage_signed = s.a_signed;
+  QRT_ASSIGN_OR_RETURN(p->pack_kernel, code_cache().get(p->pack_desc));
+  return p;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,116 @@
+// qrt — quantized qrt.matmul with constant 2-D weights on the GEMM micro-kernels.
+#include "ir/ops.h"
+#include "jit/ops/gemm_kernels.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+class MatmulOpKernel final : public OpKernel {
+ public:
+  MatmulOpKernel(const Graph& graph, const Op& op, std::unique_ptr<GemmKernel> gemm)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), gemm_(std::move(gemm)) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    const int64_t k = x.type.dims.back();
+    if (k != gemm_->packed().k) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(k) + " vs " + std::to_string(gemm_->packed().k));
+    }
+    std::vector<int64_t> dims = x.type.dims;
+    dims.back() = gemm_->packed().n;
+    return dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const PackedGemm& p = gemm_->packed();
+    const int64_t rows = x.num_elements() / p.k;  // k > 0: empty weights never get a kernel
+    gemm_->run(x.bytes(), rows, p.k, out.bytes(), p.n * gemm_->out_bytes(), parallel);
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  std::string describe() const override { return gemm_->name() + " (" + gemm_->packed().path_reason + ")"; }
+
+ private:
+  Op op_;
+  std::unique_ptr<GemmKernel> gemm_;
+};
+
+struct PreparedMatmul final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  GemmSpec spec;
+  GemmAnalysis analysis;
+};
+
+class QGemmMatmulFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "qgemm"; }
+  KernelOp kind() const override { return KernelOp::kGemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& w = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
+      *why_not = std::move(why);
+      return std::unique_ptr<PreparedOp>();
+    };
+    if (!x.element.is_quant()) return refuse("float activations take the f32 GEMM");
+    if (!w.element.is_quant()) return refuse("quantized activations with float weights run on the reference");
+    std::unique_ptr<Tensor> weights = constant_operand(graph, op.operands[1]);
+    if (!weights || w.rank() != 2) return refuse("the weights are not a 2-D constant");
+    if (w.element.kind == ElementKind::kUniformPerAxis && w.element.axis != 1) {
+      return refuse("per-axis weights must be quantized along N");
+    }
+    if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(out.rank()) - 1) {
+      return refuse("a per-axis result must be quantized along N");
+    }
+    auto p = std::make_unique<PreparedMatmul>();
+    p->graph = &graph;
+    p->op = &op;
+    GemmSpec& spec = p->spec;
+    spec.k = w.dims[0];
+    spec.n = w.dims[1];
+    if (spec.k == 0 || spec.n == 0) return refuse("empty weights");
+    if (std::string why = fill_channel_quant(x.element, w.element, out.element, size_t(spec.n), spec); !why.empty()) {
+      return refuse(why);
+    }
+    if (op.operands.size() > 2) {
+      std::unique_ptr<Tensor> bias = constant_operand(graph, op.operands[2]);
+      if (!bias) return refuse("the bias is not a constant");
+      spec.bias.resize(size_t(spec.n));
+      for (size_t j = 0; j < spec.bias.size(); ++j) spec.bias[j] = bias->int_at(j);
+    }
+    spec.w.resize(size_t(spec.k * spec.n));
+    for (size_t i = 0; i < spec.w.size(); ++i) spec.w[i] = int32_t(weights->int_at(i));
+    p->analysis = analyze_gemm(spec);
+    if (!p->analysis.why_not.empty()) return refuse(p->analysis.why_not);
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    std::string why;
+    choose_gemm_path(static_cast<const PreparedMatmul&>(prepared).analysis, *backend, &why);
+    return why;
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedMatmul&>(prepared);
+    QRT_ASSIGN_OR_RETURN(std::unique_ptr<GemmKernel> gemm, GemmKernel::create(p.spec, p.analysis, *backend));
+    return std::unique_ptr<OpKernel>(std::make_unique<MatmulOpKernel>(*p.graph, *p.op, std::move(gemm)));
+  }
+};
+
+}  // namespace
+
+const OpFamily& qgemm_matmul_family() {
+  static const QGemmMatmulFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,108 @@
+// qrt — the operator layer's unit: a kernel bound to one graph op (XNNPACK's operator), and
+// the families that build them. A family decides in two steps, like oneDNN's primitive
+// descriptors: prepare() does the ISA-free analysis once (constants folded, quantization
+// resolved, exactness proven), check() asks cheaply whether one backend can run the prepared
+// op (traits and the backend's why_not, nothing generated), and create() packs for that
+// backend's traits and generates its micro-kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "jit/core/backend.h"
+#include "jit/core/parallel.h"
+#include "jit/core/tensor.h"
+
+namespace qrt::jit {
+
+/// A generated kernel bound to one op of one graph (constants prepacked). Immutable after
+/// creation: any number of threads may run it at once.
+class OpKernel {
+ public:
+  /// `result_type`: the op's declared result type (dimensions may be dynamic).
+  explicit OpKernel(Type result_type) : result_type_(std::move(result_type)) {}
+  virtual ~OpKernel() = default;
+  /// The result's dimensions for operands shaped as at run time; errors name the op.
+  virtual Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const = 0;
+  /// Computes the result into `out` (of the result type with result_dims(); it may be a view
+  /// into an arena), spreading the work over `parallel`. Results do not depend on the number
+  /// of threads.
+  virtual Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const = 0;
+  /// Allocates the result and computes it on the calling thread.
+  Result<Tensor> run(const std::vector<const Tensor*>& operands) const;
+  /// The declared result type.
+  const Type& result_type() const { return result_type_; }
+
+ protected:
+  /// `dims` if they agree with the declared result type's static dimensions, else an error
+  /// naming `op` and both shapes.
+  Result<std::vector<int64_t>> checked_result_dims(const Op& op, std::vector<int64_t> dims) const;
+
+ public:
+  /// The generated kernel's contract name and how it computes, e.g.
+  /// "qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (no weight pair can saturate ...)".
+  virtual std::string describe() const = 0;
+  /// Whether run() reads operand `index`; kernels with prepacked constants read only their
+  /// activations, so the ops that compute those constants need not run at all.
+  virtual bool reads_operand(size_t index) const {
+    (void)index;
+    return true;
+  }
+  /// Whether the result may share operand `index`'s bytes (element-wise kernels that read
+  /// each element before writing it, with the same element size).
+  virtual bool can_overwrite_operand(size_t index) const {
+    (void)index;
+    return false;
+  }
+
+ protected:
+  Type result_type_;
+};
+
+/// A family's ISA-free analysis of one op, shared by check() and create().
+class PreparedOp {
+ public:
+  virtual ~PreparedOp() = default;
+};
+
+/// One operator family (e.g. quantized matmul, depthwise convolution, pooling).
+class OpFamily {
+ public:
+  virtual ~OpFamily() = default;
+  /// The family's name in reports, e.g. "qgemm".
+  virtual const char* name() const = 0;
+  /// The micro-kernel kind whose kernel-list rows the family needs (selection looks up the
+  /// backend of each ISA level by it), or KernelOp::kCount for plain C++ families that run on
+  /// every host without a backend.
+  virtual KernelOp kind() const = 0;
+  /// The ISA-free analysis: a prepared op, or null and `*why_not` (no backend can run it).
+  /// Errors are real failures (e.g. a malformed op).
+  virtual Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const = 0;
+  /// "" when `backend` can run the prepared op, else why not; generates nothing. Plain C++
+  /// families get no backend (null).
+  virtual std::string check(const PreparedOp& prepared, const Backend* backend) const = 0;
+  /// Packs constants for the backend's traits and generates (or fetches) its micro-kernels.
+  virtual Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const = 0;
+};
+
+/// The family that can run `op` (by kind and element types), or null.
+const OpFamily* family_for(const Graph& graph, const Op& op);
+
+/// The value of `value` if it is known at plan time (a constant, or ops over constants only,
+/// evaluated by the reference), else null.
+std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
+
+/// The families (one file each).
+const OpFamily& convert_family();        ///< quant.qcast / quant.dcast (8-bit, per tensor)
+const OpFamily& qgemm_matmul_family();   ///< quantized qrt.matmul with constant weights
+const OpFamily& f32_matmul_family();     ///< f32 and hybrid qrt.matmul
+const OpFamily& qgemm_conv_family();     ///< quantized qrt.conv2d (direct 1x1 or im2col)
+const OpFamily& depthwise_family();      ///< quantized depthwise qrt.conv2d (NHWC)
+const OpFamily& elementwise_family();    ///< quantized qrt.add / qrt.mul / qrt.requantize
+const OpFamily& pool_family();           ///< quantized max/avg pooling, mean over H and W
+const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
+const OpFamily& layout_family();         ///< qrt.pad / qrt.transpose / qrt.reshape (plain C++)
+
+}  // namespace qrt::jit

@@ -1,0 +1,86 @@
+// qrt — the shared requantization epilogue (see requant_epilogue.h).
+#include "jit/ops/requant_epilogue.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ir/numerics.h"
+#include "ir/ops.h"
+#include "ir/types.h"
+#include "jit/core/microkernel.h"
+
+namespace qrt::jit {
+
+std::string fill_channel_quant(const ElementType& x, const ElementType& w, const ElementType& out, size_t n,
+                               ChannelQuant& q) {
+  if (x.kind != ElementKind::kUniform) return "activations are not per-tensor quantized";
+  if (!w.is_uniform()) return "weights are not uniformly quantized";
+  if (!out.is_uniform()) return "the result is not uniformly quantized";
+  if (x.storage.width != 8 || w.storage.width != 8) return "activations and weights must have 8-bit storage";
+  if (w.num_channels() != 1 && w.num_channels() != n) return "weight channels do not match the output columns";
+  if (out.num_channels() != 1 && out.num_channels() != n) return "result channels do not match the output columns";
+  q.a_signed = x.storage.is_signed;
+  q.a_zero_point = int32_t(x.zero_points[0]);
+  q.a_min = int32_t(x.storage.min);
+  q.a_max = int32_t(x.storage.max);
+  q.w_signed = w.storage.is_signed;
+  q.w_zero_point.resize(n);
+  auto ch = [](const ElementType& e, size_t j) { return e.num_channels() == 1 ? 0 : j; };
+  for (size_t j = 0; j < n; ++j) q.w_zero_point[j] = int32_t(w.zero_points[ch(w, j)]);
+  // The accumulator type stores acc unchanged (docs/numerics.md, qrt.matmul).
+  bool accumulator_out = out.storage.width == 32 && out.storage.is_signed;
+  for (size_t j = 0; j < n && accumulator_out; ++j) {
+    accumulator_out = out.zero_points[ch(out, j)] == 0 && scales_match(accumulator_scale(x, w, j), out.scales[ch(out, j)]);
+  }
+  if (accumulator_out) {
+    q.out = OutKind::kS32;
+    return "";
+  }
+  if (out.storage.width != 8) return "requantization to " + std::to_string(out.storage.width) + "-bit storage";
+  q.out = out.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
+  q.out_min = int32_t(out.storage.min);
+  q.out_max = int32_t(out.storage.max);
+  q.multiplier.resize(n);
+  q.out_zero_point.resize(n);
+  for (size_t j = 0; j < n; ++j) {
+    q.multiplier[j] = numerics::multiplier(accumulator_scale(x, w, j), out.scales[ch(out, j)]);
+    q.out_zero_point[j] = int32_t(out.zero_points[ch(out, j)]);
+  }
+  return "";
+}
+
+int64_t activation_deviation(const ChannelQuant& q) {
+  return std::max<int64_t>(std::llabs(int64_t(q.a_min) - q.a_zero_point), std::llabs(int64_t(q.a_max) - q.a_zero_point));
+}
+
+std::string int32_bound_why_not(int64_t channel, int64_t bound) {
+  if (bound <= std::numeric_limits<int32_t>::max()) return "";
+  return "channel " + std::to_string(channel) + " could leave int32 (bound " + std::to_string(bound) +
+         "); the reference checks it at run time";
+}
+
+std::string multipliers_why_not(const ChannelQuant& q) {
+  for (float m : q.multiplier) {
+    if (!std::isfinite(m)) return "a requantization multiplier is not finite";
+  }
+  return "";
+}
+
+void put_epilogue_lane(uint8_t* block, unsigned width, unsigned lane, const ChannelQuant& q, size_t j,
+                       int32_t folded_bias, int32_t zw) {
+  auto put = [&](size_t field, const void* v) { std::memcpy(block + (field * width + lane) * 4, v, 4); };
+  put(kEpBias, &folded_bias);
+  put(kEpWeightZeroPoint, &zw);
+  if (q.out != OutKind::kS32) put(kEpMultiplier, &q.multiplier[j]);
+  if (q.out == OutKind::kU8 || q.out == OutKind::kS8) {
+    const int32_t zo = q.out_zero_point[j];
+    const float lo = float(q.out_min - zo), hi = float(q.out_max - zo);
+    put(kEpLowerBound, &lo);
+    put(kEpUpperBound, &hi);
+    put(kEpOutputZeroPoint, &zo);
+  }
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,54 @@
+// qrt — the requantization epilogue shared by every integer contraction (GEMM, convolution,
+// depthwise): per-output-channel quantization read from the op's types, the proof that every
+// accumulator fits int32, and the epilogue constants in the layout of jit/core/microkernel.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/core/kernel.h"
+
+namespace qrt {
+struct ElementType;
+}
+
+namespace qrt::jit {
+
+/// What an integer contraction into `n` output channels computes, in storage terms (see
+/// docs/numerics.md, qrt.matmul / qrt.conv2d).
+struct ChannelQuant {
+  bool a_signed = false;              ///< activations: s8 or u8 storage
+  int32_t a_zero_point = 0;
+  int32_t a_min = 0, a_max = 255;     ///< the activations' storage bounds
+  bool w_signed = true;               ///< weights: s8 or u8 storage
+  std::vector<int32_t> w_zero_point;  ///< per output channel
+  OutKind out = OutKind::kU8;
+  std::vector<float> multiplier;      ///< per channel: M[n] (u8/s8 output) or dcast scale (f32 output)
+  std::vector<int32_t> out_zero_point;  ///< per channel (u8/s8 output)
+  int32_t out_min = 0, out_max = 255;   ///< output storage bounds (u8/s8 output)
+};
+
+/// Fills `q` for `n` output channels from the element types of an integer matmul or conv:
+/// activations `x` (per tensor), weights `w` (per tensor or per output channel), result
+/// `out` (the i32 accumulator type, or 8-bit storage per tensor or per output channel).
+/// Returns "" or why no integer kernel can compute it.
+std::string fill_channel_quant(const ElementType& x, const ElementType& w, const ElementType& out, size_t n,
+                               ChannelQuant& q);
+
+/// The largest |a - za| over the activations' storage bounds (after the u8 flip, the same).
+int64_t activation_deviation(const ChannelQuant& q);
+
+/// "" when channel `channel`'s accumulator provably fits int32: |bias| + a_dev · Σ|w - zw|
+/// (`bound`) ≤ 2^31 - 1; else why not, naming the channel and the bound.
+std::string int32_bound_why_not(int64_t channel, int64_t bound);
+
+/// "" when every multiplier is finite, else why not.
+std::string multipliers_why_not(const ChannelQuant& q);
+
+/// Writes channel `j`'s epilogue constants (folded bias, zw', M, bounds, zo) into lane
+/// `lane` of an epilogue block `width` lanes wide (kEpFields vectors of `width` 32-bit values).
+void put_epilogue_lane(uint8_t* block, unsigned width, unsigned lane, const ChannelQuant& q, size_t j,
+                       int32_t folded_bias, int32_t zw);
+
+}  // namespace qrt::jit

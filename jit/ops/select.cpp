@@ -1,0 +1,135 @@
+// qrt — kernel selection (see select.h) and the family of each op.
+#include "jit/ops/select.h"
+
+#include "ir/nn_params.h"
+#include "ir/ops.h"
+#include "jit/kernel_list.h"
+#include "jit/ref/reference.h"
+
+namespace qrt::jit {
+
+const OpFamily* family_for(const Graph& graph, const Op& op) {
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  switch (op.kind) {
+    case OpKind::kQCast:
+    case OpKind::kDCast: return &convert_family();
+    case OpKind::kMatmul: return x.element.is_quant() ? &qgemm_matmul_family() : &f32_matmul_family();
+    case OpKind::kConv2d: {
+      // Depthwise: one input channel per group, as many groups as filters.
+      const Type& f = graph.values[size_t(op.operands[1])].type;
+      auto w = conv2d_window(op, f.dims);
+      if (!w.is_ok() || f.rank() != 4) return &qgemm_conv_family();  // its prepare() reports the error
+      const int64_t per_group = w->nchw ? f.dims[1] : f.dims[3];
+      return w->groups != 1 && per_group == 1 ? &depthwise_family() : &qgemm_conv_family();
+    }
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kRequantize: return &elementwise_family();
+    case OpKind::kRelu:
+    case OpKind::kClamp: return &clamp_family();
+    case OpKind::kPad:
+    case OpKind::kTranspose:
+    case OpKind::kReshape: return &layout_family();
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+    case OpKind::kMean: return &pool_family();
+    default: return nullptr;
+  }
+}
+
+Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed) {
+  KernelChoice choice;
+  const OpFamily* family = op.operands.empty() ? nullptr : family_for(graph, op);
+  if (!family) {
+    choice.why_not = "no generated kernel for this op";
+    return choice;
+  }
+  QRT_ASSIGN_OR_RETURN(std::unique_ptr<PreparedOp> prepared, family->prepare(graph, op, &choice.why_not));
+  if (!prepared) return choice;
+  if (family->kind() == KernelOp::kCount) {
+    // Plain C++ that runs on every host: no backend to ask.
+    QRT_ASSIGN_OR_RETURN(choice.kernel, family->create(*prepared, nullptr));
+    choice.chain = std::string("any ISA: chosen (portable C++ ") + family->name() + ")";
+    return choice;
+  }
+  std::string refusals;
+  for (Isa isa : allowed.by_preference()) {
+    auto say = [&](const std::string& what) {
+      choice.chain += (choice.chain.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + what;
+    };
+    const Backend* backend = kernel_list_backend(family->kind(), isa);
+    if (!backend) {
+      say(std::string("no ") + kernel_op_name(family->kind()) + " kernel at this level");
+      continue;
+    }
+    if (!backend->available()) {
+      say("the " + std::string(backend->name()) + " backend cannot run here");
+      continue;
+    }
+    const std::string why = family->check(*prepared, backend);
+    if (!why.empty()) {
+      say(why);
+      refusals += (refusals.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + why;
+      continue;
+    }
+    auto kernel = family->create(*prepared, backend);
+    if (!kernel.is_ok()) {
+      if (kernel.status().code() != ErrorCode::kUnsupported) return kernel.status();
+      say(kernel.status().message());
+      refusals += (refusals.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + kernel.status().message();
+      continue;
+    }
+    say("chosen");
+    choice.kernel = std::move(kernel).value();
+    choice.isa = isa;
+    return choice;
+  }
+  choice.why_not = refusals.empty() ? "no backend at the allowed ISA levels (" + allowed.to_string() + ")" : refusals;
+  return choice;
+}
+
+namespace {
+
+// The value of `value` when it is computable at plan time: a constant, or an op whose operands
+// all are (e.g. the reshape or transpose importers put between a filter and its conv).
+std::unique_ptr<Tensor> fold_constant(const Graph& graph, int value, int depth) {
+  const int producer = graph.values[size_t(value)].producer;
+  if (producer < 0 || depth > 8) return nullptr;
+  const Op& op = graph.ops[size_t(producer)];
+  if (op.results.size() != 1) return nullptr;
+  std::vector<std::unique_ptr<Tensor>> operands;
+  std::vector<const Tensor*> ptrs;
+  for (int v : op.operands) {
+    operands.push_back(fold_constant(graph, v, depth + 1));
+    if (!operands.back()) return nullptr;
+    ptrs.push_back(operands.back().get());
+  }
+  auto t = evaluate_op_reference(graph, op, ptrs);
+  if (!t.is_ok()) return nullptr;
+  return std::make_unique<Tensor>(std::move(t).value());
+}
+
+}  // namespace
+
+std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value) { return fold_constant(graph, value, 0); }
+
+Result<std::vector<int64_t>> OpKernel::checked_result_dims(const Op& op, std::vector<int64_t> dims) const {
+  bool ok = dims.size() == result_type_.dims.size();
+  for (size_t d = 0; ok && d < dims.size(); ++d) ok = result_type_.dims[d] < 0 || result_type_.dims[d] == dims[d];
+  if (!ok) {
+    return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op computed result shape [" +
+                                        dims_to_string(dims) + "] contradicts its type " + result_type_.to_string());
+  }
+  return dims;
+}
+
+Result<Tensor> OpKernel::run(const std::vector<const Tensor*>& operands) const {
+  QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, result_dims(operands));
+  Type t = result_type_;
+  t.dims = std::move(dims);
+  Tensor y = Tensor::zeros(t);
+  QRT_RETURN_IF_ERROR(run_into(operands, y, serial()));
+  return y;
+}
+
+}  // namespace qrt::jit

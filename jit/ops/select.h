@@ -1,0 +1,28 @@
+// qrt — choosing the kernel of each op: the op's family prepares it once, then the kernel-list
+// backends of the allowed ISA levels are tried in preference order, every refusal recorded.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jit/core/isa.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+/// The outcome of choosing a kernel for an op.
+struct KernelChoice {
+  std::unique_ptr<OpKernel> kernel;  ///< null: the reference interpreter runs the op
+  std::string why_not;               ///< set when `kernel` is null
+  /// What each level said, most capable first, e.g. "avx512-vnni: no gemm kernel at this
+  /// level; avx2: chosen" (empty for ops no family covers).
+  std::string chain;
+  Isa isa = Isa::kScalar;            ///< the level of the chosen kernel
+};
+
+/// Chooses and builds the kernel for `op` among the levels in `allowed` (generating code
+/// through the cache). An op no kernel covers yields a null kernel and the reason; errors are
+/// real failures.
+Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed = host_isas());
+
+}  // namespace qrt::jit

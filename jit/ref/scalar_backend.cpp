@@ -1,0 +1,57 @@
+// qrt — the scalar backend (see scalar_backend.h).
+#include "jit/ref/scalar_backend.h"
+
+#include <string>
+
+#include "jit/ref/twins.h"
+
+namespace qrt::jit {
+
+namespace {
+
+class ScalarBackend final : public Backend {
+ public:
+  const char* name() const override { return "ref"; }
+  Isa isa() const override { return Isa::kScalar; }
+  bool available() const override { return true; }
+  std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
+    // The AVX2 layouts: the twins read what the x86 packer writes.
+    if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1};
+    return GemmTraits{6, 16, 2, 2};
+  }
+  DepthwiseTraits depthwise_traits() const override { return {16}; }
+  StreamTraits stream_traits() const override { return {8}; }
+
+  std::string why_not(const KernelDesc& d) const override {
+    if (d.isa != Isa::kScalar) return std::string("the scalar backend does not serve ") + isa_name(d.isa);
+    if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (d.op == KernelOp::kGemm) {
+      const GemmTraits t = *gemm_traits(d.path);
+      if (d.panel != t.panel || d.mr < 1 || d.mr > t.mr || d.nr < 1 || d.nr > t.panel) {
+        return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " + std::to_string(d.panel) +
+               ") is outside 1.." + std::to_string(t.mr) + " x 1.." + std::to_string(t.panel);
+      }
+    }
+    if (d.op == KernelOp::kDepthwise && (d.taps == 0 || d.taps % 2 != 0 || d.channels == 0 || d.panel != 16)) {
+      return "depthwise kernels need an even, non-zero tap count, channels and 16-channel blocks";
+    }
+    if ((d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool) && (d.taps == 0 || d.channels == 0)) {
+      return "pooling kernels need taps and channels";
+    }
+    return "";
+  }
+
+  Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {
+    if (std::string why = why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(twin_entry(d.op)));
+  }
+};
+
+}  // namespace
+
+const Backend& scalar_backend() {
+  static const ScalarBackend backend;
+  return backend;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,400 @@
+// Tests: every kernel-list row at the level under test (QRT_TEST_ISA) against its scalar twin,
+// micro-kernel by micro-kernel, on randomized argument blocks: tails of every width, every
+// output kind, extreme zero points and bounds, saturating multipliers. The rows of levels the
+// host lacks run in their own (skipped) test executables; scalar rows are the twins themselves
+// and are covered op by op against the reference.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "isa_levels.h"
+#include "jit/core/aligned_bytes.h"
+#include "jit/core/microkernel.h"
+#include "jit/kernel_list.h"
+#include "jit/ref/twins.h"
+
+namespace {
+
+using namespace qrt::jit;
+
+// Runs the row's kernel and the twin on the same arguments; `make` fills args and the output
+// buffers (two copies, one per side) and returns the output's byte count.
+struct Side {
+  std::vector<uint8_t> out;
+};
+
+std::shared_ptr<const CompiledKernel> kernel_of(const Backend& b, const KernelDesc& d) {
+  REQUIRE_MESSAGE(b.why_not(d) == "", d.name() << ": " << b.why_not(d));
+  auto k = code_cache().get(d);
+  REQUIRE_MESSAGE(k.is_ok(), k.status().to_string());
+  return *k;
+}
+
+template <typename Args>
+void run_both(const Backend& b, const KernelDesc& d, Args kernel_args, Args twin_args) {
+  auto k = kernel_of(b, d);
+  call_microkernel(k->entry(), kernel_args, d);
+  call_microkernel(twin_entry(d.op), twin_args, d);
+}
+
+// The first differing byte, or -1.
+long first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] != b[i]) return long(i);
+  }
+  return a.size() == b.size() ? -1 : long(std::min(a.size(), b.size()));
+}
+
+std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n) {
+  std::vector<uint8_t> v(n);
+  for (auto& x : v) x = uint8_t(rng());
+  return v;
+}
+
+void put_f(std::vector<uint8_t>& block, size_t at, float v) { std::memcpy(block.data() + at * 4, &v, 4); }
+void put_i(std::vector<uint8_t>& block, size_t at, int32_t v) { std::memcpy(block.data() + at * 4, &v, 4); }
+
+// An epilogue block of `width` lanes for output kind `out`: random biases and zero points,
+// multipliers over several decades (some saturate), bounds inside the output's storage.
+std::vector<uint8_t> random_epilogue(std::mt19937& rng, unsigned width, OutKind out) {
+  std::vector<uint8_t> block(size_t(kEpFields) * width * 4 + 64, 0);
+  std::uniform_int_distribution<int> bias(-200000, 200000), zw(-3, 3);
+  std::uniform_real_distribution<double> decade(-6.0, 0.0);
+  for (unsigned l = 0; l < width; ++l) {
+    put_i(block, kEpBias * width + l, bias(rng));
+    put_i(block, kEpWeightZeroPoint * width + l, zw(rng));
+    put_f(block, kEpMultiplier * width + l, float(std::pow(10.0, decade(rng))) * (rng() % 5 == 0 ? -1.0f : 1.0f));
+    const int smin = out == OutKind::kS8 ? -128 : 0, smax = out == OutKind::kS8 ? 127 : 255;
+    const int zo = std::uniform_int_distribution<int>(smin, smax)(rng);
+    const int lo = rng() % 4 == 0 ? smin + 10 : smin, hi = rng() % 4 == 0 ? smax - 10 : smax;
+    put_f(block, kEpLowerBound * width + l, float(lo - zo));
+    put_f(block, kEpUpperBound * width + l, float(hi - zo));
+    put_i(block, kEpOutputZeroPoint * width + l, zo);
+  }
+  return block;
+}
+
+// A 64-byte aligned copy of `bytes`, as packed operands are (the ABI requires it).
+AlignedBytes aligned(const std::vector<uint8_t>& bytes) {
+  AlignedBytes a(bytes.size());
+  std::memcpy(a.data(), bytes.data(), bytes.size());
+  return a;
+}
+
+unsigned out_bytes(OutKind k) { return k == OutKind::kS32 || k == OutKind::kF32 ? 4 : 1; }
+
+void check_gemm(const Backend& b, std::mt19937& rng) {
+  int cases = 0;
+  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd}) {
+    const auto traits = b.gemm_traits(path);
+    if (!traits) continue;
+    for (OutKind out : {OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8}) {
+      for (unsigned mr = 1; mr <= traits->mr; ++mr) {
+        for (unsigned nr : {1u, 3u, 8u, 9u, traits->panel - 1, traits->panel}) {
+          KernelDesc d;
+          d.op = KernelOp::kGemm;
+          d.isa = b.isa();
+          d.path = path;
+          d.out = out;
+          d.mr = uint8_t(mr);
+          d.nr = uint8_t(nr);
+          d.panel = uint8_t(traits->panel);
+          d.row_correction = rng() % 2;
+          const int64_t k_steps = int64_t(rng() % 24);
+          const int64_t a_stride = k_steps * traits->k_group * traits->a_bytes + 8 * (rng() % 3);
+          std::vector<uint8_t> a(size_t(a_stride * mr + 64), 0);
+          for (unsigned r = 0; r < mr; ++r) {
+            for (int64_t i = 0; i < k_steps * traits->k_group; ++i) {
+              const uint8_t v = uint8_t(rng());
+              if (traits->a_bytes == 1) a[size_t(r * a_stride + i)] = v;
+              else a[size_t(r * a_stride + 2 * i)] = v;  // zero-extended u16
+            }
+          }
+          // Weights small enough that no s16 pair sum saturates (the pair-sum path's proof).
+          std::vector<uint8_t> w(size_t(k_steps * traits->k_group * traits->panel + 64));
+          for (auto& x : w) x = uint8_t(int8_t(int(rng() % 129) - 64));
+          const AlignedBytes ep = aligned(random_epilogue(rng, traits->panel, out));
+          const AlignedBytes wa = aligned(w);
+          std::vector<int32_t> sums(mr);
+          for (auto& s : sums) s = int32_t(rng() % 60000);
+          const int64_t c_stride = int64_t(traits->panel * out_bytes(out)) + 4 * (rng() % 3);
+          std::vector<uint8_t> c1(size_t(c_stride * mr), 0xA5), c2 = c1;
+          GemmTileArgs args{a.data(), a_stride, wa.data(), k_steps, c1.data(), c_stride, ep.data(), sums.data()};
+          GemmTileArgs twin = args;
+          twin.c = c2.data();
+          run_both(b, d, args, twin);
+          CHECK_MESSAGE(first_diff(c1, c2) == -1, d.name() << " differs from its twin at byte " << first_diff(c1, c2)
+                                                          << " (k_steps " << k_steps << ")");
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " GEMM tiles of " << b.name() << "@" << isa_name(b.isa()));
+}
+
+void check_pack_rows(const Backend& b, std::mt19937& rng) {
+  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd}) {
+    const auto traits = b.gemm_traits(path);
+    if (!traits) continue;
+    for (int64_t k : {1, 2, 3, 31, 32, 33, 64, 100, 257}) {
+      for (bool flip : {false, true}) {
+        KernelDesc d;
+        d.op = KernelOp::kPackRows;
+        d.isa = b.isa();
+        d.path = path;
+        d.storage_signed = flip;
+        const int64_t k_padded = (k + traits->k_group - 1) / traits->k_group * traits->k_group;
+        const std::vector<uint8_t> src = random_bytes(rng, size_t(k));
+        std::vector<uint8_t> d1(size_t(k_padded * traits->a_bytes), 0xCC), d2 = d1;
+        int32_t s1 = -1, s2 = -2;
+        run_both(b, d, PackRowsArgs{src.data(), d1.data(), k, k_padded, &s1},
+                 PackRowsArgs{src.data(), d2.data(), k, k_padded, &s2});
+        CHECK_MESSAGE(first_diff(d1, d2) == -1, d.name() << " k = " << k);
+        CHECK_MESSAGE(s1 == s2, d.name() << " row sum, k = " << k);
+      }
+    }
+  }
+}
+
+// Tap pointers for `pixels` pixels of `taps` taps over `input` (channel vectors `c` bytes
+// apart), pointer rows per pixel or one stepping row.
+struct Taps {
+  std::vector<const uint8_t*> ptrs;
+  int64_t taps_stride = 0, pixel_step = 0;
+};
+
+Taps random_taps(std::mt19937& rng, const std::vector<uint8_t>& input, unsigned taps, int64_t pixels, int64_t c,
+                 int64_t positions) {
+  Taps t;
+  const bool stepping = rng() % 2;
+  const int64_t rows = stepping ? 1 : pixels;
+  for (int64_t p = 0; p < rows; ++p) {
+    for (unsigned i = 0; i < taps; ++i) {
+      // Stepping rows leave room for `pixels` steps of `c` bytes.
+      const int64_t limit = stepping ? positions - pixels : positions;
+      t.ptrs.push_back(input.data() + int64_t(rng() % uint64_t(std::max<int64_t>(limit, 1))) * c);
+    }
+  }
+  t.taps_stride = stepping ? 0 : int64_t(8 * taps);
+  t.pixel_step = stepping ? c : 0;
+  return t;
+}
+
+void check_depthwise(const Backend& b, std::mt19937& rng) {
+  const unsigned block = b.depthwise_traits().block;
+  for (unsigned channels : {1u, 5u, 16u, 17u, 40u, 64u, 70u}) {
+    for (unsigned taps : {2u, 4u, 10u, 26u}) {
+      for (OutKind out : {OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8}) {
+        KernelDesc d;
+        d.op = KernelOp::kDepthwise;
+        d.isa = b.isa();
+        d.storage_signed = rng() % 2;
+        d.out = out;
+        d.taps = uint16_t(taps);
+        d.channels = channels;
+        d.panel = uint8_t(block);
+        const int64_t blocks = (channels + block - 1) / block, pixels = 1 + int64_t(rng() % 9), positions = 24;
+        std::vector<uint8_t> weights(size_t(blocks * (taps / 2) * block * 4));
+        for (size_t i = 0; i + 1 < weights.size(); i += 2) {
+          const int16_t v = int16_t(int(rng() % 511) - 255);  // w - zw of 8-bit storage
+          std::memcpy(weights.data() + i, &v, 2);
+        }
+        std::vector<uint8_t> ep;
+        for (int64_t i = 0; i < blocks; ++i) {
+          const auto e = random_epilogue(rng, block, out);
+          ep.insert(ep.end(), e.begin(), e.begin() + int64_t(kEpFields) * block * 4);
+        }
+        const std::vector<uint8_t> input = random_bytes(rng, size_t(positions * channels + 64));
+        const Taps t = random_taps(rng, input, taps, pixels, channels, positions);
+        const int64_t stride = int64_t(channels * out_bytes(out));
+        std::vector<uint8_t> o1(size_t(stride * pixels), 0x5A), o2 = o1;
+        const AlignedBytes wa = aligned(weights), epa = aligned(ep);
+        DepthwiseArgs args{t.ptrs.data(), o1.data(), stride, pixels, wa.data(), epa.data(), t.taps_stride,
+                           t.pixel_step};
+        DepthwiseArgs twin = args;
+        twin.out = o2.data();
+        run_both(b, d, args, twin);
+        CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
+      }
+    }
+  }
+}
+
+void check_pool(const Backend& b, std::mt19937& rng) {
+  for (KernelOp op : {KernelOp::kMaxPool, KernelOp::kAvgPool}) {
+    for (unsigned channels : {1u, 7u, 16u, 33u}) {
+      for (unsigned taps : {1u, 4u, 9u}) {
+        KernelDesc d;
+        d.op = op;
+        d.isa = b.isa();
+        d.storage_signed = rng() % 2;
+        d.out = rng() % 2 ? OutKind::kS8 : OutKind::kU8;
+        d.taps = uint16_t(taps);
+        d.channels = channels;
+        const int64_t pixels = 1 + int64_t(rng() % 6), positions = 20;
+        const std::vector<uint8_t> input = random_bytes(rng, size_t(positions * channels + 64));
+        const Taps t = random_taps(rng, input, taps, pixels, channels, positions);
+        std::vector<uint8_t> o1(size_t(channels * pixels), 0x11), o2 = o1;
+        PoolArgs args{};
+        args.taps = t.ptrs.data();
+        args.out = o1.data();
+        args.out_stride = channels;
+        args.pixels = pixels;
+        args.taps_stride = t.taps_stride;
+        args.pixel_step = t.pixel_step;
+        args.m = float(std::pow(10.0, -double(rng() % 4))) / float(taps);
+        args.bias = -int32_t(rng() % 256) * int32_t(taps);
+        args.zo = d.out == OutKind::kS8 ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256);
+        const int smin = d.out == OutKind::kS8 ? -128 : 0;
+        args.lo = float(smin - args.zo);
+        args.hi = float(smin + 255 - args.zo);
+        PoolArgs twin = args;
+        twin.out = o2.data();
+        run_both(b, d, args, twin);
+        CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
+      }
+    }
+  }
+}
+
+void check_streams(const Backend& b, std::mt19937& rng) {
+  const unsigned block = b.stream_traits().block;
+  for (KernelOp op : {KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize}) {
+    for (int rep = 0; rep < 12; ++rep) {
+      KernelDesc d;
+      d.op = op;
+      d.isa = b.isa();
+      d.storage_signed = rng() % 2;
+      d.b_signed = rng() % 2;
+      d.out = rng() % 2 ? OutKind::kS8 : OutKind::kU8;
+      const int64_t blocks = int64_t(rng() % 40);
+      const std::vector<uint8_t> a = random_bytes(rng, size_t(blocks * 8)), bb = random_bytes(rng, size_t(blocks * 8));
+      std::vector<uint8_t> y1(size_t(blocks * 8), 0x77), y2 = y1;
+      ElementwiseArgs args{};
+      args.a = a.data();
+      args.b = bb.data();
+      args.y = y1.data();
+      args.blocks = blocks;
+      args.m_a = float(std::pow(10.0, -double(rng() % 6)) * 3.7);
+      args.m_b = float(std::pow(10.0, -double(rng() % 6)) * 1.3);
+      args.za = int32_t(rng() % 256) - (d.storage_signed ? 128 : 0);
+      args.zb = int32_t(rng() % 256) - (d.b_signed ? 128 : 0);
+      args.zo = int32_t(rng() % 256) - (d.out == OutKind::kS8 ? 128 : 0);
+      const int smin = d.out == OutKind::kS8 ? -128 : 0;
+      args.lo = float(smin - args.zo);
+      args.hi = float(smin + 255 - args.zo);
+      ElementwiseArgs twin = args;
+      twin.y = y2.data();
+      run_both(b, d, args, twin);
+      CHECK_MESSAGE(first_diff(y1, y2) == -1, d.name() << " differs at byte " << first_diff(y1, y2));
+    }
+  }
+  for (KernelOp op : {KernelOp::kQuantize, KernelOp::kDequantize}) {
+    for (int rep = 0; rep < 12; ++rep) {
+      KernelDesc d;
+      d.op = op;
+      d.isa = b.isa();
+      d.storage_signed = rng() % 2;
+      d.scale = float(std::pow(10.0, std::uniform_real_distribution<double>(-8.0, 3.0)(rng)));
+      d.qmin = d.storage_signed ? -128 : 0;
+      d.qmax = d.qmin + 255;
+      if (rng() % 3 == 0) d.qmin += 9, d.qmax -= 13;
+      d.zero_point = std::uniform_int_distribution<int>(d.qmin, d.qmax)(rng);
+      const size_t n = block * size_t(rng() % 30);
+      std::vector<uint8_t> in, o1, o2;
+      if (op == KernelOp::kQuantize) {
+        std::vector<float> x(n);
+        const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 3.0e38f, 1.0e-45f};
+        for (size_t i = 0; i < n; ++i) {
+          x[i] = rng() % 7 == 0 ? specials[rng() % 6]
+                                : (float(int(rng() % 600) - 300) + (rng() % 2 ? 0.5f : 0.37f)) * d.scale;
+        }
+        in.resize(n * 4);
+        std::memcpy(in.data(), x.data(), n * 4);
+        o1.assign(n, 0x33);
+      } else {
+        in = random_bytes(rng, n);
+        o1.assign(n * 4, 0x33);
+      }
+      o2 = o1;
+      run_both(b, d, ConvertArgs{in.data(), o1.data(), n}, ConvertArgs{in.data(), o2.data(), n});
+      CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
+    }
+  }
+  for (int rep = 0; rep < 8; ++rep) {
+    KernelDesc d;
+    d.op = KernelOp::kClamp;
+    d.isa = b.isa();
+    d.storage_signed = rng() % 2;
+    const int smin = d.storage_signed ? -128 : 0;
+    const int lo = smin + int(rng() % 100), hi = lo + int(rng() % 150);
+    const size_t n = rng() % 300;
+    const std::vector<uint8_t> x = random_bytes(rng, n);
+    std::vector<uint8_t> y1(n, 1), y2(n, 2);
+    run_both(b, d, ClampArgs{x.data(), y1.data(), n, lo, hi}, ClampArgs{x.data(), y2.data(), n, lo, hi});
+    CHECK_MESSAGE(first_diff(y1, y2) == -1, d.name());
+  }
+}
+
+void check_f32_gemm(const Backend& b, std::mt19937& rng) {
+  KernelDesc d;
+  d.op = KernelOp::kF32Gemm;
+  d.isa = b.isa();
+  std::uniform_real_distribution<float> v(-2.0f, 2.0f);
+  for (int64_t rows : {1, 2, 3, 4}) {
+    for (int64_t n : {1, 15, 16, 33}) {
+      const int64_t k = 1 + int64_t(rng() % 40), n_padded = (n + 15) / 16 * 16;
+      std::vector<float> x(size_t(rows * k)), w(size_t(k * n_padded), 0.0f), bias(size_t(n_padded), 0.0f);
+      for (auto& e : x) e = v(rng) * std::pow(10.0f, float(int(rng() % 7) - 3));
+      for (int64_t kk = 0; kk < k; ++kk) {
+        for (int64_t j = 0; j < n; ++j) w[size_t(kk * n_padded + j)] = v(rng);
+      }
+      for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = v(rng);
+      std::vector<float> y1(size_t(rows * n), 9.0f), y2 = y1;
+      const float* bp = rng() % 2 ? bias.data() : nullptr;
+      run_both(b, d, F32GemmArgs{x.data(), w.data(), bp, y1.data(), rows, k, n, n_padded},
+               F32GemmArgs{x.data(), w.data(), bp, y2.data(), rows, k, n, n_padded});
+      CHECK_MESSAGE(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0, d.name() << " rows " << rows << " n " << n);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every kernel-list row at the level under test matches its scalar twin") {
+  std::mt19937 rng(2026);
+  int rows = 0;
+  std::vector<const Backend*> seen;
+  for (const KernelListRow& row : kernel_list()) {
+    if (row.isa != qrt_test::test_isa() || row.isa == Isa::kScalar) continue;
+    REQUIRE_MESSAGE(row.backend->available(), row.backend->name() << " is listed for a level the host has");
+    ++rows;
+    if (std::find(seen.begin(), seen.end(), row.backend) != seen.end()) continue;  // one pass per backend
+    seen.push_back(row.backend);
+    CAPTURE(row.backend->name());
+    check_gemm(*row.backend, rng);
+    check_pack_rows(*row.backend, rng);
+    check_depthwise(*row.backend, rng);
+    check_pool(*row.backend, rng);
+    check_streams(*row.backend, rng);
+    check_f32_gemm(*row.backend, rng);
+  }
+  MESSAGE(rows << " kernel-list rows at " << std::string(qrt_test::test_isa_name()) << " checked against their twins");
+  if (qrt_test::test_isa() == Isa::kAvx2) CHECK(rows == int(KernelOp::kCount));
+}
+
+TEST_CASE("the kernel list has the scalar twins of every kind, and rows name their level") {
+  for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) {
+    const Backend* twin = kernel_list_backend(KernelOp(k), Isa::kScalar);
+    REQUIRE(twin != nullptr);
+    CHECK(twin->available());
+    CHECK(twin_entry(KernelOp(k)) != nullptr);
+  }
+  for (const KernelListRow& row : kernel_list()) CHECK(row.backend->isa() == row.isa);
+}
