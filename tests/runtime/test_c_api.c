@@ -207,6 +207,7 @@ static void test_static_plan(void) {
   qrt_tensor_view view;
   size_t ops = 0, i;
   uint64_t ns = 0;
+  const char* selection = NULL;
   float x[12], out[15], out_ref[15], out_threads[15], sentinel[15];
   const int64_t dims[2] = {3, 4};
   int matmul_seen = 0;
@@ -228,16 +229,38 @@ static void test_static_plan(void) {
   EXPECT(qrt_plan_op_info(plan, ops, &info) == QRT_INVALID_ARGUMENT);
   EXPECT_MSG_CONTAINS("op index 5 is out of range");
   EXPECT(qrt_plan_op_info(plan, 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_op_selection(plan, ops, &selection) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_op_selection(plan, 0, NULL) == QRT_INVALID_ARGUMENT);
+  EXPECT(qrt_plan_op_selection(NULL, 0, &selection) == QRT_INVALID_ARGUMENT);
   for (i = 0; i < ops; ++i) {
     EXPECT(qrt_plan_op_info(plan, i, &info) == QRT_OK);
+    EXPECT(qrt_plan_op_selection(plan, i, &selection) == QRT_OK && selection != NULL);
     if (strcmp(info.op, "qrt.matmul") == 0) {
       matmul_seen = 1;
       EXPECT(info.ops == 2 * 3 * 5 * 4);
-      /* A kernel name, or (without AVX2) the reference and why. */
-      EXPECT(strstr(info.kernel, "gemm") != NULL || (strcmp(info.kernel, "reference") == 0 && *info.reason));
+      /* A kernel of some level (the scalar twins run everywhere), chosen by the last level asked. */
+      EXPECT(strstr(info.kernel, "gemm") != NULL && *info.reason == 0);
+      EXPECT(strstr(selection, ": chosen") != NULL);
     }
   }
   EXPECT(matmul_seen);
+  qrt_plan_destroy(plan);
+  plan = NULL;
+  /* The portable level runs on every host; an unknown level is refused by name. */
+  opts.isa = "scalar";
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_OK);
+  for (i = 0; i < ops; ++i) {
+    EXPECT(qrt_plan_op_info(plan, i, &info) == QRT_OK);
+    if (strcmp(info.op, "qrt.matmul") == 0) EXPECT(strstr(info.kernel, "__scalar") != NULL);
+  }
+  qrt_plan_destroy(plan);
+  plan = NULL;
+  opts.isa = "sse9";
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_INVALID_ARGUMENT && plan == NULL);
+  EXPECT_MSG_CONTAINS("unknown ISA level 'sse9'");
+  opts.isa = NULL;
+  EXPECT(strstr(qrt_host_isas(), "scalar") != NULL);
+  EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_OK);
   EXPECT(qrt_plan_memory_info(plan, NULL) == QRT_INVALID_ARGUMENT);
   EXPECT(qrt_plan_memory_info(NULL, &mem) == QRT_INVALID_ARGUMENT);
   EXPECT(qrt_plan_memory_info(plan, &mem) == QRT_OK);
