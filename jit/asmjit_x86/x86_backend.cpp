@@ -28,29 +28,9 @@ class X86Avx2Backend final : public Backend {
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != Isa::kAvx2) return std::string("the x86 AVX2 backend does not generate ") + isa_name(d.isa) + " kernels";
     if (!available()) return "the CPU has no AVX2";
-    switch (d.op) {
-      case KernelOp::kGemm: {
-        const auto t = gemm_traits(d.path);
-        if (d.panel != t->panel || d.mr < 1 || d.mr > t->mr || d.nr < 1 || d.nr > t->panel) {
-          return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " +
-                 std::to_string(d.panel) + ") is outside 1.." + std::to_string(t->mr) + " x 1.." +
-                 std::to_string(t->panel);
-        }
-        return "";
-      }
-      case KernelOp::kDepthwise:
-        if (d.taps == 0 || d.taps % 2 != 0 || d.channels == 0 || d.panel != 16) {
-          return "depthwise kernels need an even, non-zero tap count, channels and 16-channel blocks";
-        }
-        return "";
-      case KernelOp::kMaxPool:
-      case KernelOp::kAvgPool:
-        return d.taps == 0 || d.channels == 0 ? "pooling kernels need taps and channels" : "";
-      case KernelOp::kCount:
-        return "not a kernel kind";
-      default:
-        return "";
-    }
+    if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    return window_kernel_why_not(d, depthwise_traits().block);
   }
 
   Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {

@@ -35,6 +35,13 @@ struct StreamTraits {
   unsigned block = 0;
 };
 
+/// "" when a kGemm description's tile fits `traits` (rows 1..mr, columns 1..panel, the panel
+/// width of the traits), else why not. Backends share it in their why_not().
+std::string gemm_tile_why_not(const KernelDesc& desc, const std::optional<GemmTraits>& traits);
+/// "" when a depthwise or pooling description is well formed for windowed kernels with
+/// `block`-channel depthwise blocks (even, non-zero taps for depthwise; taps and channels).
+std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
+
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {
  public:

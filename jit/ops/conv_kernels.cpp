@@ -7,6 +7,7 @@
 
 #include "ir/nn_params.h"
 #include "jit/ops/gemm_kernels.h"
+#include "jit/ops/requant_epilogue.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -149,39 +150,26 @@ class QGemmConvFamily final : public OpFamily {
   KernelOp kind() const override { return KernelOp::kGemm; }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& f = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    if (!x.element.is_quant() || !f.element.is_quant()) return refuse("float and hybrid convolutions run on the reference");
-    std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
-    if (!filter) return refuse("the filter is not a constant");
+    ConvOperands operands;
+    QRT_ASSIGN_OR_RETURN(std::string why, read_conv_operands(graph, op, operands));
+    if (!why.empty()) return refuse(why_not, why);
     auto p = std::make_unique<PreparedConv>();
-    QRT_ASSIGN_OR_RETURN(p->w, conv2d_window(op, f.dims));
+    p->w = operands.w;
     const Window2d& w = p->w;
-    if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
-      return refuse("per-axis filters must be quantized along the output channels");
-    }
-    if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(w.channel_dim())) {
-      return refuse("a per-axis result must be quantized along its channels");
-    }
-    std::unique_ptr<Tensor> bias;
-    if (op.operands.size() > 2) {
-      bias = constant_operand(graph, op.operands[2]);
-      if (!bias) return refuse("the bias is not a constant");
-    }
+    const std::unique_ptr<Tensor>& filter = operands.filter;
+    const std::unique_ptr<Tensor>& bias = operands.bias;
     const int64_t out_c = f.dims[0];
     const int64_t per_group = w.nchw ? f.dims[1] : f.dims[3];
-    if (w.groups != 1) return refuse("grouped convolutions (other than depthwise) run on the reference");
+    if (w.groups != 1) return refuse(why_not, "grouped convolutions (other than depthwise) run on the reference");
     GemmSpec& spec = p->spec;
     spec.k = per_group * w.kh * w.kw;
     spec.n = out_c;
-    if (spec.k == 0 || spec.n == 0) return refuse("empty filter");
-    if (std::string why = fill_channel_quant(x.element, f.element, out.element, size_t(spec.n), spec); !why.empty()) {
-      return refuse(why);
+    if (spec.k == 0 || spec.n == 0) return refuse(why_not, "empty filter");
+    if (why = fill_channel_quant(x.element, f.element, out.element, size_t(spec.n), spec); !why.empty()) {
+      return refuse(why_not, why);
     }
     if (bias) {
       spec.bias.resize(size_t(out_c));
@@ -193,7 +181,7 @@ class QGemmConvFamily final : public OpFamily {
       for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = int32_t(filter->int_at(size_t(o * spec.k + k)));
     }
     p->analysis = analyze_gemm(spec);
-    if (!p->analysis.why_not.empty()) return refuse(p->analysis.why_not);
+    if (!p->analysis.why_not.empty()) return refuse(why_not, p->analysis.why_not);
     p->graph = &graph;
     p->op = &op;
     p->filter_dims = f.dims;

@@ -108,39 +108,26 @@ class DepthwiseFamily final : public OpFamily {
   KernelOp kind() const override { return KernelOp::kDepthwise; }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& f = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    if (!x.element.is_quant() || !f.element.is_quant()) return refuse("float and hybrid convolutions run on the reference");
-    std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
-    if (!filter) return refuse("the filter is not a constant");
+    ConvOperands operands;
+    QRT_ASSIGN_OR_RETURN(std::string why, read_conv_operands(graph, op, operands));
+    if (!why.empty()) return refuse(why_not, why);
     auto p = std::make_unique<PreparedDepthwise>();
-    QRT_ASSIGN_OR_RETURN(p->w, conv2d_window(op, f.dims));
+    p->w = operands.w;
     const Window2d& w = p->w;
-    if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
-      return refuse("per-axis filters must be quantized along the output channels");
-    }
-    if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(w.channel_dim())) {
-      return refuse("a per-axis result must be quantized along its channels");
-    }
-    std::unique_ptr<Tensor> bias;
-    if (op.operands.size() > 2) {
-      bias = constant_operand(graph, op.operands[2]);
-      if (!bias) return refuse("the bias is not a constant");
-    }
+    const std::unique_ptr<Tensor>& filter = operands.filter;
+    const std::unique_ptr<Tensor>& bias = operands.bias;
     const int64_t channels = f.dims[0];
-    if (w.nchw) return refuse("depthwise convolutions in NCHW run on the reference");
-    if (w.groups != channels) return refuse("depthwise convolutions with a channel multiplier run on the reference");
-    if (std::string why = fill_channel_quant(x.element, f.element, out.element, size_t(channels), p->q); !why.empty()) {
-      return refuse(why);
+    if (w.nchw) return refuse(why_not, "depthwise convolutions in NCHW run on the reference");
+    if (w.groups != channels) return refuse(why_not, "depthwise convolutions with a channel multiplier run on the reference");
+    if (why = fill_channel_quant(x.element, f.element, out.element, size_t(channels), p->q); !why.empty()) {
+      return refuse(why_not, why);
     }
     p->real_taps = unsigned(w.kh * w.kw);
     p->taps = (p->real_taps + 1) / 2 * 2;
-    if (p->taps > 1024) return refuse("the window has more than 1024 positions");
+    if (p->taps > 1024) return refuse(why_not, "the window has more than 1024 positions");
     // The int32 proof and the folded constants, per channel (filter OHWI with I = 1).
     const int64_t x_dev = activation_deviation(p->q);
     p->wdev.resize(size_t(channels) * p->real_taps);
@@ -154,9 +141,9 @@ class DepthwiseFamily final : public OpFamily {
         p->wdev[size_t(ch) * p->real_taps + t] = wv;
         bound += x_dev * std::llabs(wv);
       }
-      if (std::string why = int32_bound_why_not(ch, bound); !why.empty()) return refuse(why);
+      if (why = int32_bound_why_not(ch, bound); !why.empty()) return refuse(why_not, why);
     }
-    if (std::string why = multipliers_why_not(p->q); !why.empty()) return refuse(why);
+    if (why = multipliers_why_not(p->q); !why.empty()) return refuse(why_not, why);
     p->graph = &graph;
     p->op = &op;
     p->channels = channels;

@@ -104,17 +104,13 @@ class ElementwiseFamily final : public OpFamily {
   KernelOp kind() const override { return KernelOp::kQAdd; }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
     const bool binary = op.kind != OpKind::kRequantize;
     const ElementType& ea = graph.values[size_t(op.operands[0])].type.element;
     const ElementType& eo = graph.values[size_t(op.results[0])].type.element;
     const ElementType* eb = binary ? &graph.values[size_t(op.operands[1])].type.element : nullptr;
-    if (!ea.is_quant() || (eb && !eb->is_quant())) return refuse("float element-wise ops run on the reference");
+    if (!ea.is_quant() || (eb && !eb->is_quant())) return refuse(why_not, "float element-wise ops run on the reference");
     if (!is_8bit_per_tensor(ea) || (eb && !is_8bit_per_tensor(*eb)) || !is_8bit_per_tensor(eo)) {
-      return refuse("only 8-bit per-tensor operands and results have a kernel");
+      return refuse(why_not, "only 8-bit per-tensor operands and results have a kernel");
     }
     auto prepared = std::make_unique<PreparedElementwise>();
     ElementwiseArgs& p = prepared->params;
@@ -134,7 +130,7 @@ class ElementwiseFamily final : public OpFamily {
     }
     // Keeps every lane finite (no inf - inf): then the vector clamp matches the scalar one.
     if (!(std::fabs(p.m_a) < 1e30f) || !(std::fabs(p.m_b) < 1e30f)) {
-      return refuse("a rescale multiplier is too large for the kernel");
+      return refuse(why_not, "a rescale multiplier is too large for the kernel");
     }
     KernelDesc& d = prepared->desc;
     d.op = op.kind == OpKind::kAdd ? KernelOp::kQAdd : op.kind == OpKind::kMul ? KernelOp::kQMul : KernelOp::kRequantize;

@@ -82,25 +82,21 @@ class F32MatmulFamily final : public OpFamily {
   KernelOp kind() const override { return KernelOp::kF32Gemm; }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& wt = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
     if (x.element.float_kind != FloatKind::kF32 || !x.element.is_float() || !out.element.is_float() ||
         out.element.float_kind != FloatKind::kF32) {
-      return refuse("only f32 activations and results have a float GEMM kernel");
+      return refuse(why_not, "only f32 activations and results have a float GEMM kernel");
     }
     const bool hybrid = wt.element.is_uniform();
     if (!(wt.element.is_float() && wt.element.float_kind == FloatKind::kF32) &&
         !(hybrid && wt.element.float_kind == FloatKind::kF32)) {
-      return refuse("weights must be f32 or quantized with f32 expressed type");
+      return refuse(why_not, "weights must be f32 or quantized with f32 expressed type");
     }
     std::unique_ptr<Tensor> w = constant_operand(graph, op.operands[1]);
     if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
-      return refuse("the weights are not a non-empty 2-D constant");
+      return refuse(why_not, "the weights are not a non-empty 2-D constant");
     }
     auto p = std::make_unique<PreparedF32Matmul>();
     const int64_t k = wt.dims[0], n = wt.dims[1], n_padded = (n + kCols - 1) / kCols * kCols;
@@ -124,7 +120,7 @@ class F32MatmulFamily final : public OpFamily {
     if (op.operands.size() > 2) {
       std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
       if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
-        return refuse("the bias is not an f32 constant");
+        return refuse(why_not, "the bias is not an f32 constant");
       }
       bias.assign(size_t(n_padded), 0.0f);
       for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = float(b->float_at(size_t(j)));

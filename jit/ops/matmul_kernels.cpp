@@ -56,19 +56,15 @@ class QGemmMatmulFamily final : public OpFamily {
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& w = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
-    if (!x.element.is_quant()) return refuse("float activations take the f32 GEMM");
-    if (!w.element.is_quant()) return refuse("quantized activations with float weights run on the reference");
+    if (!x.element.is_quant()) return refuse(why_not, "float activations take the f32 GEMM");
+    if (!w.element.is_quant()) return refuse(why_not, "quantized activations with float weights run on the reference");
     std::unique_ptr<Tensor> weights = constant_operand(graph, op.operands[1]);
-    if (!weights || w.rank() != 2) return refuse("the weights are not a 2-D constant");
+    if (!weights || w.rank() != 2) return refuse(why_not, "the weights are not a 2-D constant");
     if (w.element.kind == ElementKind::kUniformPerAxis && w.element.axis != 1) {
-      return refuse("per-axis weights must be quantized along N");
+      return refuse(why_not, "per-axis weights must be quantized along N");
     }
     if (out.element.kind == ElementKind::kUniformPerAxis && out.element.axis != int32_t(out.rank()) - 1) {
-      return refuse("a per-axis result must be quantized along N");
+      return refuse(why_not, "a per-axis result must be quantized along N");
     }
     auto p = std::make_unique<PreparedMatmul>();
     p->graph = &graph;
@@ -76,20 +72,20 @@ class QGemmMatmulFamily final : public OpFamily {
     GemmSpec& spec = p->spec;
     spec.k = w.dims[0];
     spec.n = w.dims[1];
-    if (spec.k == 0 || spec.n == 0) return refuse("empty weights");
+    if (spec.k == 0 || spec.n == 0) return refuse(why_not, "empty weights");
     if (std::string why = fill_channel_quant(x.element, w.element, out.element, size_t(spec.n), spec); !why.empty()) {
-      return refuse(why);
+      return refuse(why_not, why);
     }
     if (op.operands.size() > 2) {
       std::unique_ptr<Tensor> bias = constant_operand(graph, op.operands[2]);
-      if (!bias) return refuse("the bias is not a constant");
+      if (!bias) return refuse(why_not, "the bias is not a constant");
       spec.bias.resize(size_t(spec.n));
       for (size_t j = 0; j < spec.bias.size(); ++j) spec.bias[j] = bias->int_at(j);
     }
     spec.w.resize(size_t(spec.k * spec.n));
     for (size_t i = 0; i < spec.w.size(); ++i) spec.w[i] = int32_t(weights->int_at(i));
     p->analysis = analyze_gemm(spec);
-    if (!p->analysis.why_not.empty()) return refuse(p->analysis.why_not);
+    if (!p->analysis.why_not.empty()) return refuse(why_not, p->analysis.why_not);
     return std::unique_ptr<PreparedOp>(std::move(p));
   }
 

@@ -67,6 +67,12 @@ class PreparedOp {
   virtual ~PreparedOp() = default;
 };
 
+/// What prepare() returns when no backend can run the op: no prepared op, and `why`.
+inline Result<std::unique_ptr<PreparedOp>> refuse(std::string* why_not, std::string why) {
+  *why_not = std::move(why);
+  return std::unique_ptr<PreparedOp>();
+}
+
 /// One operator family (e.g. quantized matmul, depthwise convolution, pooling).
 class OpFamily {
  public:

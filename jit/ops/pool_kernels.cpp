@@ -169,14 +169,10 @@ class PoolFamily final : public OpFamily {
   KernelOp kind() const override { return KernelOp::kAvgPool; }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
-    auto refuse = [&](std::string why) -> Result<std::unique_ptr<PreparedOp>> {
-      *why_not = std::move(why);
-      return std::unique_ptr<PreparedOp>();
-    };
     const ElementType& ex = graph.values[size_t(op.operands[0])].type.element;
     const ElementType& eo = graph.values[size_t(op.results[0])].type.element;
-    if (!ex.is_quant()) return refuse("float pooling runs on the reference");
-    if (!is_8bit_per_tensor(ex) || !is_8bit_per_tensor(eo)) return refuse("only 8-bit per-tensor pooling has a kernel");
+    if (!ex.is_quant()) return refuse(why_not, "float pooling runs on the reference");
+    if (!is_8bit_per_tensor(ex) || !is_8bit_per_tensor(eo)) return refuse(why_not, "only 8-bit per-tensor pooling has a kernel");
     const Type& xt = graph.values[size_t(op.operands[0])].type;
     auto p = std::make_unique<PreparedPool>();
     p->graph = &graph;
@@ -188,7 +184,7 @@ class PoolFamily final : public OpFamily {
       for (const Attribute& a : op.attr("axes")->array) axes.push_back(a.i);
       std::sort(axes.begin(), axes.end());
       if (xt.rank() != 4 || axes != std::vector<int64_t>{1, 2} || xt.dims[1] <= 0 || xt.dims[2] <= 0) {
-        return refuse("only means over the H and W axes of a 4-D tensor with static H, W have a kernel");
+        return refuse(why_not, "only means over the H and W axes of a 4-D tensor with static H, W have a kernel");
       }
       w.kh = xt.dims[1];
       w.kw = xt.dims[2];
@@ -202,15 +198,15 @@ class PoolFamily final : public OpFamily {
       return std::unique_ptr<PreparedOp>(std::move(p));
     }
     const int64_t channels = xt.rank() == 4 ? xt.dims[3] : -1;
-    if (w.nchw || channels <= 0) return refuse("only NHWC pooling with a static channel count has a kernel");
+    if (w.nchw || channels <= 0) return refuse(why_not, "only NHWC pooling with a static channel count has a kernel");
     if (w.pad_top >= w.kh || w.pad_bottom >= w.kh || w.pad_left >= w.kw || w.pad_right >= w.kw || w.kh * w.kw > 4096) {
-      return refuse("padding as large as the window (or a window over 4096 positions)");
+      return refuse(why_not, "padding as large as the window (or a window over 4096 positions)");
     }
     const bool is_max = op.kind == OpKind::kMaxPool2d;
     if (!graph.values[size_t(op.results[0])].type.has_static_shape() && op.kind == OpKind::kMean) {
-      return refuse("a mean with a dynamic result shape runs on the reference");
+      return refuse(why_not, "a mean with a dynamic result shape runs on the reference");
     }
-    if (is_max && !(ex == eo)) return refuse("max pooling between different types");
+    if (is_max && !(ex == eo)) return refuse(why_not, "max pooling between different types");
     KernelDesc& d = p->desc;
     d.op = is_max ? KernelOp::kMaxPool : KernelOp::kAvgPool;
     d.storage_signed = ex.storage.is_signed;
@@ -225,7 +221,7 @@ class PoolFamily final : public OpFamily {
       p->params.hi = float(eo.storage.max - p->params.zo);
       for (int64_t count = 0; count <= w.kh * w.kw; ++count) {
         const float m = count == 0 ? 0.0f : numerics::multiplier(ex.scales[0], eo.scales[0] * double(count));
-        if (!std::isfinite(m)) return refuse("a pooling multiplier is not finite");
+        if (!std::isfinite(m)) return refuse(why_not, "a pooling multiplier is not finite");
         p->multipliers.push_back(m);
       }
     } else {

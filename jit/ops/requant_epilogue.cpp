@@ -10,6 +10,7 @@
 #include "ir/ops.h"
 #include "ir/types.h"
 #include "jit/core/microkernel.h"
+#include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
 
@@ -49,6 +50,27 @@ std::string fill_channel_quant(const ElementType& x, const ElementType& w, const
     q.out_zero_point[j] = int32_t(out.zero_points[ch(out, j)]);
   }
   return "";
+}
+
+Result<std::string> read_conv_operands(const Graph& graph, const Op& op, ConvOperands& out) {
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& f = graph.values[size_t(op.operands[1])].type;
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!x.element.is_quant() || !f.element.is_quant()) return std::string("float and hybrid convolutions run on the reference");
+  out.filter = constant_operand(graph, op.operands[1]);
+  if (!out.filter) return std::string("the filter is not a constant");
+  QRT_ASSIGN_OR_RETURN(out.w, conv2d_window(op, f.dims));
+  if (f.element.kind == ElementKind::kUniformPerAxis && f.element.axis != 0) {
+    return std::string("per-axis filters must be quantized along the output channels");
+  }
+  if (y.element.kind == ElementKind::kUniformPerAxis && y.element.axis != int32_t(out.w.channel_dim())) {
+    return std::string("a per-axis result must be quantized along its channels");
+  }
+  if (op.operands.size() > 2) {
+    out.bias = constant_operand(graph, op.operands[2]);
+    if (!out.bias) return std::string("the bias is not a constant");
+  }
+  return std::string();
 }
 
 int64_t activation_deviation(const ChannelQuant& q) {

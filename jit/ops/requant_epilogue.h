@@ -9,9 +9,11 @@
 
 #include "jit/core/kernel.h"
 
-namespace qrt {
-struct ElementType;
-}
+#include <memory>
+
+#include "ir/graph.h"
+#include "ir/nn_params.h"
+#include "jit/core/tensor.h"
 
 namespace qrt::jit {
 
@@ -45,6 +47,19 @@ std::string int32_bound_why_not(int64_t channel, int64_t bound);
 
 /// "" when every multiplier is finite, else why not.
 std::string multipliers_why_not(const ChannelQuant& q);
+
+/// The constant operands and window of a quantized qrt.conv2d, as both convolution families
+/// (GEMM and depthwise) read them.
+struct ConvOperands {
+  Window2d w;
+  std::unique_ptr<Tensor> filter;
+  std::unique_ptr<Tensor> bias;  ///< null without a bias operand
+};
+
+/// Reads `op`'s window and constant filter and bias into `out`: "" or why no integer
+/// convolution kernel can run it (float operands, a filter or bias computed at run time,
+/// per-axis quantization along another axis). Errors are malformed windows.
+Result<std::string> read_conv_operands(const Graph& graph, const Op& op, ConvOperands& out);
 
 /// Writes channel `j`'s epilogue constants (folded bias, zw', M, bounds, zo) into lane
 /// `lane` of an epilogue block `width` lanes wide (kEpFields vectors of `width` 32-bit values).

@@ -25,20 +25,8 @@ class ScalarBackend final : public Backend {
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != Isa::kScalar) return std::string("the scalar backend does not serve ") + isa_name(d.isa);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
-    if (d.op == KernelOp::kGemm) {
-      const GemmTraits t = *gemm_traits(d.path);
-      if (d.panel != t.panel || d.mr < 1 || d.mr > t.mr || d.nr < 1 || d.nr > t.panel) {
-        return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " + std::to_string(d.panel) +
-               ") is outside 1.." + std::to_string(t.mr) + " x 1.." + std::to_string(t.panel);
-      }
-    }
-    if (d.op == KernelOp::kDepthwise && (d.taps == 0 || d.taps % 2 != 0 || d.channels == 0 || d.panel != 16)) {
-      return "depthwise kernels need an even, non-zero tap count, channels and 16-channel blocks";
-    }
-    if ((d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool) && (d.taps == 0 || d.channels == 0)) {
-      return "pooling kernels need taps and channels";
-    }
-    return "";
+    if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    return window_kernel_why_not(d, depthwise_traits().block);
   }
 
   Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {

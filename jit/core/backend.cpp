@@ -1,0 +1,26 @@
+// qrt — checks every backend's why_not() shares (see backend.h).
+#include "jit/core/backend.h"
+
+namespace qrt::jit {
+
+std::string gemm_tile_why_not(const KernelDesc& d, const std::optional<GemmTraits>& t) {
+  if (!t) return "no GEMM path of this kind at this level";
+  if (d.panel != t->panel || d.mr < 1 || d.mr > t->mr || d.nr < 1 || d.nr > t->panel) {
+    return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " + std::to_string(d.panel) +
+           ") is outside 1.." + std::to_string(t->mr) + " x 1.." + std::to_string(t->panel);
+  }
+  return "";
+}
+
+std::string window_kernel_why_not(const KernelDesc& d, unsigned block) {
+  if (d.op == KernelOp::kDepthwise && (d.taps == 0 || d.taps % 2 != 0 || d.channels == 0 || d.panel != block)) {
+    return "depthwise kernels need an even, non-zero tap count, channels and " + std::to_string(block) +
+           "-channel blocks";
+  }
+  if ((d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool) && (d.taps == 0 || d.channels == 0)) {
+    return "pooling kernels need taps and channels";
+  }
+  return "";
+}
+
+}  // namespace qrt::jit
