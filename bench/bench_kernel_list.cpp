@@ -49,10 +49,9 @@ void BM_gemm_tile(benchmark::State& state, const Backend* backend, GemmPath path
 const bool registered = [] {
   for (const KernelListRow& row : kernel_list()) {
     if (row.op != KernelOp::kGemm || !row.backend->available()) continue;
-    for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd}) {
+    for (GemmPath path : {GemmPath::kDot4, GemmPath::kMaddubs, GemmPath::kMaddwd}) {
       if (!row.backend->gemm_traits(path)) continue;
-      const std::string name = std::string("BM_gemm_tile/") + isa_name(row.isa) +
-                               (path == GemmPath::kMaddubs ? "/maddubs" : "/maddwd");
+      const std::string name = std::string("BM_gemm_tile/") + isa_name(row.isa) + "/" + gemm_path_name(path);
       benchmark::RegisterBenchmark(name.c_str(), BM_gemm_tile, row.backend, path);
     }
   }

@@ -16,6 +16,10 @@ std::vector<KernelListRow> make_rows() {
     for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) rows.push_back({KernelOp(k), b.isa(), &b});
   };
 #if QRT_BACKEND_X86
+  for (const Backend* b : {&x86_avx512_vnni_backend(), &x86_avx2_vnni_backend()}) {
+    rows.push_back({KernelOp::kGemm, b->isa(), b});
+    rows.push_back({KernelOp::kPackRows, b->isa(), b});
+  }
   every_kind(x86_avx2_backend());
 #endif
   // The portable scalar twins: every kind, every host, last in preference.

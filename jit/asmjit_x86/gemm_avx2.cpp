@@ -1,5 +1,6 @@
-// qrt — the AVX2 int8 GEMM micro-kernel generator: one mr x nr tile (mr <= 4 rows of packed
-// u8 activations times one 16-column panel of packed s8 weights), s32 accumulation, then a
+// qrt — the ymm int8 GEMM micro-kernel generator: one mr x nr tile (mr <= 4 or 6 rows of
+// packed u8 activations times one 16-column panel of packed s8 weights), s32 accumulation on
+// one of three paths (AVX2 vpmaddubsw or vpmaddwd, AVX-VNNI vpdpbusd), then a
 // per-column epilogue (bias and zero-point corrections, requantization or dequantization,
 // clamping, narrowing) and a store of exactly nr columns.
 //
@@ -14,6 +15,8 @@
 //     ymm12-13 products and epilogue temps
 //   vpmaddwd (6 rows):    ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
 //     activations, ymm15 products; the epilogue reuses ymm12-13
+//   vpdpbusd (6 rows, VEX): ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
+//     activations: each instruction adds four u8 x s8 products per lane straight to int32
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
@@ -40,7 +43,7 @@ x86::Mem a_row(unsigned r) {
 }
 
 void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
-  const bool maddubs = d.path == GemmPath::kMaddubs;
+  const bool maddubs = d.path == GemmPath::kMaddubs, dot4 = d.path == GemmPath::kDot4;
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
@@ -60,7 +63,14 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.jz(done);
   a.align(AlignMode::kCode, 16);
   a.bind(loop);
-  if (maddubs) {
+  if (dot4) {
+    a.vmovdqa(x86::ymm12, x86::ymmword_ptr(x86::r8));
+    a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, 32));
+    for (unsigned r = 0; r < d.mr; ++r) {
+      a.vpbroadcastd(x86::ymm14, a_row(r));
+      for (unsigned j = 0; j < 2; ++j) a.vex().vpdpbusd(acc(r, j), x86::ymm14, x86::Ymm(12 + j));  // AVX-VNNI
+    }
+  } else if (maddubs) {
     a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8));
     a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
     for (unsigned r = 0; r < d.mr; ++r) {
@@ -86,7 +96,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.add(x86::rsi, 4);
   a.add(x86::rax, 4);
   if (d.mr > 4) a.add(x86::r11, 4);
-  a.add(x86::r8, maddubs ? 64 : 32);
+  a.add(x86::r8, maddubs || dot4 ? 64 : 32);
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(done);

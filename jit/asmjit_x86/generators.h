@@ -11,8 +11,14 @@ namespace qrt::jit::x86gen {
 
 /// kQuantize / kDequantize: whole blocks of 8 elements (ConvertArgs::n a multiple of 8).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_convert(const KernelDesc& desc);
-/// kGemm: one tile (GemmTileArgs).
+/// Rows of the AVX-512 GEMM tile.
+constexpr unsigned kAvx512GemmRows = 12;
+
+/// kGemm on ymm: one tile (GemmTileArgs) of the maddubs and maddwd paths (AVX2) or the dot4
+/// path (AVX-VNNI, VEX vpdpbusd).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& desc);
+/// kGemm on zmm: one tile of the dot4 path (AVX-512 VNNI), 32 columns per panel.
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& desc);
 /// kDepthwise (DepthwiseArgs).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs).

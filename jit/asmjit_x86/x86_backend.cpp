@@ -1,5 +1,11 @@
-// qrt — the x86 backend at the AVX2 level (see x86_backend.h): traits, applicability and
-// dispatch to the generators.
+// qrt — the x86 backend, one Backend per level (see x86_backend.h): traits, applicability
+// and dispatch to the generators.
+//   avx2:        every kernel kind (asmjit generators; packing, clamp and the f32 GEMM in
+//                AVX2 intrinsics).
+//   avx2-vnni:   the GEMM tile on VEX vpdpbusd over ymm (6 rows x 16 columns) and its
+//                activation packing; other kinds come from the avx2 level.
+//   avx512-vnni: the GEMM tile on EVEX vpdpbusd over zmm (12 rows x 32 columns, masked
+//                tails) and its activation packing.
 #include "jit/asmjit_x86/x86_backend.h"
 
 #include <string>
@@ -10,26 +16,47 @@ namespace qrt::jit {
 
 namespace {
 
-class X86Avx2Backend final : public Backend {
+class X86Backend final : public Backend {
  public:
+  explicit X86Backend(Isa isa) : isa_(isa) {}
   const char* name() const override { return "x86"; }
-  Isa isa() const override { return Isa::kAvx2; }
-  bool available() const override { return host_isas().has(Isa::kAvx2); }
+  Isa isa() const override { return isa_; }
+  bool available() const override { return host_isas().has(isa_); }
 
   std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
-    // vpmaddubsw needs a register for its s16 ones: 4 rows x 2 accumulators; the widened
-    // vpmaddwd path fits 6 x 2 of the 16 ymm registers.
-    if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1};
-    return GemmTraits{6, 16, 2, 2};
+    switch (isa_) {
+      case Isa::kAvx2:
+        // vpmaddubsw needs a register for its s16 ones: 4 rows x 2 accumulators; the widened
+        // vpmaddwd path fits 6 x 2 of the 16 ymm registers.
+        if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1};
+        if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2};
+        return std::nullopt;
+      case Isa::kAvx2Vnni:
+        // 12 ymm accumulators, 2 weight registers, 1 broadcast.
+        if (path == GemmPath::kDot4) return GemmTraits{6, 16, 4, 1};
+        return std::nullopt;
+      case Isa::kAvx512Vnni:
+        // 24 zmm accumulators, 2 weight registers, broadcasts: 28 of 32.
+        if (path == GemmPath::kDot4) return GemmTraits{x86gen::kAvx512GemmRows, 32, 4, 1};
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
   }
   DepthwiseTraits depthwise_traits() const override { return {16}; }
   StreamTraits stream_traits() const override { return {8}; }
 
   std::string why_not(const KernelDesc& d) const override {
-    if (d.isa != Isa::kAvx2) return std::string("the x86 AVX2 backend does not generate ") + isa_name(d.isa) + " kernels";
-    if (!available()) return "the CPU has no AVX2";
+    if (d.isa != isa_) {
+      return std::string("the x86 ") + isa_name(isa_) + " backend does not generate " + isa_name(d.isa) + " kernels";
+    }
+    if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (isa_ != Isa::kAvx2 && d.op != KernelOp::kGemm && d.op != KernelOp::kPackRows) {
+      return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
+    }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 
@@ -38,14 +65,15 @@ class X86Avx2Backend final : public Backend {
     switch (d.op) {
       case KernelOp::kQuantize:
       case KernelOp::kDequantize: return cast(x86gen::generate_avx2_convert(d));
-      case KernelOp::kGemm: return cast(x86gen::generate_avx2_gemm(d));
+      case KernelOp::kGemm:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_gemm(d) : x86gen::generate_avx2_gemm(d));
       case KernelOp::kDepthwise: return cast(x86gen::generate_avx2_depthwise(d));
       case KernelOp::kQAdd:
       case KernelOp::kQMul:
       case KernelOp::kRequantize: return cast(x86gen::generate_avx2_elementwise(d));
       case KernelOp::kMaxPool:
       case KernelOp::kAvgPool: return cast(x86gen::generate_avx2_pool(d));
-      case KernelOp::kPackRows: return fixed(&x86gen::avx2_pack_rows);
+      case KernelOp::kPackRows: return fixed(&x86gen::avx2_pack_rows);  // AVX2 is part of every level
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
       case KernelOp::kF32Gemm: return fixed(&x86gen::avx2_f32_gemm);
       case KernelOp::kCount: break;
@@ -62,12 +90,24 @@ class X86Avx2Backend final : public Backend {
   static Result<std::shared_ptr<const CompiledKernel>> fixed(MicrokernelFn<Args> fn) {
     return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(reinterpret_cast<const void*>(fn)));
   }
+
+  Isa isa_;
 };
 
 }  // namespace
 
 const Backend& x86_avx2_backend() {
-  static const X86Avx2Backend backend;
+  static const X86Backend backend(Isa::kAvx2);
+  return backend;
+}
+
+const Backend& x86_avx2_vnni_backend() {
+  static const X86Backend backend(Isa::kAvx2Vnni);
+  return backend;
+}
+
+const Backend& x86_avx512_vnni_backend() {
+  static const X86Backend backend(Isa::kAvx512Vnni);
   return backend;
 }
 

@@ -9,5 +9,9 @@ namespace qrt::jit {
 /// The AVX2 level: every kernel kind, generated with asmjit (packing, clamp and the f32 GEMM
 /// are C++ with AVX2 intrinsics).
 const Backend& x86_avx2_backend();
+/// The AVX-VNNI level: GEMM tiles on VEX vpdpbusd (ymm) and their activation packing.
+const Backend& x86_avx2_vnni_backend();
+/// The AVX-512 VNNI level: GEMM tiles on EVEX vpdpbusd (zmm) and their activation packing.
+const Backend& x86_avx512_vnni_backend();
 
 }  // namespace qrt::jit

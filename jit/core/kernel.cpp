@@ -60,9 +60,18 @@ const char* kernel_op_name(KernelOp op) {
   return "?";
 }
 
+const char* gemm_path_name(GemmPath path) {
+  switch (path) {
+    case GemmPath::kMaddubs: return "maddubs";
+    case GemmPath::kMaddwd: return "maddwd";
+    case GemmPath::kDot4: return "dot4";
+  }
+  return "?";
+}
+
 std::string KernelDesc::name() const {
   const std::string suffix = std::string("__") + isa_suffix(isa);
-  const std::string path_name = path == GemmPath::kMaddubs ? "maddubs" : "maddwd";
+  const std::string path_name = gemm_path_name(path);
   if (op == KernelOp::kGemm) {
     // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
     return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +

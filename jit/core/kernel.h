@@ -33,7 +33,11 @@ const char* kernel_op_name(KernelOp op);
 enum class GemmPath : uint8_t {
   kMaddubs,  ///< vpmaddubsw -> vpmaddwd(1) -> vpaddd: only where the weights prove no s16 pair saturates
   kMaddwd,   ///< both sides widened to s16, vpmaddwd -> vpaddd: exact for every input
+  kDot4,     ///< u8 x s8 quads summed straight into s32 (vpdpbusd): exact for every input
 };
+
+/// The path's name in kernel names: "maddubs", "maddwd", "dot4".
+const char* gemm_path_name(GemmPath path);
 
 /// What a GEMM or depthwise kernel's epilogue stores.
 enum class OutKind : uint8_t {

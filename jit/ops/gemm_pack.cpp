@@ -71,6 +71,9 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
 }
 
 std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& backend, std::string* why_not) {
+  // The exact quad dot product is the fast path where a level has it; then the pair-sum
+  // path where it is proven exact; then the widened path, exact for every input.
+  if (backend.gemm_traits(GemmPath::kDot4)) return GemmPath::kDot4;
   if (a.pair_sum_exact && backend.gemm_traits(GemmPath::kMaddubs)) return GemmPath::kMaddubs;
   if (backend.gemm_traits(GemmPath::kMaddwd)) return GemmPath::kMaddwd;
   if (why_not) *why_not = a.pair_sum_exact ? "no GEMM path at this level" : "no exact GEMM path at this level (" + a.path_reason + ")";
@@ -86,7 +89,7 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   p->path = *path;
   p->traits = *backend.gemm_traits(*path);
   p->isa = backend.isa();
-  p->path_reason = a.path_reason;
+  p->path_reason = *path == GemmPath::kDot4 ? "u8 x s8 quads summed into int32: exact for every input" : a.path_reason;
   p->row_correction = a.row_correction;
   const int64_t group = p->traits.k_group, panel = p->traits.panel;
   p->k = s.k;

@@ -95,7 +95,7 @@ qrt::Tensor random_input(const MatmulCase& c, std::mt19937& rng, std::vector<int
 
 TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   std::mt19937 rng(7);
-  int maddubs = 0, maddwd = 0, cases = 0;
+  int maddubs = 0, maddwd = 0, dot4 = 0, cases = 0;
   for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 33}) {
     for (int64_t k : {1, 2, 3, 4, 5, 17, 64, 131}) {
       for (int64_t n : {1, 7, 15, 16, 17, 40}) {
@@ -107,42 +107,51 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
         const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
         maddubs += how.find("_maddubs") != std::string::npos;
         maddwd += how.find("_maddwd") != std::string::npos;
+        dot4 += how.find("_dot4") != std::string::npos;
         ++cases;
       }
     }
   }
-  MESSAGE(cases << " cases: " << maddubs << " on vpmaddubsw, " << maddwd << " on vpmaddwd");
-  CHECK(maddubs > 50);
-  CHECK(maddwd > 50);
+  MESSAGE(cases << " cases: " << maddubs << " on vpmaddubsw, " << maddwd << " on vpmaddwd, " << dot4
+                 << " on vpdpbusd");
+  if (qrt_test::test_backend(qrt::jit::KernelOp::kGemm).gemm_traits(qrt::jit::GemmPath::kDot4)) {
+    CHECK(dot4 == cases);  // exact for every input: the only path on VNNI levels
+  } else {
+    CHECK(maddubs > 50);
+    CHECK(maddwd > 50);
+  }
 }
 
 TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pair can saturate") {
   using qrt::jit::GemmPath;
   const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
+  // On a level with the exact quad dot product, that path is chosen whatever the weights.
+  const bool dot4 = backend.gemm_traits(GemmPath::kDot4).has_value();
+  auto path_of = [&](const qrt::jit::GemmSpec& spec) {
+    auto p = qrt::jit::pack_gemm(spec, qrt::jit::analyze_gemm(spec), backend);
+    REQUIRE(p.is_ok());
+    return (*p)->path;
+  };
   qrt::jit::GemmSpec s;
   s.k = 4, s.n = 1;
   s.w_zero_point = {0};
   s.out = qrt::jit::OutKind::kS32;
   // u8 activations up to 255: two weights of 64 and 64 give 255 * 128 = 32640 <= 32767.
   s.w = {64, 64, -128, 127};
-  auto p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
-  REQUIRE(p.is_ok());
-  CHECK((*p)->path == GemmPath::kMaddubs);  // (-128, 127): opposite signs never saturate
+  CHECK(qrt::jit::analyze_gemm(s).pair_sum_exact);  // (-128, 127): opposite signs never saturate
+  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddubs));
   s.w = {65, 64, 0, 0};  // 255 * 129 = 32895 > 32767
-  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
-  REQUIRE(p.is_ok());
-  CHECK((*p)->path == GemmPath::kMaddwd);
-  CHECK((*p)->path_reason.find("k = 0, n = 0") != std::string::npos);
+  CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
+  CHECK(qrt::jit::analyze_gemm(s).path_reason.find("k = 0, n = 0") != std::string::npos);
+  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddwd));
   // The same weights are safe when the activations' bounds are narrower.
   s.a_max = 200;
-  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
-  REQUIRE(p.is_ok());
-  CHECK((*p)->path == GemmPath::kMaddubs);
+  CHECK(qrt::jit::analyze_gemm(s).pair_sum_exact);
+  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddubs));
   // s8 activations are flipped to u8: [-128, 127] becomes [0, 255].
   s.a_signed = true, s.a_min = -128, s.a_max = 127;
-  p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), backend);
-  REQUIRE(p.is_ok());
-  CHECK((*p)->path == GemmPath::kMaddwd);
+  CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
+  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddwd));
 }
 
 TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference") {

@@ -1,0 +1,158 @@
+// qrt — the AVX-512 VNNI int8 GEMM micro-kernel generator: one mr x nr tile (mr <= 12 rows of
+// packed u8 activations times one 32-column panel of packed s8 weights), accumulated by EVEX
+// vpdpbusd — four u8 x s8 products per int32 lane added straight to the accumulator, with no
+// 16-bit intermediate, so exact for every input — then the per-column epilogue of the AVX2
+// kernel on zmm, and masked stores of exactly nr columns.
+//
+// Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
+// jit/core/microkernel.h; the packed layout is the dot4 traits of x86_backend.cpp (per k quad,
+// per column, 4 bytes).
+//
+// Registers:  rdi args   rsi rows 0-2 of A   rax rows 3-5   r9 rows 6-8   r10 rows 9-11
+//             rdx A row stride   r8 weights   rcx k steps left
+//             zmm0-23 accumulators (row r, half j in zmm(2r + j)), zmm28-29 the two 16-column
+//             halves of the weight step, zmm30-31 broadcast activations (alternating)
+//   epilogue: r11 epilogue block  rax row sums  r9 C row  r10 C stride  k1/k2 the store masks
+//             of the two halves, zmm30-31 temps
+#include <asmjit/x86.h>
+
+#include <cstddef>
+
+#include "jit/asmjit_x86/emit_util.h"
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
+
+namespace {
+
+using namespace asmjit;
+
+constexpr unsigned kPanel = 32;
+
+x86::Zmm acc(unsigned row, unsigned half) { return x86::Zmm(2 * row + half); }
+
+// The activation dword of row `r` at the current k step: three rows per base register.
+x86::Mem a_row(unsigned r) {
+  static const x86::Gp bases[] = {x86::rsi, x86::rax, x86::r9, x86::r10};
+  const x86::Gp& base = bases[r / 3];
+  switch (r % 3) {
+    case 0: return x86::dword_ptr(base);
+    case 1: return x86::dword_ptr(base, x86::rdx, 0);
+    default: return x86::dword_ptr(base, x86::rdx, 1);
+  }
+}
+
+void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
+  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, k_steps)));
+  // Row bases 3 strides apart.
+  a.lea(x86::rax, x86::ptr(x86::rsi, x86::rdx, 1));
+  a.add(x86::rax, x86::rdx);
+  a.lea(x86::r9, x86::ptr(x86::rax, x86::rdx, 1));
+  a.add(x86::r9, x86::rdx);
+  a.lea(x86::r10, x86::ptr(x86::r9, x86::rdx, 1));
+  a.add(x86::r10, x86::rdx);
+  for (unsigned r = 0; r < d.mr; ++r) {
+    for (unsigned j = 0; j < 2; ++j) a.vpxord(acc(r, j), acc(r, j), acc(r, j));
+  }
+  Label loop = a.newLabel(), done = a.newLabel();
+  a.test(x86::rcx, x86::rcx);
+  a.jz(done);
+  a.align(AlignMode::kCode, 16);
+  a.bind(loop);
+  a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(x86::r8));
+  a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, 64));
+  for (unsigned r = 0; r < d.mr; ++r) {
+    const x86::Zmm bcast = r % 2 == 0 ? x86::zmm30 : x86::zmm31;
+    a.vpbroadcastd(bcast, a_row(r));
+    a.vpdpbusd(acc(r, 0), bcast, x86::zmm28);
+    a.vpdpbusd(acc(r, 1), bcast, x86::zmm29);
+  }
+  const unsigned bases = (d.mr + 2) / 3;
+  const x86::Gp base_regs[] = {x86::rsi, x86::rax, x86::r9, x86::r10};
+  for (unsigned b = 0; b < bases; ++b) a.add(base_regs[b], 4);
+  a.add(x86::r8, int32_t(kPanel * 4));
+  a.dec(x86::rcx);
+  a.jnz(loop);
+  a.bind(done);
+}
+
+// Corrections and conversion of row r; leaves the int32 (or f32) result in acc(r, *).
+void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+  auto ep = [](size_t field, unsigned half) {
+    return x86::zmmword_ptr(x86::r11, int32_t(field * kPanel * 4 + half * 64));
+  };
+  for (unsigned j = 0; j < 2; ++j) {
+    if (16 * j >= d.nr) break;  // the half holds no stored column
+    const x86::Zmm v = acc(r, j);
+    a.vpaddd(v, v, ep(kEpBias, j));
+    if (d.row_correction) {
+      a.vpbroadcastd(x86::zmm30, x86::dword_ptr(x86::rax, int32_t(4 * r)));
+      a.vpmulld(x86::zmm30, x86::zmm30, ep(kEpWeightZeroPoint, j));
+      a.vpsubd(v, v, x86::zmm30);
+    }
+    if (d.out == OutKind::kS32) continue;
+    a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
+    a.vmulps(v, v, ep(kEpMultiplier, j));
+    if (d.out == OutKind::kF32) continue;
+    // Clamping to the integer bounds before rounding equals clamping after.
+    a.vmaxps(v, v, ep(kEpLowerBound, j));
+    a.vminps(v, v, ep(kEpUpperBound, j));
+    a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
+    a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
+  }
+}
+
+void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+  const bool wide = d.out == OutKind::kS32 || d.out == OutKind::kF32;
+  for (unsigned j = 0; j < 2; ++j) {
+    const int lanes = int(d.nr) - int(16 * j);
+    if (lanes <= 0) break;
+    const x86::KReg mask = j == 0 ? x86::k1 : x86::k2;
+    if (wide) {
+      const x86::Mem dst = x86::zmmword_ptr(x86::r9, int32_t(64 * j));
+      if (lanes >= 16) a.vmovdqu32(dst, acc(r, j));
+      else a.k(mask).vmovdqu32(dst, acc(r, j));
+      continue;
+    }
+    // The values lie inside the output bounds already: the narrowing never saturates.
+    if (d.out == OutKind::kU8) a.vpmovusdb(x86::xmm30, acc(r, j));
+    else a.vpmovsdb(x86::xmm30, acc(r, j));
+    const x86::Mem dst = x86::xmmword_ptr(x86::r9, int32_t(16 * j));
+    if (lanes >= 16) a.vmovdqu8(dst, x86::xmm30);
+    else a.k(mask).vmovdqu8(dst, x86::xmm30);
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d) {
+  // The backend's why_not() has checked the tile against its traits.
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  emit_main_loop(a, d);
+  // Store masks of the two 16-column halves (only the narrow ones are used).
+  for (unsigned j = 0; j < 2; ++j) {
+    const int lanes = int(d.nr) - int(16 * j);
+    if (lanes <= 0 || lanes >= 16) continue;
+    a.mov(x86::r10d, (1u << lanes) - 1);
+    a.kmovw(j == 0 ? x86::k1 : x86::k2, x86::r10d);
+  }
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
+  a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
+  a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
+  for (unsigned r = 0; r < d.mr; ++r) {
+    emit_row_epilogue(a, d, r);
+    emit_row_store(a, d, r);
+    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+  }
+  a.vzeroupper();
+  a.ret();
+  return x86gen::finish(code, d.name());
+}
+
+}  // namespace qrt::jit::x86gen
