@@ -24,15 +24,11 @@ std::vector<int32_t> random_ints(size_t n, int lo, int hi, uint64_t seed) {
   return v;
 }
 
-// qrt GEMM u8 activations x s8 weights -> u8, per-channel requantization. `full_range`
-// weights in [-127, 127] force the exact s16 (vpmaddwd) path; narrow ones |w| <= 63 let
-// vpmaddubsw prove itself exact.
-void BM_qrt_gemm(benchmark::State& state, bool full_range) {
-  // The backend selection would use: the host's best level with a GEMM row in the kernel list.
-  const qrt::jit::Backend* backend = nullptr;
-  for (qrt::jit::Isa isa : qrt::jit::host_isas().by_preference()) {
-    if ((backend = qrt::jit::kernel_list_backend(qrt::jit::KernelOp::kGemm, isa))) break;
-  }
+// qrt GEMM u8 activations x s8 weights -> u8, per-channel requantization, on the GEMM
+// backend of one ISA level (a kernel-list row). On AVX2, `full_range` weights in [-127, 127]
+// force the exact s16 (vpmaddwd) path and narrow ones |w| <= 63 let vpmaddubsw prove itself
+// exact; the VNNI levels' vpdpbusd is exact for both.
+void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backend* backend) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   qrt::runtime::ThreadPool pool(size_t(state.range(3)));
   qrt::jit::GemmSpec s;
@@ -61,8 +57,9 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range) {
   state.SetLabel((*g)->name());
 }
 
-// qrt.conv2d NHWC (batch 1) through select_kernel: u8 input, s8 per-channel filter, u8 output.
-void BM_qrt_conv(benchmark::State& state) {
+// qrt.conv2d NHWC (batch 1) through select_kernel capped at `level`: u8 input, s8 per-channel
+// filter, u8 output.
+void BM_qrt_conv(benchmark::State& state, qrt::jit::Isa level) {
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
   qrt::runtime::ThreadPool pool(size_t(state.range(1)));
   const int64_t per_group = cs.depthwise ? 1 : cs.c;
@@ -95,7 +92,8 @@ void BM_qrt_conv(benchmark::State& state) {
     state.SkipWithError(graph.status().to_string().c_str());
     return;
   }
-  auto choice = qrt::jit::select_kernel(*graph, graph->ops.back());
+  const auto isas = qrt::jit::capped_isas(level, nullptr);
+  auto choice = qrt::jit::select_kernel(*graph, graph->ops.back(), *isas);
   if (!choice.is_ok() || !choice->kernel) {
     state.SkipWithError(choice.is_ok() ? choice->why_not.c_str() : choice.status().message().c_str());
     return;
@@ -134,6 +132,23 @@ void conv_args(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_qrt_gemm, s16_exact, true)->Apply(gemm_args);
-BENCHMARK_CAPTURE(BM_qrt_gemm, maddubs_proven, false)->Apply(gemm_args);
-BENCHMARK(BM_qrt_conv)->Apply(conv_args);
+// One set of rows per ISA level the host has, from the kernel list: BM_qrt_gemm/<level>/...
+// (s16_exact and maddubs_proven weights on the AVX2 level, exact elsewhere) and
+// BM_qrt_conv/<level>.
+namespace {
+const bool registered = [] {
+  for (const qrt::jit::KernelListRow& row : qrt::jit::kernel_list()) {
+    if (row.op != qrt::jit::KernelOp::kGemm || !row.backend->available() || row.isa == qrt::jit::Isa::kScalar) continue;
+    const std::string level = qrt::jit::isa_name(row.isa);
+    benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/s16_exact").c_str(), BM_qrt_gemm, true, row.backend)
+        ->Apply(gemm_args);
+    if (row.isa == qrt::jit::Isa::kAvx2) {
+      benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/maddubs_proven").c_str(), BM_qrt_gemm, false,
+                                   row.backend)
+          ->Apply(gemm_args);
+    }
+    benchmark::RegisterBenchmark(("BM_qrt_conv/" + level).c_str(), BM_qrt_conv, row.isa)->Apply(conv_args);
+  }
+  return true;
+}();
+}  // namespace
