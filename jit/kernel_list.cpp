@@ -20,6 +20,7 @@ std::vector<KernelListRow> make_rows() {
     rows.push_back({KernelOp::kGemm, b->isa(), b});
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
   }
+  rows.push_back({KernelOp::kDepthwise, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
   every_kind(x86_avx2_backend());
 #endif
   // The portable scalar twins: every kind, every host, last in preference.

@@ -5,7 +5,7 @@
 //   avx2-vnni:   the GEMM tile on VEX vpdpbusd over ymm (6 rows x 16 columns) and its
 //                activation packing; other kinds come from the avx2 level.
 //   avx512-vnni: the GEMM tile on EVEX vpdpbusd over zmm (12 rows x 32 columns, masked
-//                tails) and its activation packing.
+//                tails) and its activation packing; depthwise on zmm (32-channel blocks).
 #include "jit/asmjit_x86/x86_backend.h"
 
 #include <string>
@@ -43,7 +43,7 @@ class X86Backend final : public Backend {
         return std::nullopt;
     }
   }
-  DepthwiseTraits depthwise_traits() const override { return {16}; }
+  DepthwiseTraits depthwise_traits() const override { return {isa_ == Isa::kAvx512Vnni ? 32u : 16u}; }
   StreamTraits stream_traits() const override { return {8}; }
 
   std::string why_not(const KernelDesc& d) const override {
@@ -52,7 +52,9 @@ class X86Backend final : public Backend {
     }
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
-    if (isa_ != Isa::kAvx2 && d.op != KernelOp::kGemm && d.op != KernelOp::kPackRows) {
+    const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
+                        (isa_ == Isa::kAvx512Vnni && d.op == KernelOp::kDepthwise);
+    if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
@@ -67,7 +69,8 @@ class X86Backend final : public Backend {
       case KernelOp::kDequantize: return cast(x86gen::generate_avx2_convert(d));
       case KernelOp::kGemm:
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_gemm(d) : x86gen::generate_avx2_gemm(d));
-      case KernelOp::kDepthwise: return cast(x86gen::generate_avx2_depthwise(d));
+      case KernelOp::kDepthwise:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_depthwise(d) : x86gen::generate_avx2_depthwise(d));
       case KernelOp::kQAdd:
       case KernelOp::kQMul:
       case KernelOp::kRequantize: return cast(x86gen::generate_avx2_elementwise(d));

@@ -11,7 +11,8 @@ namespace qrt::jit {
 const Backend& x86_avx2_backend();
 /// The AVX-VNNI level: GEMM tiles on VEX vpdpbusd (ymm) and their activation packing.
 const Backend& x86_avx2_vnni_backend();
-/// The AVX-512 VNNI level: GEMM tiles on EVEX vpdpbusd (zmm) and their activation packing.
+/// The AVX-512 VNNI level: GEMM tiles on EVEX vpdpbusd (zmm), their activation packing, and
+/// depthwise convolution on zmm.
 const Backend& x86_avx512_vnni_backend();
 
 }  // namespace qrt::jit

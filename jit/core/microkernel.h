@@ -87,14 +87,23 @@ struct DepthwiseArgs {
   int64_t pixel_step;          ///< bytes added to every tap pointer per pixel
 };
 
-/// The depthwise weight layout: per block of desc.panel channels (16), per tap pair, the
-/// block's lanes as two halves of 8, each lane holding the pair's two s16 weights; lane
-/// `lane` of a block holds this channel of the block (the order vpunpck{l,h}wd + vpmaddwd
-/// produce: the first register holds channels 0-3 and 8-11, the second 4-7 and 12-15). The
-/// epilogue lanes use the same order. A backend with another order adds a layout field.
-inline unsigned depthwise_lane_channel(unsigned lane) {
-  const unsigned half = lane / 8, i = lane % 8;
-  return (i / 4) * 8 + half * 4 + i % 4;
+/// The depthwise weight layout: per block of desc.panel channels (16 on ymm, 32 on zmm), per
+/// tap pair, the block's lanes as two registers of panel / 2 lanes, each lane holding the
+/// pair's two s16 weights (tap 2p first): the s16 weight of tap t for lane `lane` of block b
+/// is element depthwise_weight_index(panel, pairs, b, lane, t). Lane `lane` holds the channel
+/// depthwise_lane_channel(panel, lane) of its block — the order that vpunpck{l,h}wd (which
+/// works within 128-bit lanes) followed by vpmaddwd produces: per 128-bit lane L, the first
+/// register holds channels 8L..8L+3, the second 8L+4..8L+7. The epilogue lanes use the same
+/// order.
+inline unsigned depthwise_lane_channel(unsigned panel, unsigned lane) {
+  const unsigned width = panel / 2, reg = lane / width, i = lane % width;
+  return (i / 4) * 8 + reg * 4 + i % 4;
+}
+
+/// The index (in s16 elements) of tap t's weight for lane `lane` of block b (see above).
+inline size_t depthwise_weight_index(unsigned panel, unsigned pairs, size_t b, unsigned lane, unsigned t) {
+  const unsigned width = panel / 2;
+  return ((b * pairs + t / 2) * 2 + lane / width) * (2 * width) + (lane % width) * 2 + t % 2;
 }
 
 /// kMaxPool / kAvgPool: tap pointers as DepthwiseArgs. Max: the largest stored value of the

@@ -166,12 +166,12 @@ class DepthwiseFamily final : public OpFamily {
     auto* w16 = reinterpret_cast<int16_t*>(weights.data());
     for (int64_t b = 0; b < blocks; ++b) {
       for (unsigned lane = 0; lane < block; ++lane) {
-        const int64_t ch = b * block + depthwise_lane_channel(lane);
+        const int64_t ch = b * block + depthwise_lane_channel(block, lane);
         if (ch >= p.channels) continue;
         int64_t wsum = 0;
         for (unsigned t = 0; t < p.real_taps; ++t) {
           const int32_t wv = p.wdev[size_t(ch) * p.real_taps + t];
-          w16[((b * pairs + t / 2) * 2 + lane / 8) * 16 + (lane % 8) * 2 + t % 2] = int16_t(wv);
+          w16[depthwise_weight_index(block, pairs, size_t(b), lane, t)] = int16_t(wv);
           wsum += wv;
         }
         const int32_t folded = int32_t(p.bias[size_t(ch)] - int64_t(zx) * wsum);

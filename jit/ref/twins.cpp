@@ -130,12 +130,12 @@ void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
     for (uint32_t b = 0; b * block < d->channels; ++b) {
       const uint8_t* block_ep = ep + size_t(b) * kEpFields * block * 4;
       for (unsigned lane = 0; lane < block; ++lane) {
-        const uint32_t ch = b * block + depthwise_lane_channel(lane);
+        const uint32_t ch = b * block + depthwise_lane_channel(block, lane);
         if (ch >= d->channels) continue;
         int32_t acc = load_i32(block_ep, kEpBias * block + lane);
         for (unsigned t = 0; t < d->taps; ++t) {
           int16_t wv;
-          std::memcpy(&wv, w16 + 2 * (((size_t(b) * pairs + t / 2) * 2 + lane / 8) * 16 + (lane % 8) * 2 + t % 2), 2);
+          std::memcpy(&wv, w16 + 2 * depthwise_weight_index(block, pairs, b, lane, t), 2);
           const int32_t x = stored(tap(args->taps, args->taps_stride, args->pixel_step, p, t) + ch, d->storage_signed);
           acc = wrap_add(acc, x * int32_t(wv));
         }

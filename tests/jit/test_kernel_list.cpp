@@ -136,7 +136,7 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
       }
     }
   }
-  MESSAGE(cases << " GEMM tiles of " << b.name() << "@" << isa_name(b.isa()));
+  MESSAGE(cases << " GEMM tiles of " << std::string(b.name()) << "@" << std::string(isa_name(b.isa())));
 }
 
 void check_pack_rows(const Backend& b, std::mt19937& rng) {
@@ -189,7 +189,7 @@ Taps random_taps(std::mt19937& rng, const std::vector<uint8_t>& input, unsigned 
 
 void check_depthwise(const Backend& b, std::mt19937& rng) {
   const unsigned block = b.depthwise_traits().block;
-  for (unsigned channels : {1u, 5u, 16u, 17u, 40u, 64u, 70u}) {
+  for (unsigned channels : {1u, 5u, 16u, 17u, 40u, 64u, 70u, 130u, 280u}) {
     for (unsigned taps : {2u, 4u, 10u, 26u}) {
       for (OutKind out : {OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8}) {
         KernelDesc d;
