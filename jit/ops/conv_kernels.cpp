@@ -98,8 +98,15 @@ class ConvOpKernel final : public OpKernel {
     const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
     const uint8_t* src = x.bytes();
     if (!w_.nchw) {
+      const int64_t ix0 = ox * w_.sw - w_.pad_left, ix_last = ix0 + (w_.kw - 1) * w_.dw;
       for (int64_t ky = 0; ky < w_.kh; ++ky) {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        if (w_.dw == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix_last < wd) {
+          // The window row lies inside the input: kw·c contiguous bytes, one copy.
+          std::memcpy(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c));
+          row += w_.kw * c;
+          continue;
+        }
         for (int64_t kx = 0; kx < w_.kw; ++kx, row += c) {
           const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
           if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {

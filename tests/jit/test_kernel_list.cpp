@@ -143,7 +143,7 @@ void check_pack_rows(const Backend& b, std::mt19937& rng) {
   for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4}) {
     const auto traits = b.gemm_traits(path);
     if (!traits) continue;
-    for (int64_t k : {1, 2, 3, 31, 32, 33, 64, 100, 257}) {
+    for (int64_t k : {1, 2, 3, 8, 9, 15, 16, 17, 24, 27, 31, 32, 33, 40, 48, 56, 64, 100, 257}) {
       for (bool flip : {false, true}) {
         KernelDesc d;
         d.op = KernelOp::kPackRows;
