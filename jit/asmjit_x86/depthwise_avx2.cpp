@@ -118,36 +118,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   Label masks = a.newLabel(), pixel = a.newLabel(), done = a.newLabel();
-  constexpr unsigned kGroup = 4;  // blocks accumulated together: 8 of the 16 ymm registers
-  const unsigned full = d.channels / 16, tail = d.channels % 16;
-  const unsigned full_groups = full / kGroup, rest = full % kGroup;
-  const int32_t block_weights = int32_t(d.taps / 2 * 64), block_ep = int32_t(kEpFields * 64);
-  a.push(x86::rbx);
-  a.push(x86::r12);
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out)));
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixels)));
-  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps_stride)));
-  a.xor_(x86::ebx, x86::ebx);
-  a.test(x86::r10, x86::r10);
-  a.jz(done);
-  a.bind(pixel);
-  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, weights)));
-  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, epilogue)));
-  a.xor_(x86::ecx, x86::ecx);
-  if (full_groups > 0) {
-    Label group = a.newLabel();
-    a.bind(group);
-    emit_group(a, d, kGroup, 16, masks);
-    a.add(x86::r8, kGroup * block_weights);
-    a.add(x86::r9, int32_t(kGroup) * block_ep);
-    a.add(x86::rcx, int32_t(16 * kGroup));
-    a.cmp(x86::rcx, int32_t(full_groups * kGroup * 16));
-    a.jb(group);
-  }
-  // The remaining full blocks and the partial one form the last group.
-  if (rest + (tail ? 1 : 0) > 0) emit_group(a, d, rest + (tail ? 1 : 0), tail ? tail : 16, masks);
-  x86gen::emit_pixel_loop_end(a, offsetof(DepthwiseArgs, pixel_step), offsetof(DepthwiseArgs, out_stride), pixel, done);
+  // Up to 4 blocks accumulated together: 8 of the 16 ymm registers.
+  emit_depthwise_loops(a, d, 16, 4, int32_t(d.taps / 2 * 64), int32_t(kEpFields * 64), pixel, done,
+                       [&](unsigned blocks, unsigned last_lanes) { emit_group(a, d, blocks, last_lanes, masks); });
   x86gen::embed_lane_masks(a, masks);
   return x86gen::finish(code, d.name());
 }

@@ -124,12 +124,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_depthwise(const KernelDe
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   Label pixel = a.newLabel(), done = a.newLabel();
-  constexpr unsigned kGroup = 4;  // blocks accumulated together: 8 accumulators
-  const unsigned full = d.channels / kBlock, tail = d.channels % kBlock;
-  const unsigned full_groups = full / kGroup, rest = full % kGroup;
-  const int32_t block_weights = int32_t(d.taps / 2 * kBlock * 4), block_ep = int32_t(kEpFields * kBlock * 4);
-  a.push(x86::rbx);
-  a.push(x86::r12);
+  const unsigned tail = d.channels % kBlock;
   if (tail != 0) {
     // The partial block's masks: its bytes, and its two 16-lane dword halves.
     a.mov(x86::eax, uint32_t((uint64_t(1) << tail) - 1));
@@ -139,30 +134,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_depthwise(const KernelDe
     a.mov(x86::eax, tail > 16 ? (1u << (tail - 16)) - 1 : 0u);
     a.kmovw(x86::k3, x86::eax);
   }
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out)));
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixels)));
-  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps_stride)));
-  a.xor_(x86::ebx, x86::ebx);
-  a.test(x86::r10, x86::r10);
-  a.jz(done);
-  a.bind(pixel);
-  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, weights)));
-  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, epilogue)));
-  a.xor_(x86::ecx, x86::ecx);
-  if (full_groups > 0) {
-    Label group = a.newLabel();
-    a.bind(group);
-    emit_group(a, d, kGroup, kBlock);
-    a.add(x86::r8, kGroup * block_weights);
-    a.add(x86::r9, int32_t(kGroup) * block_ep);
-    a.add(x86::rcx, int32_t(kBlock * kGroup));
-    a.cmp(x86::rcx, int32_t(full_groups * kGroup * kBlock));
-    a.jb(group);
-  }
-  // The remaining full blocks and the partial one form the last group.
-  if (rest + (tail ? 1 : 0) > 0) emit_group(a, d, rest + (tail ? 1 : 0), tail ? tail : kBlock);
-  emit_pixel_loop_end(a, offsetof(DepthwiseArgs, pixel_step), offsetof(DepthwiseArgs, out_stride), pixel, done);
+  // Up to 4 blocks accumulated together: 8 accumulators.
+  emit_depthwise_loops(a, d, kBlock, 4, int32_t(d.taps / 2 * kBlock * 4), int32_t(kEpFields * kBlock * 4), pixel, done,
+                       [&](unsigned blocks, unsigned last_lanes) { emit_group(a, d, blocks, last_lanes); });
   return finish(code, d.name());
 }
 

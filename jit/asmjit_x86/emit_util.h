@@ -3,11 +3,13 @@
 
 #include <asmjit/x86.h>
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
 
 namespace qrt::jit::x86gen {
 
@@ -72,6 +74,46 @@ inline void emit_pixel_loop_end(asmjit::x86::Assembler& a, size_t pixel_step_off
   a.pop(x86::rbx);
   a.vzeroupper();
   a.ret();
+}
+
+/// The loops of a depthwise kernel (DepthwiseArgs; registers as in depthwise_avx2.cpp): per
+/// output pixel, channel groups of `group` blocks of `block` channels — a loop over the full
+/// groups, then one group of the remaining full blocks and the partial one.
+/// `emit_group(blocks, last_lanes)` emits one group at channel offset rcx, weights r8 and
+/// epilogue r9; `block_weights` / `block_ep` are one block's bytes of each. Pushes rbx/r12;
+/// emit_pixel_loop_end restores them.
+template <typename EmitGroup>
+void emit_depthwise_loops(asmjit::x86::Assembler& a, const KernelDesc& d, unsigned block, unsigned group,
+                          int32_t block_weights, int32_t block_ep, const asmjit::Label& pixel,
+                          const asmjit::Label& done, EmitGroup emit_group) {
+  using namespace asmjit;
+  const unsigned full = d.channels / block, tail = d.channels % block;
+  const unsigned full_groups = full / group, rest = full % group;
+  a.push(x86::rbx);
+  a.push(x86::r12);
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, out)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, pixels)));
+  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, taps_stride)));
+  a.xor_(x86::ebx, x86::ebx);
+  a.test(x86::r10, x86::r10);
+  a.jz(done);
+  a.bind(pixel);
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, weights)));
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DepthwiseArgs, epilogue)));
+  a.xor_(x86::ecx, x86::ecx);
+  if (full_groups > 0) {
+    Label loop = a.newLabel();
+    a.bind(loop);
+    emit_group(group, block);
+    a.add(x86::r8, int32_t(group) * block_weights);
+    a.add(x86::r9, int32_t(group) * block_ep);
+    a.add(x86::rcx, int32_t(block * group));
+    a.cmp(x86::rcx, int32_t(full_groups * group * block));
+    a.jb(loop);
+  }
+  if (rest + (tail ? 1 : 0) > 0) emit_group(rest + (tail ? 1 : 0), tail ? tail : block);
+  emit_pixel_loop_end(a, offsetof(DepthwiseArgs, pixel_step), offsetof(DepthwiseArgs, out_stride), pixel, done);
 }
 
 /// Turns what the assembler holds into sealed executable code; asmjit errors become qrt
