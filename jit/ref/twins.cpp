@@ -1,7 +1,8 @@
 // qrt — the scalar twins (see twins.h). Each follows its kernel's arithmetic step by step:
 // wrapping int32 sums (the operator layer proves the true sums fit), f32(acc) rounded to
 // nearest even, one rounding per multiply and add, clamping before rounding (the bounds are
-// integers, so it equals clamping after), round half to even, then the zero point.
+// integers, so it equals clamping after), round half to even, then the zero point, then a
+// saturating narrowing to 8 bits (a no-op inside the bounds, as the vector packs are).
 #include "jit/ref/twins.h"
 
 #include <algorithm>
@@ -14,10 +15,12 @@ namespace qrt::jit {
 
 namespace {
 
-// int32 arithmetic that wraps like the vector units (no signed overflow in C++).
+// int32 arithmetic that wraps like vpaddd / vpsubd / vpmulld (no signed overflow in C++).
 int32_t wrap_add(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
+int32_t wrap_sub(int32_t a, int32_t b) { return int32_t(uint32_t(a) - uint32_t(b)); }
 int32_t wrap_mul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
 
+// Unaligned loads of element i of a 32-bit array (the epilogue blocks mix int32 and f32).
 int32_t load_i32(const void* p, size_t i) {
   int32_t v;
   std::memcpy(&v, static_cast<const uint8_t*>(p) + 4 * i, 4);
@@ -28,17 +31,38 @@ float load_f32(const void* p, size_t i) {
   std::memcpy(&v, static_cast<const uint8_t*>(p) + 4 * i, 4);
   return v;
 }
+
+// One stored 8-bit value, sign- or zero-extended (vpmovsx / vpmovzx).
 int32_t stored(const uint8_t* p, bool is_signed) { return is_signed ? int32_t(int8_t(*p)) : int32_t(*p); }
 
-// vmaxps / vminps with finite operands, then vcvtps2dq in the default rounding mode.
-int32_t clamp_round(float t, float lo, float hi) {
-  t = std::max(t, lo);
-  t = std::min(t, hi);
+// vcvtps2dq in the default rounding mode: nearest even; NaN and out-of-range values give the
+// "integer indefinite" 0x80000000 (never reached inside the contracts' bounds, but defined).
+int32_t cvtps2dq(float t) {
+  if (!(t >= -2147483648.0f && t < 2147483648.0f)) return INT32_MIN;
   return int32_t(std::nearbyint(t));
 }
 
+// vmaxps(t, lo) then vminps(t, hi): each returns its second operand unless the first compares
+// greater (smaller), so a NaN lane becomes a bound — written out rather than std::max/min,
+// which keep the NaN.
+float clamp_ps(float t, float lo, float hi) {
+  t = t > lo ? t : lo;
+  return t < hi ? t : hi;
+}
+
+// The packs vpackssdw then vpacksswb / vpackuswb: saturate to the 8-bit output type.
+uint8_t narrow(int32_t v, bool to_signed) {
+  return to_signed ? uint8_t(int8_t(std::clamp(v, -128, 127))) : uint8_t(std::clamp(v, 0, 255));
+}
+
+// The 8-bit requantization tail shared by every kernel: clamp, round, + zo, narrow.
+uint8_t requantize_tail(float t, float lo, float hi, int32_t zo, bool to_signed) {
+  return narrow(wrap_add(cvtps2dq(clamp_ps(t, lo, hi)), zo), to_signed);
+}
+
 // The epilogue of one accumulator for output kind `out`, stored at `dst`: s32 as is; f32:
-// f32(acc)·m; 8-bit: clamp(f32(acc)·m, lo, hi) rounded, + zo.
+// f32(acc)·m; 8-bit: clamp(f32(acc)·m, lo, hi) rounded, + zo. float(int32) is vcvtdq2ps:
+// exact below 2^24, else rounded to nearest even.
 void store_epilogue(int32_t acc, OutKind out, float m, float lo, float hi, int32_t zo, uint8_t* dst) {
   switch (out) {
     case OutKind::kS32: std::memcpy(dst, &acc, 4); return;
@@ -48,15 +72,19 @@ void store_epilogue(int32_t acc, OutKind out, float m, float lo, float hi, int32
       return;
     }
     case OutKind::kU8:
-    case OutKind::kS8: *dst = uint8_t(clamp_round(float(acc) * m, lo, hi) + zo); return;
+    case OutKind::kS8: *dst = requantize_tail(float(acc) * m, lo, hi, zo, out == OutKind::kS8); return;
   }
 }
 
 unsigned out_bytes(OutKind out) { return out == OutKind::kS32 || out == OutKind::kF32 ? 4 : 1; }
 
-// The tap pointer of tap t for pixel p (see DepthwiseArgs).
+// The pointer of tap t for pixel p (see DepthwiseArgs): the pixel's pointer row lies
+// p · taps_stride bytes into the array (the kernels step it in bytes), and every pointer of
+// the row moves p · pixel_step bytes (stepping mode).
 const uint8_t* tap(const uint8_t* const* taps, int64_t taps_stride, int64_t pixel_step, int64_t p, unsigned t) {
-  return taps[p * (taps_stride / 8) + t] + p * pixel_step;
+  const uint8_t* ptr;
+  std::memcpy(&ptr, reinterpret_cast<const uint8_t*>(taps) + p * taps_stride + 8 * int64_t(t), sizeof ptr);
+  return ptr + p * pixel_step;
 }
 
 }  // namespace
@@ -68,7 +96,10 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
     if (d->op == KernelOp::kQuantize) {
       float x;
       std::memcpy(&x, in + 4 * i, 4);
-      out[i] = uint8_t(numerics::quantize_f32(x, d->scale, d->zero_point, d->qmin, d->qmax));
+      // quantize_f32 clamps to [qmin, qmax]; narrowing then only matters for bounds outside
+      // the storage type, where the kernel's packs saturate.
+      const int64_t q = numerics::quantize_f32(x, d->scale, d->zero_point, d->qmin, d->qmax);
+      out[i] = narrow(int32_t(std::clamp<int64_t>(q, INT32_MIN, INT32_MAX)), d->storage_signed);
     } else {
       const float x = numerics::dequantize_f32(stored(in + i, d->storage_signed), d->zero_point, d->scale);
       std::memcpy(out + 4 * i, &x, 4);
@@ -77,41 +108,48 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
 }
 
 void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
-  const bool u16 = d->path == GemmPath::kMaddwd;  // activations zero-extended to u16
-  const unsigned group = u16 ? 2 : 4, panel = d->panel;
+  // The packed layout (gemm_pack.cpp): per k step, per column of the panel, `group`
+  // consecutive k values as s8. The widened path has s16 pairs (k_group 2) against
+  // activations zero-extended to u16; maddubs and dot4 have u8 quads (k_group 4).
+  const bool u16 = d->path == GemmPath::kMaddwd;
+  const int64_t group = u16 ? 2 : 4, panel = d->panel;
   const auto* a = static_cast<const uint8_t*>(args->a);
   const auto* w = static_cast<const int8_t*>(args->w);
   const void* ep = args->epilogue;
   for (unsigned r = 0; r < d->mr; ++r) {
-    const uint8_t* row = a + r * args->a_stride;
-    auto* c = static_cast<uint8_t*>(args->c) + r * args->c_stride;
-    for (unsigned j = 0; j < d->nr; ++j) {
+    const uint8_t* row = a + int64_t(r) * args->a_stride;
+    auto* c = static_cast<uint8_t*>(args->c) + int64_t(r) * args->c_stride;
+    for (int64_t j = 0; j < d->nr; ++j) {
       int32_t acc = 0;
       for (int64_t s = 0; s < args->k_steps; ++s) {
-        for (unsigned g = 0; g < group; ++g) {
+        for (int64_t g = 0; g < group; ++g) {
           const int64_t k = s * group + g;
+          // u16 little-endian; the high byte is 0 from the packer, but read it as the kernel does.
           const int32_t av = u16 ? int32_t(row[2 * k]) | (int32_t(row[2 * k + 1]) << 8) : int32_t(row[k]);
+          // Exact: maddubs is used only where its s16 pair sums are proven not to saturate.
           acc = wrap_add(acc, wrap_mul(av, w[(s * panel + j) * group + g]));
         }
       }
-      acc = wrap_add(acc, load_i32(ep, kEpBias * panel + j));
-      if (d->row_correction) acc = wrap_add(acc, -wrap_mul(args->row_sums[r], load_i32(ep, kEpWeightZeroPoint * panel + j)));
-      store_epilogue(acc, d->out, load_f32(ep, kEpMultiplier * panel + j), load_f32(ep, kEpLowerBound * panel + j),
-                     load_f32(ep, kEpUpperBound * panel + j), load_i32(ep, kEpOutputZeroPoint * panel + j),
+      const auto field = [&](GemmEpilogueField f) { return size_t(f) * size_t(panel) + size_t(j); };
+      acc = wrap_add(acc, load_i32(ep, field(kEpBias)));
+      if (d->row_correction) acc = wrap_sub(acc, wrap_mul(args->row_sums[r], load_i32(ep, field(kEpWeightZeroPoint))));
+      store_epilogue(acc, d->out, load_f32(ep, field(kEpMultiplier)), load_f32(ep, field(kEpLowerBound)),
+                     load_f32(ep, field(kEpUpperBound)), load_i32(ep, field(kEpOutputZeroPoint)),
                      c + j * out_bytes(d->out));
     }
   }
 }
 
 void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* d) {
+  // s8 activations become u8 by flipping the sign bit (a' = a + 128), as PackedGemm expects.
   const uint8_t flip = d->storage_signed ? 0x80 : 0;
   const bool u16 = d->path == GemmPath::kMaddwd;
   int32_t sum = 0;
   for (int64_t k = 0; k < args->k_padded; ++k) {
     const uint8_t v = k < args->k ? uint8_t(args->src[k] ^ flip) : 0;
-    sum += v;
+    sum = wrap_add(sum, v);  // the kernel sums in int64 and keeps the low 32 bits: the same
     if (u16) {
-      args->dst[2 * k] = v;
+      args->dst[2 * k] = v;  // u16 little-endian, zero-extended
       args->dst[2 * k + 1] = 0;
     } else {
       args->dst[k] = v;
@@ -127,8 +165,10 @@ void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
   const unsigned ob = out_bytes(d->out);
   for (int64_t p = 0; p < args->pixels; ++p) {
     auto* out = static_cast<uint8_t*>(args->out) + p * args->out_stride;
-    for (uint32_t b = 0; b * block < d->channels; ++b) {
+    for (uint32_t b = 0; size_t(b) * block < d->channels; ++b) {
       const uint8_t* block_ep = ep + size_t(b) * kEpFields * block * 4;
+      // Lanes in the kernel's order (depthwise_lane_channel); the partial last block skips
+      // the lanes past the channels, as the kernel's masked loads and stores do.
       for (unsigned lane = 0; lane < block; ++lane) {
         const uint32_t ch = b * block + depthwise_lane_channel(block, lane);
         if (ch >= d->channels) continue;
@@ -137,7 +177,7 @@ void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
           int16_t wv;
           std::memcpy(&wv, w16 + 2 * depthwise_weight_index(block, pairs, b, lane, t), 2);
           const int32_t x = stored(tap(args->taps, args->taps_stride, args->pixel_step, p, t) + ch, d->storage_signed);
-          acc = wrap_add(acc, x * int32_t(wv));
+          acc = wrap_add(acc, x * int32_t(wv));  // |x·w| < 2^24: vpmaddwd's products are exact
         }
         store_epilogue(acc, d->out, load_f32(block_ep, kEpMultiplier * block + lane),
                        load_f32(block_ep, kEpLowerBound * block + lane), load_f32(block_ep, kEpUpperBound * block + lane),
@@ -152,12 +192,14 @@ void twin_pool(const PoolArgs* args, const KernelDesc* d) {
   for (int64_t p = 0; p < args->pixels; ++p) {
     auto* out = static_cast<uint8_t*>(args->out) + p * args->out_stride;
     for (uint32_t ch = 0; ch < d->channels; ++ch) {
-      int32_t acc = is_max ? -1000 : args->bias;
+      int32_t acc = is_max ? INT32_MIN : args->bias;
       for (unsigned t = 0; t < d->taps; ++t) {
         const int32_t x = stored(tap(args->taps, args->taps_stride, args->pixel_step, p, t) + ch, d->storage_signed);
-        acc = is_max ? std::max(acc, x) : acc + x;
+        acc = is_max ? std::max(acc, x) : wrap_add(acc, x);
       }
-      out[ch] = is_max ? uint8_t(acc) : uint8_t(clamp_round(float(acc) * args->m, args->lo, args->hi) + args->zo);
+      // Max stores the stored byte as it came; average requantizes into desc.out.
+      out[ch] = is_max ? uint8_t(acc)
+                       : requantize_tail(float(acc) * args->m, args->lo, args->hi, args->zo, d->out == OutKind::kS8);
     }
   }
 }
@@ -167,23 +209,25 @@ void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* d) {
   const auto* b = static_cast<const uint8_t*>(args->b);
   auto* y = static_cast<uint8_t*>(args->y);
   for (int64_t i = 0; i < args->blocks * 8; ++i) {
-    const int32_t va = stored(a + i, d->storage_signed) - args->za;
+    const int32_t va = wrap_sub(stored(a + i, d->storage_signed), args->za);
     float t;
     if (d->op == KernelOp::kQAdd) {
-      const int32_t vb = stored(b + i, d->b_signed) - args->zb;
+      const int32_t vb = wrap_sub(stored(b + i, d->b_signed), args->zb);
+      // Two products, each rounded, then one rounded sum (no FMA).
       const float ta = float(va) * args->m_a, tb = float(vb) * args->m_b;
       t = ta + tb;
     } else if (d->op == KernelOp::kQMul) {
-      const int32_t vb = stored(b + i, d->b_signed) - args->zb;
-      t = float(va * vb) * args->m_a;  // |product| <= 255^2: exact in int32 and in f32
+      const int32_t vb = wrap_sub(stored(b + i, d->b_signed), args->zb);
+      t = float(wrap_mul(va, vb)) * args->m_a;  // the product in int32 (vpmulld), then f32
     } else {
       t = float(va) * args->m_a;
     }
-    y[i] = uint8_t(clamp_round(t, args->lo, args->hi) + args->zo);
+    y[i] = requantize_tail(t, args->lo, args->hi, args->zo, d->out == OutKind::kS8);
   }
 }
 
 void twin_clamp(const ClampArgs* args, const KernelDesc* d) {
+  // clamp_bytes: bounds are stored values of the same type, so no narrowing is needed.
   for (size_t i = 0; i < args->n; ++i) {
     args->y[i] = uint8_t(std::min(std::max(stored(args->x + i, d->storage_signed), args->lo), args->hi));
   }
@@ -194,7 +238,8 @@ void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
     for (int64_t j = 0; j < args->n; ++j) {
       float acc = 0.0f;
       for (int64_t k = 0; k < args->k; ++k) {
-        const float p = args->x[r * args->k + k] * args->w[k * args->n_padded + j];  // rounded alone: no FMA
+        // A separate statement and -ffp-contract=off: the product is rounded alone, no FMA.
+        const float p = args->x[r * args->k + k] * args->w[k * args->n_padded + j];
         acc = acc + p;
       }
       if (args->bias) acc = acc + args->bias[j];

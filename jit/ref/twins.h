@@ -1,28 +1,33 @@
 // qrt — the scalar twins: a portable C++ implementation of every micro-kernel ABI
 // (jit/core/microkernel.h), bit-exact with every backend's kernel of the same description.
 // They are the scalar backend's kernels (every host) and the yardstick of the kernel-list
-// tests.
+// tests. Unlike generated code they read the description at run time, so one function serves
+// every description of its kind (any panel width, tile shape, tap count or signedness).
 #pragma once
 
 #include "jit/core/microkernel.h"
 
 namespace qrt::jit {
 
-/// kQuantize / kDequantize (desc->op decides) over args->n elements (any n).
+/// kQuantize / kDequantize (desc->op decides) over args->n elements (any n, not only whole
+/// stream blocks): numerics::quantize_f32 / dequantize_f32 with desc's parameters.
 void twin_convert(const ConvertArgs* args, const KernelDesc* desc);
-/// kGemm: one desc->mr x desc->nr tile in the packed layout of desc->path and desc->panel.
+/// kGemm: one desc->mr x desc->nr tile in the packed layout of desc->path (u8 quads, or s16
+/// pairs against u16 activations for kMaddwd) and desc->panel, then desc->out's epilogue.
 void twin_gemm(const GemmTileArgs* args, const KernelDesc* desc);
-/// kPackRows: one activation row into the layout of desc->path, with its sum.
+/// kPackRows: one activation row into the layout of desc->path (sign bit flipped for s8
+/// storage, zero-padded to k_padded), with the sum of the packed values.
 void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
-/// kDepthwise: args->pixels output pixels of desc->channels channels and desc->taps taps.
+/// kDepthwise: args->pixels output pixels of desc->channels channels and desc->taps taps,
+/// weights and epilogue in the depthwise layout of desc->panel-channel blocks.
 void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* desc);
-/// kMaxPool / kAvgPool (desc->op decides).
+/// kMaxPool / kAvgPool (desc->op decides) over desc->channels channels and desc->taps taps.
 void twin_pool(const PoolArgs* args, const KernelDesc* desc);
 /// kQAdd / kQMul / kRequantize (desc->op decides) over args->blocks * 8 elements.
 void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* desc);
-/// kClamp.
+/// kClamp: y = min(max(x, lo), hi) over stored 8-bit values (desc->storage_signed).
 void twin_clamp(const ClampArgs* args, const KernelDesc* desc);
-/// kF32Gemm.
+/// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 
 /// The twin of kernel kind `op` as a micro-kernel entry point (null for kCount).
