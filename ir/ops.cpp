@@ -362,22 +362,32 @@ Status verify_same_type_unary(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
-Status verify_clamp(const Graph& g, const Op& op) {
-  QRT_RETURN_IF_ERROR(verify_same_type_unary(g, op));
-  const Attribute* lo = op.attr("min");
-  const Attribute* hi = op.attr("max");
-  if (!lo || !hi) return op_error(op, "requires float attributes 'min' and 'max'");
+// The attribute pair of a clamp: non-NaN floats, min <= max (qrt.clamp's and the fused form's).
+Status check_clamp_bounds(const Op& op, const char* min_name, const char* max_name) {
+  const Attribute* lo = op.attr(min_name);
+  const Attribute* hi = op.attr(max_name);
+  if (!lo || !hi) return op_error(op, std::string("requires float attributes '") + min_name + "' and '" + max_name + "'");
   for (const Attribute* a : {lo, hi}) {
     if (a->kind != Attribute::Kind::kFloat || std::isnan(a->f)) {
-      return op_error(op, std::string("attributes 'min' and 'max' must be non-NaN floats, got ") +
-                              a->to_string());
+      return op_error(op, std::string("attributes '") + min_name + "' and '" + max_name +
+                              "' must be non-NaN floats, got " + a->to_string());
     }
   }
   if (lo->f > hi->f) {
-    return op_error(op, "min " + format_mlir_float(lo->f, FloatKind::kF64) +
-                            " must not exceed max " + format_mlir_float(hi->f, FloatKind::kF64));
+    return op_error(op, std::string(min_name) + " " + format_mlir_float(lo->f, FloatKind::kF64) + " must not exceed " +
+                            max_name + " " + format_mlir_float(hi->f, FloatKind::kF64));
   }
   return Status::ok();
+}
+
+Status verify_fused_clamp(const Op& op) {
+  if (!op.attr("clamp_min") && !op.attr("clamp_max")) return Status::ok();
+  return check_clamp_bounds(op, "clamp_min", "clamp_max");
+}
+
+Status verify_clamp(const Graph& g, const Op& op) {
+  QRT_RETURN_IF_ERROR(verify_same_type_unary(g, op));
+  return check_clamp_bounds(op, "min", "max");
 }
 
 Status verify_reshape(const Graph& g, const Op& op) {
@@ -434,11 +444,11 @@ const std::vector<OpInfo>& table() {
        "storage cast: reinterpret !quant.uniform <-> storage integer, values unchanged"},
       {OpKind::kConstant, "qrt.constant", 0, 0, {"value"}, verify_constant,
        "a constant tensor; quantized constants hold stored integers"},
-      {OpKind::kAdd, "qrt.add", 2, 2, {}, verify_elementwise,
+      {OpKind::kAdd, "qrt.add", 2, 2, {"clamp_max", "clamp_min"}, verify_elementwise,
        "element-wise add with numpy broadcasting (float or per-layer quantized)"},
-      {OpKind::kMul, "qrt.mul", 2, 2, {}, verify_elementwise,
+      {OpKind::kMul, "qrt.mul", 2, 2, {"clamp_max", "clamp_min"}, verify_elementwise,
        "element-wise multiply with numpy broadcasting (float or per-layer quantized)"},
-      {OpKind::kMatmul, "qrt.matmul", 2, 3, {}, verify_matmul,
+      {OpKind::kMatmul, "qrt.matmul", 2, 3, {"clamp_max", "clamp_min"}, verify_matmul,
        "batched matmul [..,M,K] x [..,K,N] (+ bias [N]): float, hybrid or quantized"},
       {OpKind::kRelu, "qrt.relu", 1, 1, {}, verify_same_type_unary,
        "max(x, 0); on quantized values max(q, zero point)"},
@@ -448,7 +458,7 @@ const std::vector<OpInfo>& table() {
        "reshape; one dynamic result dimension is inferred; row-major order is kept"},
       {OpKind::kRequantize, "qrt.requantize", 1, 1, {}, verify_requantize,
        "rescale stored values from the operand's quant parameters to the result's"},
-      {OpKind::kConv2d, "qrt.conv2d", 2, 3, {"dilations", "groups", "layout", "pads", "strides"},
+      {OpKind::kConv2d, "qrt.conv2d", 2, 3, {"clamp_max", "clamp_min", "dilations", "groups", "layout", "pads", "strides"},
        verify_conv2d, "2-D convolution (NHWC/OHWI or NCHW/OIHW), groups, dilation, explicit pads"},
       {OpKind::kMaxPool2d, "qrt.max_pool2d", 1, 1, {"kernel", "layout", "pads", "strides"},
        verify_pool2d, "2-D max pooling; padding never wins"},
@@ -574,6 +584,7 @@ Status verify_graph(const Graph& graph) {
       }
     }
     QRT_RETURN_IF_ERROR(info.verify(graph, op));
+    QRT_RETURN_IF_ERROR(verify_fused_clamp(op));
     for (int r : op.results) defined[size_t(r)] = true;
   }
   if (graph.outputs.empty()) {
@@ -585,6 +596,13 @@ Status verify_graph(const Graph& graph) {
     }
   }
   return Status::ok();
+}
+
+std::optional<FusedClamp> fused_clamp(const Op& op) {
+  const Attribute* lo = op.attr("clamp_min");
+  const Attribute* hi = op.attr("clamp_max");
+  if (!lo || !hi) return std::nullopt;
+  return FusedClamp{lo->f, hi->f};
 }
 
 }  // namespace qrt

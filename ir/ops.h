@@ -1,6 +1,7 @@
 // qrt — the op table: names, arities, attributes and per-op verification.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,5 +46,15 @@ Result<std::vector<int64_t>> reshape_dims(const Type& declared, int64_t elements
 /// True when two scales agree to the relative tolerance the verifier accepts for bias and
 /// accumulator scales (1e-6: float32 products of the same scales pass).
 bool scales_match(double a, double b);
+
+/// A clamp fused into its producer: `clamp_min` / `clamp_max` on qrt.conv2d, qrt.matmul,
+/// qrt.add or qrt.mul mean exactly a qrt.clamp {min, max} applied to the op's result.
+struct FusedClamp {
+  double min = 0.0;  ///< real (expressed) units, like qrt.clamp's
+  double max = 0.0;
+};
+
+/// The clamp fused into a verified `op`, or nullopt when it has none.
+std::optional<FusedClamp> fused_clamp(const Op& op);
 
 }  // namespace qrt

@@ -130,4 +130,16 @@ ElementType fake_quant_element_type(const Op& op, FloatKind expressed) {
   return uniform_from_range(storage, expressed, mins[0], maxs[0]);
 }
 
+std::pair<int64_t, int64_t> clamp_stored_bounds(const ElementType& e, size_t channel, double min, double max) {
+  const int64_t zp = e.zero_points[channel];
+  if (e.float_kind == FloatKind::kF64) {
+    const double s = e.scales[channel];
+    return {numerics::quantize_f64(min, s, zp, e.storage.min, e.storage.max),
+            numerics::quantize_f64(max, s, zp, e.storage.min, e.storage.max)};
+  }
+  const float s = numerics::compute_scale_f32(e.scales[channel], e.float_kind);
+  return {numerics::quantize_f32(float(min), s, zp, e.storage.min, e.storage.max),
+          numerics::quantize_f32(float(max), s, zp, e.storage.min, e.storage.max)};
+}
+
 }  // namespace qrt

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -47,5 +48,10 @@ std::vector<std::pair<std::string, Attribute>> stats_attributes(const ValueStats
 /// `expressed` quantizes to: storage from num_bits / is_signed / narrow_range, parameters
 /// nudged from min/max (per-axis when `axis` is set).
 ElementType fake_quant_element_type(const Op& op, FloatKind expressed);
+
+/// The stored bounds [lo, hi] that qrt.clamp {min, max} keeps for channel `channel` of the
+/// uniform type `e`: min and max quantized with the channel's scale and zero point (f64
+/// arithmetic for f64 expressed types, f32 otherwise, as qcast does), inside the storage bounds.
+std::pair<int64_t, int64_t> clamp_stored_bounds(const ElementType& e, size_t channel, double min, double max);
 
 }  // namespace qrt

@@ -13,6 +13,7 @@
 #include "passes/fake_quant.h"
 #include "passes/fold_pad.h"
 #include "passes/fold_qdq.h"
+#include "passes/fuse_clamp.h"
 #include "passes/lower_hybrid.h"
 #include "passes/lower_reduce.h"
 #include "passes/propagate.h"
@@ -69,6 +70,13 @@ Result<Graph> run_fold_qdq(const Graph& g, const PassOptions&, PassLog& log) {
   return out;
 }
 
+Result<Graph> run_fuse_clamp(const Graph& g, const PassOptions&, PassLog& log) {
+  size_t fused = 0;
+  Graph out = fuse_clamp_into_producers(g, &fused);
+  log.push_back(std::to_string(fused) + " clamp(s) fused into their producers");
+  return out;
+}
+
 Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions& o, PassLog& log) {
   QRT_ASSIGN_OR_RETURN(std::string mode, o.choice("lower-hybrid", "mode", {"weight-only", "dynamic-range"}, "weight-only"));
   return lower_hybrid(g, mode == "dynamic-range", log);
@@ -98,6 +106,8 @@ const std::vector<PassInfo>& registered_passes() {
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},
       {"fold-qdq", "dcast -> float op -> qcast regions into integer ops; rescale chains into requantize", {},
        run_fold_qdq},
+      {"fuse-clamp", "clamp/relu into the quantized conv2d, matmul, add or mul it reads (clamp_min/clamp_max)", {},
+       run_fuse_clamp},
       {"check-integer", "report every qcast/dcast left between integer kernels, and why", {}, run_check_integer},
   };
   return passes;

@@ -178,6 +178,7 @@ class QGemmConvFamily final : public OpFamily {
     if (why = fill_channel_quant(x.element, f.element, out.element, size_t(spec.n), spec); !why.empty()) {
       return refuse(why_not, why);
     }
+    if (why = apply_fused_clamp(op, out.element, spec); !why.empty()) return refuse(why_not, why);
     if (bias) {
       spec.bias.resize(size_t(out_c));
       for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);

@@ -125,6 +125,7 @@ class DepthwiseFamily final : public OpFamily {
     if (why = fill_channel_quant(x.element, f.element, out.element, size_t(channels), p->q); !why.empty()) {
       return refuse(why_not, why);
     }
+    if (why = apply_fused_clamp(op, out.element, p->q); !why.empty()) return refuse(why_not, why);
     p->real_taps = unsigned(w.kh * w.kw);
     p->taps = (p->real_taps + 1) / 2 * 2;
     if (p->taps > 1024) return refuse(why_not, "the window has more than 1024 positions");

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "ir/numerics.h"
 #include "ir/ops.h"
+#include "ir/quant_params.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/op_kernel.h"
@@ -117,8 +119,15 @@ class ElementwiseFamily final : public OpFamily {
     p.za = int32_t(ea.zero_points[0]);
     p.zb = eb ? int32_t(eb->zero_points[0]) : 0;
     p.zo = int32_t(eo.zero_points[0]);
-    p.lo = float(eo.storage.min - p.zo);
-    p.hi = float(eo.storage.max - p.zo);
+    int32_t out_min = int32_t(eo.storage.min), out_max = int32_t(eo.storage.max);
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {
+      // Inside the storage bounds, lo <= hi (quantization is monotonic and clamps).
+      const auto [lo, hi] = clamp_stored_bounds(eo, 0, c->min, c->max);
+      out_min = int32_t(lo);
+      out_max = int32_t(hi);
+    }
+    p.lo = float(out_min - p.zo);
+    p.hi = float(out_max - p.zo);
     const double so = eo.scales[0];
     if (op.kind == OpKind::kAdd) {
       p.m_a = numerics::multiplier(ea.scales[0], so);
@@ -139,8 +148,8 @@ class ElementwiseFamily final : public OpFamily {
     d.out = eo.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
     prepared->graph = &graph;
     prepared->op = &op;
-    prepared->out_min = int32_t(eo.storage.min);
-    prepared->out_max = int32_t(eo.storage.max);
+    prepared->out_min = out_min;
+    prepared->out_max = out_max;
     return std::unique_ptr<PreparedOp>(std::move(prepared));
   }
 

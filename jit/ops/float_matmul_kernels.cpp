@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ir/numerics.h"
+#include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/op_kernel.h"
@@ -89,6 +90,7 @@ class F32MatmulFamily final : public OpFamily {
         out.element.float_kind != FloatKind::kF32) {
       return refuse(why_not, "only f32 activations and results have a float GEMM kernel");
     }
+    if (fused_clamp(op)) return refuse(why_not, "float GEMMs with a fused clamp run on the reference");
     const bool hybrid = wt.element.is_uniform();
     if (!(wt.element.is_float() && wt.element.float_kind == FloatKind::kF32) &&
         !(hybrid && wt.element.float_kind == FloatKind::kF32)) {

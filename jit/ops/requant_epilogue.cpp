@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "ir/numerics.h"
 #include "ir/ops.h"
+#include "ir/quant_params.h"
 #include "ir/types.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/op_kernel.h"
@@ -41,8 +43,8 @@ std::string fill_channel_quant(const ElementType& x, const ElementType& w, const
   }
   if (out.storage.width != 8) return "requantization to " + std::to_string(out.storage.width) + "-bit storage";
   q.out = out.storage.is_signed ? OutKind::kS8 : OutKind::kU8;
-  q.out_min = int32_t(out.storage.min);
-  q.out_max = int32_t(out.storage.max);
+  q.out_lo.assign(n, int32_t(out.storage.min));
+  q.out_hi.assign(n, int32_t(out.storage.max));
   q.multiplier.resize(n);
   q.out_zero_point.resize(n);
   for (size_t j = 0; j < n; ++j) {
@@ -73,6 +75,20 @@ Result<std::string> read_conv_operands(const Graph& graph, const Op& op, ConvOpe
   return std::string();
 }
 
+std::string apply_fused_clamp(const Op& op, const ElementType& out, ChannelQuant& q) {
+  const std::optional<FusedClamp> c = fused_clamp(op);
+  if (!c) return "";
+  if (q.out != OutKind::kU8 && q.out != OutKind::kS8) return "a clamp fused into an int32 or f32 result";
+  for (size_t j = 0; j < q.out_lo.size(); ++j) {
+    // Inside the storage bounds and lo <= hi: quantization is monotonic and clamps (so the
+    // intersection with the storage bounds is never empty).
+    const auto [lo, hi] = clamp_stored_bounds(out, out.num_channels() == 1 ? 0 : j, c->min, c->max);
+    q.out_lo[j] = int32_t(lo);
+    q.out_hi[j] = int32_t(hi);
+  }
+  return "";
+}
+
 int64_t activation_deviation(const ChannelQuant& q) {
   return std::max<int64_t>(std::llabs(int64_t(q.a_min) - q.a_zero_point), std::llabs(int64_t(q.a_max) - q.a_zero_point));
 }
@@ -98,7 +114,7 @@ void put_epilogue_lane(uint8_t* block, unsigned width, unsigned lane, const Chan
   if (q.out != OutKind::kS32) put(kEpMultiplier, &q.multiplier[j]);
   if (q.out == OutKind::kU8 || q.out == OutKind::kS8) {
     const int32_t zo = q.out_zero_point[j];
-    const float lo = float(q.out_min - zo), hi = float(q.out_max - zo);
+    const float lo = float(q.out_lo[j] - zo), hi = float(q.out_hi[j] - zo);
     put(kEpLowerBound, &lo);
     put(kEpUpperBound, &hi);
     put(kEpOutputZeroPoint, &zo);

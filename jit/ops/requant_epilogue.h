@@ -28,7 +28,9 @@ struct ChannelQuant {
   OutKind out = OutKind::kU8;
   std::vector<float> multiplier;      ///< per channel: M[n] (u8/s8 output) or dcast scale (f32 output)
   std::vector<int32_t> out_zero_point;  ///< per channel (u8/s8 output)
-  int32_t out_min = 0, out_max = 255;   ///< output storage bounds (u8/s8 output)
+  /// Per channel (u8/s8 output): the stored bounds of the result, the storage bounds narrowed
+  /// by a fused clamp.
+  std::vector<int32_t> out_lo, out_hi;
 };
 
 /// Fills `q` for `n` output channels from the element types of an integer matmul or conv:
@@ -37,6 +39,10 @@ struct ChannelQuant {
 /// Returns "" or why no integer kernel can compute it.
 std::string fill_channel_quant(const ElementType& x, const ElementType& w, const ElementType& out, size_t n,
                                ChannelQuant& q);
+
+/// Narrows q's output bounds to the clamp fused into `op` (ir/ops.h, FusedClamp) on a result
+/// of element type `out`: "" (also when there is none) or why no kernel can apply it.
+std::string apply_fused_clamp(const Op& op, const ElementType& out, ChannelQuant& q);
 
 /// The largest |a - za| over the activations' storage bounds (after the u8 flip, the same).
 int64_t activation_deviation(const ChannelQuant& q);

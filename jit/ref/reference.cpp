@@ -304,18 +304,8 @@ Tensor eval_clamp(const Op& op, const Tensor& x, double lo, double hi) {
   const QuantView view(e, x.type.dims);
   const bool relu = op.kind == OpKind::kRelu;
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-    int64_t ql, qh;
-    if (relu) {
-      ql = view.zp(i);
-      qh = e.storage.max;
-    } else if (is_f64(e)) {
-      ql = numerics::quantize_f64(lo, view.scale(i), view.zp(i), e.storage.min, e.storage.max);
-      qh = numerics::quantize_f64(hi, view.scale(i), view.zp(i), e.storage.min, e.storage.max);
-    } else {
-      const float sc = numerics::compute_scale_f32(view.scale(i), e.float_kind);
-      ql = numerics::quantize_f32(float(lo), sc, view.zp(i), e.storage.min, e.storage.max);
-      qh = numerics::quantize_f32(float(hi), sc, view.zp(i), e.storage.min, e.storage.max);
-    }
+    const auto [ql, qh] = relu ? std::pair<int64_t, int64_t>(view.zp(i), e.storage.max)
+                               : clamp_stored_bounds(e, view.channel(i), lo, hi);
     y.set_int(i, numerics::clamp_i64(x.int_at(i), ql, qh));
   }
   return y;
@@ -342,10 +332,8 @@ Tensor eval_requantize(const Tensor& x, const Type& rt) {
   return y;
 }
 
-}  // namespace
-
-Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
-                                     const std::vector<const Tensor*>& in) {
+// The op without its fused clamp.
+Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vector<const Tensor*>& in) {
   const Type& rt = graph.values[size_t(op.results[0])].type;
   switch (op.kind) {
     case OpKind::kConstant:
@@ -421,6 +409,15 @@ Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
     default: break;
   }
   return op_error(op, "has no reference implementation");
+}
+
+}  // namespace
+
+Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op, const std::vector<const Tensor*>& in) {
+  QRT_ASSIGN_OR_RETURN(Tensor y, evaluate_unfused(graph, op, in));
+  // A fused clamp is exactly a qrt.clamp on the result.
+  if (const std::optional<FusedClamp> c = fused_clamp(op)) return eval_clamp(op, y, c->min, c->max);
+  return y;
 }
 
 Result<std::vector<Tensor>> evaluate_op_results(const Graph& graph, const Op& op,

@@ -52,7 +52,29 @@ struct QuantCase {
   QuantSpec x, w, out;
   bool bias = false;
   bool accumulator_out = false;
+  std::string clamp_attrs;  ///< "" or ", clamp_max = .., clamp_min = .." (a fused clamp)
 };
+
+/// Attributes of a random clamp fused into an op whose result is quantized by `out`: "" two
+/// times in three, else ", clamp_max = hi : f64, clamp_min = lo : f64" with bounds between
+/// stored values near or beyond the storage bounds of channel 0 (other channels get other
+/// stored bounds), sometimes on a stored value exactly, sometimes an unbounded max (relu).
+inline std::string random_clamp_attrs(std::mt19937& rng, const QuantSpec& out) {
+  std::uniform_int_distribution<int> pick(0, 5), stored(out.lo - 4, out.hi + 4);
+  if (pick(rng) > 1) return "";
+  int a = stored(rng), b = stored(rng);
+  if (a > b) std::swap(a, b);
+  const double s = out.scales[0], zp = out.zps[0];
+  const double offset = pick(rng) < 2 ? 0.0 : 0.37;  // on a stored value, or between two
+  const double lo = (a - zp + offset) * s, hi = (b - zp + offset) * s;
+  char buf[128];
+  if (pick(rng) == 0) {
+    std::snprintf(buf, sizeof buf, ", clamp_max = 1.0e+300 : f64, clamp_min = %.17g : f64", lo);
+  } else {
+    std::snprintf(buf, sizeof buf, ", clamp_max = %.17g : f64, clamp_min = %.17g : f64", hi, lo);
+  }
+  return buf;
+}
 /// Random quantization for a contraction of length `k` into `n` channels: u8/s8 activations
 /// (sometimes narrow bounds), u8/s8 weights per tensor or per channel along `w_axis`, extreme
 /// zero points, scales over five decades, outputs per tensor or per channel along `out_axis`
@@ -103,6 +125,7 @@ inline QuantCase random_quant_case(std::mt19937& rng, int64_t k, int64_t n, int 
     c.out.scales.push_back(typical * std::pow(10.0, std::uniform_real_distribution<double>(-2.0, 1.0)(rng)));
     c.out.zps.push_back(zero_point(c.out));
   }
+  if (!c.accumulator_out) c.clamp_attrs = random_clamp_attrs(rng, c.out);
   return c;
 }
 

@@ -76,7 +76,7 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
   };
   text += "  %y = \"qrt.conv2d\"(" + operands + ") {dilations = " + list({cc.dh, cc.dw}) +
           ", groups = " + std::to_string(cc.groups) + " : i64, layout = \"" + (cc.nchw ? "NCHW" : "NHWC") +
-          "\", pads = " + list({cc.pt, cc.pl, cc.pb, cc.pr}) + ", strides = " + list({cc.sh, cc.sw}) + "} : (" +
+          "\", pads = " + list({cc.pt, cc.pl, cc.pb, cc.pr}) + ", strides = " + list({cc.sh, cc.sw}) + q.clamp_attrs + "} : (" +
           types + ") -> " + ot + "\n";
   text += "  return %y : " + ot + "\n}\n";
   CAPTURE(text);

@@ -45,7 +45,9 @@ TEST_CASE("quantized add, mul and requantize kernels are bit-exact with the refe
           const auto bv = qrt_test::random_values(rng, size_t(n), b.lo, b.hi);
           text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(bv)) + " : tensor<" +
                   s + (b.is_signed ? "xi8" : "xui8") + ">} : () -> " + bt + "\n";
-          text += "  %y = \"" + std::string(op) + "\"(%x, %b) : (" + at + ", " + bt + ") -> " + ot + "\n";
+          const std::string clamp = qrt_test::random_clamp_attrs(rng, out);
+          const std::string attrs = clamp.empty() ? "" : " {" + clamp.substr(2) + "}";
+          text += "  %y = \"" + std::string(op) + "\"(%x, %b)" + attrs + " : (" + at + ", " + bt + ") -> " + ot + "\n";
         } else {
           text += "  %y = \"qrt.requantize\"(%x) : (" + at + ") -> " + ot + "\n";
         }

@@ -77,7 +77,8 @@ std::string matmul_text(const MatmulCase& c, std::mt19937& rng, int w_dev) {
     operands += ", %b";
     types += ", " + bt;
   }
-  text += "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + ot + "\n";
+  const std::string attrs = c.clamp_attrs.empty() ? "" : " {" + c.clamp_attrs.substr(2) + "}";
+  text += "  %y = \"qrt.matmul\"(" + operands + ")" + attrs + " : (" + types + ") -> " + ot + "\n";
   text += "  return %y : " + ot + "\n}\n";
   return text;
 }
