@@ -30,6 +30,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& des
 
 /// kPackRows with AVX2 intrinsics (32 values per step, the row sum by vpsadbw).
 void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
+/// kPackRows with AVX-512 intrinsics on the byte paths (64 values per step, the row's tail
+/// and zero padding in one masked step).
+void avx512_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
 /// kClamp with AVX2 intrinsics.
 void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
 /// kF32Gemm with AVX2 intrinsics (separate multiply and add, k in order).

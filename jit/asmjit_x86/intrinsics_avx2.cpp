@@ -10,12 +10,11 @@
 
 namespace qrt::jit::x86gen {
 
-__attribute__((target("avx2"))) void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc) {
-  const uint8_t* src = args->src;
-  uint8_t* dst = args->dst;
-  const int64_t k = args->k;
-  const uint8_t flip = desc->storage_signed ? 0x80 : 0;
-  const bool widen = desc->path == GemmPath::kMaddwd;
+namespace {
+
+// One row of avx2_pack_rows; returns its sum.
+__attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint8_t* dst, int64_t k, int64_t k_padded,
+                                                        uint8_t flip, bool widen) {
   const __m256i flip_v = _mm256_set1_epi8(char(flip)), zero = _mm256_setzero_si256();
   __m256i sums = zero;
   int64_t i = 0;
@@ -62,16 +61,28 @@ __attribute__((target("avx2"))) void avx2_pack_rows(const PackRowsArgs* args, co
       dst[i] = uint8_t(src[i] ^ flip);
       sum += dst[i];
     }
-    std::memset(dst + k, 0, size_t(args->k_padded - k));
+    std::memset(dst + k, 0, size_t(k_padded - k));
   } else {
     auto* d16 = reinterpret_cast<uint16_t*>(dst);
     for (; i < k; ++i) {
       d16[i] = uint8_t(src[i] ^ flip);
       sum += d16[i];
     }
-    std::memset(d16 + k, 0, size_t(args->k_padded - k) * 2);
+    std::memset(d16 + k, 0, size_t(k_padded - k) * 2);
   }
-  *args->sum = sum;
+  return sum;
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc) {
+  const uint8_t flip = desc->storage_signed ? 0x80 : 0;
+  const bool widen = desc->path == GemmPath::kMaddwd;
+  for (int64_t r = 0; r < args->rows; ++r) {
+    const int32_t sum = pack_row(args->src + r * args->src_stride, args->dst + r * args->dst_stride, args->k,
+                                 args->k_padded, flip, widen);
+    if (args->sums) args->sums[r] = sum;
+  }
 }
 
 __attribute__((target("avx2"))) void avx2_clamp(const ClampArgs* args, const KernelDesc* desc) {

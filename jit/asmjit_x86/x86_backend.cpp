@@ -76,7 +76,8 @@ class X86Backend final : public Backend {
       case KernelOp::kRequantize: return cast(x86gen::generate_avx2_elementwise(d));
       case KernelOp::kMaxPool:
       case KernelOp::kAvgPool: return cast(x86gen::generate_avx2_pool(d));
-      case KernelOp::kPackRows: return fixed(&x86gen::avx2_pack_rows);  // AVX2 is part of every level
+      case KernelOp::kPackRows:  // AVX2 is part of every level
+        return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
       case KernelOp::kF32Gemm: return fixed(&x86gen::avx2_f32_gemm);
       case KernelOp::kCount: break;

@@ -61,15 +61,21 @@ struct GemmTileArgs {
   const int32_t* row_sums;  ///< Σ_k a' of the tile's rows (row_correction kernels only)
 };
 
-/// kPackRows: one activation row of `k` stored 8-bit values into the packed layout of
-/// desc.path (u8 bytes, or u16 for the widened path), flipping the sign bit when desc
-/// .storage_signed (s8 -> u8), zero-padding to `k_padded`; *sum = Σ of the packed values.
+/// kPackRows: `rows` activation rows of `k` stored 8-bit values (row r at src + r ·
+/// src_stride) into the packed layout of desc.path (u8 bytes, or u16 for the widened path) at
+/// dst + r · dst_stride, flipping the sign bit when desc.storage_signed (s8 -> u8) and
+/// zero-padding to `k_padded`; sums[r] = Σ of row r's packed values (int32, wrapping) unless
+/// `sums` is null (no row correction needs them). Rows may be packed in place (src == dst,
+/// equal strides) on the byte paths, not on the widened one.
 struct PackRowsArgs {
   const uint8_t* src;
   uint8_t* dst;
   int64_t k;
   int64_t k_padded;
-  int32_t* sum;
+  int32_t* sums;
+  int64_t rows;
+  int64_t src_stride;
+  int64_t dst_stride;
 };
 
 /// kDepthwise: pixel p reads tap t at taps[p * taps_stride / 8 + t] + p * pixel_step: a row

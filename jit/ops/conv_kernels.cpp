@@ -63,16 +63,22 @@ class ConvOpKernel final : public OpKernel {
       // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
       uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
       parallel.for_each(size_t(chunks), [&](size_t t) {
-        thread_local std::vector<uint8_t> packed, row;
+        thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
         const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
         packed.resize(size_t(mc * row_bytes));
         sums.resize(size_t(mc));
-        row.resize(size_t(p.k));
-        for (int64_t m = 0; m < mc; ++m) {
-          im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, row.data());
-          sums[size_t(m)] = p.pack_a_row(row.data(), packed.data() + m * row_bytes);
+        // Byte paths: the windows go straight into the packed rows and are packed in place;
+        // the widened path stages them (its packed rows are twice as wide).
+        const bool in_place = p.traits.a_bytes == 1;
+        const int64_t stride = in_place ? row_bytes : p.k;
+        uint8_t* windows = packed.data();
+        if (!in_place) {
+          rows.resize(size_t(mc * p.k));
+          windows = rows.data();
         }
+        for (int64_t m = 0; m < mc; ++m) im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, windows + m * stride);
+        p.pack_a_rows(windows, stride, mc, packed.data(), sums.data());
         gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
       });
       if (w_.nchw) {

@@ -70,7 +70,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
     thread_local std::vector<int32_t> row_sums;
     packed_a.resize(size_t(mc * row_bytes));
     row_sums.resize(size_t(mc));
-    for (int64_t m = 0; m < mc; ++m) row_sums[size_t(m)] = p.pack_a_row(a + (m0 + m) * lda, packed_a.data() + m * row_bytes);
+    p.pack_a_rows(a + m0 * lda, lda, mc, packed_a.data(), row_sums.data());
     run_packed(packed_a.data(), row_sums.data(), mc, static_cast<uint8_t*>(c) + m0 * ldc, ldc, p0, p1);
   };
   const int64_t block_m = block_rows();

@@ -9,11 +9,9 @@
 
 namespace qrt::jit {
 
-int32_t PackedGemm::pack_a_row(const uint8_t* src, uint8_t* dst) const {
-  int32_t sum = 0;
-  PackRowsArgs args{src, dst, k, k_padded, &sum};
+void PackedGemm::pack_a_rows(const uint8_t* src, int64_t src_stride, int64_t rows, uint8_t* dst, int32_t* sums) const {
+  PackRowsArgs args{src, dst, k, k_padded, row_correction ? sums : nullptr, rows, src_stride, a_row_bytes()};
   call_microkernel(pack_kernel->entry(), args, pack_desc);
-  return sum;
 }
 
 namespace {

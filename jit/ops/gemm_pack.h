@@ -65,8 +65,10 @@ struct PackedGemm {
   unsigned tile_rows() const { return traits.mr; }
   /// Bytes per packed activation row.
   int64_t a_row_bytes() const { return int64_t(traits.a_bytes) * k_padded; }
-  /// Packs one activation row (k stored values) into `dst` and returns Σ a'.
-  int32_t pack_a_row(const uint8_t* src, uint8_t* dst) const;
+  /// Packs `rows` activation rows of k stored values (`src_stride` bytes apart) into `dst`
+  /// (a_row_bytes() apart); with row_correction, sums[r] = Σ a' of row r (else `sums` is not
+  /// written). In place (src == dst, src_stride == a_row_bytes()) unless a_bytes == 2.
+  void pack_a_rows(const uint8_t* src, int64_t src_stride, int64_t rows, uint8_t* dst, int32_t* sums) const;
 };
 
 /// Packs `spec` for `backend`: the pair-sum path where the analysis proves it exact and the

@@ -144,18 +144,23 @@ void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* d) {
   // s8 activations become u8 by flipping the sign bit (a' = a + 128), as PackedGemm expects.
   const uint8_t flip = d->storage_signed ? 0x80 : 0;
   const bool u16 = d->path == GemmPath::kMaddwd;
-  int32_t sum = 0;
-  for (int64_t k = 0; k < args->k_padded; ++k) {
-    const uint8_t v = k < args->k ? uint8_t(args->src[k] ^ flip) : 0;
-    sum = wrap_add(sum, v);  // the kernel sums in int64 and keeps the low 32 bits: the same
-    if (u16) {
-      args->dst[2 * k] = v;  // u16 little-endian, zero-extended
-      args->dst[2 * k + 1] = 0;
-    } else {
-      args->dst[k] = v;
+  for (int64_t r = 0; r < args->rows; ++r) {
+    const uint8_t* src = args->src + r * args->src_stride;
+    uint8_t* dst = args->dst + r * args->dst_stride;
+    int32_t sum = 0;
+    // Byte k is read before it is written: packing in place (src == dst) is the same.
+    for (int64_t k = 0; k < args->k_padded; ++k) {
+      const uint8_t v = k < args->k ? uint8_t(src[k] ^ flip) : 0;
+      sum = wrap_add(sum, v);  // the kernel sums in int64 and keeps the low 32 bits: the same
+      if (u16) {
+        dst[2 * k] = v;  // u16 little-endian, zero-extended
+        dst[2 * k + 1] = 0;
+      } else {
+        dst[k] = v;
+      }
     }
+    if (args->sums) args->sums[r] = sum;
   }
-  *args->sum = sum;
 }
 
 void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {

@@ -143,7 +143,7 @@ void check_pack_rows(const Backend& b, std::mt19937& rng) {
   for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4}) {
     const auto traits = b.gemm_traits(path);
     if (!traits) continue;
-    for (int64_t k : {1, 2, 3, 8, 9, 15, 16, 17, 24, 27, 31, 32, 33, 40, 48, 56, 64, 100, 257}) {
+    for (int64_t k : {1, 2, 3, 8, 9, 15, 16, 17, 24, 27, 31, 32, 33, 40, 48, 56, 63, 64, 65, 100, 127, 128, 257}) {
       for (bool flip : {false, true}) {
         KernelDesc d;
         d.op = KernelOp::kPackRows;
@@ -151,13 +151,29 @@ void check_pack_rows(const Backend& b, std::mt19937& rng) {
         d.path = path;
         d.storage_signed = flip;
         const int64_t k_padded = (k + traits->k_group - 1) / traits->k_group * traits->k_group;
-        const std::vector<uint8_t> src = random_bytes(rng, size_t(k));
-        std::vector<uint8_t> d1(size_t(k_padded * traits->a_bytes), 0xCC), d2 = d1;
-        int32_t s1 = -1, s2 = -2;
-        run_both(b, d, PackRowsArgs{src.data(), d1.data(), k, k_padded, &s1},
-                 PackRowsArgs{src.data(), d2.data(), k, k_padded, &s2});
-        CHECK_MESSAGE(first_diff(d1, d2) == -1, d.name() << " k = " << k);
-        CHECK_MESSAGE(s1 == s2, d.name() << " row sum, k = " << k);
+        const int64_t rows = 3, src_stride = k + 5, dst_stride = k_padded * traits->a_bytes + 7;
+        const std::vector<uint8_t> src = random_bytes(rng, size_t(rows * src_stride));
+        // Separate rows with sums; then without sums (nothing written there).
+        for (bool with_sums : {true, false}) {
+          std::vector<uint8_t> d1(size_t(rows * dst_stride), 0xCC), d2 = d1;
+          int32_t s1[rows] = {-1, -1, -1}, s2[rows] = {-2, -2, -2};
+          run_both(b, d, PackRowsArgs{src.data(), d1.data(), k, k_padded, with_sums ? s1 : nullptr, rows, src_stride, dst_stride},
+                   PackRowsArgs{src.data(), d2.data(), k, k_padded, with_sums ? s2 : nullptr, rows, src_stride, dst_stride});
+          CHECK_MESSAGE(first_diff(d1, d2) == -1, d.name() << " k = " << k);
+          for (int64_t r = 0; r < rows && with_sums; ++r) CHECK_MESSAGE(s1[r] == s2[r], d.name() << " row sum, k = " << k);
+          if (!with_sums) CHECK(s1[0] == -1);
+        }
+        if (traits->a_bytes != 1) continue;
+        // In place: rows k_padded + 3 bytes apart, packed where they lie.
+        const int64_t stride = k_padded + 3;
+        std::vector<uint8_t> p1(size_t(rows * stride));
+        for (int64_t r = 0; r < rows; ++r) std::copy_n(src.begin() + r * src_stride, k, p1.begin() + r * stride);
+        std::vector<uint8_t> p2 = p1;
+        int32_t s1[rows], s2[rows];
+        run_both(b, d, PackRowsArgs{p1.data(), p1.data(), k, k_padded, s1, rows, stride, stride},
+                 PackRowsArgs{p2.data(), p2.data(), k, k_padded, s2, rows, stride, stride});
+        CHECK_MESSAGE(first_diff(p1, p2) == -1, d.name() << " in place, k = " << k);
+        for (int64_t r = 0; r < rows; ++r) CHECK(s1[r] == s2[r]);
       }
     }
   }
