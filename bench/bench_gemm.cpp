@@ -40,6 +40,8 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backe
   s.out = qrt::jit::OutKind::kU8;
   s.multiplier.assign(size_t(n), 1.0f / float(k * 64));
   s.out_zero_point.assign(size_t(n), 128);
+  s.out_lo.assign(size_t(n), 0);  // u8 storage bounds, no fused clamp (read per channel)
+  s.out_hi.assign(size_t(n), 255);
   auto g = qrt::jit::GemmKernel::create(s, qrt::jit::analyze_gemm(s), *backend);
   if (!g.is_ok()) {
     state.SkipWithError(g.status().message().c_str());
@@ -54,16 +56,19 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backe
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
+  // GEMV-like rows also report the weights' stream rate (bytes_per_second), to set beside
+  // BM_read_bandwidth at the same size.
+  if (const int64_t bytes = bench::weight_stream_bytes(m, k, n)) state.SetBytesProcessed(int64_t(state.iterations()) * bytes);
   state.SetLabel((*g)->name());
 }
 
 // qrt.conv2d NHWC (batch 1) through select_kernel capped at `level`: u8 input, s8 per-channel
-// filter, u8 output.
+// filter, u8 output; strided shapes carry `strides` (bench_shapes.h lists the shapes).
 void BM_qrt_conv(benchmark::State& state, qrt::jit::Isa level) {
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
   qrt::runtime::ThreadPool pool(size_t(state.range(1)));
   const int64_t per_group = cs.depthwise ? 1 : cs.c;
-  const int64_t oh = (cs.h + 2 * cs.pad - cs.k) / 1 + 1, ow = (cs.w + 2 * cs.pad - cs.k) + 1;
+  const int64_t oh = cs.out_h(), ow = cs.out_w();
   auto shape = [](std::vector<int64_t> d) {
     std::string s;
     for (auto x : d) s += std::to_string(x) + "x";
@@ -81,11 +86,12 @@ void BM_qrt_conv(benchmark::State& state, qrt::jit::Isa level) {
     hex += d[(uint8_t(v) >> 4) & 15];
     hex += d[uint8_t(v) & 15];
   }
-  const std::string p = std::to_string(cs.pad);
+  const std::string p = std::to_string(cs.pad), st = std::to_string(cs.stride);
   const std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n  %f = \"qrt.constant\"() {value = dense<\"" +
                            hex + "\"> : tensor<" + shape({cs.o, cs.k, cs.k, per_group}) + "i8>} : () -> " + ft +
                            "\n  %y = \"qrt.conv2d\"(%x, %f) {groups = " + std::to_string(cs.depthwise ? cs.c : 1) +
-                           " : i64, pads = [" + p + ", " + p + ", " + p + ", " + p + "]} : (" + xt + ", " + ft +
+                           " : i64, pads = [" + p + ", " + p + ", " + p + ", " + p + "], strides = [" + st + ", " + st +
+                           "]} : (" + xt + ", " + ft +
                            ") -> " + ot + "\n  return %y : " + ot + "\n}\n";
   auto graph = qrt::parse_graph(text, "bench.mlir");
   if (!graph.is_ok()) {

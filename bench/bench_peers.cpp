@@ -2,7 +2,10 @@
 // qrt row has its ratio measured in one run. oneDNN (libdnnl-dev): int8 matmul u8 x s8 -> u8
 // and int8 NHWC convolutions; XNNPACK (libxnnpack-dev): qs8 fully connected and qs8 NHWC
 // convolutions. Rows are compiled only where the packages were found at configure time.
-// oneDNN's threads follow OMP_NUM_THREADS (docs/performance.md runs with 1).
+// oneDNN's threads follow OMP_NUM_THREADS (docs/performance.md runs with 1). Neither peer can
+// be capped per row: oneDNN's ISA is capped per process (ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI,
+// AVX2_VNNI, AVX2; its label names the kernel and ISA it chose) and XNNPACK picks its best,
+// so one run sets qrt's rows at every level beside the peers at one level each.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -30,6 +33,11 @@ namespace {
 [[maybe_unused]] void set_gops(benchmark::State& state, double ops) {
   state.counters["GOPS"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
+}
+
+// The weights' stream rate of a GEMV-like row, as BM_qrt_gemm reports it.
+[[maybe_unused]] void set_weight_bytes(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+  if (const int64_t bytes = bench::weight_stream_bytes(m, k, n)) state.SetBytesProcessed(int64_t(state.iterations()) * bytes);
 }
 
 #if QRT_BENCH_ONEDNN
@@ -65,13 +73,14 @@ void BM_onednn_matmul(benchmark::State& state) {
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b_any, c), attr, eng);
   run_onednn<dnnl::matmul::primitive_desc, dnnl::matmul>(state, eng, pd, a, b_plain, c,
                                                          random_s8(size_t(k * n), -127, 127, 1), 2.0 * m * n * k);
+  set_weight_bytes(state, m, k, n);
   state.SetLabel(pd.impl_info_str());
 }
 
 void BM_onednn_conv(benchmark::State& state) {
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  const memory::dim oh = cs.h + 2 * cs.pad - cs.k + 1, ow = cs.w + 2 * cs.pad - cs.k + 1;
+  const memory::dim oh = cs.out_h(), ow = cs.out_w();
   const memory::desc src({1, cs.c, cs.h, cs.w}, memory::data_type::u8, memory::format_tag::nhwc);
   const memory::desc dst({1, cs.o, oh, ow}, memory::data_type::u8, memory::format_tag::nhwc);
   memory::desc w_any, w_plain;
@@ -85,7 +94,7 @@ void BM_onednn_conv(benchmark::State& state) {
   dnnl::primitive_attr attr;
   attr.set_output_scales(1 << 1, std::vector<float>(size_t(cs.o), 0.001f));
   const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                          src, w_any, dst, {1, 1}, {cs.pad, cs.pad}, {cs.pad, cs.pad});
+                                          src, w_any, dst, {cs.stride, cs.stride}, {cs.pad, cs.pad}, {cs.pad, cs.pad});
   const dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
   const int64_t per_group = cs.depthwise ? 1 : cs.c;
   run_onednn<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
@@ -125,6 +134,7 @@ void BM_xnnpack_fully_connected(benchmark::State& state) {
     return state.SkipWithError("XNNPACK refused the fully connected operator");
   }
   run_xnnpack(state, op, 2.0 * double(m * n * k));
+  set_weight_bytes(state, int64_t(m), int64_t(k), int64_t(n));
 }
 
 void BM_xnnpack_conv(benchmark::State& state) {
@@ -132,13 +142,13 @@ void BM_xnnpack_conv(benchmark::State& state) {
   const bench::ConvShape cs = bench::conv_shapes()[size_t(state.range(0))];
   const size_t groups = cs.depthwise ? size_t(cs.c) : 1, gin = cs.depthwise ? 1 : size_t(cs.c),
                gout = cs.depthwise ? 1 : size_t(cs.o);
-  const size_t oh = size_t(cs.h + 2 * cs.pad - cs.k + 1), ow = size_t(cs.w + 2 * cs.pad - cs.k + 1);
+  const size_t oh = size_t(cs.out_h()), ow = size_t(cs.out_w());
   const auto w = random_s8(size_t(cs.o) * gin * size_t(cs.k * cs.k), -127, 127, 3);
   const std::vector<int32_t> bias(size_t(cs.o), 1000);
   std::vector<int8_t> in(size_t(cs.h * cs.w * cs.c), 5), out(oh * ow * size_t(cs.o));
-  const uint32_t p = uint32_t(cs.pad), k = uint32_t(cs.k);
+  const uint32_t p = uint32_t(cs.pad), k = uint32_t(cs.k), st = uint32_t(cs.stride);
   xnn_operator_t op = nullptr;
-  if (xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, 1, 1, 1, 1, uint32_t(groups), gin, gout, size_t(cs.c),
+  if (xnn_create_convolution2d_nhwc_qs8(p, p, p, p, k, k, st, st, 1, 1, uint32_t(groups), gin, gout, size_t(cs.c),
                                         size_t(cs.o), 0, 0.02f, 0.003f, w.data(), bias.data(), 0, 0.05f, -128, 127,
                                         0, &op) != xnn_status_success ||
       xnn_setup_convolution2d_nhwc_qs8(op, 1, size_t(cs.h), size_t(cs.w), in.data(), out.data(), nullptr) !=

@@ -20,18 +20,33 @@ inline const std::vector<GemmShape>& gemm_shapes() {
   return shapes;
 }
 
-/// A batch-1 NHWC convolution, stride 1, square kernel and symmetric padding.
+/// Bytes of weights a GEMV-like row (M <= 8) streams per call (K * N int8 weights), else 0.
+/// With M this small every weight byte is used M times at most, so these rows are bound by
+/// how fast the weights arrive (compare BM_read_bandwidth at the same size), not by the ALUs.
+inline int64_t weight_stream_bytes(int64_t m, int64_t k, int64_t n) { return m <= 8 ? k * n : 0; }
+
+/// A batch-1 NHWC convolution: square kernel, symmetric padding, equal strides.
 struct ConvShape {
   int64_t h, w, c, o, k, pad;
   bool depthwise;
+  int64_t stride = 1;
+  /// Output rows: floor((H + 2 pad - k) / stride) + 1.
+  int64_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
+  /// Output columns: floor((W + 2 pad - k) / stride) + 1.
+  int64_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
 };
 
-/// 1x1 56x56x64->64, 3x3 56x56x64->64 pad 1, depthwise 3x3 112x112x32 pad 1.
+/// The convolution rows, by index (the `shape:` argument of the conv rows):
+/// 0: 1x1 56x56x64->64; 1: 3x3 56x56x64->64 pad 1; 2: depthwise 3x3 112x112x32 pad 1;
+/// 3: 3x3 stride 2 56x56x64->128 pad 1 (a ResNet stage's downsampling conv, 28x28 out);
+/// 4: 7x7 stride 2 224x224x3->64 pad 3 (ResNet's stem, 112x112 out: K = 147, few channels).
 inline const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
       {56, 56, 64, 64, 1, 0, false},
       {56, 56, 64, 64, 3, 1, false},
       {112, 112, 32, 32, 3, 1, true},
+      {56, 56, 64, 128, 3, 1, false, 2},
+      {224, 224, 3, 64, 7, 3, false, 2},
   };
   return shapes;
 }

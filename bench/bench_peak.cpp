@@ -1,0 +1,245 @@
+// Google Benchmark: the ceilings qrt's kernels are measured against on this host.
+//
+// BM_peak_dot4/<level>/<path>/threads:<n>: the port-bound throughput of the multiply-add each
+// x86 GEMM path is built on, many independent accumulator chains in one loop so that neither
+// latency nor loads limit it. GOPS counts 2 ops per multiply-add (vpdpbusd zmm: 64 u8 x s8
+// products summed into 16 lanes = 128 ops):
+//   avx512-vnni/dot4    vpdpbusd zmm (EVEX), 24 accumulators
+//   avx2-vnni/dot4      {vex} vpdpbusd ymm (AVX-VNNI), 12 accumulators
+//   avx2/maddubs        vpmaddubsw ymm -> vpmaddwd(ones) -> vpaddd: 32 products per chain step
+//   avx2/maddwd         vpmaddwd ymm -> vpaddd: 16 products per chain step (the exact s16 path)
+// The avx2 chains end in vpaddd as qrt's tiles do: vpmaddubsw's s16 pair sums cannot be added
+// with vpaddd directly, so its row widens them with vpmaddwd by ones first, like the kernels.
+//
+// BM_read_bandwidth/<bytes>/threads:<n>: streaming reads of a buffer of that size with 32-byte
+// AVX2 loads summed into registers (no stores), bytes_per_second = the rate at which that
+// level of the hierarchy (L2, L3, DRAM) delivers data; the GEMV rows of bench_gemm.cpp and
+// bench_peers.cpp report their weights' stream rate on the same scale.
+//
+// Rows at threads:2 run one copy of the loop on each thread of qrt's pool (the bandwidth rows
+// split the buffer in halves): on a host whose two CPUs are SMT siblings of one core the peak
+// does not double.
+//
+// Levels the host lacks are not registered (qrt::jit::host_isas(), as bench_kernel_list.cpp
+// does), so no row executes an instruction the CPU cannot run.
+//
+// Why asm statements and not <immintrin.h>: tests/layering.sh allows ISA headers only in jit
+// backend folders. Each statement is one chain step (one instruction, or the avx2 chains'
+// product + add) on GCC vector types in an __attribute__((target)) function: the compiler
+// still allocates registers and lays out the loop as it would for intrinsics, but cannot fold
+// the loop-invariant products out of the loop (one-instruction statements for the avx2
+// products were hoisted and merged into one: every step reads its accumulator).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "jit/core/isa.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+using v16si = int32_t __attribute__((vector_size(64)));
+using v8si = int32_t __attribute__((vector_size(32)));
+using v4di = int64_t __attribute__((vector_size(32)));
+
+// Lists of accumulator indices, expanded by the loops below.
+#define QRT_PEAK_X8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+#define QRT_PEAK_X12(M) QRT_PEAK_X8(M) M(8) M(9) M(10) M(11)
+#define QRT_PEAK_X24(M) QRT_PEAK_X12(M) M(12) M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23)
+
+/// vpdpbusd zmm, 24 independent accumulators (latency 4-5 cycles x 2 ports needs >= 10): runs
+/// `reps` loop trips of 24 instructions and returns a value depending on every one of them.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) int64_t peak_dot4_zmm(int64_t reps, int32_t seed) {
+  const v16si a = v16si{} + seed, b = v16si{} + (seed ^ 0x01010101);
+#define DECL(i) v16si c##i = v16si{} + i;
+  QRT_PEAK_X24(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i) asm("vpdpbusd %2, %1, %0" : "+v"(c##i) : "v"(a), "v"(b));
+    QRT_PEAK_X24(STEP)
+#undef STEP
+  }
+  v16si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X24(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[15];
+}
+
+/// {vex} vpdpbusd ymm (AVX-VNNI; "%{" is a literal brace in GCC asm), 12 accumulators: VEX reaches only ymm0-15, so "x" operands
+/// (12 accumulators + 2 sources fit).
+__attribute__((target("avx2,avxvnni"), noinline)) int64_t peak_dot4_ymm(int64_t reps, int32_t seed) {
+  const v8si a = v8si{} + seed, b = v8si{} + (seed ^ 0x01010101);
+#define DECL(i) v8si c##i = v8si{} + i;
+  QRT_PEAK_X12(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i) asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(c##i) : "x"(a), "x"(b));
+    QRT_PEAK_X12(STEP)
+    QRT_PEAK_X12(STEP)
+#undef STEP
+  }
+  v8si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X12(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[7];
+}
+
+/// vpmaddubsw -> vpmaddwd(ones) -> vpaddd on ymm, 8 accumulators (the products of one step
+/// are independent of the chain, so out-of-order execution overlaps them; 8 + 3 sources + the
+/// products' temporaries fit in 16 registers).
+__attribute__((target("avx2"), noinline)) int64_t peak_maddubs_ymm(int64_t reps, int32_t seed) {
+  const v8si a = v8si{} + seed, b = v8si{} + (seed ^ 0x01010101), ones = v8si{} + 0x00010001;
+#define DECL(i) v8si c##i = v8si{} + i;
+  QRT_PEAK_X8(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i)                                                                                  \
+  {                                                                                              \
+    v8si t;                                                                                      \
+    asm("vpmaddubsw %3, %2, %1\n\tvpmaddwd %4, %1, %1\n\tvpaddd %1, %0, %0"                       \
+        : "+x"(c##i), "=&x"(t)                                                                   \
+        : "x"(a), "x"(b), "x"(ones));                                                            \
+  }
+    QRT_PEAK_X8(STEP)
+#undef STEP
+  }
+  v8si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X8(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[7];
+}
+
+/// vpmaddwd -> vpaddd on ymm, 8 accumulators.
+__attribute__((target("avx2"), noinline)) int64_t peak_maddwd_ymm(int64_t reps, int32_t seed) {
+  const v8si a = v8si{} + seed, b = v8si{} + (seed ^ 0x01010101);
+#define DECL(i) v8si c##i = v8si{} + i;
+  QRT_PEAK_X8(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i)                                                                                  \
+  {                                                                                              \
+    v8si t;                                                                                      \
+    asm("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(c##i), "=&x"(t) : "x"(a), "x"(b));          \
+  }
+    QRT_PEAK_X8(STEP)
+#undef STEP
+  }
+  v8si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X8(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[7];
+}
+
+#undef QRT_PEAK_X8
+#undef QRT_PEAK_X12
+#undef QRT_PEAK_X24
+
+/// One peak loop: the function, the level it needs, and the ops one loop trip performs.
+struct PeakRow {
+  const char* name;  ///< "<level>/<path>", the row's name after BM_peak_dot4/
+  qrt::jit::Isa isa;  ///< the level the instructions need
+  int64_t (*loop)(int64_t reps, int32_t seed);
+  double ops_per_rep;  ///< 2 x multiply-adds per loop trip
+};
+
+// zmm vpdpbusd: 64 products per instruction; ymm: 32; a maddubs step: 32; a maddwd step: 16.
+const PeakRow kPeakRows[] = {
+    {"avx512-vnni/dot4", qrt::jit::Isa::kAvx512Vnni, peak_dot4_zmm, 2.0 * 24 * 64},
+    {"avx2-vnni/dot4", qrt::jit::Isa::kAvx2Vnni, peak_dot4_ymm, 2.0 * 24 * 32},
+    {"avx2/maddubs", qrt::jit::Isa::kAvx2, peak_maddubs_ymm, 2.0 * 8 * 32},
+    {"avx2/maddwd", qrt::jit::Isa::kAvx2, peak_maddwd_ymm, 2.0 * 8 * 16},
+};
+
+void BM_peak_dot4(benchmark::State& state, const PeakRow* row) {
+  const size_t threads = size_t(state.range(0));
+  qrt::runtime::ThreadPool pool(threads);
+  const int64_t reps = 4096;  // ~ 10-50 us per call: long enough to hide the pool's hand-off
+  std::vector<int64_t> sink(threads);
+  for (auto _ : state) {
+    pool.for_each(threads, [&](size_t t) { sink[t] = row->loop(reps, int32_t(t) + 3); });
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(row->ops_per_rep * double(reps) * double(threads),
+                                              benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+/// Sums `bytes` (a multiple of 256) at `p` (64-byte aligned) as int64 lanes: 8 independent ymm
+/// accumulators, so two loads per cycle can issue and the adds never wait on each other.
+__attribute__((target("avx2"), noinline)) int64_t read_sum_avx2(const uint8_t* p, size_t bytes) {
+  const auto* v = static_cast<const v4di*>(__builtin_assume_aligned(p, 64));
+  v4di s0{}, s1{}, s2{}, s3{}, s4{}, s5{}, s6{}, s7{};
+  for (size_t i = 0, n = bytes / sizeof(v4di); i < n; i += 8) {
+    s0 += v[i + 0];
+    s1 += v[i + 1];
+    s2 += v[i + 2];
+    s3 += v[i + 3];
+    s4 += v[i + 4];
+    s5 += v[i + 5];
+    s6 += v[i + 6];
+    s7 += v[i + 7];
+  }
+  const v4di s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+  return s[0] + s[1] + s[2] + s[3];
+}
+
+/// A 64-byte-aligned buffer that frees itself.
+struct Buffer {
+  explicit Buffer(size_t bytes) : data(static_cast<uint8_t*>(std::aligned_alloc(64, bytes))) {}
+  ~Buffer() { std::free(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  uint8_t* data;
+};
+
+void BM_read_bandwidth(benchmark::State& state) {
+  const size_t bytes = size_t(state.range(0)), threads = size_t(state.range(1));
+  Buffer buf(bytes);
+  if (!buf.data) return state.SkipWithError("out of memory");
+  std::memset(buf.data, 1, bytes);  // touch every page before timing
+  qrt::runtime::ThreadPool pool(threads);
+  const size_t part = bytes / threads / 256 * 256;  // every thread reads its own slice
+  // Small buffers are read several times per task, so that a call reads >= 8 MiB and the
+  // pool's hand-off (a few microseconds) does not count against the cache's rate.
+  const size_t passes = std::max<size_t>(1, (size_t(8) << 20) / bytes);
+  std::vector<int64_t> sink(threads);
+  for (auto _ : state) {
+    pool.for_each(threads, [&](size_t t) {
+      for (size_t p = 0; p < passes; ++p) sink[t] += read_sum_avx2(buf.data + t * part, part);
+    });
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(passes * part * threads));
+}
+
+const bool registered = [] {
+  const qrt::jit::IsaSet& host = qrt::jit::host_isas();
+  for (const PeakRow& row : kPeakRows) {
+    if (!host.has(row.isa)) continue;  // not registered: the CPU would fault on the instruction
+    benchmark::RegisterBenchmark((std::string("BM_peak_dot4/") + row.name).c_str(), BM_peak_dot4, &row)
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+  }
+  if (host.has(qrt::jit::Isa::kAvx2)) {
+    // L2 (256 KiB), L2 or L3 by host (4 MiB), L3 (16 MiB: the 4096x4096 GEMV's weights),
+    // then sizes beyond most L3s: 64 MiB, 256 MiB, 1 GiB.
+    benchmark::RegisterBenchmark("BM_read_bandwidth", BM_read_bandwidth)
+        ->ArgNames({"", "threads"})  // BM_read_bandwidth/<bytes>/threads:<n>
+        ->ArgsProduct({{256 << 10, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30}, {1, 2}})
+        ->UseRealTime();
+  }
+  return true;
+}();
+
+}  // namespace
