@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -32,6 +33,9 @@ class Parallel {
   virtual size_t threads() const = 0;
   /// Runs fn(0) .. fn(n - 1).
   virtual void for_each(size_t n, TaskFn fn) = 0;
+  /// True where every op should split into as many tasks as its kernel allows, however small
+  /// (tests: results must not depend on the split); false splits only work worth a hand-off.
+  virtual bool split_small_work() const { return false; }
 };
 
 /// The calling thread alone.
@@ -42,6 +46,19 @@ class Serial final : public Parallel {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
 };
+
+/// How many tasks `work` units of work (multiply-adds, vector steps: the caller's measure) are
+/// worth splitting into on `parallel`, when a task should carry at least `min_task_work`
+/// units: handing a task to another thread (its wake-up, the claim and the completion count
+/// crossing cores) costs about a microsecond, so smaller tasks make two threads slower than
+/// one. At most 4 tasks per thread (for balance), at least 1.
+inline int64_t worthwhile_tasks(int64_t work, int64_t min_task_work, const Parallel& parallel) {
+  const int64_t threads = int64_t(parallel.threads()), cap = 4 * threads;
+  if (threads <= 1) return 1;
+  if (parallel.split_small_work() || min_task_work <= 0) return cap;
+  const int64_t by_work = work / min_task_work;
+  return by_work < 1 ? 1 : by_work > cap ? cap : by_work;
+}
 
 /// A process-wide Serial.
 inline Parallel& serial() {

@@ -15,6 +15,35 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kIm2colBlockBytes = 192 * 1024;
+// An im2col task's least work in multiply-adds (as kMinGemmTaskMacs: ~1.5 µs at VNNI rates).
+constexpr int64_t kMinConvTaskMacs = 512 * 1024;
+
+// Copies n bytes, n small (a window row of a few channels: 9 bytes for a 3x3 window over RGB)
+// with two fixed-size, overlapping moves the compiler inlines: a libc memcpy call of an
+// unknown size costs more than the copy, once per window row of every output pixel.
+inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 16 && n <= 32) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8 && n < 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
+// Fills n bytes with `byte`, n small (the padding part of a window row), like copy_bytes.
+inline void fill_bytes(uint8_t* dst, uint8_t byte, size_t n) {
+  if (n <= 16) {
+    for (size_t i = 0; i < n; ++i) dst[i] = byte;
+  } else {
+    std::memset(dst, byte, n);
+  }
+}
 
 class ConvOpKernel final : public OpKernel {
  public:
@@ -52,10 +81,16 @@ class ConvOpKernel final : public OpKernel {
     }
     const PackedGemm& p = gemm_->packed();
     const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
-    const int64_t threads = int64_t(parallel.threads());
-    // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle.
-    int64_t chunk = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
-    if (threads > 1) chunk = std::min(chunk, std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile));
+    // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle, but
+    // no smaller than the work is worth (see worthwhile_tasks).
+    const int64_t worth = worthwhile_tasks(pixels * p.n * p.k, kMinConvTaskMacs, parallel);
+    const int64_t threads = worth > 1 ? int64_t(parallel.threads()) : 1;
+    const int64_t block = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
+    int64_t chunk = block;
+    if (threads > 1) {
+      chunk = std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile);
+      chunk = std::min(block, std::max(chunk, ((pixels + worth - 1) / worth + tile - 1) / tile * tile));
+    }
     const int64_t chunks = (pixels + chunk - 1) / chunk;
     thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
     staged.resize(w_.nchw ? size_t(pixels * out_c * ob) : 0);
@@ -109,16 +144,16 @@ class ConvOpKernel final : public OpKernel {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
         if (w_.dw == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix_last < wd) {
           // The window row lies inside the input: kw·c contiguous bytes, one copy.
-          std::memcpy(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c));
+          copy_bytes(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c));
           row += w_.kw * c;
           continue;
         }
         for (int64_t kx = 0; kx < w_.kw; ++kx, row += c) {
           const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
           if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
-            std::memset(row, pad_byte_, size_t(c));
+            fill_bytes(row, pad_byte_, size_t(c));
           } else {
-            std::memcpy(row, src + ((n * h + iy) * wd + ix) * c, size_t(c));
+            copy_bytes(row, src + ((n * h + iy) * wd + ix) * c, size_t(c));
           }
         }
       }

@@ -14,6 +14,9 @@ namespace {
 // Activation rows per block: a block of packed rows stays in L2 while every weight panel
 // streams past it.
 constexpr int64_t kL2BlockBytes = 192 * 1024;
+// A GEMM task's least work in multiply-adds: ~1.5 µs at the VNNI tiles' rate (longer at
+// AVX2's), above the ~1 µs a hand-off to another thread costs.
+constexpr int64_t kMinGemmTaskMacs = 512 * 1024;
 
 }  // namespace
 
@@ -63,7 +66,11 @@ int64_t GemmKernel::block_rows() const {
 void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const {
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
-  const int64_t threads = int64_t(parallel.threads());
+  // As many tasks as the work is worth: a small GEMM (a late 1x1 convolution of a small
+  // model) runs on the calling thread alone.
+  const int64_t worth = worthwhile_tasks(rows * p.n * p.k, kMinGemmTaskMacs, parallel);
+  Parallel& par = worth > 1 ? parallel : serial();
+  const int64_t threads = int64_t(par.threads());
   // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
   auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1) {
     thread_local std::vector<uint8_t> packed_a;
@@ -76,10 +83,11 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   const int64_t block_m = block_rows();
   if (rows >= 2 * tile * threads || threads == 1) {
     // Row blocks: several per thread when there are enough, for balance.
-    int64_t chunk = std::min(block_m, std::max(tile, (rows + 4 * threads - 1) / (4 * threads) / tile * tile));
+    int64_t chunk = std::max(tile, (rows + 4 * threads - 1) / (4 * threads) / tile * tile);
+    chunk = std::min(block_m, std::max(chunk, ((rows + worth - 1) / worth + tile - 1) / tile * tile));
     if (threads == 1) chunk = block_m;
     const int64_t tasks = (rows + chunk - 1) / chunk;
-    parallel.for_each(size_t(tasks), [&](size_t t) {
+    par.for_each(size_t(tasks), [&](size_t t) {
       const int64_t m0 = int64_t(t) * chunk;
       block(m0, std::min(chunk, rows - m0), 0, p.panels);
     });
@@ -87,9 +95,10 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   }
   // Few rows (e.g. 1 x 4096 x 4096): split the weight panels; each task packs the rows again
   // (cheap: the rows are few).
-  const int64_t panels_per_task = std::max<int64_t>(1, (p.panels + 4 * threads - 1) / (4 * threads));
+  const int64_t panels_per_task =
+      std::max<int64_t>({1, (p.panels + 4 * threads - 1) / (4 * threads), (p.panels + worth - 1) / worth});
   const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
-  parallel.for_each(size_t(tasks), [&](size_t t) {
+  par.for_each(size_t(tasks), [&](size_t t) {
     const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
     for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1);
   });

@@ -170,6 +170,7 @@ inline std::vector<uint8_t> bytes_of(const std::vector<int>& values) {
 class ThreeThreads final : public qrt::jit::Parallel {
  public:
   size_t threads() const override { return 3; }
+  bool split_small_work() const override { return true; }
   void for_each(size_t n, qrt::jit::TaskFn fn) override {
     std::atomic<size_t> next{0};
     auto work = [&] {
