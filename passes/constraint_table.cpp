@@ -155,11 +155,14 @@ ConstraintTable default_constraint_table(const QuantScheme& scheme) {
     for (const char* kernel : {"qrt.softmax", "qrt.logistic"}) {
       t.add({{kernel, {"*"}, {act}}, {fixed_scale(out(0), 1.0 / 256.0, act == "u8" ? 0 : -128)}});
     }
-    // Reductions accumulate in i32 and narrow once: both sides free.
+    // Reductions and averages accumulate in i32 and narrow once: both sides free (a rescale
+    // of the input to the output's narrower range would saturate before averaging).
     t.add({{"qrt.mean", {act}, {act}}, {from_stats(in(0)), from_stats(out(0))}});
+    t.add({{"qrt.avg_pool2d", {act}, {act}}, {from_stats(in(0)), from_stats(out(0))}});
   }
-  // Ops that only move, select or pad stored values: one type on both sides.
-  for (const char* kernel : {"qrt.max_pool2d", "qrt.avg_pool2d", "qrt.reshape", "qrt.transpose", "qrt.pad",
+  // Ops that only move, select or pad stored values, or are monotone (max, clamp): one type
+  // on both sides; a rescale before them equals one after.
+  for (const char* kernel : {"qrt.max_pool2d", "qrt.reshape", "qrt.transpose", "qrt.pad",
                              "qrt.relu", "qrt.clamp"}) {
     t.add({{kernel, {"*"}, {"*"}}, {same_scale({in(0), out(0)})}});
   }

@@ -166,6 +166,35 @@ class Folder {
       if (report) ++report->folded;
       return true;
     }
+    // Averages of a dequantized per-layer value: the quantized op sums exactly and rounds
+    // once to the qcast's type (numerics.md): QDQ's intent.
+    if (f->kind == OpKind::kAvgPool2d || f->kind == OpKind::kMean) {
+      const int xq = dq_source(f->operands[0]);
+      if (xq < 0 || type(xq).element.kind != ElementKind::kUniform || qt.element.kind != ElementKind::kUniform) return false;
+      rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));
+      note(std::string(op_info(f->kind).name) + " -> %" + name + ": quantized op, exact sums, one rounding to " +
+           qt.element.to_string());
+      if (report) ++report->folded;
+      return true;
+    }
+    // An activation kept between QDQ pairs (dcast -> relu/clamp -> qcast, ONNX Runtime's QDQ
+    // Clip/Relu): the quantized op on x_q when the qcast keeps x_q's type (identical); else one
+    // requantize to the qcast's type and the activation there — a monotone rescale commutes
+    // with clamping — or only the requantize when its clamp already implies the activation.
+    if ((f->kind == OpKind::kRelu || f->kind == OpKind::kClamp) && dq_source(f->operands[0]) >= 0) {
+      const int xq = dq_source(f->operands[0]);
+      if (type(xq).element.kind != ElementKind::kUniform || qt.element.kind != ElementKind::kUniform) return false;
+      const bool same = type(xq).element == qt.element, implied = activation_implied(*f, qt.element);
+      int y = rw_.at(xq);
+      if (!same) y = emit(OpKind::kRequantize, {y}, qt, q, implied ? name : name + "_rescaled");
+      if (!implied) y = emit(f->kind, {y}, qt, *f, name);
+      rw_.map(q.results[0], y);
+      note(std::string(op_info(f->kind).name) + " -> %" + name + ": " +
+           (same ? "quantized op on stored values" : "one requantize to " + qt.element.to_string()) +
+           (implied ? std::string(", the activation implied by the output bounds") : std::string()));
+      if (report) ++report->folded;
+      return true;
+    }
     // add/mul of two dequantized per-layer values (optionally under relu/clamp): the quantized
     // op — each operand rescaled to the result, one rounding (numerics.md): QDQ's intent.
     if (const Op* e = elementwise_of(f)) {
@@ -198,7 +227,13 @@ class Folder {
     }
     if (g->kind != OpKind::kConv2d && g->kind != OpKind::kMatmul) return false;
     if (g->operands.size() > 2) float_bias = g->operands[2];
-    const int xq = dq_source(g->operands[0]);
+    int xq = dq_source(g->operands[0]);
+    // A reshape between the dcast and the op (Flatten before a Gemm) runs on stored values.
+    const Op* reshape = nullptr;
+    if (const Op* r = producer(g->operands[0]); xq < 0 && r && r->kind == OpKind::kReshape && uses_[size_t(g->operands[0])] == 1) {
+      xq = dq_source(r->operands[0]);
+      reshape = r;
+    }
     ConstChain w;
     if (xq < 0 || !const_chain(g->operands[1], w)) return false;
     const ElementType& xe = type(xq).element;
@@ -218,7 +253,13 @@ class Folder {
         }
       }
     }
-    std::vector<int> operands{rw_.at(xq), emit_weights(w, *g)};
+    int x_operand = rw_.at(xq);
+    if (reshape) {
+      Type rt = type(reshape->results[0]);
+      rt.element = xe;
+      x_operand = emit(OpKind::kReshape, {x_operand}, rt, *reshape, "");
+    }
+    std::vector<int> operands{x_operand, emit_weights(w, *g)};
     if (bq >= 0) operands.push_back(rw_.at(bq));
     emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report);
     return true;

@@ -19,7 +19,8 @@ bool takes_fused_clamp(OpKind kind) {
 }  // namespace
 
 Graph fuse_clamp_into_producers(const Graph& graph, size_t* fused_out) {
-  Graph g = graph;
+  // Dead readers (the dcast a QDQ fold left behind) must not count as uses.
+  Graph g = eliminate_dead_ops(graph);
   const std::vector<int> uses = count_uses(g);
   size_t fused = 0;
   for (size_t c = 0; c < g.ops.size(); ++c) {
@@ -57,7 +58,7 @@ Graph fuse_clamp_into_producers(const Graph& graph, size_t* fused_out) {
     ++fused;
   }
   if (fused_out) *fused_out = fused;
-  return fused ? eliminate_dead_ops(g) : g;
+  return fused ? eliminate_dead_ops(g) : g;  // the fused clamps
 }
 
 }  // namespace qrt::passes

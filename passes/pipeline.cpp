@@ -14,6 +14,7 @@
 #include "passes/fold_pad.h"
 #include "passes/fold_qdq.h"
 #include "passes/fuse_clamp.h"
+#include "passes/layout_nhwc.h"
 #include "passes/lower_hybrid.h"
 #include "passes/lower_reduce.h"
 #include "passes/propagate.h"
@@ -77,6 +78,14 @@ Result<Graph> run_fuse_clamp(const Graph& g, const PassOptions&, PassLog& log) {
   return out;
 }
 
+Result<Graph> run_to_nhwc(const Graph& g, const PassOptions&, PassLog& log) {
+  LayoutReport r;
+  Graph out = to_nhwc(g, &r);
+  log.push_back(std::to_string(r.converted) + " NCHW conv/pool op(s) now NHWC, " + std::to_string(r.followed) +
+                " reader(s) follow in NHWC, " + std::to_string(r.transposes) + " transpose(s) added");
+  return out;
+}
+
 Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions& o, PassLog& log) {
   QRT_ASSIGN_OR_RETURN(std::string mode, o.choice("lower-hybrid", "mode", {"weight-only", "dynamic-range"}, "weight-only"));
   return lower_hybrid(g, mode == "dynamic-range", log);
@@ -106,6 +115,8 @@ const std::vector<PassInfo>& registered_passes() {
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},
       {"fold-qdq", "dcast -> float op -> qcast regions into integer ops; rescale chains into requantize", {},
        run_fold_qdq},
+      {"to-nhwc", "NCHW conv/pool regions to NHWC: transposes only at region borders, inverse pairs cancelled", {},
+       run_to_nhwc},
       {"fuse-clamp", "clamp/relu into the quantized conv2d, matmul, add or mul it reads (clamp_min/clamp_max)", {},
        run_fuse_clamp},
       {"check-integer", "report every qcast/dcast left between integer kernels, and why", {}, run_check_integer},

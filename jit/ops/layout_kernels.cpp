@@ -131,20 +131,29 @@ void transpose_walk(const T* x, T* y, const std::vector<int64_t>& dims, const st
   }
 }
 
-class TransposeOpKernel final : public StaticShapeKernel {
+// Any shape, dynamic dimensions included (a batch left open by an NCHW -> NHWC layout
+// transpose): the strides follow the operand's run-time dimensions.
+class TransposeOpKernel final : public OpKernel {
  public:
-  TransposeOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> perm) : StaticShapeKernel(graph, op) {
-    // strides_[d]: input stride of output dimension d.
-    std::vector<size_t> in_strides(operand_dims_.size(), 1);
-    for (size_t d = operand_dims_.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * size_t(operand_dims_[d]);
-    for (int64_t p : perm) strides_.push_back(in_strides[size_t(p)]);
-    // out_strides_[d]: output stride of input dimension d.
-    const std::vector<int64_t>& out = result_type_.dims;
-    std::vector<size_t> out_row_strides(out.size(), 1);
-    for (size_t d = out.size(); d-- > 1;) out_row_strides[d - 1] = out_row_strides[d] * size_t(out[d]);
-    out_strides_.resize(perm.size());
-    for (size_t d = 0; d < perm.size(); ++d) out_strides_[size_t(perm[d])] = out_row_strides[d];
-    scatter_ = !out.empty() && out.back() < 16 && operand_dims_.back() > out.back();
+  TransposeOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> perm)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), perm_(std::move(perm)) {
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    if (!x.has_static_shape() || !result_type_.has_static_shape()) {
+      name_ = "transpose (strides per call)";
+    } else {
+      const auto& out = result_type_.dims;
+      name_ = !out.empty() && out.back() < 16 && x.dims.back() > out.back() ? "transpose_scatter" : "transpose_gather";
+    }
+  }
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const std::vector<int64_t>& in = operands[0]->type.dims;
+    if (in.size() != perm_.size()) {
+      return Status::error_at(op_.loc, "'qrt.transpose' op operand has rank " + std::to_string(in.size()) + ", perm has " +
+                                           std::to_string(perm_.size()) + " entries");
+    }
+    std::vector<int64_t> dims;
+    for (int64_t p : perm_) dims.push_back(in[size_t(p)]);
+    return checked_result_dims(op_, std::move(dims));
   }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const auto& dims = y.type.dims;
@@ -152,37 +161,50 @@ class TransposeOpKernel final : public StaticShapeKernel {
       std::memcpy(y.bytes(), operands[0]->bytes(), y.byte_size());
       return Status::ok();
     }
+    const std::vector<int64_t>& in_dims = operands[0]->type.dims;
+    // strides[d]: input stride of output dimension d; out_strides[d]: output stride of input
+    // dimension d. Scatter (walk the input's rows) when the output's rows are short.
+    std::vector<size_t> in_strides(in_dims.size(), 1), out_row_strides(dims.size(), 1), strides, out_strides(perm_.size());
+    for (size_t d = in_dims.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * size_t(in_dims[d]);
+    for (int64_t p : perm_) strides.push_back(in_strides[size_t(p)]);
+    for (size_t d = dims.size(); d-- > 1;) out_row_strides[d - 1] = out_row_strides[d] * size_t(dims[d]);
+    for (size_t d = 0; d < perm_.size(); ++d) out_strides[size_t(perm_[d])] = out_row_strides[d];
+    const bool scatter = dims.back() < 16 && in_dims.back() > dims.back();
     const size_t es = y.element_size();
-    const std::vector<int64_t>& rows_of = scatter_ ? operand_dims_ : dims;
+    const std::vector<int64_t>& rows_of = scatter ? in_dims : dims;
     const size_t row = size_t(rows_of.back()), rows = size_t(y.num_elements()) / row;
     const size_t per_task = std::max<size_t>(1, 64 * 1024 / (row * es));
     parallel.for_each((rows + per_task - 1) / per_task, [&](size_t t) {
       const size_t r0 = t * per_task, r1 = std::min(rows, r0 + per_task);
+      const std::vector<int64_t>& walk_dims = scatter ? in_dims : dims;
+      const std::vector<size_t>& walk_strides = scatter ? out_strides : strides;
       switch (es) {
-        case 1: run_rows<uint8_t>(*operands[0], y, r0, r1); break;
-        case 2: run_rows<uint16_t>(*operands[0], y, r0, r1); break;
-        case 4: run_rows<uint32_t>(*operands[0], y, r0, r1); break;
-        default: run_rows<uint64_t>(*operands[0], y, r0, r1); break;
+        case 1: run_rows<uint8_t>(*operands[0], y, scatter, walk_dims, walk_strides, r0, r1); break;
+        case 2: run_rows<uint16_t>(*operands[0], y, scatter, walk_dims, walk_strides, r0, r1); break;
+        case 4: run_rows<uint32_t>(*operands[0], y, scatter, walk_dims, walk_strides, r0, r1); break;
+        default: run_rows<uint64_t>(*operands[0], y, scatter, walk_dims, walk_strides, r0, r1); break;
       }
     });
     return Status::ok();
   }
-  std::string describe() const override { return scatter_ ? "transpose_scatter" : "transpose_gather"; }
+  std::string describe() const override { return name_; }
 
  private:
   template <typename T>
-  void run_rows(const Tensor& x, Tensor& y, size_t r0, size_t r1) const {
+  static void run_rows(const Tensor& x, Tensor& y, bool scatter, const std::vector<int64_t>& dims,
+                       const std::vector<size_t>& strides, size_t r0, size_t r1) {
     const T* in = reinterpret_cast<const T*>(x.bytes());
     T* out = reinterpret_cast<T*>(y.bytes());
-    if (scatter_) {
-      transpose_walk<T, true>(in, out, operand_dims_, out_strides_, r0, r1);
+    if (scatter) {
+      transpose_walk<T, true>(in, out, dims, strides, r0, r1);
     } else {
-      transpose_walk<T, false>(in, out, y.type.dims, strides_, r0, r1);
+      transpose_walk<T, false>(in, out, dims, strides, r0, r1);
     }
   }
 
-  std::vector<size_t> strides_, out_strides_;
-  bool scatter_ = false;
+  Op op_;
+  std::vector<int64_t> perm_;
+  std::string name_;
 };
 
 class ReshapeOpKernel final : public OpKernel {
@@ -208,6 +230,7 @@ class ReshapeOpKernel final : public OpKernel {
 std::string shape_why_not(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
+  if (op.kind == OpKind::kTranspose) return "";  // any shape and type: stored values move
   const bool shape_free = op.kind == OpKind::kRelu || op.kind == OpKind::kClamp || op.kind == OpKind::kReshape;
   if (!shape_free && (!x.has_static_shape() || !y.has_static_shape())) return "dynamic shapes run on the reference";
   if (shape_free && (x.element.kind == ElementKind::kUniformPerAxis || y.element.kind == ElementKind::kUniformPerAxis)) {

@@ -297,3 +297,25 @@ TEST_CASE("malformed and unsupported ONNX files are refused with a clear message
     qrt_model_destroy(model);
   }
 }
+
+TEST_CASE("an NCHW QDQ MobileNet-style model as ONNX Runtime writes it: outputs within one step, integer kernels") {
+  // scripts/make_onnx_test_models.py: Clip kept between QDQ pairs (same and own parameters),
+  // depthwise, a residual Add, GlobalAveragePool, Flatten, Gemm; expected logits from a
+  // float64 numpy evaluation of the QDQ semantics.
+  const qrt_tools::NpyArray x = load("mobilenet_style_nchw_qdq_x.npy");
+  const qrt_tools::NpyArray want = load("mobilenet_style_nchw_qdq_expected.npy");
+  REQUIRE(want.data.size() == 10 * 4);
+  std::vector<float> expected(10);
+  std::memcpy(expected.data(), want.data.data(), 40);
+  size_t float_ops = 0;
+  const Outcome o = run_model("mobilenet_style_nchw_qdq.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_DEFAULT, "default", &float_ops);
+  const double step = 0.0045160478912293911;  // the logits' QuantizeLinear scale in the model
+  for (size_t j = 0; j < 10; ++j) {
+    CAPTURE(j);
+    CHECK(std::fabs(double(o.logits[j]) - double(expected[j])) <= step * 1.001);
+  }
+  MESSAGE("mobilenet_style_nchw_qdq: " << float_ops << " op(s) left to the reference");
+  CHECK(float_ops == 0);
+  const Outcome ref = run_model("mobilenet_style_nchw_qdq.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_REF, "default");
+  CHECK(std::memcmp(ref.logits.data(), o.logits.data(), 40) == 0);
+}
