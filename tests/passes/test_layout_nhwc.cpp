@@ -1,0 +1,143 @@
+// Tests: the to-nhwc pass (passes/layout_nhwc.h): NCHW convolutions, depthwise convolutions
+// and pools become NHWC; element-wise readers, concat and residual adds follow; transposes
+// stay only at region borders and inverse pairs cancel; per-axis axes follow their dimension;
+// the rewritten graph computes the same bytes as the source on the reference.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "ir/text_format.h"
+#include "jit/ref/reference.h"
+#include "passes/layout_nhwc.h"
+
+namespace {
+
+const std::string kX = "tensor<1x2x5x5x!quant.uniform<u8:f32, 0.5:128>>";
+const std::string kF = "tensor<3x2x3x3x!quant.uniform<i8:f32:0, {0.25, 0.125, 0.5}>>";
+const std::string kY = "tensor<1x3x5x5x!quant.uniform<u8:f32, 0.75:120>>";
+const std::string kYAxis = "tensor<1x3x5x5x!quant.uniform<i32:f32:1, {0.25, 0.125, 0.5}>>";
+const std::string kD = "tensor<3x1x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>";
+
+qrt::Graph parse(const std::string& text) {
+  auto g = qrt::parse_graph(text);
+  REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
+  return std::move(g).value();
+}
+
+size_t count(const qrt::Graph& g, qrt::OpKind kind) {
+  return size_t(std::count_if(g.ops.begin(), g.ops.end(), [&](const qrt::Op& op) { return op.kind == kind; }));
+}
+
+// Rewrites; checks the result verifies and computes the source's bytes on the reference.
+qrt::Graph rewrite(const std::string& text, qrt::passes::LayoutReport& report) {
+  const qrt::Graph g = parse(text);
+  const qrt::Graph out = qrt::passes::to_nhwc(g, &report);
+  REQUIRE_MESSAGE(qrt::verify_graph(out).is_ok(), std::string(qrt::verify_graph(out).to_string() + "\n" + qrt::print_graph(out)));
+  std::vector<qrt::Tensor> inputs;
+  for (int v : g.inputs) {
+    qrt::Tensor t = qrt::Tensor::zeros(g.values[size_t(v)].type);
+    const bool is_signed = t.type.element.storage.is_signed;
+    for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
+      t.set_int(i, int64_t((i * 37 + 11) % 255) - (is_signed ? 128 : 0));
+    }
+    inputs.push_back(std::move(t));
+  }
+  auto want = qrt::run_reference(g, inputs);
+  auto got = qrt::run_reference(out, inputs);
+  REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
+  REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
+  REQUIRE(want->size() == got->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    const qrt::Tensor &a = (*want)[i], &b = (*got)[i];
+    REQUIRE(a.type.dims == b.type.dims);
+    REQUIRE(a.byte_size() == b.byte_size());
+    CHECK(std::equal(a.bytes(), a.bytes() + a.byte_size(), b.bytes()));
+  }
+  return out;
+}
+
+std::string conv(const std::string& out, const std::string& in, const std::string& f, const std::string& in_t,
+                 const std::string& f_t, const std::string& out_t, const std::string& extra = "") {
+  return "  " + out + " = \"qrt.conv2d\"(" + in + ", " + f + ") {layout = \"NCHW\", pads = [1, 1, 1, 1]" + extra +
+         "} : (" + in_t + ", " + f_t + ") -> " + out_t + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("conv -> clamp -> depthwise conv -> add (residual) -> max pool: one transpose in, one out") {
+  const std::string text =
+      "func.func @main(%x: " + kX + ", %f: " + kF + ", %d: " + kD + ") -> tensor<1x3x2x2x!quant.uniform<u8:f32, 0.75:120>> {\n" +
+      conv("%y", "%x", "%f", kX, kF, kY) +
+      "  %c = \"qrt.clamp\"(%y) {max = 6.0 : f32, min = 0.0 : f32} : (" + kY + ") -> " + kY + "\n" +
+      conv("%e", "%c", "%d", kY, kD, kY, ", groups = 3 : i64") +
+      "  %s = \"qrt.add\"(%e, %c) : (" + kY + ", " + kY + ") -> " + kY + "\n" +
+      "  %p = \"qrt.max_pool2d\"(%s) {kernel = [2, 2], layout = \"NCHW\", strides = [2, 2]} : (" + kY +
+      ") -> tensor<1x3x2x2x!quant.uniform<u8:f32, 0.75:120>>\n" +
+      "  return %p : tensor<1x3x2x2x!quant.uniform<u8:f32, 0.75:120>>\n}\n";
+  qrt::passes::LayoutReport r;
+  const qrt::Graph out = rewrite(text, r);
+  CHECK(r.converted == 3);
+  CHECK(r.followed == 2);  // the clamp and the add
+  // The input's transpose, the two filters' (constants at plan time), the output's.
+  CHECK(count(out, qrt::OpKind::kTranspose) == 4);
+  for (const qrt::Op& op : out.ops) {
+    if (const qrt::Attribute* layout = op.attr("layout")) CHECK(layout->s == "NHWC");
+  }
+  // The returned value keeps its name.
+  CHECK(out.values[size_t(out.outputs[0])].name == "p");
+}
+
+TEST_CASE("a per-axis result's channel axis follows its dimension") {
+  const std::string text = "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + kYAxis + " {\n" +
+                           conv("%y", "%x", "%f", kX, kF, kYAxis) + "  return %y : " + kYAxis + "\n}\n";
+  qrt::passes::LayoutReport r;
+  const qrt::Graph out = rewrite(text, r);
+  CHECK(r.converted == 1);
+  bool found = false;
+  for (const qrt::Op& op : out.ops) {
+    if (op.kind != qrt::OpKind::kConv2d) continue;
+    const qrt::Type& t = out.values[size_t(op.results[0])].type;
+    CHECK(t.dims == std::vector<int64_t>{1, 5, 5, 3});
+    CHECK(t.element.axis == 3);
+    found = true;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("a transpose back to NHWC cancels; a flatten after global pooling reads NHWC") {
+  const std::string p = "tensor<1x3x1x1x!quant.uniform<u8:f32, 0.75:120>>";
+  const std::string text =
+      "func.func @main(%x: " + kX + ", %f: " + kF +
+      ") -> (tensor<1x5x5x3x!quant.uniform<u8:f32, 0.75:120>>, tensor<1x3x!quant.uniform<u8:f32, 0.75:120>>) {\n" +
+      conv("%y", "%x", "%f", kX, kF, kY) +
+      "  %t = \"qrt.transpose\"(%y) {perm = [0, 2, 3, 1]} : (" + kY + ") -> tensor<1x5x5x3x!quant.uniform<u8:f32, 0.75:120>>\n" +
+      "  %g = \"qrt.avg_pool2d\"(%y) {kernel = [5, 5], layout = \"NCHW\"} : (" + kY + ") -> " + p + "\n" +
+      "  %r = \"qrt.reshape\"(%g) : (" + p + ") -> tensor<1x3x!quant.uniform<u8:f32, 0.75:120>>\n" +
+      "  return %t, %r : tensor<1x5x5x3x!quant.uniform<u8:f32, 0.75:120>>, tensor<1x3x!quant.uniform<u8:f32, 0.75:120>>\n}\n";
+  qrt::passes::LayoutReport r;
+  const qrt::Graph out = rewrite(text, r);
+  CHECK(r.converted == 2);
+  // Only the input's and the filter's transposes remain.
+  CHECK(count(out, qrt::OpKind::kTranspose) == 2);
+}
+
+TEST_CASE("NHWC graphs and readers the pass does not know are left as they are, behind one transpose") {
+  const std::string nhwc_x = "tensor<1x5x5x2x!quant.uniform<u8:f32, 0.5:128>>";
+  const std::string nhwc_f = "tensor<3x3x3x2x!quant.uniform<i8:f32:0, {0.25, 0.125, 0.5}>>";
+  const std::string nhwc_y = "tensor<1x5x5x3x!quant.uniform<u8:f32, 0.75:120>>";
+  const std::string text = "func.func @main(%x: " + nhwc_x + ", %f: " + nhwc_f + ") -> " + nhwc_y + " {\n" +
+                           "  %y = \"qrt.conv2d\"(%x, %f) {pads = [1, 1, 1, 1]} : (" + nhwc_x + ", " + nhwc_f + ") -> " +
+                           nhwc_y + "\n  return %y : " + nhwc_y + "\n}\n";
+  qrt::passes::LayoutReport r;
+  const qrt::Graph out = rewrite(text, r);
+  CHECK(r.converted == 0);
+  CHECK(count(out, qrt::OpKind::kTranspose) == 0);
+  // A softmax over the channels of an NCHW conv result reads the NCHW value.
+  const std::string s = "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + kY + " {\n" +
+                        conv("%y", "%x", "%f", kX, kF, kY) + "  %s = \"qrt.softmax\"(%y) {axis = 1 : i64} : (" + kY +
+                        ") -> " + kY + "\n  return %s : " + kY + "\n}\n";
+  const qrt::Graph out2 = rewrite(s, r);
+  CHECK(r.converted == 1);
+  CHECK(count(out2, qrt::OpKind::kTranspose) == 3);  // input, filter, back to NCHW for the softmax
+}
