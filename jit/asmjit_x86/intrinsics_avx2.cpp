@@ -63,12 +63,13 @@ __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint
     }
     std::memset(dst + k, 0, size_t(k_padded - k));
   } else {
-    auto* d16 = reinterpret_cast<uint16_t*>(dst);
+    // 16-bit values through memcpy: a row may start at any byte (PackRowsArgs strides).
     for (; i < k; ++i) {
-      d16[i] = uint8_t(src[i] ^ flip);
-      sum += d16[i];
+      const uint16_t v = uint8_t(src[i] ^ flip);
+      std::memcpy(dst + 2 * i, &v, 2);
+      sum += v;
     }
-    std::memset(d16 + k, 0, size_t(k_padded - k) * 2);
+    std::memset(dst + 2 * k, 0, size_t(k_padded - k) * 2);
   }
   return sum;
 }
