@@ -45,9 +45,7 @@ class Folder {
     if (!p) return false;
     if (p->kind == OpKind::kTranspose) {
       if (!const_chain(p->operands[0], c)) return false;
-      std::vector<int64_t> perm;
-      for (const Attribute& a : p->attr("perm")->array) perm.push_back(a.i);
-      c.perms.push_back(perm);
+      c.perms.push_back(perm_of(*p));
       return true;
     }
     const int q = dq_source(v);
@@ -66,13 +64,7 @@ class Folder {
     int v = rw_.at(c.constant);
     Type t = type(c.constant);
     for (const auto& perm : c.perms) {
-      Type nt = t;
-      for (size_t i = 0; i < perm.size(); ++i) nt.dims[i] = t.dims[size_t(perm[i])];
-      if (t.element.kind == ElementKind::kUniformPerAxis) {
-        for (size_t i = 0; i < perm.size(); ++i) {
-          if (perm[i] == t.element.axis) nt.element.axis = int32_t(i);
-        }
-      }
+      const Type nt = transposed_type(t, perm);
       v = rw_.emit(OpKind::kTranspose, {v}, nt, {{"perm", Attribute::make_int_array(perm)}}, like.loc, "");
       t = nt;
     }

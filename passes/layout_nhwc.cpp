@@ -14,25 +14,6 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};  // NCHW -> NHWC
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};  // NHWC -> NCHW
 
-/// `t` transposed by `perm` (result dimension i is dimension perm[i]); a per-axis type's
-/// channel axis follows its dimension.
-Type permuted(const Type& t, const std::vector<int64_t>& perm) {
-  Type nt = t;
-  for (size_t i = 0; i < perm.size(); ++i) {
-    nt.dims[i] = t.dims[size_t(perm[i])];
-    if (t.element.kind == ElementKind::kUniformPerAxis && perm[i] == t.element.axis) nt.element.axis = int32_t(i);
-  }
-  return nt;
-}
-
-/// The NHWC position of NCHW axis `a` (0..3).
-int64_t nhwc_axis(int64_t a) {
-  for (size_t i = 0; i < kToNhwc.size(); ++i) {
-    if (kToNhwc[i] == a) return int64_t(i);
-  }
-  return a;
-}
-
 bool is_identity(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != int64_t(i)) return false;
@@ -82,7 +63,7 @@ class NhwcRewriter {
   // transpose of it (remembered, so other readers share it).
   int nhwc_of(int v, SourceLoc loc) {
     if (nhwc(v)) return nhwc_[v];
-    const int nv = emit_transpose(rw_.at(v), permuted(type(v), kToNhwc), kToNhwc, loc, derived_name(v, "_nhwc"));
+    const int nv = emit_transpose(rw_.at(v), transposed_type(type(v), kToNhwc), kToNhwc, loc, derived_name(v, "_nhwc"));
     nhwc_[v] = nv;
     return nv;
   }
@@ -96,7 +77,7 @@ class NhwcRewriter {
   // Emits `op` in NHWC on `operands` (new-graph NHWC values): its result stays NHWC.
   void emit_nhwc(const Op& op, std::vector<int> operands, const std::vector<std::pair<std::string, Attribute>>& attrs) {
     const int y = op.results[0];
-    nhwc_[y] = rw_.emit(op.kind, std::move(operands), permuted(type(y), kToNhwc), attrs, op.loc, derived_name(y, "_nhwc"));
+    nhwc_[y] = rw_.emit(op.kind, std::move(operands), transposed_type(type(y), kToNhwc), attrs, op.loc, derived_name(y, "_nhwc"));
   }
 
   bool rewrite(const Op& op) {
@@ -111,7 +92,7 @@ class NhwcRewriter {
         if (op.kind == OpKind::kConv2d) {
           // OIHW -> OHWI: the filter's per-axis axis 0 stays 0.
           const int f = op.operands[1];
-          operands.push_back(emit_transpose(rw_.at(f), permuted(type(f), kToNhwc), kToNhwc, op.loc, ""));
+          operands.push_back(emit_transpose(rw_.at(f), transposed_type(type(f), kToNhwc), kToNhwc, op.loc, ""));
           if (op.operands.size() > 2) operands.push_back(rw_.at(op.operands[2]));
         }
         Op like = op;
@@ -148,7 +129,7 @@ class NhwcRewriter {
         if (!axis) return false;
         const int64_t a = axis->i < 0 ? axis->i + 4 : axis->i;
         Op like = op;
-        like.set_attr("axis", Attribute::make_int(nhwc_axis(a)));
+        like.set_attr("axis", Attribute::make_int(kToNchw[size_t(a)]));  // NCHW axis a sits at NHWC kToNchw[a]
         emit_nhwc(op, std::move(operands), like.attrs);
         ++report_.followed;
         return true;
@@ -159,7 +140,7 @@ class NhwcRewriter {
         // y = transpose(x, P) with x = transpose(n, kToNchw): y = transpose(n, C),
         // C[i] = kToNchw[P[i]]; the identity cancels both.
         std::vector<int64_t> combined;
-        for (const Attribute& p : op.attr("perm")->array) combined.push_back(kToNchw[size_t(p.i)]);
+        for (int64_t p : perm_of(op)) combined.push_back(kToNchw[size_t(p)]);
         const int y = op.results[0];
         rw_.map(y, is_identity(combined) ? nhwc_[x]
                                          : emit_transpose(nhwc_[x], type(y), combined, op.loc, g_.values[size_t(y)].name));

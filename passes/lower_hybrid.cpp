@@ -111,12 +111,7 @@ Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log) {
     int v = rw.at(w);
     Type t = graph.values[size_t(w)].type;
     for (const Op* tr : transposes) {
-      Type nt = t;
-      const auto& perm = tr->attr("perm")->array;
-      for (size_t i = 0; i < perm.size(); ++i) {
-        nt.dims[i] = t.dims[size_t(perm[i].i)];
-        if (t.element.kind == ElementKind::kUniformPerAxis && perm[i].i == t.element.axis) nt.element.axis = int32_t(i);
-      }
+      const Type nt = transposed_type(t, perm_of(*tr));
       v = rw.emit(OpKind::kTranspose, {v}, nt, tr->attrs, tr->loc, fresh_name(graph, graph.values[size_t(w)].name + "_t"));
       t = nt;
     }

@@ -62,6 +62,21 @@ std::vector<bool> constant_values(const Graph& graph) {
   return constant;
 }
 
+Type transposed_type(const Type& t, const std::vector<int64_t>& perm) {
+  Type nt = t;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    nt.dims[i] = t.dims[size_t(perm[i])];
+    if (t.element.kind == ElementKind::kUniformPerAxis && perm[i] == t.element.axis) nt.element.axis = int32_t(i);
+  }
+  return nt;
+}
+
+std::vector<int64_t> perm_of(const Op& transpose) {
+  std::vector<int64_t> perm;
+  for (const Attribute& a : transpose.attr("perm")->array) perm.push_back(a.i);
+  return perm;
+}
+
 const Op* producer_of(const Graph& graph, int v) {
   const int p = graph.values[size_t(v)].producer;
   return p < 0 ? nullptr : &graph.ops[size_t(p)];

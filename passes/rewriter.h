@@ -52,6 +52,13 @@ std::vector<bool> constant_values(const Graph& graph);
 /// The op defining value `v`, or nullptr for arguments.
 const Op* producer_of(const Graph& graph, int v);
 
+/// `t` transposed by `perm` (result dimension i is dimension perm[i]); a per-axis type's
+/// channel axis follows its dimension.
+Type transposed_type(const Type& t, const std::vector<int64_t>& perm);
+
+/// The `perm` attribute of a qrt.transpose as integers.
+std::vector<int64_t> perm_of(const Op& transpose);
+
 /// A name for a new value derived from `base` that no value of `graph` has.
 std::string fresh_name(const Graph& graph, const std::string& base);
 

@@ -84,20 +84,16 @@ class ConvOpKernel final : public OpKernel {
     // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle, but
     // no smaller than the work is worth (see worthwhile_tasks).
     const int64_t worth = worthwhile_tasks(pixels * p.n * p.k, kMinConvTaskMacs, parallel);
-    const int64_t threads = worth > 1 ? int64_t(parallel.threads()) : 1;
-    const int64_t block = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
-    int64_t chunk = block;
-    if (threads > 1) {
-      chunk = std::max(tile, (pixels + 4 * threads - 1) / (4 * threads) / tile * tile);
-      chunk = std::min(block, std::max(chunk, ((pixels + worth - 1) / worth + tile - 1) / tile * tile));
-    }
+    Parallel& par = worth > 1 ? parallel : serial();
+    const int64_t chunk =
+        rows_per_task(pixels, tile, std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile), worth);
     const int64_t chunks = (pixels + chunk - 1) / chunk;
     thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
     staged.resize(w_.nchw ? size_t(pixels * out_c * ob) : 0);
     for (int64_t n = 0; n < dims[0]; ++n) {
       // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
       uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
-      parallel.for_each(size_t(chunks), [&](size_t t) {
+      par.for_each(size_t(chunks), [&](size_t t) {
         thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
         const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);

@@ -83,9 +83,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   const int64_t block_m = block_rows();
   if (rows >= 2 * tile * threads || threads == 1) {
     // Row blocks: several per thread when there are enough, for balance.
-    int64_t chunk = std::max(tile, (rows + 4 * threads - 1) / (4 * threads) / tile * tile);
-    chunk = std::min(block_m, std::max(chunk, ((rows + worth - 1) / worth + tile - 1) / tile * tile));
-    if (threads == 1) chunk = block_m;
+    const int64_t chunk = rows_per_task(rows, tile, block_m, worth);
     const int64_t tasks = (rows + chunk - 1) / chunk;
     par.for_each(size_t(tasks), [&](size_t t) {
       const int64_t m0 = int64_t(t) * chunk;
@@ -95,8 +93,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   }
   // Few rows (e.g. 1 x 4096 x 4096): split the weight panels; each task packs the rows again
   // (cheap: the rows are few).
-  const int64_t panels_per_task =
-      std::max<int64_t>({1, (p.panels + 4 * threads - 1) / (4 * threads), (p.panels + worth - 1) / worth});
+  const int64_t panels_per_task = (p.panels + worth - 1) / worth;
   const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
   par.for_each(size_t(tasks), [&](size_t t) {
     const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
