@@ -13,14 +13,22 @@ namespace {
 std::vector<KernelListRow> make_rows() {
   std::vector<KernelListRow> rows;
   auto every_kind = [&rows](const Backend& b) {
-    for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) rows.push_back({KernelOp(k), b.isa(), &b});
+    for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) {
+      // The dot4 depthwise rows exist only where the backend has them (vpdpbusd).
+      const bool dw_rows = KernelOp(k) == KernelOp::kDwInterleave || KernelOp(k) == KernelOp::kDwRows;
+      if (!dw_rows || b.depthwise_traits().rows_panel != 0 || b.isa() == Isa::kScalar) {
+        rows.push_back({KernelOp(k), b.isa(), &b});
+      }
+    }
   };
 #if QRT_BACKEND_X86
   for (const Backend* b : {&x86_avx512_vnni_backend(), &x86_avx2_vnni_backend()}) {
     rows.push_back({KernelOp::kGemm, b->isa(), b});
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
   }
-  rows.push_back({KernelOp::kDepthwise, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
+  for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows}) {
+    rows.push_back({op, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
+  }
   every_kind(x86_avx2_backend());
 #endif
   // The portable scalar twins: every kind, every host, last in preference.

@@ -23,6 +23,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
 /// kDepthwise on zmm, 32-channel blocks (AVX-512).
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_depthwise(const KernelDesc& desc);
+/// kDwInterleave (DwInterleaveArgs) on zmm, 64-lane blocks (AVX-512 BW).
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const KernelDesc& desc);
+/// kDwRows (DwRowsArgs) on zmm, 64-lane blocks (AVX-512 VNNI vpdpbusd).
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
 /// kMaxPool / kAvgPool (PoolArgs).

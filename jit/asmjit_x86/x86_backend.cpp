@@ -43,7 +43,9 @@ class X86Backend final : public Backend {
         return std::nullopt;
     }
   }
-  DepthwiseTraits depthwise_traits() const override { return {isa_ == Isa::kAvx512Vnni ? 32u : 16u}; }
+  DepthwiseTraits depthwise_traits() const override {
+    return isa_ == Isa::kAvx512Vnni ? DepthwiseTraits{32, 32} : DepthwiseTraits{16, 0};
+  }
   StreamTraits stream_traits() const override { return {8}; }
 
   std::string why_not(const KernelDesc& d) const override {
@@ -53,12 +55,14 @@ class X86Backend final : public Backend {
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
-                        (isa_ == Isa::kAvx512Vnni && d.op == KernelOp::kDepthwise);
+                        (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
+                                                      d.op == KernelOp::kDwRows));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 
@@ -71,6 +75,8 @@ class X86Backend final : public Backend {
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_gemm(d) : x86gen::generate_avx2_gemm(d));
       case KernelOp::kDepthwise:
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_depthwise(d) : x86gen::generate_avx2_depthwise(d));
+      case KernelOp::kDwInterleave: return cast(x86gen::generate_avx512_dw_interleave(d));
+      case KernelOp::kDwRows: return cast(x86gen::generate_avx512_dw_rows(d));
       case KernelOp::kQAdd:
       case KernelOp::kQMul:
       case KernelOp::kRequantize: return cast(x86gen::generate_avx2_elementwise(d));

@@ -26,7 +26,8 @@ struct GemmTraits {
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the
 /// layout of microkernel.h (depthwise_lane_channel).
 struct DepthwiseTraits {
-  unsigned block = 0;  ///< channels per block (desc.panel of its kernels)
+  unsigned block = 0;       ///< channels per block (desc.panel of its kDepthwise kernels)
+  unsigned rows_panel = 0;  ///< lanes per block of the dot4 row path (kDwInterleave + kDwRows); 0: none
 };
 
 /// Elements per call unit of the element-wise kinds (convert, add/mul/requantize): the
@@ -41,6 +42,9 @@ std::string gemm_tile_why_not(const KernelDesc& desc, const std::optional<GemmTr
 /// "" when a depthwise or pooling description is well formed for windowed kernels with
 /// `block`-channel depthwise blocks (even, non-zero taps for depthwise; taps and channels).
 std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
+/// "" when a kDwInterleave or kDwRows description is well formed for `panel`-lane blocks
+/// (window, channels, 8-bit output), else why not.
+std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel);
 
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {

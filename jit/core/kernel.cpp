@@ -10,7 +10,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
-         row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && channels == o.channels;
+         row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels;
 }
 
 size_t KernelDesc::hash() const {
@@ -23,7 +23,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint32_t>()(channels) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint64_t>()((uint64_t(kh) << 32) | channels) + 0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
 
@@ -55,6 +55,8 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kPackRows: return "packrows";
     case KernelOp::kClamp: return "clamp";
     case KernelOp::kF32Gemm: return "f32gemm";
+    case KernelOp::kDwInterleave: return "dwinterleave";
+    case KernelOp::kDwRows: return "dwrows";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -80,6 +82,16 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kDepthwise) {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +
            std::to_string(channels) + "c" + suffix;
+  }
+  if (op == KernelOp::kDwInterleave) {
+    // e.g. qs8_dwinterleave_3w32c__avx512vnni (input, window width, channels).
+    return std::string(storage_signed ? "qs8" : "qu8") + "_dwinterleave_" + std::to_string(taps) + "w" +
+           std::to_string(channels) + "c" + suffix;
+  }
+  if (op == KernelOp::kDwRows) {
+    // e.g. qu8_qs8_qu8_dwrows_3x3p32c_dot4__avx512vnni (input, weights, output, window, channels).
+    return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwrows_" + std::to_string(kh) + "x" +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c_dot4" + suffix;
   }
   if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {
     return std::string(storage_signed ? "qs8_" : "qu8_") + out_name(out) + (op == KernelOp::kMaxPool ? "_maxpool_" : "_avgpool_") +

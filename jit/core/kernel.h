@@ -23,6 +23,8 @@ enum class KernelOp : uint8_t {
   kPackRows,    ///< GEMM activation rows -> the packed layout of a GEMM path, with row sums
   kClamp,       ///< 8-bit clamp (quantized relu/clamp)
   kF32Gemm,     ///< f32 GEMM rows in the reference's order (k-ordered sums, no FMA)
+  kDwInterleave,  ///< depthwise: one input row's windows -> u8 tap quads per channel (dot4 layout)
+  kDwRows,        ///< depthwise: one output row from interleaved rows by u8 x s8 quads (vpdpbusd)
   kCount
 };
 
@@ -66,7 +68,8 @@ struct KernelDesc {
   uint8_t panel = 16;           ///< kGemm: columns per packed weight panel (the backend's trait)
   bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n] (some weight zero point != 0)
   bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
-  uint16_t taps = 0;            ///< kernel window positions (kDepthwise)
+  uint16_t taps = 0;            ///< kernel window positions (kDepthwise); window width (kDwInterleave, kDwRows)
+  uint8_t kh = 0;               ///< window height (kDwRows)
   uint32_t channels = 0;        ///< channels (kDepthwise)
 
   /// Compares every field (scale bit for bit).

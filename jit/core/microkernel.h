@@ -7,6 +7,7 @@
 // tile traits (jit/core/backend.h); the operator layer packs with them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -111,6 +112,87 @@ inline size_t depthwise_weight_index(unsigned panel, unsigned pairs, size_t b, u
   const unsigned width = panel / 2;
   return ((b * pairs + t / 2) * 2 + lane / width) * (2 * width) + (lane % width) * 2 + t % 2;
 }
+
+/// The dot4 depthwise path (kDwInterleave + kDwRows) works on interleaved input rows: for
+/// output position x and tap group g, one u8 quad per channel holding the window's taps
+/// 4g..4g+3 along the row (taps past the window width meet zero weights). An output row is
+/// then kh · groups vpdpbusd per register, with no shuffle in the pixel loop.
+///
+/// Channels go in blocks of desc.panel (32 on AVX-512) lanes; the last block is narrowed to
+/// 16 lanes when its channels fit (dw_rows_block_width). Within a
+/// block of width W the quads are W/16 vectors of 16-byte chunks: chunk m holds lanes
+/// 4m..4m+3, which are the channels 16·L + 4·r + (lane % 4) with r = m / (W / 16) and
+/// L = m % (W / 16) (dw_rows_lane_channel) — the order two rounds of vpunpck{l,h} within
+/// 128-bit lanes produce.
+
+/// Groups of four taps along a window row of width `kw`.
+inline unsigned dw_rows_groups(unsigned kw) { return (kw + 3) / 4; }
+
+/// Lanes of block b (the last one may be narrower; see above).
+inline unsigned dw_rows_block_width(unsigned panel, uint32_t channels, size_t b) {
+  const uint32_t left = channels - uint32_t(b) * panel;
+  if (left >= panel) return panel;
+  return left <= 16 ? 16u : left <= 32 ? std::min(32u, panel) : panel;
+}
+
+/// Channels rounded up to the blocks' widths: the lanes of one tap group of a position.
+inline uint32_t dw_rows_padded_channels(unsigned panel, uint32_t channels) {
+  const uint32_t full = channels / panel * panel;
+  return full + (channels % panel == 0 ? 0 : dw_rows_block_width(panel, channels, channels / panel));
+}
+
+/// The channel (within its block) of lane `lane` of a block `width` lanes wide.
+inline unsigned dw_rows_lane_channel(unsigned width, unsigned lane) {
+  const unsigned m = lane / 4, chunks = width / 16;
+  return 16 * (m % chunks) + 4 * (m / chunks) + lane % 4;
+}
+
+/// Bytes of one interleaved position: groups x padded channels x 4 taps.
+inline int64_t dw_rows_position_bytes(unsigned panel, uint32_t channels, unsigned kw) {
+  return int64_t(dw_rows_groups(kw)) * dw_rows_padded_channels(panel, channels) * 4;
+}
+
+/// The byte offset of tap j (0..3) of group g, lane `lane` of block b, in a position.
+inline int64_t dw_rows_quad_offset(unsigned panel, uint32_t channels, unsigned g, size_t b, unsigned lane, unsigned j) {
+  return (int64_t(g) * dw_rows_padded_channels(panel, channels) + int64_t(b) * panel + lane) * 4 + j;
+}
+
+/// The byte offset of the s8 weight of tap j (0..3) of group g of window row dy, lane `lane`
+/// of block b: per block, per row, per group, `panel` lanes of quads (narrow blocks use the
+/// first lanes).
+inline int64_t dw_rows_weight_offset(unsigned panel, unsigned kh, unsigned groups, size_t b, unsigned dy, unsigned g,
+                                     unsigned lane, unsigned j) {
+  return (((int64_t(b) * kh + dy) * groups + g) * panel + lane) * 4 + j;
+}
+
+/// kDwInterleave: position x (0 <= x < positions) of the interleaved row `out` (stride
+/// dw_rows_position_bytes) gets, for tap group g and channel lane l of block b, the bytes
+/// row[x·step + (4g + j)·dilation + c] for j = 0..3, where c is the lane's channel (b·panel
+/// + dw_rows_lane_channel), sign bit flipped for s8 storage (u8 = s8 + 128). Lanes past
+/// desc.channels read the bytes past the channels: the row needs
+/// dw_rows_padded_channels - channels readable bytes of slack after its last tap.
+/// desc.taps = window width, desc.channels, desc.panel, desc.storage_signed.
+struct DwInterleaveArgs {
+  const uint8_t* row;  ///< the padded input row: position p's channels at row + p · C
+  uint8_t* out;        ///< the interleaved row
+  int64_t positions;   ///< output positions
+  int64_t step;        ///< bytes between consecutive positions' first taps (stride · C)
+  int64_t dilation;    ///< bytes between a window's consecutive taps (dilation · C)
+};
+
+/// kDwRows: output pixel x of one row: per channel, acc = bias + Σ over window rows dy,
+/// tap groups g and j = 0..3 of rows[dy][x][g][lane][j] · w[dy][g][lane][j] (u8 x s8, int32,
+/// wrapping), then the u8/s8 epilogue of GemmTileArgs; stores desc.channels bytes per pixel,
+/// pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
+/// b · kEpFields · panel · 4. desc.kh, desc.taps = window width, desc.channels, desc.panel,
+/// desc.out (kU8 or kS8).
+struct DwRowsArgs {
+  const uint8_t* const* rows;  ///< desc.kh interleaved rows (kDwInterleave layout)
+  uint8_t* out;                ///< the row's first output pixel
+  int64_t pixels;              ///< output pixels
+  const void* weights;         ///< dw_rows_weight_offset layout, 64-byte aligned
+  const void* epilogue;        ///< per block, 64-byte aligned
+};
 
 /// kMaxPool / kAvgPool: tap pointers as DepthwiseArgs. Max: the largest stored value of the
 /// taps; average: clamp(f32(bias + Σ x)·m, lo, hi) rounded to nearest even, + zo.

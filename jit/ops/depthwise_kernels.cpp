@@ -7,6 +7,14 @@
 //   acc[c] = Σ_t x_t[c]·w''[t][c] - zx·Σ_t w''[t][c] + bias[c]
 // where the second term folds into the bias at pack time; pair sums of s16 products fit s32,
 // and every result is proven to fit int32, so the kernel is exact for every input.
+//
+// Where the level has vpdpbusd and every w'' fits s8 (symmetric s8 weights; u8 weights near
+// their zero point), 8-bit outputs take the dot4 row path instead: each input row is
+// interleaved once into u8 quads of four horizontal taps per channel (s8 inputs flipped to
+// u = x + 128, the 128·Σw'' folded into the bias), kept in a per-thread ring of kh·dh rows,
+// and every output row is kh · ceil(kw / 4) vpdpbusd per 16 channels with no shuffle in the
+// pixel loop. Exact for the same reason: u8 x s8 quads sum into int32 without saturation and
+// the result is proven to fit int32 (wrapping intermediate sums do not matter).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,6 +35,21 @@ namespace {
 // 1 ns each on the kernels measured): ~2 µs, above the ~1 µs a hand-off to another thread costs.
 constexpr int64_t kMinDepthwiseTaskSteps = 2048;
 
+// The output dims of a depthwise op over input `x`, or the error naming the op.
+template <typename Checked>
+Result<std::vector<int64_t>> depthwise_result_dims(const Op& op, const Window2d& w, const Tensor& x, int64_t c,
+                                                   Checked checked) {
+  if (x.type.dims[3] != c) {
+    return Status::error_at(op.loc, "'qrt.conv2d' op input has " + std::to_string(x.type.dims[3]) +
+                                        " channels at run time, the filter expects " + std::to_string(c));
+  }
+  std::vector<int64_t> dims = window_output_dims(x.type.dims, w, c);
+  if (dims[1] <= 0 || dims[2] <= 0) {
+    return Status::error_at(op.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
+  }
+  return checked(std::move(dims));
+}
+
 class DepthwiseOpKernel final : public OpKernel {
  public:
   DepthwiseOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc,
@@ -35,17 +58,9 @@ class DepthwiseOpKernel final : public OpKernel {
         weights_(std::move(weights)), epilogue_(std::move(epilogue)), pad_byte_(pad) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    const Tensor& x = *operands[0];
-    const int64_t c = desc_.channels;
-    if (x.type.dims[3] != c) {
-      return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(x.type.dims[3]) +
-                                           " channels at run time, the filter expects " + std::to_string(c));
-    }
-    std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, c);
-    if (dims[1] <= 0 || dims[2] <= 0) {
-      return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
-    }
-    return checked_result_dims(op_, std::move(dims));
+    return depthwise_result_dims(op_, w_, *operands[0], desc_.channels, [this](std::vector<int64_t> d) {
+      return checked_result_dims(op_, std::move(d));
+    });
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
@@ -102,6 +117,97 @@ class DepthwiseOpKernel final : public OpKernel {
   uint8_t pad_byte_;
 };
 
+
+// The dot4 row path (see the top of the file).
+class DepthwiseRowsOpKernel final : public OpKernel {
+ public:
+  DepthwiseRowsOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc interleave, KernelDesc rows,
+                        std::shared_ptr<const CompiledKernel> interleave_code, std::shared_ptr<const CompiledKernel> rows_code,
+                        AlignedBytes weights, AlignedBytes epilogue, uint8_t pad)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), interleave_(interleave), rows_(rows),
+        interleave_code_(std::move(interleave_code)), rows_code_(std::move(rows_code)), weights_(std::move(weights)),
+        epilogue_(std::move(epilogue)), pad_byte_(pad) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return depthwise_result_dims(op_, w_, *operands[0], rows_.channels, [this](std::vector<int64_t> d) {
+      return checked_result_dims(op_, std::move(d));
+    });
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
+    const unsigned groups = dw_rows_groups(rows_.taps);
+    const int64_t position_bytes = dw_rows_position_bytes(rows_.panel, rows_.channels, rows_.taps);
+    const int64_t row_bytes = ow * position_bytes;
+    // Padded input row: the positions the windows reach (taps up to the group's fourth), the
+    // image at pad_left, zero points elsewhere, and slack for the widest block's lanes.
+    const int64_t reach = (ow - 1) * w_.sw + (4 * int64_t(groups) - 1) * w_.dw + 1;
+    const int64_t positions = std::max(reach, w_.pad_left + wd);
+    const size_t padded_bytes = size_t(positions * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64);
+    // The interleaved row of the vertical padding, shared by every task.
+    std::vector<uint8_t> pad_row(padded_bytes, pad_byte_);
+    AlignedBytes pad_interleaved{size_t(row_bytes)};
+    interleave(pad_row.data(), pad_interleaved.data(), ow);
+    const int64_t rows = y.type.dims[0] * oh;
+    const int64_t tasks = worthwhile_tasks(rows * ow * rows_.kh * groups * ((c + 15) / 16), kMinDepthwiseTaskSteps, parallel);
+    const int64_t rows_per_task = (rows + tasks - 1) / tasks;
+    const int64_t ring = w_.kh * w_.dh;
+    parallel.for_each(size_t((rows + rows_per_task - 1) / rows_per_task), [&](size_t task) {
+      // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
+      // (the rows one output row reads are kh·dh apart at most, so they never share a slot).
+      thread_local std::vector<uint8_t> padded;
+      thread_local std::vector<AlignedBytes> slots;
+      thread_local std::vector<int64_t> tags;
+      padded.assign(padded_bytes, pad_byte_);
+      if (slots.size() < size_t(ring) || (slots.size() > 0 && slots[0].size() < size_t(row_bytes))) {
+        slots.clear();
+        for (int64_t i = 0; i < ring; ++i) slots.emplace_back(size_t(row_bytes));
+      }
+      tags.assign(size_t(ring), -1);  // a new input tensor: nothing cached
+      const uint8_t* row_ptrs[256];
+      const int64_t first = int64_t(task) * rows_per_task;
+      for (int64_t r = first; r < std::min(rows, first + rows_per_task); ++r) {
+        const int64_t n = r / oh, oy = r % oh;
+        for (int64_t dy = 0; dy < w_.kh; ++dy) {
+          const int64_t iy = oy * w_.sh - w_.pad_top + dy * w_.dh;
+          if (iy < 0 || iy >= h) {
+            row_ptrs[dy] = pad_interleaved.data();
+            continue;
+          }
+          const size_t slot = size_t(iy % ring);
+          if (tags[slot] != n * h + iy) {
+            std::memcpy(padded.data() + w_.pad_left * c, x.bytes() + (n * h + iy) * wd * c, size_t(wd * c));
+            interleave(padded.data(), slots[slot].data(), ow);
+            tags[slot] = n * h + iy;
+          }
+          row_ptrs[dy] = slots[slot].data();
+        }
+        DwRowsArgs args{row_ptrs, y.bytes() + (n * oh + oy) * ow * c, ow, weights_.data(), epilogue_.data()};
+        call_microkernel(rows_code_->entry(), args, rows_);
+      }
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  std::string describe() const override {
+    return rows_.name() + " + " + interleave_.name() + " (u8 x s8 quads: exact for every input)";
+  }
+
+ private:
+  void interleave(const uint8_t* padded, uint8_t* out, int64_t ow) const {
+    const int64_t c = interleave_.channels;
+    call_microkernel(interleave_code_->entry(), DwInterleaveArgs{padded, out, ow, w_.sw * c, w_.dw * c}, interleave_);
+  }
+
+  Op op_;
+  Window2d w_;
+  KernelDesc interleave_, rows_;
+  std::shared_ptr<const CompiledKernel> interleave_code_, rows_code_;
+  AlignedBytes weights_, epilogue_;
+  uint8_t pad_byte_;
+};
 
 struct PreparedDepthwise final : PreparedOp {
   const Graph* graph = nullptr;
@@ -164,11 +270,14 @@ class DepthwiseFamily final : public OpFamily {
   }
 
   std::string check(const PreparedOp& prepared, const Backend* backend) const override {
-    return backend->why_not(desc_for(static_cast<const PreparedDepthwise&>(prepared), *backend));
+    const auto& p = static_cast<const PreparedDepthwise&>(prepared);
+    if (rows_path(p, *backend)) return "";
+    return backend->why_not(desc_for(p, *backend));
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedDepthwise&>(prepared);
+    if (rows_path(p, *backend)) return create_rows(p, *backend);
     const KernelDesc d = desc_for(p, *backend);
     const unsigned block = d.panel, pairs = p.taps / 2;
     const int64_t blocks = (p.channels + block - 1) / block;
@@ -198,6 +307,67 @@ class DepthwiseFamily final : public OpFamily {
   }
 
  private:
+  // The dot4 row kernels' descriptions (interleave, rows).
+  static std::pair<KernelDesc, KernelDesc> rows_descs(const PreparedDepthwise& p, const Backend& backend) {
+    KernelDesc in;
+    in.op = KernelOp::kDwInterleave;
+    in.isa = backend.isa();
+    in.storage_signed = p.q.a_signed;
+    in.taps = uint16_t(p.w.kw);
+    in.channels = uint32_t(p.channels);
+    in.panel = uint8_t(backend.depthwise_traits().rows_panel);
+    KernelDesc rows = in;
+    rows.op = KernelOp::kDwRows;
+    rows.out = p.q.out;
+    rows.kh = uint8_t(p.w.kh);
+    return {in, rows};
+  }
+
+  // Whether the dot4 row path serves the op on `backend`: the level has it, the output is
+  // 8-bit, the window is at most 64 x 64 and every w'' fits s8.
+  static bool rows_path(const PreparedDepthwise& p, const Backend& backend) {
+    if (backend.depthwise_traits().rows_panel == 0 || p.w.kh > 64 || p.w.kw > 64) return false;
+    if (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8) return false;
+    for (int32_t v : p.wdev) {
+      if (v < -128 || v > 127) return false;
+    }
+    const auto [in, rows] = rows_descs(p, backend);
+    return backend.why_not(in).empty() && backend.why_not(rows).empty();
+  }
+
+  static Result<std::unique_ptr<OpKernel>> create_rows(const PreparedDepthwise& p, const Backend& backend) {
+    const auto [in, rows] = rows_descs(p, backend);
+    const unsigned panel = rows.panel, groups = dw_rows_groups(rows.taps), kh = rows.kh, kw = rows.taps;
+    const int64_t blocks = (p.channels + panel - 1) / panel;
+    // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''.
+    const int64_t zu = int64_t(p.q.a_zero_point) + (p.q.a_signed ? 128 : 0);
+    AlignedBytes weights(size_t(blocks * kh * groups * panel * 4));
+    AlignedBytes epilogue(size_t(blocks * kEpFields * panel * 4));
+    for (int64_t b = 0; b < blocks; ++b) {
+      const unsigned width = dw_rows_block_width(panel, rows.channels, size_t(b));
+      for (unsigned lane = 0; lane < width; ++lane) {
+        const int64_t ch = b * panel + dw_rows_lane_channel(width, lane);
+        if (ch >= p.channels) continue;
+        int64_t wsum = 0;
+        for (unsigned dy = 0; dy < kh; ++dy) {
+          for (unsigned kx = 0; kx < kw; ++kx) {
+            const int32_t wv = p.wdev[size_t(ch) * p.real_taps + dy * kw + kx];
+            weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, kx / 4, lane, kx % 4)] = uint8_t(int8_t(wv));
+            wsum += wv;
+          }
+        }
+        const int32_t folded = int32_t(uint32_t(uint64_t(p.bias[size_t(ch)] - zu * wsum)));
+        put_epilogue_lane(epilogue.data() + b * kEpFields * panel * 4, panel, lane, p.q, size_t(ch), folded,
+                          p.q.w_zero_point[size_t(ch)]);
+      }
+    }
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> in_code, code_cache().get(in));
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> rows_code, code_cache().get(rows));
+    return std::unique_ptr<OpKernel>(std::make_unique<DepthwiseRowsOpKernel>(
+        *p.graph, *p.op, p.w, in, rows, std::move(in_code), std::move(rows_code), std::move(weights), std::move(epilogue),
+        uint8_t(p.q.a_zero_point)));
+  }
+
   static KernelDesc desc_for(const PreparedDepthwise& p, const Backend& backend) {
     KernelDesc d;
     d.op = KernelOp::kDepthwise;

@@ -22,13 +22,16 @@ class ScalarBackend final : public Backend {
     if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2};
     return std::nullopt;
   }
-  DepthwiseTraits depthwise_traits() const override { return {16}; }
+  // The twins also compute the dot4 row layout (for the kernel-list tests); this level does
+  // not choose it.
+  DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
   StreamTraits stream_traits() const override { return {8}; }
 
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != Isa::kScalar) return std::string("the scalar backend does not serve ") + isa_name(d.isa);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 

@@ -192,6 +192,58 @@ void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
   }
 }
 
+void twin_dw_interleave(const DwInterleaveArgs* args, const KernelDesc* d) {
+  const unsigned panel = d->panel, groups = dw_rows_groups(d->taps);
+  const int64_t position_bytes = dw_rows_position_bytes(panel, d->channels, d->taps);
+  const uint8_t flip = d->storage_signed ? 0x80 : 0;
+  for (int64_t x = 0; x < args->positions; ++x) {
+    uint8_t* out = args->out + x * position_bytes;
+    for (unsigned g = 0; g < groups; ++g) {
+      for (size_t b = 0; b * panel < d->channels; ++b) {
+        const unsigned width = dw_rows_block_width(panel, d->channels, b);
+        for (unsigned lane = 0; lane < width; ++lane) {
+          const int64_t c = int64_t(b * panel + dw_rows_lane_channel(width, lane));
+          for (unsigned j = 0; j < 4; ++j) {
+            out[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)] =
+                uint8_t(args->row[x * args->step + int64_t(4 * g + j) * args->dilation + c] ^ flip);
+          }
+        }
+      }
+    }
+  }
+}
+
+void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
+  const unsigned panel = d->panel, groups = dw_rows_groups(d->taps);
+  const int64_t position_bytes = dw_rows_position_bytes(panel, d->channels, d->taps);
+  const auto* w = static_cast<const int8_t*>(args->weights);
+  const auto* ep = static_cast<const uint8_t*>(args->epilogue);
+  for (int64_t x = 0; x < args->pixels; ++x) {
+    uint8_t* out = args->out + x * int64_t(d->channels);
+    for (size_t b = 0; b * panel < d->channels; ++b) {
+      const unsigned width = dw_rows_block_width(panel, d->channels, b);
+      const uint8_t* block_ep = ep + b * kEpFields * panel * 4;
+      for (unsigned lane = 0; lane < width; ++lane) {
+        const uint32_t ch = uint32_t(b * panel + dw_rows_lane_channel(width, lane));
+        if (ch >= d->channels) continue;  // the kernel's masked store skips them
+        int32_t acc = load_i32(block_ep, kEpBias * panel + lane);
+        for (unsigned dy = 0; dy < d->kh; ++dy) {
+          const uint8_t* q = args->rows[dy] + x * position_bytes;
+          for (unsigned g = 0; g < groups; ++g) {
+            for (unsigned j = 0; j < 4; ++j) {
+              const int32_t u = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
+              acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j)]));
+            }
+          }
+        }
+        store_epilogue(acc, d->out, load_f32(block_ep, kEpMultiplier * panel + lane),
+                       load_f32(block_ep, kEpLowerBound * panel + lane), load_f32(block_ep, kEpUpperBound * panel + lane),
+                       load_i32(block_ep, kEpOutputZeroPoint * panel + lane), out + ch);
+      }
+    }
+  }
+}
+
 void twin_pool(const PoolArgs* args, const KernelDesc* d) {
   const bool is_max = d->op == KernelOp::kMaxPool;
   for (int64_t p = 0; p < args->pixels; ++p) {
@@ -267,6 +319,8 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kPackRows: return reinterpret_cast<const void*>(&twin_pack_rows);
     case KernelOp::kClamp: return reinterpret_cast<const void*>(&twin_clamp);
     case KernelOp::kF32Gemm: return reinterpret_cast<const void*>(&twin_f32_gemm);
+    case KernelOp::kDwInterleave: return reinterpret_cast<const void*>(&twin_dw_interleave);
+    case KernelOp::kDwRows: return reinterpret_cast<const void*>(&twin_dw_rows);
     case KernelOp::kCount: break;
   }
   return nullptr;

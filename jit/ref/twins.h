@@ -21,6 +21,10 @@ void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
 /// kDepthwise: args->pixels output pixels of desc->channels channels and desc->taps taps,
 /// weights and epilogue in the depthwise layout of desc->panel-channel blocks.
 void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* desc);
+/// kDwInterleave: one input row into the dot4 depthwise layout of desc->panel-lane blocks.
+void twin_dw_interleave(const DwInterleaveArgs* args, const KernelDesc* desc);
+/// kDwRows: one output row of a dot4 depthwise convolution from desc->kh interleaved rows.
+void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* desc);
 /// kMaxPool / kAvgPool (desc->op decides) over desc->channels channels and desc->taps taps.
 void twin_pool(const PoolArgs* args, const KernelDesc* desc);
 /// kQAdd / kQMul / kRequantize (desc->op decides) over args->blocks * 8 elements.

@@ -126,8 +126,8 @@ TEST_CASE("conv2d through the GEMM kernels is bit-exact with the reference") {
 
 TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") {
   std::mt19937 rng(13);
-  int cases = 0;
-  for (int64_t channels : {1, 7, 16, 17, 40, 80, 100, 136}) {
+  int cases = 0, dot4_rows = 0, pairs = 0;
+  for (int64_t channels : {1, 7, 16, 17, 32, 40, 80, 96, 100, 136}) {
     for (int variant = 0; variant < 5; ++variant) {
       ConvCase c;
       c.c = c.o = c.groups = channels;
@@ -141,12 +141,23 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
       }
       for (int rep = 0; rep < 3; ++rep) {
         const std::string how = check_conv(c, rng);
-        CHECK(how.find(channels == 1 ? "_gemm_" : "_dwconv_") != std::string::npos);  // 1 channel: a plain conv
+        if (channels == 1) {
+          CHECK(how.find("_gemm_") != std::string::npos);  // 1 channel: a plain conv
+        } else {
+          // The dot4 rows where the level has them, the weights fit s8 and the output is 8-bit;
+          // the s16 pair kernel otherwise.
+          const bool rows = how.find("_dwrows_") != std::string::npos;
+          CHECK((rows || how.find("_dwconv_") != std::string::npos));
+          (rows ? dot4_rows : pairs) += 1;
+        }
         ++cases;
       }
     }
   }
-  MESSAGE(cases << " depthwise cases");
+  MESSAGE(cases << " depthwise cases: " << dot4_rows << " on the dot4 rows, " << pairs << " on s16 pairs");
+  CHECK(pairs > 0);
+  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni) CHECK(dot4_rows > 20);
+  else CHECK(dot4_rows == 0);
   // Depthwise in NCHW and grouped convolutions are left to the reference (and say so).
   ConvCase nchw;
   nchw.c = nchw.o = nchw.groups = 4;

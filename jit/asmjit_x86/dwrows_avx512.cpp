@@ -1,0 +1,280 @@
+// qrt — the AVX-512 VNNI generators of the dot4 depthwise path (see jit/core/microkernel.h,
+// DwInterleaveArgs and DwRowsArgs).
+//
+// Interleave: per output position, per tap group, per channel block: the group's four taps
+// (four loads from the padded input row, sign bit flipped for s8), two rounds of
+// vpunpck{l,h}bw / vpunpck{l,h}wd (within 128-bit lanes), four stores. Blocks are 32 lanes
+// (ymm); a narrowed last block of 16 runs on xmm.
+//   rdi args  rsi the position's first tap  rdx its interleaved output  r10 positions left
+//   r8 step  r9 dilation  rax 3 · dilation  r11 the group's first tap
+//   v0-3 taps  v4-7 byte pairs  v8-11 quads  zmm31 0x80 bytes (s8 input)
+//
+// Rows: per channel block, with the block's epilogue constants and as many weights as fit
+// in registers, four output pixels at a time: the accumulators start at the bias, every
+// window row and tap group adds one vpdpbusd per 16 lanes (the quads of a block's 32 lanes
+// are one zmm pair), then the epilogue of the GEMM (f32 multiply, clamp, round, + zero point)
+// and vpmov{s,us}db narrowings that vpermd puts back in channel order. A partial block's
+// store is masked to its channels. Zen 5 measured: loads, not vpdpbusd, bounded the first
+// version (epilogue constants read per pixel); they now stay in registers.
+//   rdi args  rsi the interleaved rows' pointers  rdx output pixel  r10 pixels left
+//   r8 weights of the block  r9 epilogue of the block  rcx the block's first channel
+//   rax the pixel's offset in the interleaved rows  r11 a row's pointer
+//   zmm0-7 four pixels' accumulators  zmm8-11 quads  zmm12-13 narrowing  zmm14 the order
+//   zmm15-31 epilogue constants, then weights  k1 the partial block's byte mask
+#include <asmjit/x86.h>
+
+#include <cstddef>
+
+#include "jit/asmjit_x86/emit_util.h"
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
+
+namespace {
+
+using namespace asmjit;
+
+/// Register `id` as wide as a block of `width` lanes of bytes (16, 32 or 64).
+x86::Vec vreg(unsigned width, unsigned id) {
+  // Blocks are 16 or 32 lanes (DepthwiseTraits::rows_panel = 32).
+  if (width == 32) return x86::Ymm(id);
+  return x86::Xmm(id);
+}
+
+void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned width, int32_t in_offset, int32_t out_offset) {
+  const x86::Mem taps[4] = {x86::ptr(x86::r11, in_offset), x86::ptr(x86::r11, x86::r9, 0, in_offset),
+                            x86::ptr(x86::r11, x86::r9, 1, in_offset), x86::ptr(x86::r11, x86::rax, 0, in_offset)};
+  auto v = [&](unsigned id) { return vreg(width, id); };
+  for (unsigned j = 0; j < 4; ++j) {
+    a.vmovdqu8(v(j), taps[j]);
+    if (d.storage_signed) a.vpxord(v(j), v(j), vreg(width, 31));
+  }
+  a.vpunpcklbw(v(4), v(0), v(1));
+  a.vpunpckhbw(v(5), v(0), v(1));
+  a.vpunpcklbw(v(6), v(2), v(3));
+  a.vpunpckhbw(v(7), v(2), v(3));
+  a.vpunpcklwd(v(8), v(4), v(6));   // lanes 16L + 0..3
+  a.vpunpckhwd(v(9), v(4), v(6));   // 16L + 4..7
+  a.vpunpcklwd(v(10), v(5), v(7));  // 16L + 8..11
+  a.vpunpckhwd(v(11), v(5), v(7));  // 16L + 12..15
+  for (unsigned r = 0; r < 4; ++r) a.vmovdqu8(x86::ptr(x86::rdx, out_offset + int32_t(r * width)), v(8 + r));
+}
+
+// Pixels per iteration of the rows kernel: four independent chains of vpdpbusd and epilogue.
+constexpr unsigned kPixels = 4;
+// zmm0-7 accumulators (2 per pixel), zmm8-11 quads, zmm12-13 narrowing, zmm14 the vpermd
+// order; zmm15-31 hold the block's constants: bias, multiplier and upper bound per 16 lanes,
+// the zero points as packed words and the lower bounds as output bytes, then weights.
+constexpr unsigned kFirstConstant = 15, kConstants = 17;
+
+/// vpermd indices that put the bytes of two pixels (vpackssdw of each pixel's registers,
+/// then one vpack{us,ss}wb of both) back in channel order: the first pixel's block at byte 0,
+/// the second's at byte 32. Per block width: 32 lanes, then 16.
+constexpr uint32_t kPairOrder[2][16] = {{0, 8, 1, 9, 4, 12, 5, 13, 2, 10, 3, 11, 6, 14, 7, 15},
+                                        {0, 4, 8, 12, 0, 0, 0, 0, 1, 5, 9, 13, 0, 0, 0, 0}};
+
+// The epilogue's narrowing of two pixels' rounded values (registers a0/a1 and b0/b1; one of
+// each for 16 lanes) into zmm12: packs with signed saturation to words, the zero points added
+// with saturation, packs to bytes, vpermd into channel order. Saturation in place of the
+// float lower clamp is exact: a value below the bounds stays below them at every step.
+void emit_narrow_pair(x86::Assembler& a, const KernelDesc& d, unsigned nz, const x86::Zmm* pa, const x86::Zmm* pb,
+                      const x86::Zmm& zero_words) {
+  a.vpackssdw(x86::zmm12, pa[0], nz == 2 ? pa[1] : pb[0]);
+  if (nz == 2) a.vpackssdw(x86::zmm13, pb[0], pb[1]);
+  a.vpaddsw(x86::zmm12, x86::zmm12, zero_words);
+  if (nz == 2) a.vpaddsw(x86::zmm13, x86::zmm13, zero_words);
+  const x86::Zmm second = nz == 2 ? x86::zmm13 : x86::zmm12;
+  if (d.out == OutKind::kU8) a.vpackuswb(x86::zmm12, x86::zmm12, second);
+  else a.vpacksswb(x86::zmm12, x86::zmm12, second);
+  a.vpermd(x86::zmm12, x86::zmm14, x86::zmm12);
+}
+
+// One channel block of the rows kernel (16 or 32 lanes): every pixel of the row, kPixels at
+// a time, then one at a time. The block's epilogue constants and as many of its weights as
+// fit stay in registers; the rest are read from memory.
+void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, bool partial, const Label& orders) {
+  const unsigned panel = d.panel, groups = dw_rows_groups(d.taps), nz = width / 16;
+  const int32_t padded4 = int32_t(dw_rows_padded_channels(panel, d.channels) * 4);
+  const int32_t position_bytes = int32_t(dw_rows_position_bytes(panel, d.channels, d.taps));
+  const unsigned weights = d.kh * groups * nz;
+  auto weight_mem = [&](unsigned i) {  // i = (dy · groups + g) · nz + z
+    return x86::zmmword_ptr(x86::r8, int32_t((i / nz) * panel * 4 + (i % nz) * 64));
+  };
+  auto ep_mem = [&](size_t field, unsigned z) { return x86::zmmword_ptr(x86::r9, int32_t(field * panel * 4 + z * 64)); };
+  const x86::Zmm bias[2] = {x86::zmm15, x86::zmm16}, mult[2] = {x86::zmm17, x86::zmm18}, hi[2] = {x86::zmm19, x86::zmm20};
+  const x86::Zmm zero_words = x86::zmm21, lo_bytes = x86::zmm22;
+  const unsigned first_weight = 23, in_regs = std::min(weights, kFirstConstant + kConstants - first_weight);
+  a.vmovdqu32(x86::zmm14, x86::zmmword_ptr(orders, int32_t(nz == 2 ? 0 : 64)));
+  for (unsigned z = 0; z < nz; ++z) {
+    a.vmovdqa32(bias[z], ep_mem(kEpBias, z));
+    a.vmovdqa32(mult[z], ep_mem(kEpMultiplier, z));
+    a.vmovdqa32(hi[z], ep_mem(kEpUpperBound, z));
+  }
+  // The zero points as words in the packed order, and the lower bounds (lo - zo, whole
+  // numbers) through the same narrowing: the output bytes of lo, in channel order.
+  const x86::Zmm zo[2] = {x86::zmm8, x86::zmm9}, lo[2] = {x86::zmm10, x86::zmm11};
+  for (unsigned z = 0; z < nz; ++z) {
+    a.vmovdqa32(zo[z], ep_mem(kEpOutputZeroPoint, z));
+    a.vcvtps2dq(lo[z], ep_mem(kEpLowerBound, z));
+  }
+  a.vpackssdw(zero_words, zo[0], nz == 2 ? zo[1] : zo[0]);
+  emit_narrow_pair(a, d, nz, lo, lo, zero_words);
+  a.vmovdqa32(lo_bytes, x86::zmm12);
+  for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa32(x86::Zmm(first_weight + i), weight_mem(i));
+  auto acc = [](unsigned p, unsigned z) { return x86::Zmm(2 * p + z); };
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, out)));
+  a.add(x86::rdx, x86::rcx);
+  a.mov(x86::rax, x86::rcx);  // the block's offset in a position: 4 bytes per lane
+  a.shl(x86::rax, 2);
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)));
+  auto emit_pixels = [&](unsigned count) {
+    for (unsigned p = 0; p < count; ++p) {
+      for (unsigned z = 0; z < nz; ++z) a.vmovdqa32(acc(p, z), bias[z]);
+    }
+    unsigned q = 0;
+    for (unsigned dy = 0; dy < d.kh; ++dy) {
+      a.mov(x86::r11, x86::qword_ptr(x86::rsi, int32_t(8 * dy)));
+      for (unsigned g = 0; g < groups; ++g) {
+        for (unsigned z = 0; z < nz; ++z) {
+          const unsigned i = (dy * groups + g) * nz + z;
+          for (unsigned p = 0; p < count; ++p) {
+            const x86::Zmm quad(8 + q++ % 4);
+            a.vmovdqu8(quad, x86::zmmword_ptr(x86::r11, x86::rax, 0,
+                                              int32_t(p) * position_bytes + int32_t(g) * padded4 + int32_t(z * 64)));
+            if (i < in_regs) a.vpdpbusd(acc(p, z), quad, x86::Zmm(first_weight + i));
+            else a.vpdpbusd(acc(p, z), quad, weight_mem(i));
+          }
+        }
+      }
+    }
+    for (unsigned p = 0; p < count; ++p) {
+      for (unsigned z = 0; z < nz; ++z) {
+        const x86::Zmm v = acc(p, z);
+        a.vcvtdq2ps(v, v);
+        a.vmulps(v, v, mult[z]);
+        a.vminps(v, v, hi[z]);
+        a.vcvtps2dq(v, v);  // below -2^31: INT_MIN, which saturates to the bottom like the value
+      }
+    }
+    for (unsigned p = 0; p < count; p += 2) {
+      const x86::Zmm pa[2] = {acc(p, 0), acc(p, 1)};
+      const unsigned pb_index = p + 1 < count ? p + 1 : p;
+      const x86::Zmm pb[2] = {acc(pb_index, 0), acc(pb_index, 1)};
+      emit_narrow_pair(a, d, nz, pa, pb, zero_words);
+      if (d.out == OutKind::kU8) a.vpmaxub(x86::zmm12, x86::zmm12, lo_bytes);
+      else a.vpmaxsb(x86::zmm12, x86::zmm12, lo_bytes);
+      const x86::Vec first = nz == 2 ? x86::Vec(x86::ymm12) : x86::Vec(x86::xmm12);
+      const x86::Mem dst = x86::ptr(x86::rdx, int32_t(p * d.channels));
+      if (partial) a.k(x86::k1).vmovdqu8(dst, first);
+      else a.vmovdqu8(dst, first);
+      if (pb_index == p) continue;
+      const x86::Vec second = nz == 2 ? x86::Vec(x86::ymm13) : x86::Vec(x86::xmm13);
+      if (nz == 2) a.vextracti64x4(x86::ymm13, x86::zmm12, 1);
+      else a.vextracti32x4(x86::xmm13, x86::zmm12, 2);
+      const x86::Mem dst2 = x86::ptr(x86::rdx, int32_t((p + 1) * d.channels));
+      if (partial) a.k(x86::k1).vmovdqu8(dst2, second);
+      else a.vmovdqu8(dst2, second);
+    }
+    a.add(x86::rax, int32_t(count) * position_bytes);
+    a.add(x86::rdx, int32_t(count * d.channels));
+  };
+  Label group = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
+  a.cmp(x86::r10, kPixels);
+  a.jl(single);
+  a.bind(group);
+  emit_pixels(kPixels);
+  a.sub(x86::r10, kPixels);
+  a.cmp(x86::r10, kPixels);
+  a.jge(group);
+  a.bind(single);
+  a.test(x86::r10, x86::r10);
+  a.jz(end);
+  a.bind(one);
+  emit_pixels(1);
+  a.dec(x86::r10);
+  a.jnz(one);
+  a.bind(end);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const KernelDesc& d) {
+  // The backend's why_not() has checked the window, channels and panel.
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  const unsigned panel = d.panel, groups = dw_rows_groups(d.taps);
+  const int32_t padded4 = int32_t(dw_rows_padded_channels(panel, d.channels) * 4);
+  Label position = a.newLabel(), done = a.newLabel();
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, row)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, out)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, positions)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, step)));
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, dilation)));
+  a.lea(x86::rax, x86::ptr(x86::r9, x86::r9, 1));
+  if (d.storage_signed) {
+    a.mov(x86::ecx, 0x80808080u);
+    a.vpbroadcastd(x86::zmm31, x86::ecx);
+  }
+  a.test(x86::r10, x86::r10);
+  a.jle(done);
+  a.bind(position);
+  a.mov(x86::r11, x86::rsi);
+  for (unsigned g = 0; g < groups; ++g) {
+    if (g > 0) a.lea(x86::r11, x86::ptr(x86::r11, x86::r9, 2));  // four taps on
+    for (size_t b = 0; b * panel < d.channels; ++b) {
+      emit_interleave_block(a, d, dw_rows_block_width(panel, d.channels, b), int32_t(b * panel),
+                            int32_t(g) * padded4 + int32_t(b * panel * 4));
+    }
+  }
+  a.add(x86::rsi, x86::r8);
+  a.add(x86::rdx, int32_t(dw_rows_position_bytes(panel, d.channels, d.taps)));
+  a.dec(x86::r10);
+  a.jnz(position);
+  a.bind(done);
+  a.vzeroupper();
+  a.ret();
+  return finish(code, d.name());
+}
+
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc& d) {
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  const unsigned panel = d.panel, groups = dw_rows_groups(d.taps);
+  const unsigned full = d.channels / panel, tail = d.channels % panel;
+  const unsigned tail_width = tail ? dw_rows_block_width(panel, d.channels, full) : 0;
+  Label done = a.newLabel(), orders = a.newLabel();
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, rows)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, weights)));
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, epilogue)));
+  a.xor_(x86::ecx, x86::ecx);
+  if (tail) {
+    a.mov(x86::r11, tail == 64 ? ~uint64_t(0) : (uint64_t(1) << tail) - 1);
+    a.kmovq(x86::k1, x86::r11);
+  }
+  a.cmp(x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)), 0);
+  a.jle(done);
+  if (full > 0) {
+    Label block = a.newLabel();
+    a.bind(block);
+    emit_rows_block(a, d, panel, false, orders);
+    a.add(x86::r8, int32_t(d.kh * groups * panel * 4));
+    a.add(x86::r9, int32_t(kEpFields * panel * 4));
+    a.add(x86::rcx, int32_t(panel));
+    a.cmp(x86::rcx, int32_t(full * panel));
+    a.jb(block);
+  }
+  if (tail) emit_rows_block(a, d, tail_width, tail < tail_width, orders);  // masked only when narrower
+  a.bind(done);
+  a.vzeroupper();
+  a.ret();
+  a.align(AlignMode::kData, 64);
+  a.bind(orders);
+  for (const auto& order : kPairOrder) {
+    for (uint32_t v : order) a.embedUInt32(v);
+  }
+  return finish(code, d.name());
+}
+
+}  // namespace qrt::jit::x86gen
