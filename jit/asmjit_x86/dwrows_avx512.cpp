@@ -3,8 +3,9 @@
 //
 // Interleave: per output position, per tap group, per channel block: the group's four taps
 // (four loads from the padded input row, sign bit flipped for s8), two rounds of
-// vpunpck{l,h}bw / vpunpck{l,h}wd (within 128-bit lanes), four stores. Blocks are 32 lanes
-// (ymm); a narrowed last block of 16 runs on xmm.
+// vpunpck{l,h}bw / vpunpck{l,h}wd (within 128-bit lanes), four stores. Blocks are 32 lanes:
+// two at a time on zmm (each result's halves go to the two blocks), a single one on ymm, a
+// narrowed last block of 16 on xmm.
 //   rdi args  rsi the position's first tap  rdx its interleaved output  r10 positions left
 //   r8 step  r9 dilation  rax 3 · dilation  r11 the group's first tap
 //   v0-3 taps  v4-7 byte pairs  v8-11 quads  zmm31 0x80 bytes (s8 input)
@@ -36,11 +37,14 @@ using namespace asmjit;
 
 /// Register `id` as wide as a block of `width` lanes of bytes (16, 32 or 64).
 x86::Vec vreg(unsigned width, unsigned id) {
-  // Blocks are 16 or 32 lanes (DepthwiseTraits::rows_panel = 32).
+  if (width == 64) return x86::Zmm(id);
   if (width == 32) return x86::Ymm(id);
   return x86::Xmm(id);
 }
 
+// The quads of one 16- or 32-lane block (width), or of two consecutive 32-lane blocks at once
+// (width 64, on zmm: the low 256 bits of each result belong to the first block, the high
+// ones to the second, 128 bytes on).
 void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned width, int32_t in_offset, int32_t out_offset) {
   const x86::Mem taps[4] = {x86::ptr(x86::r11, in_offset), x86::ptr(x86::r11, x86::r9, 0, in_offset),
                             x86::ptr(x86::r11, x86::r9, 1, in_offset), x86::ptr(x86::r11, x86::rax, 0, in_offset)};
@@ -57,7 +61,11 @@ void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned widt
   a.vpunpckhwd(v(9), v(4), v(6));   // 16L + 4..7
   a.vpunpcklwd(v(10), v(5), v(7));  // 16L + 8..11
   a.vpunpckhwd(v(11), v(5), v(7));  // 16L + 12..15
-  for (unsigned r = 0; r < 4; ++r) a.vmovdqu8(x86::ptr(x86::rdx, out_offset + int32_t(r * width)), v(8 + r));
+  const unsigned block = std::min(width, 32u);
+  for (unsigned r = 0; r < 4; ++r) {
+    a.vmovdqu8(x86::ptr(x86::rdx, out_offset + int32_t(r * block)), vreg(block, 8 + r));
+    if (width == 64) a.vextracti64x4(x86::ptr(x86::rdx, out_offset + 128 + int32_t(r * block)), x86::Zmm(8 + r), 1);
+  }
 }
 
 // Pixels per iteration of the rows kernel: four independent chains of vpdpbusd and epilogue.
@@ -222,9 +230,12 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const Kern
   a.mov(x86::r11, x86::rsi);
   for (unsigned g = 0; g < groups; ++g) {
     if (g > 0) a.lea(x86::r11, x86::ptr(x86::r11, x86::r9, 2));  // four taps on
-    for (size_t b = 0; b * panel < d.channels; ++b) {
-      emit_interleave_block(a, d, dw_rows_block_width(panel, d.channels, b), int32_t(b * panel),
+    for (size_t b = 0; b * panel < d.channels;) {
+      // Two full 32-lane blocks at a time on zmm.
+      const bool pair = (b + 2) * panel <= d.channels;
+      emit_interleave_block(a, d, pair ? 2 * panel : dw_rows_block_width(panel, d.channels, b), int32_t(b * panel),
                             int32_t(g) * padded4 + int32_t(b * panel * 4));
+      b += pair ? 2 : 1;
     }
   }
   a.add(x86::rsi, x86::r8);
