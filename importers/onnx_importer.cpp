@@ -140,6 +140,12 @@ Result<Graph> Importer::run(const onnx::ModelProto& model) {
 }
 
 Status Importer::import_node(const onnx::NodeProto& node) {
+  if (node.domain() == "com.microsoft") {
+    Attrs a;
+    for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
+    if (node.output_size() < 1 || node.output(0).empty()) return error(node, "the node has no output", ErrorCode::kParse);
+    return qoperator(node, a);
+  }
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     return error(node, "operators of domain '" + node.domain() + "' are not supported");
   }

@@ -67,6 +67,8 @@ class Importer {
   int to_storage_int(int quantized);
   Status qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, bool integer_only);
   Status qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool integer_only);
+  /// The com.microsoft QOperator ops, as DequantizeLinear -> float op -> QuantizeLinear.
+  Status qoperator(const onnx::NodeProto& node, const Attrs& a);
   Status quantize_linear(const onnx::NodeProto& node, const Attrs& a);
   Status dequantize_linear(const onnx::NodeProto& node, const Attrs& a);
   Status conv(const onnx::NodeProto& node, const Attrs& a);

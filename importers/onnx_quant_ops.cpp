@@ -80,6 +80,12 @@ Result<int> Importer::quantized_value(const onnx::NodeProto& node, int input, co
   QRT_ASSIGN_OR_RETURN(int x, value(node, input));
   const Type tx = type(x);
   if (tx.element == q) return x;
+  // The stored integers of a quantized value of this very type (a QLinear op's result read
+  // by the next QLinear op): that value itself, no scast pair.
+  if (const int producer = g_.values[size_t(x)].producer; producer >= 0 && g_.ops[size_t(producer)].kind == OpKind::kSCast) {
+    const int source = g_.ops[size_t(producer)].operands[0];
+    if (type(source).element == q && type(source).dims == tx.dims) return source;
+  }
   // Same stored integers, other parameters: reinterpret through the storage type.
   int raw = x;
   if (tx.element.is_uniform()) raw = emit(OpKind::kSCast, {x}, Type::tensor(tx.dims, ElementType::make_int(q.storage.width)));

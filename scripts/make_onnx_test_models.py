@@ -92,9 +92,23 @@ class QdqNet:
     """Each method adds one layer to the ONNX graph and evaluates it in float64 on the
     quantized path (self.v: the dequantized value of the current tensor)."""
 
-    def __init__(self, b, x_name, x):
+    def __init__(self, b, x_name, x, qop=False):
         self.b = b
         self.name, self.v = x_name, x
+        self.qop = qop  # QOperator format: self.name is the quantized tensor, self.last its parameters
+
+    def requant(self, fn, op=None, params=None, **attrs):
+        """QOperator: op(q, s, z, s_y, z_y) from com.microsoft with fn applied in float64.
+        QDQ: the float op between Q/DQ pairs."""
+        b = self.b
+        self.v = fn(self.v)
+        scale, zp = params if params is not None else act_params(self.v)
+        s_in, z_in = self.last
+        ins = [self.name, b.const("scale", s_in, np.float32), b.const("zp", z_in, np.uint8),
+               b.const("scale", scale, np.float32), b.const("zp", zp, np.uint8)]
+        self.name = b.node(op, ins, domain="com.microsoft", **attrs)
+        self.v = dequantize(quantize(self.v, np.float64(scale), zp, 0, 255), np.float64(scale), zp)
+        self.last = (scale, zp)
 
     def qdq(self, params=None):
         """Q then DQ on the current tensor: parameters from its own range unless given."""
@@ -102,7 +116,7 @@ class QdqNet:
         b = self.b
         s, z = b.const("scale", scale, np.float32), b.const("zp", zp, np.uint8)
         q = b.node("QuantizeLinear", [self.name, s, z])
-        self.name = b.node("DequantizeLinear", [q, s, z])
+        self.name = q if self.qop else b.node("DequantizeLinear", [q, s, z])
         self.v = dequantize(quantize(self.v, np.float64(scale), zp, 0, 255), np.float64(scale), zp)
         self.last = (scale, zp)
         return scale, zp
@@ -123,25 +137,41 @@ class QdqNet:
         bn = b.node("DequantizeLinear", [b.const("b", bq, np.int32), b.const("b_scale", b_scale, np.float32),
                                          b.const("b_zp", np.zeros(out_c), np.int32)], axis=0)
         pad = k // 2
-        self.name = b.node("Conv", [self.name, wn, bn], strides=[stride, stride], pads=[pad] * 4, group=groups,
-                           kernel_shape=[k, k])
         self.v = conv2d_nchw(self.v, wq * w_scale.astype(np.float64).reshape(-1, 1, 1, 1),
                              bq * b_scale.astype(np.float64), stride, pad, groups)
+        if self.qop:
+            b.nodes.pop()  # the two DequantizeLinear nodes of the QDQ form
+            b.nodes.pop()
+            y_scale, y_zp = act_params(self.v)
+            ins = [self.name, b.const("x_scale", x_scale, np.float32), b.const("x_zp", self.last[1], np.uint8),
+                   b.const("w", wq, np.int8), b.const("w_scale", w_scale, np.float32),
+                   b.const("w_zp", np.zeros(out_c), np.int8), b.const("y_scale", y_scale, np.float32),
+                   b.const("y_zp", y_zp, np.uint8), b.const("b", bq, np.int32)]
+            self.name = b.node("QLinearConv", ins, strides=[stride, stride], pads=[pad] * 4, group=groups,
+                               kernel_shape=[k, k])
+            self.v = dequantize(quantize(self.v, np.float64(y_scale), y_zp, 0, 255), np.float64(y_scale), y_zp)
+            self.last = (y_scale, y_zp)
+            return
+        self.name = b.node("Conv", [self.name, wn, bn], strides=[stride, stride], pads=[pad] * 4, group=groups,
+                           kernel_shape=[k, k])
         self.qdq()
 
     def clip6(self, same_params):
         """Clip(0, 6) between QDQ pairs; its Q keeps the input's parameters or gets its own."""
         b = self.b
         before = self.last
+        if self.qop:
+            self.name = b.node("DequantizeLinear", [self.name, b.const("scale", before[0], np.float32),
+                                                    b.const("zp", before[1], np.uint8)])
         self.name = b.node("Clip", [self.name, b.const("min", 0.0, np.float32), b.const("max", 6.0, np.float32)])
         self.v = np.clip(self.v, 0.0, 6.0)
         self.qdq(before if same_params else None)
 
 
-def mobilenet_style(h=32, w=32, classes=10):
+def mobilenet_style(h=32, w=32, classes=10, qop=False):
     b = Builder()
     x = RNG.uniform(-1.0, 1.0, (1, 3, h, w)).astype(np.float32)
-    net = QdqNet(b, "input", x.astype(np.float64))
+    net = QdqNet(b, "input", x.astype(np.float64), qop)
     net.qdq((np.float32(2.0 / 255.0), 128))
     # Stem: 3x3 stride 2, Clip kept with the conv's own parameters.
     net.conv(16, 3, 2)
@@ -150,20 +180,33 @@ def mobilenet_style(h=32, w=32, classes=10):
     net.conv(16, 3, 1, groups=16)
     net.clip6(same_params=False)
     net.conv(24, 1, 1)
-    skip_name, skip_v = net.name, net.v
+    skip_name, skip_v, skip_last = net.name, net.v, net.last
     # An inverted residual block: expand, depthwise, project, Add.
     net.conv(48, 1, 1)
     net.clip6(same_params=True)
     net.conv(48, 3, 1, groups=48)
     net.clip6(same_params=True)
     net.conv(24, 1, 1)
-    net.name = b.node("Add", [net.name, skip_name])
-    net.v = net.v + skip_v
-    net.qdq()
-    # Head: global average pool, flatten, Gemm.
-    net.name = b.node("GlobalAveragePool", [net.name])
-    net.v = net.v.mean(axis=(2, 3), keepdims=True)
-    x_scale, _ = net.qdq()
+    if qop:
+        (s_a, z_a), (s_b, z_b) = net.last, skip_last
+        net.v = net.v + skip_v
+        scale, zp = act_params(net.v)
+        ins = [net.name, b.const("scale", s_a, np.float32), b.const("zp", z_a, np.uint8), skip_name,
+               b.const("scale", s_b, np.float32), b.const("zp", z_b, np.uint8), b.const("scale", scale, np.float32),
+               b.const("zp", zp, np.uint8)]
+        net.name = b.node("QLinearAdd", ins, domain="com.microsoft")
+        net.v = dequantize(quantize(net.v, np.float64(scale), zp, 0, 255), np.float64(scale), zp)
+        net.last = (scale, zp)
+        net.requant(lambda v: v.mean(axis=(2, 3), keepdims=True), "QLinearGlobalAveragePool", channels_last=0)
+        x_scale = net.last[0]
+    else:
+        net.name = b.node("Add", [net.name, skip_name])
+        net.v = net.v + skip_v
+        net.qdq()
+        # Head: global average pool, flatten, Gemm.
+        net.name = b.node("GlobalAveragePool", [net.name])
+        net.v = net.v.mean(axis=(2, 3), keepdims=True)
+        x_scale, _ = net.qdq()
     net.name = b.node("Flatten", [net.name], axis=1)
     net.v = net.v.reshape(1, -1)
     fc = RNG.normal(0, 0.3, (classes, net.v.shape[1]))
@@ -176,26 +219,96 @@ def mobilenet_style(h=32, w=32, classes=10):
                                      b.const("fc_zp", 0, np.int8)])
     bn = b.node("DequantizeLinear", [b.const("fc_b", fbq, np.int32), b.const("fc_b_scale", fb_scale, np.float32),
                                      b.const("fc_b_zp", 0, np.int32)])
-    net.name = b.node("Gemm", [net.name, wn, bn], transB=1)
     net.v = net.v @ (fcq * np.float64(fc_scale)).T + fbq * np.float64(fb_scale)
-    net.qdq()
+    if qop:
+        b.nodes.pop()
+        b.nodes.pop()
+        y_scale, y_zp = act_params(net.v)
+        ins = [net.name, b.const("scale", x_scale, np.float32), b.const("zp", net.last[1], np.uint8),
+               b.const("fc_w", fcq, np.int8), b.const("fc_scale", fc_scale, np.float32), b.const("fc_zp", 0, np.int8),
+               b.const("fc_b", fbq, np.int32), b.const("scale", y_scale, np.float32), b.const("zp", y_zp, np.uint8)]
+        net.name = b.node("QGemm", ins, domain="com.microsoft", transB=1)
+        net.v = dequantize(quantize(net.v, np.float64(y_scale), y_zp, 0, 255), np.float64(y_scale), y_zp)
+        net.name = b.node("DequantizeLinear", [net.name, b.const("scale", y_scale, np.float32),
+                                                b.const("zp", y_zp, np.uint8)])
+    else:
+        net.name = b.node("Gemm", [net.name, wn, bn], transB=1)
+        net.qdq()
     b.nodes.append(helper.make_node("Identity", [net.name], ["logits"], name="logits"))
-    graph = helper.make_graph(b.nodes, "mobilenet_style_nchw_qdq",
+    graph = helper.make_graph(b.nodes, "mobilenet_style_nchw_" + ("qop" if qop else "qdq"),
                               [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, h, w])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="qrt-test-models")
+    opsets = [helper.make_opsetid("", 13)] + ([helper.make_opsetid("com.microsoft", 1)] if qop else [])
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="qrt-test-models")
     onnx.checker.check_model(model)
+    return model, x, net.v.astype(np.float32)
+
+
+def avg_pool3_nchw(x):
+    """3x3 average, stride 1, pads 1, the padding not counted."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ones = np.pad(np.ones((h, w)), 1)
+    total, count = np.zeros_like(x), np.zeros((h, w))
+    for ky in range(3):
+        for kx in range(3):
+            total += xp[:, :, ky:ky + h, kx:kx + w]
+            count += ones[ky:ky + h, kx:kx + w]
+    return total / count
+
+
+def qoperator_ops(h=6, w=6, c=4):
+    """The remaining QOperator contrib ops on one small graph: QLinearAveragePool, QLinearMul,
+    QLinearSigmoid, QLinearLeakyRelu, QLinearConcat and QLinearGlobalAveragePool."""
+    b = Builder()
+    x = RNG.uniform(-2.0, 2.0, (1, c, h, w)).astype(np.float32)
+    net = QdqNet(b, "input", x.astype(np.float64), qop=True)
+    net.qdq((np.float32(4.0 / 255.0), 128))
+    q_name, q_v, q_last = net.name, net.v, net.last
+    net.requant(avg_pool3_nchw, "QLinearAveragePool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+    # Mul of the input and its average.
+    prod = net.v * q_v
+    scale, zp = act_params(prod)
+    ins = [net.name, b.const("scale", net.last[0], np.float32), b.const("zp", net.last[1], np.uint8), q_name,
+           b.const("scale", q_last[0], np.float32), b.const("zp", q_last[1], np.uint8),
+           b.const("scale", scale, np.float32), b.const("zp", zp, np.uint8)]
+    net.name = b.node("QLinearMul", ins, domain="com.microsoft")
+    net.v = dequantize(quantize(prod, np.float64(scale), zp, 0, 255), np.float64(scale), zp)
+    net.last = (scale, zp)
+    net.requant(lambda v: 1.0 / (1.0 + np.exp(-v)), "QLinearSigmoid")
+    sig_name, sig_v, sig_last = net.name, net.v, net.last
+    leaky = QdqNet(b, q_name, q_v, qop=True)
+    leaky.last = q_last
+    leaky.requant(lambda v: np.where(v >= 0, v, 0.1 * v), "QLinearLeakyRelu", alpha=0.1)
+    cat = np.concatenate([sig_v, leaky.v], axis=1)
+    scale, zp = act_params(cat)
+    ins = [b.const("scale", scale, np.float32), b.const("zp", zp, np.uint8),
+           sig_name, b.const("scale", sig_last[0], np.float32), b.const("zp", sig_last[1], np.uint8),
+           leaky.name, b.const("scale", leaky.last[0], np.float32), b.const("zp", leaky.last[1], np.uint8)]
+    net.name = b.node("QLinearConcat", ins, domain="com.microsoft", axis=1)
+    net.v = dequantize(quantize(cat, np.float64(scale), zp, 0, 255), np.float64(scale), zp)
+    net.last = (scale, zp)
+    net.requant(lambda v: v.mean(axis=(2, 3), keepdims=True), "QLinearGlobalAveragePool", channels_last=0)
+    s, z = net.last
+    out = b.node("DequantizeLinear", [net.name, b.const("scale", s, np.float32), b.const("zp", z, np.uint8)])
+    b.nodes.append(helper.make_node("Identity", [out], ["y"], name="y"))
+    graph = helper.make_graph(b.nodes, "qoperator_ops", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2 * c, 1, 1])], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)],
+                              producer_name="qrt-test-models")
     return model, x, net.v.astype(np.float32)
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
-    model, x, expected = mobilenet_style()
-    name = "mobilenet_style_nchw_qdq"
-    onnx.save(model, os.path.join(out, name + ".onnx"))
-    np.save(os.path.join(out, name + "_x.npy"), x)
-    np.save(os.path.join(out, name + "_expected.npy"), expected)
-    print(f"{name}: {len(model.graph.node)} nodes, logits {expected.ravel()[:4]}...")
+    for name, make in [("mobilenet_style_nchw_qdq", mobilenet_style),
+                       ("mobilenet_style_nchw_qop", lambda: mobilenet_style(qop=True)),
+                       ("qoperator_ops", qoperator_ops)]:
+        model, x, expected = make()
+        onnx.save(model, os.path.join(out, name + ".onnx"))
+        np.save(os.path.join(out, name + "_x.npy"), x)
+        np.save(os.path.join(out, name + "_expected.npy"), expected)
+        print(f"{name}: {len(model.graph.node)} nodes, output {expected.ravel()[:4]}...")
 
 
 if __name__ == "__main__":

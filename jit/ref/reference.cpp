@@ -291,7 +291,7 @@ Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, c
 }
 
 Tensor eval_clamp(const Op& op, const Tensor& x, double lo, double hi) {
-  Tensor y = x;
+  Tensor y = x.clone();  // x may be a view of memory another op still reads
   const ElementType& e = x.type.element;
   if (e.is_float()) {
     const double l = round_to_float_kind(lo, e.float_kind), h = round_to_float_kind(hi, e.float_kind);
@@ -312,7 +312,7 @@ Tensor eval_clamp(const Op& op, const Tensor& x, double lo, double hi) {
 }
 
 Tensor eval_relu_float(const Tensor& x) {
-  Tensor y = x;
+  Tensor y = x.clone();  // x may be a view of memory another op still reads
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
     const double v = x.float_at(i);
     if (v < 0) y.set_float(i, 0.0);  // -0.0 and NaN pass through unchanged
@@ -389,7 +389,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       return op.kind == OpKind::kQCast ? eval_qcast(x, rt) : eval_dcast(x, rt);
     }
     case OpKind::kStats: {
-      Tensor y = x;
+      Tensor y = x.clone();
       y.type = rt;
       y.type.dims = x.type.dims;
       return y;

@@ -278,7 +278,16 @@ TEST_CASE("malformed and unsupported ONNX files are refused with a clear message
     onnx::ModelProto m = tiny_model("Relu");
     m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
     CHECK(load_error(m.SerializeAsString(), "d.onnx") ==
-          "d.onnx: error: node 'the_node' (Relu): operators of domain 'com.microsoft' are not supported");
+          "d.onnx: error: node 'the_node' (Relu): operator 'Relu' of domain com.microsoft is not supported");
+    m.mutable_graph()->mutable_node(0)->set_domain("com.example");
+    CHECK(load_error(m.SerializeAsString(), "d.onnx") ==
+          "d.onnx: error: node 'the_node' (Relu): operators of domain 'com.example' are not supported");
+  }
+  {
+    // A QOperator op with a missing input names the node and what it expects.
+    onnx::ModelProto m = tiny_model("QLinearAdd");
+    m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+    CHECK(load_error(m.SerializeAsString(), "q.onnx") == "q.onnx: error: node 'the_node' (QLinearAdd): expects at least 7 inputs");
   }
   // Byte corruptions of a real model are refused or imported, never a crash.
   for (size_t i = 0; i < good.size(); i += 3) {
@@ -318,4 +327,53 @@ TEST_CASE("an NCHW QDQ MobileNet-style model as ONNX Runtime writes it: outputs 
   CHECK(float_ops == 0);
   const Outcome ref = run_model("mobilenet_style_nchw_qdq.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_REF, "default");
   CHECK(std::memcmp(ref.logits.data(), o.logits.data(), 40) == 0);
+}
+
+TEST_CASE("the same network in ONNX's QOperator format (QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm)") {
+  // scripts/make_onnx_test_models.py, QOperator form: the com.microsoft ops import as
+  // DequantizeLinear -> float op -> QuantizeLinear and fold into the same integer kernels.
+  const qrt_tools::NpyArray x = load("mobilenet_style_nchw_qop_x.npy");
+  const qrt_tools::NpyArray want = load("mobilenet_style_nchw_qop_expected.npy");
+  REQUIRE(want.data.size() == 10 * 4);
+  std::vector<float> expected(10);
+  std::memcpy(expected.data(), want.data.data(), 40);
+  size_t float_ops = 0;
+  const Outcome o = run_model("mobilenet_style_nchw_qop.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_DEFAULT, "default", &float_ops);
+  const double step = 0.005041631404310465;  // the logits' scale in the model
+  for (size_t j = 0; j < 10; ++j) {
+    CAPTURE(j);
+    CHECK(std::fabs(double(o.logits[j]) - double(expected[j])) <= step * 1.001);
+  }
+  CHECK(float_ops == 0);
+}
+
+TEST_CASE("QOperator contrib ops: QLinearAveragePool, Mul, Sigmoid, LeakyRelu, Concat, GlobalAveragePool") {
+  // Sigmoid and LeakyRelu run in float between the casts (on the reference); a float op
+  // reading a value another op still reads must leave it intact (the reference once clamped
+  // a shared arena view in place: this model caught it, 17-29 steps off).
+  qrt_model_t* m = nullptr;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/qoperator_ops.onnx").c_str(), &m) == QRT_OK, qrt_last_error_message());
+  REQUIRE_MESSAGE(qrt_plan_create(m, nullptr, &plan) == QRT_OK, qrt_last_error_message());
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  const qrt_tools::NpyArray x = load("qoperator_ops_x.npy");
+  const qrt_tools::NpyArray want = load("qoperator_ops_expected.npy");
+  const std::vector<int64_t> dims = {1, 4, 6, 6};
+  REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, dims.data(), x.data.data(), x.data.size()) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  REQUIRE(view.bytes == want.data.size());
+  std::vector<float> got(8), expected(8);
+  std::memcpy(got.data(), view.data, 32);
+  std::memcpy(expected.data(), want.data.data(), 32);
+  const double step = 0.0023495813366025686;  // the output's scale in the model
+  for (size_t j = 0; j < 8; ++j) {
+    CAPTURE(j);
+    CHECK(std::fabs(double(got[j]) - double(expected[j])) <= step * 1.001);
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
 }
