@@ -10,6 +10,11 @@ activations, s8 per-channel conv weights (i32 biases at s_x * s_w), the Clip(0, 
 QDQ pairs (one Clip keeps its input's parameters, one gets its own), a depthwise 3x3, an
 inverted residual with its Add, GlobalAveragePool, Flatten and a Gemm classifier.
 
+mobilenet_style_nchw_qop: the same network in ONNX's QOperator format (QLinearConv,
+QLinearAdd, QLinearGlobalAveragePool, QGemm from com.microsoft; the Clips kept as DQ -> Clip -> Q).
+qoperator_ops: QLinearAveragePool, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearConcat
+and QLinearGlobalAveragePool on one small graph (input "input", output "y").
+
 Files written (NAME = the model's name):
     NAME.onnx            the model (opset 13), input "input" f32 [1, 3, H, W], output "logits"
     NAME_x.npy           an input
