@@ -26,6 +26,7 @@ struct QOpForm {
   const char* float_op;       // the ONNX op between the casts
   std::vector<QInput> inputs; // quantized inputs (Concat: filled from the node)
   int y_scale, y_zp;          // the result's parameters (-1: a float result)
+  int min_inputs;             // inputs that must be present (the result's zero point is optional)
 };
 
 }  // namespace
@@ -34,31 +35,29 @@ Status Importer::qoperator(const onnx::NodeProto& node, const Attrs& a) {
   const std::string& op = node.op_type();
   QOpForm form;
   if (op == "QLinearAdd" || op == "QLinearMul") {
-    form = {op == "QLinearAdd" ? "Add" : "Mul", {{0, 1, 2}, {3, 4, 5}}, 6, 7};
+    form = {op == "QLinearAdd" ? "Add" : "Mul", {{0, 1, 2}, {3, 4, 5}}, 6, 7, 7};
   } else if (op == "QLinearGlobalAveragePool" || op == "QLinearAveragePool" || op == "QLinearSigmoid" ||
              op == "QLinearLeakyRelu") {
     const char* f = op == "QLinearGlobalAveragePool" ? "GlobalAveragePool"
                     : op == "QLinearAveragePool"     ? "AveragePool"
                     : op == "QLinearSigmoid"         ? "Sigmoid"
                                                      : "LeakyRelu";
-    form = {f, {{0, 1, 2}}, 3, 4};
+    form = {f, {{0, 1, 2}}, 3, 4, 4};
   } else if (op == "QLinearConcat") {
     // QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, X1, ...).
-    form = {"Concat", {}, 0, 1};
+    form = {"Concat", {}, 0, 1, 5};
     if (node.input_size() < 5 || (node.input_size() - 2) % 3 != 0) {
       return error(node, "expects Y_scale, Y_zero_point, then (X, scale, zero point) triples", ErrorCode::kParse);
     }
     for (int i = 2; i + 2 < node.input_size(); i += 3) form.inputs.push_back({i, i + 1, i + 2});
   } else if (op == "QGemm") {
-    form = {"Gemm", {{0, 1, 2}, {3, 4, 5}}, 7, 8};
+    form = {"Gemm", {{0, 1, 2}, {3, 4, 5}}, 7, 8, 6};
     if (node.input_size() < 8 || node.input(7).empty()) form.y_scale = form.y_zp = -1;
   } else {
     return error(node, "operator '" + op + "' of domain com.microsoft is not supported");
   }
-  // The result's zero point is optional; its scale is not (QGemm without one has a float result).
-  const int needed = std::max(form.y_scale + 1, 6 * int(op == "QGemm") + 3 * int(op != "QGemm" && op != "QLinearConcat"));
-  if (node.input_size() < needed) {
-    return error(node, "expects at least " + std::to_string(needed) + " inputs", ErrorCode::kParse);
+  if (node.input_size() < form.min_inputs) {
+    return error(node, "expects at least " + std::to_string(form.min_inputs) + " inputs", ErrorCode::kParse);
   }
   if (auto it = a.find("channels_last"); it != a.end() && it->second->i() != 0) {
     return error(node, "channels_last = 1 is not supported (the input must be NCHW)");
@@ -95,8 +94,6 @@ Status Importer::qoperator(const onnx::NodeProto& node, const Attrs& a) {
     const DenseElements* sb = constant(node, 4);
     if (!c || !sa || !sb) return error(node, "C and the scales of A and B must be constants");
     if (sa->type.num_elements() != 1) return error(node, "A's scale must be a scalar", ErrorCode::kParse);
-    QRT_ASSIGN_OR_RETURN(int cv, value(node, 6));
-    (void)cv;
     const int64_t n = sb->type.num_elements();
     std::vector<float> scales;
     for (int64_t j = 0; j < n; ++j) scales.push_back(float(sa->float_at(0) * sb->float_at(size_t(j))));
@@ -126,9 +123,7 @@ Status Importer::qoperator(const onnx::NodeProto& node, const Attrs& a) {
   if (op == "QLinearLeakyRelu") {
     // LeakyRelu(x) = relu(x) + alpha · min(x, 0): relu, clamp, mul, add.
     QRT_ASSIGN_OR_RETURN(float alpha, attr_float(node, a, "alpha", 0.01f));
-    onnx::NodeProto holder;
-    holder.add_input(float_inputs[0]);
-    QRT_ASSIGN_OR_RETURN(int x, value(holder, 0));
+    const int x = values_.at(float_inputs[0]).value;  // the DequantizeLinear just imported
     const Type t = type(x);
     const int pos = emit(OpKind::kRelu, {x}, t);
     const int neg = emit(OpKind::kClamp, {x}, t, {{"max", Attribute::make_float(0.0, FloatKind::kF32)},

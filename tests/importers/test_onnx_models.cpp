@@ -307,43 +307,40 @@ TEST_CASE("malformed and unsupported ONNX files are refused with a clear message
   }
 }
 
-TEST_CASE("an NCHW QDQ MobileNet-style model as ONNX Runtime writes it: outputs within one step, integer kernels") {
-  // scripts/make_onnx_test_models.py: Clip kept between QDQ pairs (same and own parameters),
-  // depthwise, a residual Add, GlobalAveragePool, Flatten, Gemm; expected logits from a
-  // float64 numpy evaluation of the QDQ semantics.
-  const qrt_tools::NpyArray x = load("mobilenet_style_nchw_qdq_x.npy");
-  const qrt_tools::NpyArray want = load("mobilenet_style_nchw_qdq_expected.npy");
+// Runs a generated MobileNet-style model (scripts/make_onnx_test_models.py) on NAME_x.npy:
+// every logit within one output step (`step`, the logits' scale in the model) of the float64
+// numpy expectation NAME_expected.npy. Returns the outcome; `float_ops` gets the reference ops.
+Outcome check_generated_logits(const std::string& name, double step, size_t& float_ops) {
+  const qrt_tools::NpyArray x = load(name + "_x.npy");
+  const qrt_tools::NpyArray want = load(name + "_expected.npy");
   REQUIRE(want.data.size() == 10 * 4);
   std::vector<float> expected(10);
   std::memcpy(expected.data(), want.data.data(), 40);
-  size_t float_ops = 0;
-  const Outcome o = run_model("mobilenet_style_nchw_qdq.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_DEFAULT, "default", &float_ops);
-  const double step = 0.0045160478912293911;  // the logits' QuantizeLinear scale in the model
+  const Outcome o = run_model(name + ".onnx", x, {1, 3, 32, 32}, QRT_BACKEND_DEFAULT, "default", &float_ops);
   for (size_t j = 0; j < 10; ++j) {
     CAPTURE(j);
     CHECK(std::fabs(double(o.logits[j]) - double(expected[j])) <= step * 1.001);
   }
-  MESSAGE("mobilenet_style_nchw_qdq: " << float_ops << " op(s) left to the reference");
+  MESSAGE(name << ": " << float_ops << " op(s) left to the reference");
+  return o;
+}
+
+TEST_CASE("an NCHW QDQ MobileNet-style model as ONNX Runtime writes it: outputs within one step, integer kernels") {
+  // Clip kept between QDQ pairs (same and own parameters), depthwise, a residual Add,
+  // GlobalAveragePool, Flatten, Gemm.
+  size_t float_ops = 0;
+  const Outcome o = check_generated_logits("mobilenet_style_nchw_qdq", 0.0045160478912293911, float_ops);
   CHECK(float_ops == 0);
-  const Outcome ref = run_model("mobilenet_style_nchw_qdq.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_REF, "default");
+  const Outcome ref = run_model("mobilenet_style_nchw_qdq.onnx", load("mobilenet_style_nchw_qdq_x.npy"), {1, 3, 32, 32},
+                                QRT_BACKEND_REF, "default");
   CHECK(std::memcmp(ref.logits.data(), o.logits.data(), 40) == 0);
 }
 
 TEST_CASE("the same network in ONNX's QOperator format (QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm)") {
-  // scripts/make_onnx_test_models.py, QOperator form: the com.microsoft ops import as
-  // DequantizeLinear -> float op -> QuantizeLinear and fold into the same integer kernels.
-  const qrt_tools::NpyArray x = load("mobilenet_style_nchw_qop_x.npy");
-  const qrt_tools::NpyArray want = load("mobilenet_style_nchw_qop_expected.npy");
-  REQUIRE(want.data.size() == 10 * 4);
-  std::vector<float> expected(10);
-  std::memcpy(expected.data(), want.data.data(), 40);
+  // The com.microsoft ops import as DequantizeLinear -> float op -> QuantizeLinear and fold
+  // into the same integer kernels.
   size_t float_ops = 0;
-  const Outcome o = run_model("mobilenet_style_nchw_qop.onnx", x, {1, 3, 32, 32}, QRT_BACKEND_DEFAULT, "default", &float_ops);
-  const double step = 0.005041631404310465;  // the logits' scale in the model
-  for (size_t j = 0; j < 10; ++j) {
-    CAPTURE(j);
-    CHECK(std::fabs(double(o.logits[j]) - double(expected[j])) <= step * 1.001);
-  }
+  check_generated_logits("mobilenet_style_nchw_qop", 0.005041631404310465, float_ops);
   CHECK(float_ops == 0);
 }
 

@@ -79,6 +79,16 @@ std::vector<uint8_t> random_epilogue(std::mt19937& rng, unsigned width, OutKind 
   return block;
 }
 
+// The epilogues of `blocks` consecutive blocks of `width` lanes (depthwise layouts).
+std::vector<uint8_t> random_block_epilogues(std::mt19937& rng, int64_t blocks, unsigned width, OutKind out) {
+  std::vector<uint8_t> ep;
+  for (int64_t i = 0; i < blocks; ++i) {
+    const auto e = random_epilogue(rng, width, out);
+    ep.insert(ep.end(), e.begin(), e.begin() + int64_t(kEpFields) * width * 4);
+  }
+  return ep;
+}
+
 // A 64-byte aligned copy of `bytes`, as packed operands are (the ABI requires it).
 AlignedBytes aligned(const std::vector<uint8_t>& bytes) {
   AlignedBytes a(bytes.size());
@@ -222,11 +232,7 @@ void check_depthwise(const Backend& b, std::mt19937& rng) {
           const int16_t v = int16_t(int(rng() % 511) - 255);  // w - zw of 8-bit storage
           std::memcpy(weights.data() + i, &v, 2);
         }
-        std::vector<uint8_t> ep;
-        for (int64_t i = 0; i < blocks; ++i) {
-          const auto e = random_epilogue(rng, block, out);
-          ep.insert(ep.end(), e.begin(), e.begin() + int64_t(kEpFields) * block * 4);
-        }
+        const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, block, out);
         const std::vector<uint8_t> input = random_bytes(rng, size_t(positions * channels + 64));
         const Taps t = random_taps(rng, input, taps, pixels, channels, positions);
         const int64_t stride = int64_t(channels * out_bytes(out));
@@ -298,11 +304,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         for (auto& r : rows) ptrs.push_back(r.data());
         // Full-range s8 weights (-128 included), any bytes in the lanes past the channels.
         const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * kh * groups * panel * 4));
-        std::vector<uint8_t> ep;
-        for (int64_t i = 0; i < blocks; ++i) {
-          const auto e = random_epilogue(rng, panel, out);
-          ep.insert(ep.end(), e.begin(), e.begin() + int64_t(kEpFields) * panel * 4);
-        }
+        const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out);
         const AlignedBytes wa = aligned(weights), epa = aligned(ep);
         // The output row exactly as long as its pixels: masked stores must not spill.
         std::vector<uint8_t> o1(size_t(pixels * channels), 0x5A), o2 = o1;
