@@ -1,6 +1,7 @@
 // qrt — ONNX importer (see onnx_importer.h and docs/importers.md).
 #include "importers/onnx_importer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -129,6 +130,14 @@ Result<Graph> Importer::run(const onnx::ModelProto& model) {
     onnx::NodeProto fake;
     fake.add_input(output.name());
     QRT_ASSIGN_OR_RETURN(int v, value(fake, 0));
+    // An output reached through Identity keeps the ONNX output's name (what qrun writes
+    // NAME.npy as), unless the value is a graph input or another output already.
+    const std::string wanted = ssa_name(output.name());
+    const bool renamable = g_.values[size_t(v)].producer >= 0 &&
+                           std::find(g_.outputs.begin(), g_.outputs.end(), v) == g_.outputs.end();
+    if (renamable && g_.values[size_t(v)].name != output.name() && wanted == output.name()) {
+      g_.values[size_t(v)].name = wanted;
+    }
     g_.outputs.push_back(v);
   }
   Status verified = verify_graph(g_);
@@ -158,6 +167,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     bind(node, 0, emit(kind, {x}, type(x), std::move(attrs)));
     return Status::ok();
   };
+  QRT_ASSIGN_OR_RETURN(bool folded, fold_node(node, a));
+  if (folded) return Status::ok();
   if (op == "QuantizeLinear") return quantize_linear(node, a);
   if (op == "DequantizeLinear") return dequantize_linear(node, a);
   if (op == "Conv") return conv(node, a);
@@ -369,6 +380,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     }
     return reshape_like(node, target);
   }
+  QRT_ASSIGN_OR_RETURN(bool handled, math_op(node, a));
+  if (handled) return Status::ok();
   return error(node, "unsupported ONNX op '" + op + "' (see docs/importers.md for the supported set)");
 }
 

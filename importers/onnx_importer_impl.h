@@ -77,6 +77,16 @@ class Importer {
   Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);
   Status gemm(const onnx::NodeProto& node, const Attrs& a);
   Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
+  /// Folds a shape sub-graph node whose inputs are constants (or a static shape) into a
+  /// constant (onnx_fold.cpp); false when it does not apply.
+  Result<bool> fold_node(const onnx::NodeProto& node, const Attrs& a);
+  /// The math and data-movement ops of onnx_math_ops.cpp; false for other ops.
+  Result<bool> math_op(const onnx::NodeProto& node, const Attrs& a);
+  /// The integers of constant input `i`, `fallback` when absent, else an error naming `what`.
+  Result<std::vector<int64_t>> const_ints(const onnx::NodeProto& node, int i, const char* what,
+                                          std::vector<int64_t> fallback);
+  /// MatMulInteger whose A zero point is a run-time value (DynamicQuantizeLinear's).
+  Status matmul_integer_runtime_zp(const onnx::NodeProto& node);
 
   std::string name_;
   Graph g_;

@@ -147,6 +147,9 @@ Result<Importer::QLinearParams> Importer::qlinear_params(const onnx::NodeProto& 
 // MatMulInteger(a, b, a_zp?, b_zp?) (integer_only: scales 1, an int32 accumulator result).
 Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
   (void)a;
+  if (integer_only && node.input_size() > 2 && !node.input(2).empty() && !constant(node, 2)) {
+    return matmul_integer_runtime_zp(node);
+  }
   const int ia = 0, ib = integer_only ? 1 : 3;
   QRT_ASSIGN_OR_RETURN(QLinearParams p, qlinear_params(node, integer_only));
   const DenseElements *a_scale = p.x_scale, *a_zp = p.x_zp, *b_scale = p.w_scale, *b_zp = p.w_zp;

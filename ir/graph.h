@@ -78,6 +78,9 @@ enum class OpKind : uint8_t {
   kQCast, kDCast, kSCast, kConstant, kAdd, kMul, kMatmul, kRelu, kClamp, kReshape, kRequantize,
   kConv2d, kMaxPool2d, kAvgPool2d, kTranspose, kConcat, kPad, kSoftmax, kLogistic, kMean,
   kDynamicQuantize, kStats, kFakeQuant,
+  // Float/integer math of transformer graphs (ops_math.cpp).
+  kSub, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kNot, kWhere, kSqrt, kReciprocal, kExp, kTanh,
+  kErf, kNeg, kGelu, kCast, kLayerNorm, kReduceSum, kReduceMax, kGather, kSlice, kBroadcastTo, kShape,
 };
 
 /// An SSA value: a function argument or an op result.

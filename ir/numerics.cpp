@@ -69,4 +69,81 @@ float logistic_f32(float x) {
   return 1.0f / d;
 }
 
+float pow_f32(float a, float b) {
+  if (b == 1.0f) return a;
+  if (b == 2.0f) return a * a;
+  if (b == 3.0f) return a * a * a;
+  if (b == 0.5f) return std::sqrt(a);
+  return std::pow(a, b);
+}
+
+double pow_f64(double a, double b) {
+  if (b == 1.0) return a;
+  if (b == 2.0) return a * a;
+  if (b == 3.0) return a * a * a;
+  if (b == 0.5) return std::sqrt(a);
+  return std::pow(a, b);
+}
+
+float tanh_f32(float x) {
+  if (std::isnan(x)) return x;
+  const float a = std::fabs(x);
+  float t;
+  if (a >= 9.0f) {
+    t = 1.0f;  // 1 - tanh(9) < 2^-25
+  } else if (a >= 0.625f) {
+    t = 1.0f - 2.0f / (exp_f32(2.0f * a) + 1.0f);
+  } else {
+    // expm1(y) = y·(1 + y/2·(1 + y/3·(1 + ...))) for y = 2a < 1.25, to y^12/12!.
+    const float y = 2.0f * a;
+    float p = 1.0f;
+    for (int k = 12; k >= 2; --k) p = 1.0f + p * (y / float(k));
+    const float e = y * p;
+    t = e / (e + 2.0f);
+  }
+  return std::copysign(t, x);
+}
+
+float erf_f32(float x) {
+  if (std::isnan(x)) return x;
+  const float a = std::fabs(x);
+  float r;
+  if (a < 0.5f) {
+    // 2/sqrt(pi) · (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320 + x^13/9360)
+    const float t = a * a;
+    float p = 1.0f / 9360.0f;
+    p = p * -t + 1.0f / 1320.0f;
+    p = p * -t + 1.0f / 216.0f;
+    p = p * -t + 1.0f / 42.0f;
+    p = p * -t + 1.0f / 10.0f;
+    p = p * -t + 1.0f / 3.0f;
+    p = p * -t + 1.0f;
+    r = 1.12837916709551257f * (a * p);
+  } else if (a >= 4.0f) {
+    r = 1.0f;  // erfc(4) < 2^-26
+  } else {
+    const float t = 1.0f / (1.0f + 0.5f * a);
+    float p = 0.17087277f;
+    p = p * t - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    r = 1.0f - t * exp_f32(p - a * a);
+  }
+  return std::copysign(r, x);
+}
+
+float gelu_f32(float x, bool tanh_form) {
+  if (tanh_form) {
+    const float inner = 0.797884560802865f * (x + 0.044715f * (x * x * x));
+    return 0.5f * x * (1.0f + tanh_f32(inner));
+  }
+  return 0.5f * x * (1.0f + erf_f32(x * 0.707106781186548f));
+}
+
 }  // namespace qrt::numerics

@@ -46,4 +46,23 @@ float exp_f32(float x);
 /// Logistic 1 / (1 + exp_f32(-x)) in f32.
 float logistic_f32(float x);
 
+/// a^b as qrt.pow computes it: b = 1, 2, 3 as products (a·a, a·a·a), b = 0.5 as sqrt, else
+/// the C library's powf / pow.
+float pow_f32(float a, float b);
+double pow_f64(double a, double b);
+
+/// qrt's tanh in f32, a fixed algorithm like exp_f32's: |x| >= 9 gives ±1; |x| >= 0.625 uses
+/// 1 - 2 / (exp_f32(2|x|) + 1); below, e / (e + 2) with e = expm1(2|x|) from its degree-12
+/// Taylor polynomial in Horner form (no cancellation near 0). Odd; NaN passes through.
+float tanh_f32(float x);
+
+/// qrt's error function in f32: |x| < 0.5 from its Taylor series to x^13 (Horner in x²);
+/// above, 1 - erfc(|x|) with erfc from the Chebyshev-fitted form t·exp_f32(-x² + P(t)),
+/// t = 1 / (1 + |x|/2) (fractional error of erfc < 1.2e-7); |x| >= 4 gives ±1. Odd.
+float erf_f32(float x);
+
+/// GELU in f32: 0.5·x·(1 + erf_f32(x / sqrt 2)), or with `tanh_form`
+/// 0.5·x·(1 + tanh_f32(sqrt(2/pi)·(x + 0.044715·x³))), each step one f32 rounding.
+float gelu_f32(float x, bool tanh_form);
+
 }  // namespace qrt::numerics

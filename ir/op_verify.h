@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/ops.h"
 
 namespace qrt::op_verify {
 
@@ -54,5 +55,8 @@ Status verify_dynamic_quantize(const Graph& g, const Op& op);
 /// Verifiers of the quantization instrumentation ops (ops_quant.cpp).
 Status verify_stats(const Graph& g, const Op& op);
 Status verify_fake_quant(const Graph& g, const Op& op);
+
+/// The op-table entries of the math ops (ops_math.cpp), in OpKind order from kSub.
+std::vector<OpInfo> math_op_entries();
 
 }  // namespace qrt::op_verify

@@ -273,17 +273,24 @@ Status verify_elementwise(const Graph& g, const Op& op) {
   const Type& a = operand_type(g, op, 0);
   const Type& b = operand_type(g, op, 1);
   const Type& out = result_type(g, op);
-  const bool all_float = a.element.is_float() && b.element.is_float() && out.element.is_float();
-  const bool all_quant = a.element.kind == ElementKind::kUniform &&
-                         b.element.kind == ElementKind::kUniform &&
-                         out.element.kind == ElementKind::kUniform;
-  if (!all_float && !all_quant) {
-    return op_error(op, "operands and result must be all float or all per-layer !quant.uniform, got " +
-                            a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
-  }
-  if (all_float && !(a.element == b.element && a.element == out.element)) {
-    return op_error(op, "float operands and result must have one element type, got " +
-                            a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+  // Plain integers (e.g. i64 shape arithmetic) take the integer path of ops_math's arithmetic.
+  if (a.element.is_integer() && b.element.is_integer() && out.element.is_integer()) {
+    if (!(a.element == b.element && a.element == out.element) || a.element.int_width == 1) {
+      return op_error(op, "integer operands and result must have one element type (not i1), got " + a.to_string() +
+                              ", " + b.to_string() + " -> " + out.to_string());
+    }
+  } else {
+    const bool all_float = a.element.is_float() && b.element.is_float() && out.element.is_float();
+    const bool all_quant = a.element.kind == ElementKind::kUniform && b.element.kind == ElementKind::kUniform &&
+                           out.element.kind == ElementKind::kUniform;
+    if (!all_float && !all_quant) {
+      return op_error(op, "operands and result must be all float, all integer or all per-layer !quant.uniform, got " +
+                              a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+    }
+    if (all_float && !(a.element == b.element && a.element == out.element)) {
+      return op_error(op, "float operands and result must have one element type, got " +
+                              a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+    }
   }
   if (a.is_tensor != b.is_tensor || a.is_tensor != out.is_tensor) {
     return op_error(op, "operands and result must be all scalars or all tensors");
@@ -435,7 +442,8 @@ Status verify_requantize(const Graph& g, const Op& op) {
 }
 
 const std::vector<OpInfo>& table() {
-  static const std::vector<OpInfo> kTable = {
+  static const std::vector<OpInfo> kTable = [] {
+    std::vector<OpInfo> t = {
       {OpKind::kQCast, "quant.qcast", 1, 1, {}, verify_qcast,
        "quantize: float -> !quant.uniform (divide, round half to even, add zero point, clamp)"},
       {OpKind::kDCast, "quant.dcast", 1, 1, {}, verify_dcast,
@@ -483,7 +491,13 @@ const std::vector<OpInfo>& table() {
        "identity carrying calibration statistics: layerStats [min, max], optional axisStats per channel"},
       {OpKind::kFakeQuant, "qrt.fake_quant", 1, 1, {"axis", "is_signed", "max", "min", "narrow_range", "num_bits"},
        verify_fake_quant, "simulated quantization: qcast then dcast to the type nudged from [min, max]"},
-  };
+    };
+    for (OpInfo& info : math_op_entries()) t.push_back(std::move(info));
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (size_t(t[i].kind) != i) std::abort();  // the table is indexed by OpKind
+    }
+    return t;
+  }();
   return kTable;
 }
 

@@ -43,6 +43,12 @@ double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t 
 /// dimension takes whatever the element count leaves for it; an error when the count differs.
 Result<std::vector<int64_t>> reshape_dims(const Type& declared, int64_t elements);
 
+/// The number of elements ONNX-style slicing [start, end) by `step` takes from a dimension of
+/// size `dim` (negative start/end count from the end; out-of-range bounds are clamped).
+int64_t slice_extent(int64_t dim, int64_t start, int64_t end, int64_t step);
+/// The first index that slice takes (start resolved and clamped like slice_extent's).
+int64_t slice_start(int64_t dim, int64_t start, int64_t step);
+
 /// True when two scales agree to the relative tolerance the verifier accepts for bias and
 /// accumulator scales (1e-6: float32 products of the same scales pass).
 bool scales_match(double a, double b);

@@ -342,6 +342,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       return eval_matmul(op, in, rt);
     case OpKind::kAdd:
     case OpKind::kMul: {
+      if (rt.element.is_integer()) return eval_math(op, in, rt);
       auto dims = broadcast_shapes(in[0]->type.dims, in[1]->type.dims);
       if (!dims.is_ok()) return op_error(op, dims.status().message());
       QRT_RETURN_IF_ERROR(check_result_shape(op, rt, *dims));
@@ -373,6 +374,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       return y;
     }
     default:
+      if (op.kind >= OpKind::kSub) return eval_math(op, in, rt);
       break;
   }
   // The remaining ops keep the operand's shape.

@@ -65,6 +65,8 @@ Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, c
 Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt);
+/// The math ops of ir/ops_math.cpp, and integer qrt.add / qrt.mul (reference_math.cpp).
+Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
 /// qrt.dynamic_quantize: its three results (stored values, scale, zero point).
 std::vector<Tensor> eval_dynamic_quantize(const Graph& g, const Op& op, const Tensor& x);
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "ir/types.h"
+#include "ir/text_format.h"
 #include "jit/core/tensor.h"
+#include "jit/ref/reference.h"
 
 namespace qrt_test {
 
@@ -35,6 +37,37 @@ inline std::vector<double> values_of(const qrt::Tensor& t) {
     v.push_back(t.type.element.is_float() ? t.float_at(i) : double(t.int_at(i)));
   }
   return v;
+}
+
+/// Runs the one-op graph `%y = OP(%a0, %a1...) ATTRS` on the reference with `inputs`
+/// (type text, values); the result, or the parse/run error.
+inline qrt::Result<qrt::Tensor> run_one_op(const std::string& op, const std::string& attrs,
+                                           const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
+                                           const std::string& result_type) {
+  std::string args, names, types;
+  std::vector<qrt::Tensor> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string n = "%a" + std::to_string(i);
+    args += (i ? ", " : "") + n + ": " + inputs[i].first;
+    names += (i ? ", " : "") + n;
+    types += (i ? ", " : "") + inputs[i].first;
+    tensors.push_back(make_tensor(inputs[i].first, inputs[i].second));
+  }
+  const std::string text = "func.func @main(" + args + ") -> " + result_type + " {\n  %y = \"" + op + "\"(" + names +
+                           ") " + attrs + " : (" + types + ") -> " + result_type + "\n  return %y : " + result_type +
+                           "\n}\n";
+  QRT_ASSIGN_OR_RETURN(qrt::Graph g, qrt::parse_graph(text, "op.mlir"));
+  QRT_ASSIGN_OR_RETURN(auto out, qrt::run_reference(g, std::move(tensors)));
+  return std::move(out.at(0));
+}
+
+/// run_one_op's result values; the test fails on an error.
+inline std::vector<double> run1(const std::string& op, const std::string& attrs,
+                                const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
+                                const std::string& result_type) {
+  auto y = run_one_op(op, attrs, inputs, result_type);
+  REQUIRE_MESSAGE(y.is_ok(), y.status().to_string());
+  return values_of(*y);
 }
 
 }  // namespace qrt_test

@@ -10,32 +10,7 @@
 #include "jit/ref/reference.h"
 #include "tests/jit/tensor_util.h"
 
-namespace {
-
-// One-op graph: %y = OP(%a, %b...) with the given attribute text.
-std::vector<double> run1(const std::string& op, const std::string& attrs,
-                         const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
-                         const std::string& result_type) {
-  std::string args, names, types;
-  std::vector<qrt::Tensor> tensors;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string n = "%a" + std::to_string(i);
-    args += (i ? ", " : "") + n + ": " + inputs[i].first;
-    names += (i ? ", " : "") + n;
-    types += (i ? ", " : "") + inputs[i].first;
-    tensors.push_back(qrt_test::make_tensor(inputs[i].first, inputs[i].second));
-  }
-  const std::string text = "func.func @main(" + args + ") -> " + result_type + " {\n  %y = \"" + op +
-                           "\"(" + names + ") " + attrs + " : (" + types + ") -> " + result_type +
-                           "\n  return %y : " + result_type + "\n}\n";
-  auto g = qrt::parse_graph(text, "nn.mlir");
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
-  auto out = qrt::run_reference(*g, std::move(tensors));
-  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
-  return qrt_test::values_of(out->at(0));
-}
-
-}  // namespace
+using qrt_test::run1;
 
 TEST_CASE("float conv2d, NCHW and NHWC agree; padding and stride") {
   // x = [[1,2,3],[4,5,6],[7,8,9]], w = [[1,0],[0,-1]]: valid 2x2 output

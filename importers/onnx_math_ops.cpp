@@ -1,0 +1,331 @@
+// qrt — ONNX import of the math and data-movement ops of transformer graphs (Sub, Div, Pow,
+// Max, Min, comparisons, Not, Where, Sqrt, Reciprocal, Exp, Tanh, Erf, Neg, Gelu, Cast,
+// LayerNormalization, ReduceSum/Max/Mean, Gather, Slice, Split, Expand, Shape), and
+// MatMulInteger whose first zero point is computed at run time (DynamicQuantizeLinear).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer_impl.h"
+#include "importers/onnx_tensors.h"
+#include "ir/ops.h"
+
+namespace qrt::importers::onnx_detail {
+
+namespace {
+
+struct NamedKind {
+  const char* onnx;
+  OpKind kind;
+};
+
+constexpr NamedKind kBinary[] = {{"Sub", OpKind::kSub}, {"Div", OpKind::kDiv},     {"Pow", OpKind::kPow},
+                                 {"Max", OpKind::kMax}, {"Min", OpKind::kMin},     {"Equal", OpKind::kEqual},
+                                 {"Less", OpKind::kLess}, {"Greater", OpKind::kGreater}};
+constexpr NamedKind kUnary[] = {{"Sqrt", OpKind::kSqrt}, {"Reciprocal", OpKind::kReciprocal}, {"Exp", OpKind::kExp},
+                                {"Tanh", OpKind::kTanh}, {"Erf", OpKind::kErf},               {"Neg", OpKind::kNeg},
+                                {"Not", OpKind::kNot}};
+
+template <size_t N>
+const NamedKind* find_kind(const NamedKind (&table)[N], const std::string& op) {
+  for (const NamedKind& k : table) {
+    if (op == k.onnx) return &k;
+  }
+  return nullptr;
+}
+
+Attribute int_array(const std::vector<int64_t>& v) { return Attribute::make_int_array(v); }
+
+}  // namespace
+
+// The integers of constant input `i` (absent: `fallback`), or an error naming it.
+Result<std::vector<int64_t>> Importer::const_ints(const onnx::NodeProto& node, int i, const char* what,
+                                                  std::vector<int64_t> fallback) {
+  if (i >= node.input_size() || node.input(i).empty()) return fallback;
+  const DenseElements* c = constant(node, i);
+  if (!c || !c->type.element.is_integer()) {
+    return error(node, std::string(what) + " (input " + std::to_string(i) +
+                           ") must be a constant integer tensor (computed from static shapes at import)");
+  }
+  std::vector<int64_t> v;
+  for (size_t k = 0; k < size_t(c->type.num_elements()); ++k) v.push_back(c->int_at(k));
+  return v;
+}
+
+Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
+  const std::string& op = node.op_type();
+  if (const NamedKind* k = find_kind(kBinary, op)) {
+    if (node.input_size() != 2) return error(node, "expects 2 inputs", ErrorCode::kParse);
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int y, value(node, 1));
+    auto dims = broadcast_shapes(type(x).dims, type(y).dims);
+    if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    const bool compare = k->kind == OpKind::kEqual || k->kind == OpKind::kLess || k->kind == OpKind::kGreater;
+    bind(node, 0, emit(k->kind, {x, y}, Type::tensor(*dims, compare ? ElementType::make_int(1) : type(x).element)));
+    return true;
+  }
+  if (const NamedKind* k = find_kind(kUnary, op)) {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    bind(node, 0, emit(k->kind, {x}, type(x)));
+    return true;
+  }
+  if (op == "Gelu") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(std::string approx, attr_string(node, a, "approximate", "none"));
+    if (approx != "none" && approx != "tanh") return error(node, "approximate '" + approx + "' is not none or tanh");
+    bind(node, 0, emit(OpKind::kGelu, {x}, type(x), {{"approximate", Attribute::make_string(approx)}}));
+    return true;
+  }
+  if (op == "Where") {
+    std::vector<int> v(3);
+    for (int i = 0; i < 3; ++i) {
+      QRT_ASSIGN_OR_RETURN(v[size_t(i)], value(node, i));
+    }
+    std::vector<int64_t> dims = type(v[0]).dims;
+    for (int i = 1; i < 3; ++i) {
+      auto b = broadcast_shapes(dims, type(v[size_t(i)]).dims);
+      if (!b.is_ok()) return error(node, b.status().message(), ErrorCode::kVerify);
+      dims = *b;
+    }
+    bind(node, 0, emit(OpKind::kWhere, v, Type::tensor(dims, type(v[1]).element)));
+    return true;
+  }
+  if (op == "Cast") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int64_t to, attr_int(node, a, "to", 0));
+    auto e = element_type_of(int(to));
+    if (!e.is_ok()) return error(node, e.status().message());
+    if (*e == type(x).element) {
+      bind(node, 0, x);  // a no-op cast keeps the value
+      return true;
+    }
+    bind(node, 0, emit(OpKind::kCast, {x}, Type::tensor(type(x).dims, *e)));
+    return true;
+  }
+  if (op == "LayerNormalization") {
+    for (int i = 1; i < node.output_size(); ++i) {
+      if (!node.output(i).empty()) return error(node, "the Mean and InvStdDev outputs are not supported");
+    }
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int scale, value(node, 1));
+    std::vector<int> operands = {x, scale};
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+      QRT_ASSIGN_OR_RETURN(int bias, value(node, 2));
+      operands.push_back(bias);
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", -1));
+    QRT_ASSIGN_OR_RETURN(float eps, attr_float(node, a, "epsilon", 1e-5f));
+    if (axis < 0) axis += int64_t(type(x).rank());
+    if (axis < 0 || axis >= int64_t(type(x).rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    bind(node, 0, emit(OpKind::kLayerNorm, operands, type(x),
+                       {{"axis", Attribute::make_int(axis)}, {"epsilon", Attribute::make_float(double(eps))}}));
+    return true;
+  }
+  if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMean") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
+    std::vector<int64_t> axes;
+    if (axes_input) {
+      QRT_ASSIGN_OR_RETURN(axes, const_ints(node, 1, "axes", {}));
+    } else {
+      QRT_ASSIGN_OR_RETURN(axes, attr_ints(node, a, "axes", {}));
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(node, a, "keepdims", 1));
+    QRT_ASSIGN_OR_RETURN(int64_t noop, attr_int(node, a, "noop_with_empty_axes", 0));
+    if (axes.empty()) {
+      if (noop) {
+        bind(node, 0, x);
+        return true;
+      }
+      for (size_t d = 0; d < t.rank(); ++d) axes.push_back(int64_t(d));
+    }
+    std::vector<bool> reduced(t.rank(), false);
+    for (int64_t& ax : axes) {
+      if (ax < 0) ax += int64_t(t.rank());
+      if (ax < 0 || ax >= int64_t(t.rank()) || reduced[size_t(ax)]) return error(node, "invalid axes", ErrorCode::kVerify);
+      reduced[size_t(ax)] = true;
+    }
+    std::sort(axes.begin(), axes.end());
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      if (!reduced[d]) {
+        dims.push_back(t.dims[d]);
+      } else if (keepdims) {
+        dims.push_back(1);
+      }
+    }
+    const OpKind kind = op == "ReduceSum" ? OpKind::kReduceSum : op == "ReduceMax" ? OpKind::kReduceMax : OpKind::kMean;
+    bind(node, 0, emit(kind, {x}, Type::tensor(dims, t.element),
+                       {{"axes", int_array(axes)}, {"keepdims", Attribute::make_int(keepdims ? 1 : 0)}}));
+    return true;
+  }
+  if (op == "Gather") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));
+    const Type t = type(x), ti = type(idx);
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis >= int64_t(t.rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    std::vector<int64_t> dims(t.dims.begin(), t.dims.begin() + axis);
+    dims.insert(dims.end(), ti.dims.begin(), ti.dims.end());
+    dims.insert(dims.end(), t.dims.begin() + axis + 1, t.dims.end());
+    bind(node, 0, emit(OpKind::kGather, {x, idx}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(axis)}}));
+    return true;
+  }
+  if (op == "Slice" || op == "Split") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    const size_t rank = t.rank();
+    // One qrt.slice per output: full ranges except along the sliced axes.
+    auto emit_slice = [&](int output, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                          std::vector<int64_t> steps) -> Status {
+      std::vector<int64_t> dims;
+      for (size_t d = 0; d < rank; ++d) {
+        dims.push_back(t.dims[d] < 0 ? -1 : slice_extent(t.dims[d], starts[d], ends[d], steps[d]));
+      }
+      bind(node, output, emit(OpKind::kSlice, {x}, Type::tensor(dims, t.element),
+                              {{"ends", int_array(ends)}, {"starts", int_array(starts)}, {"steps", int_array(steps)}}));
+      return Status::ok();
+    };
+    std::vector<int64_t> starts(rank, 0), ends(rank, std::numeric_limits<int64_t>::max()), steps(rank, 1);
+    if (op == "Slice") {
+      std::vector<int64_t> s, e, axes, st;
+      if (opset_ >= 10) {
+        QRT_ASSIGN_OR_RETURN(s, const_ints(node, 1, "starts", {}));
+        QRT_ASSIGN_OR_RETURN(e, const_ints(node, 2, "ends", {}));
+        QRT_ASSIGN_OR_RETURN(axes, const_ints(node, 3, "axes", {}));
+        QRT_ASSIGN_OR_RETURN(st, const_ints(node, 4, "steps", {}));
+      } else {
+        QRT_ASSIGN_OR_RETURN(s, attr_ints(node, a, "starts", {}));
+        QRT_ASSIGN_OR_RETURN(e, attr_ints(node, a, "ends", {}));
+        QRT_ASSIGN_OR_RETURN(axes, attr_ints(node, a, "axes", {}));
+      }
+      if (axes.empty()) {
+        for (size_t d = 0; d < s.size(); ++d) axes.push_back(int64_t(d));
+      }
+      if (s.size() != axes.size() || e.size() != axes.size() || (!st.empty() && st.size() != axes.size())) {
+        return error(node, "starts, ends, axes and steps differ in length", ErrorCode::kParse);
+      }
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t ax = axes[i] < 0 ? axes[i] + int64_t(rank) : axes[i];
+        if (ax < 0 || ax >= int64_t(rank)) return error(node, "axis " + std::to_string(axes[i]) + " is out of range");
+        starts[size_t(ax)] = s[i];
+        ends[size_t(ax)] = e[i];
+        steps[size_t(ax)] = st.empty() ? 1 : st[i];
+        if (steps[size_t(ax)] == 0) return error(node, "a step is 0", ErrorCode::kVerify);
+      }
+      QRT_RETURN_IF_ERROR(emit_slice(0, starts, ends, steps));
+      return true;
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    if (axis < 0) axis += int64_t(rank);
+    if (axis < 0 || axis >= int64_t(rank)) return error(node, "axis out of range", ErrorCode::kVerify);
+    const int64_t extent = t.dims[size_t(axis)];
+    std::vector<int64_t> sizes;
+    if (opset_ >= 13) {
+      QRT_ASSIGN_OR_RETURN(sizes, const_ints(node, 1, "split", {}));
+    } else {
+      QRT_ASSIGN_OR_RETURN(sizes, attr_ints(node, a, "split", {}));
+    }
+    if (sizes.empty()) {
+      if (extent < 0) return error(node, "an equal split needs a static size along the axis");
+      const int64_t n = node.output_size();
+      const int64_t part = (extent + n - 1) / n;  // the last part takes the remainder (opset 18)
+      for (int64_t i = 0; i < n; ++i) sizes.push_back(std::min(part, extent - i * part));
+    }
+    if (int64_t(sizes.size()) != node.output_size()) {
+      return error(node, "split has " + std::to_string(sizes.size()) + " sizes for " +
+                             std::to_string(node.output_size()) + " outputs", ErrorCode::kVerify);
+    }
+    int64_t at = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      starts[size_t(axis)] = at;
+      ends[size_t(axis)] = at + sizes[i];
+      at += sizes[i];
+      if (!node.output(int(i)).empty()) QRT_RETURN_IF_ERROR(emit_slice(int(i), starts, ends, steps));
+    }
+    if (extent >= 0 && at != extent) {
+      return error(node, "split sizes add up to " + std::to_string(at) + ", the axis has " + std::to_string(extent),
+                   ErrorCode::kVerify);
+    }
+    return true;
+  }
+  if (op == "Expand") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, const_ints(node, 1, "shape", {}));
+    auto dims = broadcast_shapes(type(x).dims, shape);
+    if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    bind(node, 0, emit(OpKind::kBroadcastTo, {x}, Type::tensor(*dims, type(x).element)));
+    return true;
+  }
+  if (op == "Shape") {  // a dynamic shape (fold_node took the static ones)
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    if (a.count("start") || a.count("end")) return error(node, "start/end of a dynamic Shape are not supported");
+    bind(node, 0, emit(OpKind::kShape, {x}, Type::tensor({int64_t(type(x).rank())}, ElementType::make_int(64))));
+    return true;
+  }
+  if (op == "ConstantOfShape" || op == "Range" || op == "Size") {
+    return error(node, "its inputs must be computable at import (constants or static shapes)");
+  }
+  return false;
+}
+
+// MatMulInteger(a, b, a_zp, b_zp) with a_zp computed at run time (DynamicQuantizeLinear):
+// Σ_k (a - za)(b - zb) = Σ_k a·(b - zb) - za·Σ_k (b - zb), the first an integer matmul with a
+// zero-point-free a, the second za times the constant column sums. Exact in int32.
+Status Importer::matmul_integer_runtime_zp(const onnx::NodeProto& node) {
+  QRT_ASSIGN_OR_RETURN(int za, value(node, 2));
+  const Type tza = type(za);
+  if (tza.num_elements() != 1) {
+    return error(node, "a per-row zero point of A (" + tza.to_string() + ") is not supported");
+  }
+  const DenseElements* b = constant(node, 1);
+  if (!b) return error(node, "B must be a constant when A's zero point is computed at run time");
+  QRT_ASSIGN_OR_RETURN(const DenseElements* zb, param(node, 3, "zero point of the second operand"));
+  QRT_ASSIGN_OR_RETURN(ElementType sa, storage_of(node, 0));
+  QRT_ASSIGN_OR_RETURN(const Type ta, input_type(node, 0));
+  const Type tb = b->type;
+  if (ta.rank() < 2 || tb.rank() < 2) return error(node, "1-D operands are not supported");
+  if (!(tza.element == sa)) return error(node, "A's zero point " + tza.to_string() + " must have A's element type");
+  QRT_ASSIGN_OR_RETURN(ElementType qa, make_quant_type(node, sa, ta, nullptr, nullptr, 0));
+  QRT_ASSIGN_OR_RETURN(ElementType qb, make_quant_type(node, b->type.element, tb, nullptr, zb, int64_t(tb.rank()) - 1));
+  QRT_ASSIGN_OR_RETURN(int va, quantized_value(node, 0, qa));
+  QRT_ASSIGN_OR_RETURN(int vb, quantized_value(node, 1, qb));
+  auto batch = broadcast_shapes(std::vector<int64_t>(ta.dims.begin(), ta.dims.end() - 2),
+                                std::vector<int64_t>(tb.dims.begin(), tb.dims.end() - 2));
+  if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
+  std::vector<int64_t> dims = *batch;
+  dims.push_back(ta.dims[ta.rank() - 2]);
+  dims.push_back(tb.dims[tb.rank() - 1]);
+  const ElementType acc_type = ElementType::make_uniform(QuantStorage::full_range(32, true), FloatKind::kF32, 1.0, 0);
+  const int acc = to_storage_int(emit(OpKind::kMatmul, {va, vb}, Type::tensor(dims, acc_type)));
+  // Column sums Σ_k (b - zb[n]) per batch, as [..., 1, N] int32.
+  const int64_t k = tb.dims[tb.rank() - 2], n = tb.dims[tb.rank() - 1];
+  std::vector<int64_t> sum_dims = tb.dims;
+  sum_dims[tb.rank() - 2] = 1;
+  const ElementType i32 = ElementType::make_int(32);
+  DenseElements sums;
+  sums.type = Type::tensor(sum_dims, i32);
+  const size_t batches = size_t(tb.num_elements() / (k * n));
+  sums.bytes.assign(batches * size_t(n) * 4, 0);
+  for (size_t bi = 0; bi < batches; ++bi) {
+    for (int64_t c = 0; c < n; ++c) {
+      const int64_t zero = qb.zero_points[qb.zero_points.size() == 1 ? 0 : size_t(c)];
+      int64_t s = 0;
+      for (int64_t r = 0; r < k; ++r) s += b->int_at(bi * size_t(k * n) + size_t(r * n + c)) - zero;
+      const int32_t s32 = int32_t(s);
+      std::memcpy(sums.bytes.data() + (bi * size_t(n) + size_t(c)) * 4, &s32, 4);
+    }
+  }
+  const int sum_value = emit(OpKind::kConstant, {}, sums.type, {{"value", Attribute::make_dense(sums)}});
+  const int za32 = emit(OpKind::kCast, {za}, Type::tensor(tza.dims, i32));
+  const int correction = emit(OpKind::kMul, {za32, sum_value},
+                              Type::tensor(*broadcast_shapes(tza.dims, sum_dims), i32));
+  bind(node, 0, emit(OpKind::kSub, {acc, correction}, Type::tensor(*broadcast_shapes(dims, type(correction).dims), i32)));
+  return Status::ok();
+}
+
+}  // namespace qrt::importers::onnx_detail

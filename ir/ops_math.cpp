@@ -1,0 +1,291 @@
+// qrt — the float/integer math ops that transformer graphs use: arithmetic and comparisons
+// with broadcasting, unary functions, gelu, layer_norm, reductions, gather, slice,
+// broadcast_to, cast and shape (see docs/ops.md). Registered in the op table in ops.cpp.
+#include <algorithm>
+
+#include "ir/op_verify.h"
+#include "ir/ops.h"
+
+namespace qrt::op_verify {
+
+namespace {
+
+bool is_plain(const ElementType& e) { return e.is_float() || e.is_integer(); }
+bool is_bool(const ElementType& e) { return e.is_integer() && e.int_width == 1; }
+
+Status check_tensors(const Op& op, std::initializer_list<const Type*> types) {
+  for (const Type* t : types) {
+    if (!t->is_tensor) return op_error(op, "operands and result must be tensors, got " + t->to_string());
+  }
+  return Status::ok();
+}
+
+// The broadcast of every operand's shape must be the result's shape.
+Status check_broadcast_result(const Graph& g, const Op& op, size_t first, const Type& out) {
+  std::vector<int64_t> dims = operand_type(g, op, first).dims;
+  for (size_t i = first + 1; i < op.operands.size(); ++i) {
+    auto shape = broadcast_shapes(dims, operand_type(g, op, i).dims);
+    if (!shape.is_ok()) return op_error(op, shape.status().message());
+    dims = *shape;
+  }
+  return check_shape_equals(op, dims, out);
+}
+
+// Arithmetic: float or plain integer operands of one element type; the result has it too.
+Status verify_arithmetic(const Graph& g, const Op& op) {
+  const Type& a = operand_type(g, op, 0);
+  const Type& b = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&a, &b, &out}));
+  if (!is_plain(a.element) || !(a.element == b.element) || !(a.element == out.element) || is_bool(a.element)) {
+    return op_error(op, "operands and result must have one float or integer (not i1) element type, got " +
+                            a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
+  }
+  if (op.kind == OpKind::kPow && !a.element.is_float()) return op_error(op, "operands must be float");
+  return check_broadcast_result(g, op, 0, out);
+}
+
+// Comparisons: operands of one float or integer type, an i1 result.
+Status verify_compare(const Graph& g, const Op& op) {
+  const Type& a = operand_type(g, op, 0);
+  const Type& b = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&a, &b, &out}));
+  if (!is_plain(a.element) || !(a.element == b.element) || !is_bool(out.element)) {
+    return op_error(op, "expects operands of one float or integer type and an i1 result, got " + a.to_string() +
+                            ", " + b.to_string() + " -> " + out.to_string());
+  }
+  return check_broadcast_result(g, op, 0, out);
+}
+
+Status verify_not(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!is_bool(in.element) || !(in == out)) {
+    return op_error(op, "expects i1 in and out of one shape, got " + in.to_string() + " -> " + out.to_string());
+  }
+  return Status::ok();
+}
+
+// where(cond: i1, a, b): a where cond, else b, all three broadcast.
+Status verify_where(const Graph& g, const Op& op) {
+  const Type& c = operand_type(g, op, 0);
+  const Type& a = operand_type(g, op, 1);
+  const Type& b = operand_type(g, op, 2);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&c, &a, &b, &out}));
+  if (!is_bool(c.element)) return op_error(op, "condition must be i1, got " + c.to_string());
+  if (!is_plain(a.element) || !(a.element == b.element) || !(a.element == out.element)) {
+    return op_error(op, "both branches and the result must have one float or integer type, got " + a.to_string() +
+                            ", " + b.to_string() + " -> " + out.to_string());
+  }
+  return check_broadcast_result(g, op, 0, out);
+}
+
+// Float functions: one float type in and out, same shape.
+Status verify_float_unary(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  const bool ints_ok = op.kind == OpKind::kNeg;
+  if (!(in.element.is_float() || (ints_ok && in.element.is_integer() && !is_bool(in.element))) || !(in == out)) {
+    return op_error(op, std::string("expects ") + (ints_ok ? "a float or integer" : "a float") +
+                            " operand and a result of its type, got " + in.to_string() + " -> " + out.to_string());
+  }
+  if (op.kind == OpKind::kGelu) {
+    QRT_RETURN_IF_ERROR(string_attr(op, "approximate", {"none", "tanh"}, "none").status());
+  }
+  return Status::ok();
+}
+
+Status verify_cast(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!is_plain(in.element) || !is_plain(out.element)) {
+    return op_error(op, "casts between float and integer types only (quantized values use quant.dcast/qcast/scast), got " +
+                            in.to_string() + " -> " + out.to_string());
+  }
+  return check_same_shape(op, in, out);
+}
+
+// layer_norm(x, scale, bias?) {axis, epsilon}: normalized over dims [axis, rank).
+Status verify_layer_norm(const Graph& g, const Op& op) {
+  const Type& x = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!x.is_tensor || !x.element.is_float() || !(x == out)) {
+    return op_error(op, "expects a float tensor and a result of its type, got " + x.to_string() + " -> " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", -1));
+  if (axis < 0 || axis >= int64_t(x.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is not a dimension of " + x.to_string());
+  }
+  const Attribute* eps = op.attr("epsilon");
+  if (!eps || eps->kind != Attribute::Kind::kFloat || !(eps->f >= 0.0)) {
+    return op_error(op, "requires a float attribute 'epsilon' >= 0");
+  }
+  const std::vector<int64_t> normalized(x.dims.begin() + axis, x.dims.end());
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    const Type& p = operand_type(g, op, i);
+    if (!(p.element == x.element) || !dims_compatible(p.dims, normalized)) {
+      return op_error(op, std::string(i == 1 ? "scale" : "bias") + " must be " + x.element.to_string() + " of shape [" +
+                              dims_to_string(normalized) + "], got " + p.to_string());
+    }
+  }
+  return Status::ok();
+}
+
+// reduce_sum / reduce_max {axes, keepdims}: float or integer, same element type.
+Status verify_reduce(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !is_plain(in.element) || is_bool(in.element) || !(in.element == out.element)) {
+    return op_error(op, "expects float or integer in and out of one type, got " + in.to_string() + " -> " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(auto axes, int_array_attr(op, "axes", -1, {}));
+  QRT_ASSIGN_OR_RETURN(int64_t keepdims, int_attr(op, "keepdims", 0));
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t a : axes) {
+    if (a < 0 || a >= int64_t(in.rank()) || reduced[size_t(a)]) {
+      return op_error(op, "axes must be distinct dimensions of " + in.to_string());
+    }
+    reduced[size_t(a)] = true;
+  }
+  std::vector<int64_t> expected;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    if (!reduced[d]) {
+      expected.push_back(in.dims[d]);
+    } else if (keepdims) {
+      expected.push_back(1);
+    }
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+// gather(data, indices) {axis}: out = data[:axis] + indices.dims + data[axis+1:].
+Status verify_gather(const Graph& g, const Op& op) {
+  const Type& data = operand_type(g, op, 0);
+  const Type& idx = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&data, &idx, &out}));
+  if (!idx.element.is_integer() || is_bool(idx.element)) return op_error(op, "indices must be integers, got " + idx.to_string());
+  if (data.element.kind == ElementKind::kUniformPerAxis || !(data.element == out.element)) {
+    return op_error(op, "result element type must equal the data's (per-axis data is not supported), got " +
+                            data.to_string() + " -> " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", 0));
+  if (axis < 0 || axis >= int64_t(data.rank())) return op_error(op, "axis " + std::to_string(axis) + " is out of range");
+  std::vector<int64_t> expected(data.dims.begin(), data.dims.begin() + axis);
+  expected.insert(expected.end(), idx.dims.begin(), idx.dims.end());
+  expected.insert(expected.end(), data.dims.begin() + axis + 1, data.dims.end());
+  return check_shape_equals(op, expected, out);
+}
+
+// slice {starts, ends, steps}: one entry per dimension, ONNX's clamping of out-of-range bounds.
+Status verify_slice(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !(in.element == out.element) || in.rank() != out.rank() ||
+      in.element.kind == ElementKind::kUniformPerAxis) {
+    return op_error(op, "expects a tensor (not per-axis) and a result of its element type and rank, got " +
+                            in.to_string() + " -> " + out.to_string());
+  }
+  const int rank = int(in.rank());
+  QRT_ASSIGN_OR_RETURN(auto starts, int_array_attr(op, "starts", rank, {}));
+  QRT_ASSIGN_OR_RETURN(auto ends, int_array_attr(op, "ends", rank, {}));
+  QRT_ASSIGN_OR_RETURN(auto steps, int_array_attr(op, "steps", rank, std::vector<int64_t>(size_t(rank), 1)));
+  if (starts.size() != size_t(rank) || ends.size() != size_t(rank)) return op_error(op, "requires 'starts' and 'ends'");
+  std::vector<int64_t> expected;
+  for (int d = 0; d < rank; ++d) {
+    if (steps[size_t(d)] == 0) return op_error(op, "step of dimension " + std::to_string(d) + " is 0");
+    expected.push_back(in.dims[size_t(d)] < 0 ? -1
+                                              : slice_extent(in.dims[size_t(d)], starts[size_t(d)], ends[size_t(d)],
+                                                             steps[size_t(d)]));
+  }
+  return check_shape_equals(op, expected, out);
+}
+
+Status verify_broadcast_to(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !out.is_tensor || !(in.element == out.element) || in.element.kind == ElementKind::kUniformPerAxis) {
+    return op_error(op, "expects a tensor (not per-axis) and a result of its element type, got " + in.to_string() +
+                            " -> " + out.to_string());
+  }
+  auto shape = broadcast_shapes(in.dims, out.dims);
+  if (!shape.is_ok() || !dims_compatible(*shape, out.dims)) {
+    return op_error(op, "cannot broadcast " + in.to_string() + " to " + out.to_string());
+  }
+  return Status::ok();
+}
+
+Status verify_shape(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  const Type expected = Type::tensor({int64_t(in.rank())}, ElementType::make_int(64));
+  if (!in.is_tensor || !(out == expected)) {
+    return op_error(op, "result must be " + expected.to_string() + ", got " + out.to_string());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::vector<OpInfo> math_op_entries() {
+  return {
+      {OpKind::kSub, "qrt.sub", 2, 2, {}, verify_arithmetic, "a - b with numpy broadcasting (float or integer)"},
+      {OpKind::kDiv, "qrt.div", 2, 2, {}, verify_arithmetic,
+       "a / b with numpy broadcasting (float; integers truncate toward zero)"},
+      {OpKind::kPow, "qrt.pow", 2, 2, {}, verify_arithmetic, "a ^ b with numpy broadcasting (float)"},
+      {OpKind::kMax, "qrt.max", 2, 2, {}, verify_arithmetic, "element-wise maximum with numpy broadcasting"},
+      {OpKind::kMin, "qrt.min", 2, 2, {}, verify_arithmetic, "element-wise minimum with numpy broadcasting"},
+      {OpKind::kEqual, "qrt.equal", 2, 2, {}, verify_compare, "a == b as i1, numpy broadcasting"},
+      {OpKind::kLess, "qrt.less", 2, 2, {}, verify_compare, "a < b as i1, numpy broadcasting"},
+      {OpKind::kGreater, "qrt.greater", 2, 2, {}, verify_compare, "a > b as i1, numpy broadcasting"},
+      {OpKind::kNot, "qrt.not", 1, 1, {}, verify_not, "logical not of an i1 tensor"},
+      {OpKind::kWhere, "qrt.where", 3, 3, {}, verify_where, "cond ? a : b with numpy broadcasting"},
+      {OpKind::kSqrt, "qrt.sqrt", 1, 1, {}, verify_float_unary, "square root (IEEE, correctly rounded)"},
+      {OpKind::kReciprocal, "qrt.reciprocal", 1, 1, {}, verify_float_unary, "1 / x, in the operand's float type"},
+      {OpKind::kExp, "qrt.exp", 1, 1, {}, verify_float_unary, "e ^ x (qrt's exp, docs/numerics.md)"},
+      {OpKind::kTanh, "qrt.tanh", 1, 1, {}, verify_float_unary, "tanh (qrt's tanh, docs/numerics.md)"},
+      {OpKind::kErf, "qrt.erf", 1, 1, {}, verify_float_unary, "the error function (qrt's erf, docs/numerics.md)"},
+      {OpKind::kNeg, "qrt.neg", 1, 1, {}, verify_float_unary, "negation -x (float, or integer wrapping)"},
+      {OpKind::kGelu, "qrt.gelu", 1, 1, {"approximate"}, verify_float_unary,
+       "x * Phi(x): approximate = \"none\" (erf) or \"tanh\""},
+      {OpKind::kCast, "qrt.cast", 1, 1, {}, verify_cast,
+       "convert between float and integer element types (float -> int truncates and saturates)"},
+      {OpKind::kLayerNorm, "qrt.layer_norm", 2, 3, {"axis", "epsilon"}, verify_layer_norm,
+       "(x - mean) / sqrt(var + epsilon) * scale + bias over dims [axis, rank)"},
+      {OpKind::kReduceSum, "qrt.reduce_sum", 1, 1, {"axes", "keepdims"}, verify_reduce, "sum over axes"},
+      {OpKind::kReduceMax, "qrt.reduce_max", 1, 1, {"axes", "keepdims"}, verify_reduce, "maximum over axes"},
+      {OpKind::kGather, "qrt.gather", 2, 2, {"axis"}, verify_gather,
+       "take slices of data along axis at integer indices (negative indices count from the end)"},
+      {OpKind::kSlice, "qrt.slice", 1, 1, {"ends", "starts", "steps"}, verify_slice,
+       "strided slice, one start/end/step per dimension, clamped as ONNX Slice does"},
+      {OpKind::kBroadcastTo, "qrt.broadcast_to", 1, 1, {}, verify_broadcast_to,
+       "numpy-broadcast the operand to the result shape (ONNX Expand)"},
+      {OpKind::kShape, "qrt.shape", 1, 1, {}, verify_shape, "the operand's dimensions as tensor<Nxi64>"},
+  };
+}
+
+}  // namespace qrt::op_verify
+
+namespace qrt {
+
+int64_t slice_extent(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  auto clamp_index = [&](int64_t i, int64_t lo, int64_t hi) {
+    if (i < 0) i += dim;
+    return std::clamp(i, lo, hi);
+  };
+  if (step > 0) {
+    const int64_t s = clamp_index(start, 0, dim), e = clamp_index(end, 0, dim);
+    return e > s ? (e - s + step - 1) / step : 0;
+  }
+  const int64_t s = clamp_index(start, -1, dim - 1), e = clamp_index(end, -1, dim - 1);
+  return s > e ? (s - e + (-step) - 1) / (-step) : 0;
+}
+
+int64_t slice_start(int64_t dim, int64_t start, int64_t step) {
+  if (start < 0) start += dim;
+  return step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, -1, dim - 1);
+}
+
+}  // namespace qrt

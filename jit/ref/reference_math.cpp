@@ -1,0 +1,420 @@
+// qrt — the reference kernels of the math ops (ir/ops_math.cpp): arithmetic and comparisons
+// with broadcasting, unary functions, gelu, layer_norm, reductions, gather, slice,
+// broadcast_to, cast and shape. Float ops compute in f32 (f16/bf16/f32 elements; f64 in
+// double), integer arithmetic in int64 wrapped to the element width (docs/numerics.md).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/numerics.h"
+#include "ir/ops.h"
+#include "jit/ref/reference_util.h"
+
+namespace qrt::ref_detail {
+
+namespace {
+
+// The integers of an array attribute (absent: empty).
+std::vector<int64_t> ints_of(const Attribute* a) {
+  std::vector<int64_t> v;
+  if (a) {
+    for (const Attribute& e : a->array) v.push_back(e.i);
+  }
+  return v;
+}
+
+// Row-major strides of `in` against the broadcast shape `out` (0 along broadcast dimensions).
+std::vector<size_t> strides_against(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<size_t> strides(out.size(), 0);
+  size_t stride = 1;
+  for (size_t k = in.size(); k-- > 0;) {
+    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
+    stride *= size_t(in[k]);
+  }
+  return strides;
+}
+
+// The broadcast shape of all operands, checked against the declared result.
+Result<std::vector<int64_t>> broadcast_all(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  std::vector<int64_t> dims = in[0]->type.dims;
+  for (size_t i = 1; i < in.size(); ++i) {
+    auto shape = broadcast_shapes(dims, in[i]->type.dims);
+    if (!shape.is_ok()) return op_error(op, shape.status().message());
+    dims = *shape;
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  return dims;
+}
+
+// Calls fn(out_index, operand_indices) for every element of `out`, row-major.
+template <typename Fn>
+void for_each_nary(const std::vector<int64_t>& out, const std::vector<const Tensor*>& in, Fn fn) {
+  std::vector<std::vector<size_t>> strides;
+  for (const Tensor* t : in) strides.push_back(strides_against(t->type.dims, out));
+  std::vector<size_t> at(in.size(), 0);
+  std::vector<int64_t> idx(out.size(), 0);
+  size_t total = 1;
+  for (int64_t d : out) total *= size_t(d);
+  for (size_t i = 0; i < total; ++i) {
+    fn(i, at);
+    for (size_t k = out.size(); k-- > 0;) {
+      ++idx[k];
+      for (size_t j = 0; j < in.size(); ++j) at[j] += strides[j][k];
+      if (idx[k] < out[k]) break;
+      for (size_t j = 0; j < in.size(); ++j) at[j] -= strides[j][k] * size_t(out[k]);
+      idx[k] = 0;
+    }
+  }
+}
+
+template <typename T>
+T float_binary(OpKind kind, T a, T b) {
+  switch (kind) {
+    case OpKind::kAdd: return a + b;
+    case OpKind::kSub: return a - b;
+    case OpKind::kMul: return a * b;
+    case OpKind::kDiv: return a / b;
+    case OpKind::kPow:
+      if constexpr (sizeof(T) == 4) {
+        return numerics::pow_f32(a, b);
+      } else {
+        return numerics::pow_f64(a, b);
+      }
+    case OpKind::kMax: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::max(a, b);
+    default: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::min(a, b);
+  }
+}
+
+Result<Tensor> eval_arithmetic(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  QRT_ASSIGN_OR_RETURN(auto dims, broadcast_all(op, in, rt));
+  Tensor y = make_result(rt, dims);
+  const Tensor &a = *in[0], &b = *in[1];
+  Status status = Status::ok();
+  for_each_nary(dims, in, [&](size_t i, const std::vector<size_t>& at) {
+    if (rt.element.is_integer()) {
+      const int64_t x = a.int_at(at[0]), z = b.int_at(at[1]);
+      int64_t v = 0;
+      switch (op.kind) {
+        case OpKind::kAdd: v = int64_t(uint64_t(x) + uint64_t(z)); break;
+        case OpKind::kSub: v = int64_t(uint64_t(x) - uint64_t(z)); break;
+        case OpKind::kMul: v = int64_t(uint64_t(x) * uint64_t(z)); break;
+        case OpKind::kDiv:
+          if (z == 0 || (x == std::numeric_limits<int64_t>::min() && z == -1)) {
+            if (status.is_ok()) status = op_error(op, "integer division by zero (or overflow) at element " + std::to_string(i));
+            return;
+          }
+          v = x / z;
+          break;
+        case OpKind::kMax: v = std::max(x, z); break;
+        default: v = std::min(x, z); break;
+      }
+      y.set_int(i, v);
+    } else if (is_f64(rt.element)) {
+      y.set_float(i, float_binary<double>(op.kind, a.float_at(at[0]), b.float_at(at[1])));
+    } else {
+      y.set_float(i, float_binary<float>(op.kind, float(a.float_at(at[0])), float(b.float_at(at[1]))));
+    }
+  });
+  QRT_RETURN_IF_ERROR(status);
+  return y;
+}
+
+Result<Tensor> eval_compare(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  QRT_ASSIGN_OR_RETURN(auto dims, broadcast_all(op, in, rt));
+  Tensor y = make_result(rt, dims);
+  const bool ints = in[0]->type.element.is_integer();
+  for_each_nary(dims, in, [&](size_t i, const std::vector<size_t>& at) {
+    bool r;
+    if (ints) {
+      const int64_t a = in[0]->int_at(at[0]), b = in[1]->int_at(at[1]);
+      r = op.kind == OpKind::kEqual ? a == b : op.kind == OpKind::kLess ? a < b : a > b;
+    } else {
+      const double a = in[0]->float_at(at[0]), b = in[1]->float_at(at[1]);
+      r = op.kind == OpKind::kEqual ? a == b : op.kind == OpKind::kLess ? a < b : a > b;
+    }
+    y.set_int(i, r ? 1 : 0);
+  });
+  return y;
+}
+
+Result<Tensor> eval_where(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  QRT_ASSIGN_OR_RETURN(auto dims, broadcast_all(op, in, rt));
+  Tensor y = make_result(rt, dims);
+  const unsigned n = y.element_size();
+  for_each_nary(dims, in, [&](size_t i, const std::vector<size_t>& at) {
+    const bool c = in[0]->int_at(at[0]) != 0;
+    std::copy_n(c ? in[1]->bytes() + at[1] * n : in[2]->bytes() + at[2] * n, n, y.bytes() + i * n);
+  });
+  return y;
+}
+
+float unary_f32(const Op& op, float x, bool tanh_gelu) {
+  switch (op.kind) {
+    case OpKind::kSqrt: return std::sqrt(x);
+    case OpKind::kReciprocal: return 1.0f / x;
+    case OpKind::kExp: return numerics::exp_f32(x);
+    case OpKind::kTanh: return numerics::tanh_f32(x);
+    case OpKind::kErf: return numerics::erf_f32(x);
+    case OpKind::kNeg: return -x;
+    default: return numerics::gelu_f32(x, tanh_gelu);
+  }
+}
+
+double unary_f64(const Op& op, double x, bool tanh_gelu) {
+  switch (op.kind) {
+    case OpKind::kSqrt: return std::sqrt(x);
+    case OpKind::kReciprocal: return 1.0 / x;
+    case OpKind::kExp: return std::exp(x);
+    case OpKind::kTanh: return std::tanh(x);
+    case OpKind::kErf: return std::erf(x);
+    case OpKind::kNeg: return -x;
+    default:
+      return tanh_gelu ? 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+                       : 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
+  }
+}
+
+Tensor eval_unary(const Op& op, const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  const Attribute* approx = op.attr("approximate");
+  const bool tanh_gelu = approx && approx->s == "tanh";
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    if (rt.element.is_integer()) {
+      y.set_int(i, int64_t(0 - uint64_t(x.int_at(i))));  // kNeg, wrapping
+    } else if (is_f64(rt.element)) {
+      y.set_float(i, unary_f64(op, x.float_at(i), tanh_gelu));
+    } else {
+      y.set_float(i, unary_f32(op, float(x.float_at(i)), tanh_gelu));
+    }
+  }
+  return y;
+}
+
+Tensor eval_cast(const Tensor& x, const Type& rt) {
+  Tensor y = make_result(rt, x.type.dims);
+  const ElementType &from = x.type.element, &to = rt.element;
+  const bool to_bool = to.is_integer() && to.int_width == 1;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    if (to.is_float()) {
+      y.set_float(i, from.is_float() ? x.float_at(i) : double(x.int_at(i)));
+    } else if (from.is_float()) {
+      const double v = x.float_at(i);
+      if (to_bool) {
+        y.set_int(i, v != 0.0 ? 1 : 0);
+      } else {
+        // Truncate toward zero, saturate to the target's range; NaN becomes 0.
+        const bool is_unsigned = to.int_sign == Signedness::kUnsigned;
+        const double lo = is_unsigned ? 0.0 : -std::ldexp(1.0, int(to.int_width) - 1);
+        const double hi = is_unsigned ? std::ldexp(1.0, int(to.int_width)) - 1 : std::ldexp(1.0, int(to.int_width) - 1) - 1;
+        const double t = std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), lo, hi);
+        y.set_int(i, is_unsigned && t >= 9.2e18 ? int64_t(uint64_t(t)) : int64_t(t));
+      }
+    } else {
+      y.set_int(i, to_bool ? (x.int_at(i) != 0 ? 1 : 0) : x.int_at(i));  // integers wrap to the width
+    }
+  }
+  return y;
+}
+
+Tensor eval_layer_norm(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  const Tensor& x = *in[0];
+  Tensor y = make_result(rt, x.type.dims);
+  const int64_t axis = op.attr("axis")->i;
+  const double eps = op.attr("epsilon")->f;
+  size_t n = 1;
+  for (size_t d = size_t(axis); d < x.type.dims.size(); ++d) n *= size_t(x.type.dims[d]);
+  const size_t rows = n == 0 ? 0 : size_t(x.num_elements()) / n;
+  const bool f64 = is_f64(rt.element);
+  for (size_t r = 0; r < rows; ++r) {
+    // Mean and variance in double, summed in order; one f32 normalization per element.
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i) sum += x.float_at(r * n + i);
+    const double mean = sum / double(n);
+    double sq = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      const double c = x.float_at(r * n + i) - mean;
+      sq += c * c;
+    }
+    const double rstd = 1.0 / std::sqrt(sq / double(n) + eps);
+    for (size_t i = 0; i < n; ++i) {
+      const double scale = in[1]->float_at(i), bias = in.size() > 2 ? in[2]->float_at(i) : 0.0;
+      if (f64) {
+        y.set_float(r * n + i, (x.float_at(r * n + i) - mean) * rstd * scale + bias);
+      } else {
+        const float normalized = float((x.float_at(r * n + i) - mean) * rstd);
+        y.set_float(r * n + i, double(normalized * float(scale) + float(bias)));
+      }
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
+  const std::vector<int64_t> axes = ints_of(op.attr("axes"));
+  const bool keepdims = op.attr("keepdims") && op.attr("keepdims")->i != 0;
+  std::vector<bool> reduced(x.type.dims.size(), false);
+  for (int64_t a : axes) reduced[size_t(a)] = true;
+  std::vector<int64_t> kept, out_dims;
+  for (size_t d = 0; d < x.type.dims.size(); ++d) {
+    kept.push_back(reduced[d] ? 1 : x.type.dims[d]);
+    if (!reduced[d] || keepdims) out_dims.push_back(kept.back());
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, out_dims));
+  Tensor y = make_result(rt, out_dims);
+  const size_t count = size_t(y.num_elements());
+  const bool is_max = op.kind == OpKind::kReduceMax;
+  const bool ints = rt.element.is_integer();
+  std::vector<double> acc(count, is_max ? -INFINITY : 0.0);
+  std::vector<int64_t> iacc(count, is_max ? std::numeric_limits<int64_t>::min() : 0);
+  std::vector<bool> nan(count, false);
+  // Every input element adds into the output element it reduces to (sums in double, in order).
+  const auto out_strides = strides_against(kept, x.type.dims);
+  std::vector<int64_t> idx(x.type.dims.size(), 0);
+  size_t o = 0;
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+    if (ints) {
+      iacc[o] = is_max ? std::max(iacc[o], x.int_at(i)) : int64_t(uint64_t(iacc[o]) + uint64_t(x.int_at(i)));
+    } else {
+      const double v = is_f64(rt.element) ? x.float_at(i) : double(float(x.float_at(i)));
+      if (std::isnan(v)) nan[o] = true;
+      acc[o] = is_max ? std::max(acc[o], v) : acc[o] + v;
+    }
+    for (size_t k = idx.size(); k-- > 0;) {
+      ++idx[k];
+      o += out_strides[k];
+      if (idx[k] < x.type.dims[k]) break;
+      o -= out_strides[k] * size_t(x.type.dims[k]);
+      idx[k] = 0;
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (ints) {
+      y.set_int(i, iacc[i]);
+    } else {
+      y.set_float(i, nan[i] ? NAN : acc[i]);
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_gather(const Op& op, const Tensor& data, const Tensor& idx, const Type& rt) {
+  const int64_t axis = op.attr("axis") ? op.attr("axis")->i : 0;
+  const auto& dd = data.type.dims;
+  std::vector<int64_t> dims(dd.begin(), dd.begin() + axis);
+  dims.insert(dims.end(), idx.type.dims.begin(), idx.type.dims.end());
+  dims.insert(dims.end(), dd.begin() + axis + 1, dd.end());
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  size_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= size_t(dd[size_t(d)]);
+  for (size_t d = size_t(axis) + 1; d < dd.size(); ++d) inner *= size_t(dd[d]);
+  const int64_t extent = dd[size_t(axis)];
+  const size_t n_idx = size_t(idx.num_elements()), bytes = inner * data.element_size();
+  for (size_t j = 0; j < n_idx; ++j) {
+    int64_t k = idx.int_at(j);
+    if (k < -extent || k >= extent) {
+      return op_error(op, "index " + std::to_string(k) + " (element " + std::to_string(j) +
+                              ") is out of range for dimension " + std::to_string(axis) + " of size " +
+                              std::to_string(extent));
+    }
+    if (k < 0) k += extent;
+    for (size_t o = 0; o < outer; ++o) {
+      std::copy_n(data.bytes() + (o * size_t(extent) + size_t(k)) * bytes, bytes, y.bytes() + (o * n_idx + j) * bytes);
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_slice(const Op& op, const Tensor& x, const Type& rt) {
+  const std::vector<int64_t> starts = ints_of(op.attr("starts")), ends = ints_of(op.attr("ends"));
+  const size_t rank = x.type.dims.size();
+  std::vector<int64_t> steps = op.attr("steps") ? ints_of(op.attr("steps")) : std::vector<int64_t>(rank, 1);
+  std::vector<int64_t> dims(rank), first(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    dims[d] = slice_extent(x.type.dims[d], starts[d], ends[d], steps[d]);
+    first[d] = slice_start(x.type.dims[d], starts[d], steps[d]);
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  const unsigned n = y.element_size();
+  const std::vector<size_t> in_strides = strides_against(x.type.dims, x.type.dims);
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    size_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += size_t(first[d] + idx[d] * steps[d]) * in_strides[d];
+    std::copy_n(x.bytes() + src * n, n, y.bytes() + i * n);
+    for (size_t k = rank; k-- > 0;) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return y;
+}
+
+Result<Tensor> eval_broadcast_to(const Op& op, const Tensor& x, const Type& rt) {
+  std::vector<int64_t> target = rt.dims;
+  for (size_t d = 0; d < target.size(); ++d) {
+    const size_t from_end = target.size() - d;
+    if (target[d] < 0) target[d] = from_end <= x.type.dims.size() ? x.type.dims[x.type.dims.size() - from_end] : 1;
+  }
+  auto dims = broadcast_shapes(x.type.dims, target);
+  if (!dims.is_ok()) return op_error(op, dims.status().message());
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, *dims));
+  Tensor y = make_result(rt, *dims);
+  const unsigned n = y.element_size();
+  for_each_nary(*dims, {&x}, [&](size_t i, const std::vector<size_t>& at) {
+    std::copy_n(x.bytes() + at[0] * n, n, y.bytes() + i * n);
+  });
+  return y;
+}
+
+}  // namespace
+
+Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+  switch (op.kind) {
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin: return eval_arithmetic(op, in, rt);
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kGreater: return eval_compare(op, in, rt);
+    case OpKind::kWhere: return eval_where(op, in, rt);
+    case OpKind::kGather: return eval_gather(op, *in[0], *in[1], rt);
+    case OpKind::kSlice: return eval_slice(op, *in[0], rt);
+    case OpKind::kBroadcastTo: return eval_broadcast_to(op, *in[0], rt);
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax: return eval_reduce(op, *in[0], rt);
+    case OpKind::kShape: {
+      Tensor y = make_result(rt, {int64_t(in[0]->type.dims.size())});
+      for (size_t d = 0; d < in[0]->type.dims.size(); ++d) y.set_int(d, in[0]->type.dims[d]);
+      return y;
+    }
+    default: break;
+  }
+  const Tensor& x = *in[0];
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  switch (op.kind) {
+    case OpKind::kNot: {
+      Tensor y = make_result(rt, x.type.dims);
+      for (size_t i = 0; i < size_t(x.num_elements()); ++i) y.set_int(i, x.int_at(i) != 0 ? 0 : 1);
+      return y;
+    }
+    case OpKind::kCast: return eval_cast(x, rt);
+    case OpKind::kLayerNorm: return eval_layer_norm(op, in, rt);
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+    case OpKind::kNeg:
+    case OpKind::kGelu: return eval_unary(op, x, rt);
+    default: break;
+  }
+  return op_error(op, "has no reference implementation");
+}
+
+}  // namespace qrt::ref_detail

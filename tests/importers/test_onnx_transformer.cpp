@@ -1,0 +1,255 @@
+// Tests: the transformer op set and dynamic quantization through the ONNX importer — the
+// generated quantize_dynamic-style encoder (models/onnx/encoder_dynamic_int8*) against its
+// float64 numpy expectation, JIT == reference, import-time folding of shape sub-graphs,
+// MatMulInteger with DynamicQuantizeLinear's run-time zero point, and refusals.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer.h"
+#include "ir/text_format.h"
+#include "tools/npy.h"
+
+namespace {
+
+const std::string kOnnx = std::string(MODELS_DIR) + "/onnx/";
+
+qrt_tools::NpyArray npy(const std::string& path) {
+  qrt_tools::NpyArray a;
+  std::string error;
+  REQUIRE_MESSAGE(qrt_tools::read_npy(path, a, error), error);
+  return a;
+}
+
+struct EncoderRun {
+  std::vector<float> hidden, pooled;
+  size_t reference_ops = 0;
+};
+
+EncoderRun run_encoder(qrt_backend backend, int threads) {
+  const qrt_tools::NpyArray ids = npy(kOnnx + "encoder_dynamic_int8_ids.npy");
+  const qrt_tools::NpyArray mask = npy(kOnnx + "encoder_dynamic_int8_mask.npy");
+  qrt_model_t* m = nullptr;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_file((kOnnx + "encoder_dynamic_int8.onnx").c_str(), &m) == QRT_OK,
+                  qrt_last_error_message());
+  qrt_plan_options options;
+  qrt_plan_options_init(&options);
+  options.backend = backend;
+  options.threads = size_t(threads);
+  REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+  EncoderRun r;
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  for (size_t i = 0; i < ops; ++i) {
+    qrt_op_info info;
+    qrt_plan_op_info(plan, i, &info);
+    r.reference_ops += std::strcmp(info.kernel, "reference") == 0 && std::strcmp(info.op, "qrt.constant") != 0;
+  }
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  for (size_t i = 0; i < 2; ++i) {
+    const qrt_tools::NpyArray& a = i == 0 ? ids : mask;
+    REQUIRE_MESSAGE(qrt_context_set_input(ctx, i, QRT_DTYPE_I64, a.shape.size(), a.shape.data(), a.data.data(),
+                                          a.data.size()) == QRT_OK, qrt_last_error_message());
+  }
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  for (size_t o = 0; o < 2; ++o) {
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, o, &view) == QRT_OK);
+    std::vector<float>& dst = o == 0 ? r.hidden : r.pooled;
+    dst.resize(view.bytes / 4);
+    std::memcpy(dst.data(), view.data, view.bytes);
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
+  return r;
+}
+
+std::vector<float> floats_of(const std::string& file) {
+  const qrt_tools::NpyArray a = npy(kOnnx + file);
+  std::vector<float> v(a.data.size() / 4);
+  std::memcpy(v.data(), a.data.data(), a.data.size());
+  return v;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - double(b[i])));
+  return worst;
+}
+
+// A model of one node `op_type` (inputs and initializers given by the caller).
+qrt::Result<qrt::Graph> import(const onnx::ModelProto& model) {
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return qrt::importers::import_onnx(bytes.data(), bytes.size(), "t.onnx");
+}
+
+onnx::ValueInfoProto* add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                                int elem_type, const std::vector<int64_t>& dims) {
+  onnx::ValueInfoProto* v = list->Add();
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  return v;
+}
+
+void add_int64s(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values, bool scalar = false) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (!scalar) t->add_dims(int64_t(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
+                          const std::vector<std::string>& out) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_name(op + "_node");
+  n->set_op_type(op);
+  for (const auto& s : in) n->add_input(s);
+  for (const auto& s : out) n->add_output(s);
+  return n;
+}
+
+onnx::ModelProto empty_model(int opset) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(opset);
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("a quantize_dynamic BERT-style encoder: outputs match the float64 expectation, JIT == reference") {
+  const EncoderRun jit = run_encoder(QRT_BACKEND_JIT, 1);
+  const std::vector<float> hidden = floats_of("encoder_dynamic_int8_hidden.npy");
+  const std::vector<float> pooled = floats_of("encoder_dynamic_int8_pooled.npy");
+  // Dynamic quantization computed in f32 (qrt) vs float64 (numpy): the stated tolerance is
+  // 1e-3 absolute on layer-normed values of magnitude ~3 (measured: 5e-7).
+  CHECK(max_abs_diff(jit.hidden, hidden) <= 1e-3);
+  CHECK(max_abs_diff(jit.pooled, pooled) <= 1e-3);
+  const EncoderRun ref = run_encoder(QRT_BACKEND_REF, 1);
+  CHECK(ref.hidden == jit.hidden);
+  CHECK(ref.pooled == jit.pooled);
+  const EncoderRun threaded = run_encoder(QRT_BACKEND_JIT, 3);
+  CHECK(threaded.hidden == jit.hidden);
+  MESSAGE("ops left on the reference: " << jit.reference_ops);
+}
+
+TEST_CASE("shape sub-graphs fold at import: Shape -> Gather -> Unsqueeze -> Concat -> Reshape") {
+  onnx::ModelProto model = empty_model(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 6});
+  add_int64s(g, "zero", {0}, true);
+  add_int64s(g, "axes", {0});
+  add_int64s(g, "tail", {3, 2});
+  add_node(g, "Shape", {"x"}, {"shape"});
+  add_node(g, "Gather", {"shape", "zero"}, {"batch"});
+  add_node(g, "Unsqueeze", {"batch", "axes"}, {"batch1"});
+  auto* cat = add_node(g, "Concat", {"batch1", "tail"}, {"target"});
+  auto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  add_node(g, "Reshape", {"x", "target"}, {"y"});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3, 2});
+  auto graph = import(model);
+  REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
+  const std::string text = qrt::print_graph(*graph);
+  CHECK(text.find("qrt.shape") == std::string::npos);
+  CHECK(text.find("qrt.gather") == std::string::npos);
+  CHECK(text.find("-> tensor<2x3x2xf32>") != std::string::npos);
+}
+
+TEST_CASE("unsupported or unfoldable transformer patterns are refused naming the node and the reason") {
+  {  // MatMulInteger with a run-time A zero point and a run-time B.
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 4});
+    add_value(g->mutable_input(), "w", onnx::TensorProto::INT8, {4, 3});
+    add_node(g, "DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+    add_node(g, "MatMulInteger", {"xq", "w", "xz"}, {"y"});
+    add_value(g->mutable_output(), "y", onnx::TensorProto::INT32, {2, 3});
+    auto graph = import(model);
+    REQUIRE_FALSE(graph.is_ok());
+    CHECK(graph.status().message().find("'MatMulInteger_node' (MatMulInteger): B must be a constant when A's zero point "
+                                        "is computed at run time") != std::string::npos);
+  }
+  {  // ConstantOfShape of a run-time shape.
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "s", onnx::TensorProto::INT64, {2});
+    add_node(g, "ConstantOfShape", {"s"}, {"y"});
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {});
+    auto graph = import(model);
+    REQUIRE_FALSE(graph.is_ok());
+    CHECK(graph.status().message().find("(ConstantOfShape): its inputs must be computable at import") !=
+          std::string::npos);
+  }
+  {  // Split sizes that do not add up.
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {5});
+    add_int64s(g, "sizes", {2, 2});
+    add_node(g, "Split", {"x", "sizes"}, {"a", "b"});
+    add_value(g->mutable_output(), "a", onnx::TensorProto::FLOAT, {2});
+    auto graph = import(model);
+    REQUIRE_FALSE(graph.is_ok());
+    CHECK(graph.status().message().find("split sizes add up to 4, the axis has 5") != std::string::npos);
+  }
+}
+
+TEST_CASE("Split, Slice with steps, Where and Expand import and run") {
+  onnx::ModelProto model = empty_model(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {6});
+  add_int64s(g, "sizes", {2, 4});
+  add_int64s(g, "starts", {3});
+  add_int64s(g, "ends", {-100});
+  add_int64s(g, "axes", {0});
+  add_int64s(g, "steps", {-2});
+  add_int64s(g, "shape", {2, 2});
+  add_node(g, "Split", {"x", "sizes"}, {"head", "rest"});
+  add_node(g, "Slice", {"rest", "starts", "ends", "axes", "steps"}, {"odd"});  // rest[3], rest[1]
+  add_node(g, "Less", {"head", "odd"}, {"lt"});
+  add_node(g, "Where", {"lt", "head", "odd"}, {"mn"});
+  add_node(g, "Expand", {"mn", "shape"}, {"y"});
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 2});
+  auto graph = import(model);
+  REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  qrt_model_t* m = nullptr;
+  REQUIRE(qrt_model_load_buffer(bytes.data(), bytes.size(), "t.onnx", &m) == QRT_OK);
+  qrt_plan_t* plan = nullptr;
+  REQUIRE(qrt_plan_create(m, nullptr, &plan) == QRT_OK);
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  const float x[6] = {10, -1, 0, 3, 4, 5};  // head [10, -1], rest [0, 3, 4, 5] -> odd [5, 3]
+  const int64_t dims[1] = {6};
+  REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 1, dims, x, sizeof x) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  REQUIRE(view.bytes == 16);
+  const float* y = static_cast<const float*>(view.data);
+  CHECK(y[0] == 5);  // min(10, 5)
+  CHECK(y[1] == -1);
+  CHECK(y[2] == 5);
+  CHECK(y[3] == -1);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
+}

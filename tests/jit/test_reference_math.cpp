@@ -1,0 +1,163 @@
+// Tests: reference kernels of the math ops (arithmetic, comparisons, where, unary functions,
+// gelu, layer_norm, reductions, gather, slice, broadcast_to, cast, shape) on hand-computed
+// cases, and qrt's tanh / erf against the C library's double functions.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ir/numerics.h"
+#include "tests/jit/tensor_util.h"
+
+using qrt_test::run1;
+using qrt_test::run_one_op;
+
+TEST_CASE("float arithmetic with broadcasting: sub, div, pow, max, min") {
+  const std::pair<std::string, std::vector<double>> a{"tensor<2x2xf32>", {1, 2, 3, 4}}, b{"tensor<2xf32>", {2, 0.5}};
+  CHECK(run1("qrt.sub", "", {a, b}, "tensor<2x2xf32>") == std::vector<double>{-1, 1.5, 1, 3.5});
+  CHECK(run1("qrt.div", "", {a, b}, "tensor<2x2xf32>") == std::vector<double>{0.5, 4, 1.5, 8});
+  CHECK(run1("qrt.pow", "", {a, {"tensor<1xf32>", {2}}}, "tensor<2x2xf32>") == std::vector<double>{1, 4, 9, 16});
+  CHECK(run1("qrt.max", "", {a, b}, "tensor<2x2xf32>") == std::vector<double>{2, 2, 3, 4});
+  CHECK(run1("qrt.min", "", {a, b}, "tensor<2x2xf32>") == std::vector<double>{1, 0.5, 2, 0.5});
+  // f32 rounding of each step: 1/3 is the f32 nearest, not the double.
+  CHECK(run1("qrt.div", "", {{"tensor<1xf32>", {1}}, {"tensor<1xf32>", {3}}}, "tensor<1xf32>")[0] == double(1.0f / 3.0f));
+}
+
+TEST_CASE("integer arithmetic: i64 add/mul/sub/div truncating, division by zero is an error") {
+  const std::pair<std::string, std::vector<double>> a{"tensor<3xi64>", {7, -7, 9}}, b{"tensor<3xi64>", {2, 2, -4}};
+  CHECK(run1("qrt.add", "", {a, b}, "tensor<3xi64>") == std::vector<double>{9, -5, 5});
+  CHECK(run1("qrt.mul", "", {a, b}, "tensor<3xi64>") == std::vector<double>{14, -14, -36});
+  CHECK(run1("qrt.sub", "", {a, b}, "tensor<3xi64>") == std::vector<double>{5, -9, 13});
+  CHECK(run1("qrt.div", "", {a, b}, "tensor<3xi64>") == std::vector<double>{3, -3, -2});
+  auto bad = run_one_op("qrt.div", "", {a, {"tensor<3xi64>", {1, 0, 1}}}, "tensor<3xi64>");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("division by zero") != std::string::npos);
+}
+
+TEST_CASE("comparisons give i1; not and where") {
+  const std::pair<std::string, std::vector<double>> a{"tensor<4xf32>", {1, 2, 3, 4}}, b{"tensor<1xf32>", {2}};
+  CHECK(run1("qrt.equal", "", {a, b}, "tensor<4xi1>") == std::vector<double>{0, 1, 0, 0});
+  CHECK(run1("qrt.less", "", {a, b}, "tensor<4xi1>") == std::vector<double>{1, 0, 0, 0});
+  CHECK(run1("qrt.greater", "", {a, b}, "tensor<4xi1>") == std::vector<double>{0, 0, 1, 1});
+  CHECK(run1("qrt.not", "", {{"tensor<3xi1>", {1, 0, 1}}}, "tensor<3xi1>") == std::vector<double>{0, 1, 0});
+  CHECK(run1("qrt.where", "", {{"tensor<2x1xi1>", {1, 0}}, {"tensor<2x2xf32>", {1, 2, 3, 4}}, {"tensor<1xf32>", {-9}}},
+             "tensor<2x2xf32>") == std::vector<double>{1, 2, -9, -9});
+}
+
+TEST_CASE("unary functions: sqrt, reciprocal, exp, tanh, erf, neg; gelu both forms") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<3xf32>", {0.25, 1, 4}};
+  CHECK(run1("qrt.sqrt", "", {x}, "tensor<3xf32>") == std::vector<double>{0.5, 1, 2});
+  CHECK(run1("qrt.reciprocal", "", {x}, "tensor<3xf32>") == std::vector<double>{4, 1, 0.25});
+  CHECK(run1("qrt.neg", "", {x}, "tensor<3xf32>") == std::vector<double>{-0.25, -1, -4});
+  CHECK(run1("qrt.neg", "", {{"tensor<2xi32>", {5, -3}}}, "tensor<2xi32>") == std::vector<double>{-5, 3});
+  CHECK(run1("qrt.exp", "", {x}, "tensor<3xf32>")[1] == double(qrt::numerics::exp_f32(1.0f)));
+  CHECK(run1("qrt.tanh", "", {x}, "tensor<3xf32>")[2] == double(qrt::numerics::tanh_f32(4.0f)));
+  CHECK(run1("qrt.erf", "", {x}, "tensor<3xf32>")[0] == double(qrt::numerics::erf_f32(0.25f)));
+  const auto g = run1("qrt.gelu", "", {{"tensor<3xf32>", {-3, 0, 1}}}, "tensor<3xf32>");
+  CHECK(g[1] == 0.0);
+  CHECK(g[2] == doctest::Approx(0.8413447).epsilon(1e-6));
+  CHECK(g[0] == doctest::Approx(-0.0040497).epsilon(1e-4));
+  const auto gt = run1("qrt.gelu", "{approximate = \"tanh\"}", {{"tensor<1xf32>", {1}}}, "tensor<1xf32>");
+  CHECK(gt[0] == doctest::Approx(0.8411920).epsilon(1e-6));
+}
+
+TEST_CASE("qrt's tanh and erf stay within a few f32 ulp of the true functions") {
+  // The bounds docs/numerics.md states, checked on a dense sweep and special points.
+  auto ulp_error = [](float got, double want) {
+    const float w = float(want);
+    if (w == 0.0f) return std::fabs(double(got)) / 1.4e-45;
+    const double ulp = std::ldexp(1.0, std::ilogb(w) - 23);
+    return std::fabs(double(got) - want) / ulp;
+  };
+  double worst_tanh = 0, worst_erf = 0;
+  for (float x = -10.0f; x <= 10.0f; x += 0.000731f) {
+    worst_tanh = std::max(worst_tanh, ulp_error(qrt::numerics::tanh_f32(x), std::tanh(double(x))));
+    worst_erf = std::max(worst_erf, ulp_error(qrt::numerics::erf_f32(x), std::erf(double(x))));
+  }
+  for (float x : {1e-30f, 1e-7f, 0.0003f, 0.4999f, 0.5f, 0.6249f, 0.625f, 3.999f, 4.0f, 8.99f, 9.0f}) {
+    worst_tanh = std::max(worst_tanh, ulp_error(qrt::numerics::tanh_f32(x), std::tanh(double(x))));
+    worst_erf = std::max(worst_erf, ulp_error(qrt::numerics::erf_f32(x), std::erf(double(x))));
+  }
+  MESSAGE("worst tanh error " << worst_tanh << " ulp, erf " << worst_erf << " ulp");
+  CHECK(worst_tanh <= 3.0);
+  CHECK(worst_erf <= 3.0);
+  CHECK(std::isnan(qrt::numerics::tanh_f32(NAN)));
+  CHECK(qrt::numerics::tanh_f32(-INFINITY) == -1.0f);
+  CHECK(qrt::numerics::erf_f32(INFINITY) == 1.0f);
+}
+
+TEST_CASE("layer_norm over the last axis, with and without bias") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<2x4xf32>", {1, 2, 3, 4, -2, -2, 2, 2}};
+  const auto y = run1("qrt.layer_norm", "{axis = 1 : i64, epsilon = 0.0 : f64}",
+                      {x, {"tensor<4xf32>", {1, 1, 1, 2}}, {"tensor<4xf32>", {0, 0, 0, 1}}}, "tensor<2x4xf32>");
+  const double s = 1.0 / std::sqrt(1.25);  // row 0: mean 2.5, variance 1.25
+  CHECK(y[0] == doctest::Approx(-1.5 * s));
+  CHECK(y[3] == doctest::Approx(1.5 * s * 2 + 1));
+  CHECK(y[4] == doctest::Approx(-1.0));  // row 1: mean 0, variance 4
+  CHECK(y[7] == doctest::Approx(3.0));
+  const auto nb = run1("qrt.layer_norm", "{axis = 1 : i64, epsilon = 1.0 : f64}", {x, {"tensor<4xf32>", {1, 1, 1, 1}}},
+                       "tensor<2x4xf32>");
+  CHECK(nb[7] == doctest::Approx(2.0 / std::sqrt(5.0)));
+}
+
+TEST_CASE("reduce_sum and reduce_max over axes, keepdims") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<2x3xf32>", {1, 5, 3, 4, 2, 6}};
+  CHECK(run1("qrt.reduce_sum", "{axes = [1], keepdims = 0 : i64}", {x}, "tensor<2xf32>") == std::vector<double>{9, 12});
+  CHECK(run1("qrt.reduce_max", "{axes = [0], keepdims = 1 : i64}", {x}, "tensor<1x3xf32>") ==
+        std::vector<double>{4, 5, 6});
+  CHECK(run1("qrt.reduce_sum", "{axes = [0, 1]}", {{"tensor<2x2xi64>", {1, 2, 3, 4}}}, "tensor<i64>") ==
+        std::vector<double>{10});
+}
+
+TEST_CASE("gather: embedding rows, negative indices, out-of-range index names the element") {
+  const std::pair<std::string, std::vector<double>> table{"tensor<3x2xf32>", {0, 1, 10, 11, 20, 21}};
+  CHECK(run1("qrt.gather", "{axis = 0 : i64}", {table, {"tensor<1x3xi64>", {2, 0, -1}}}, "tensor<1x3x2xf32>") ==
+        std::vector<double>{20, 21, 0, 1, 20, 21});
+  CHECK(run1("qrt.gather", "{axis = 1 : i64}", {table, {"tensor<i64>", {1}}}, "tensor<3xf32>") ==
+        std::vector<double>{1, 11, 21});
+  auto bad = run_one_op("qrt.gather", "{axis = 0 : i64}", {table, {"tensor<2xi64>", {0, 3}}}, "tensor<2x2xf32>");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("index 3 (element 1) is out of range") != std::string::npos);
+}
+
+TEST_CASE("slice: steps, negative bounds, clamping; broadcast_to; shape") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<2x5xf32>", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  CHECK(run1("qrt.slice", "{starts = [0, 1], ends = [2, 9223372036854775807], steps = [1, 2]}", {x}, "tensor<2x2xf32>") ==
+        std::vector<double>{1, 3, 6, 8});
+  CHECK(run1("qrt.slice", "{starts = [1, -1], ends = [2, -9223372036854775807], steps = [1, -2]}", {x},
+             "tensor<1x3xf32>") == std::vector<double>{9, 7, 5});
+  CHECK(run1("qrt.broadcast_to", "", {{"tensor<2x1xf32>", {1, 2}}}, "tensor<2x2x3xf32>") ==
+        std::vector<double>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
+  CHECK(run1("qrt.shape", "", {x}, "tensor<2xi64>") == std::vector<double>{2, 5});
+}
+
+TEST_CASE("cast: float to int truncates and saturates, to i1 tests nonzero, int to float") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<5xf32>", {-1.7, 2.9, 300, -300, 0}};
+  CHECK(run1("qrt.cast", "", {x}, "tensor<5xsi8>") == std::vector<double>{-1, 2, 127, -128, 0});
+  CHECK(run1("qrt.cast", "", {x}, "tensor<5xui8>") == std::vector<double>{0, 2, 255, 0, 0});
+  CHECK(run1("qrt.cast", "", {x}, "tensor<5xi1>") == std::vector<double>{1, 1, 1, 1, 0});
+  CHECK(run1("qrt.cast", "", {{"tensor<2xi64>", {-3, 16777217}}}, "tensor<2xf32>") ==
+        std::vector<double>{-3, 16777216});
+}
+
+TEST_CASE("math op verifier errors name the problem") {
+  auto err = [](const std::string& op, const std::string& attrs,
+                const std::vector<std::pair<std::string, std::vector<double>>>& in, const std::string& rt) {
+    auto y = run_one_op(op, attrs, in, rt);
+    return y.is_ok() ? std::string("ok") : y.status().message();
+  };
+  CHECK(err("qrt.sub", "", {{"tensor<2xf32>", {1, 2}}, {"tensor<2xi32>", {1, 2}}}, "tensor<2xf32>").find(
+            "one float or integer") != std::string::npos);
+  CHECK(err("qrt.less", "", {{"tensor<2xf32>", {1, 2}}, {"tensor<2xf32>", {1, 2}}}, "tensor<2xf32>").find("i1 result") !=
+        std::string::npos);
+  CHECK(err("qrt.layer_norm", "{axis = 3 : i64, epsilon = 0.0 : f64}", {{"tensor<2xf32>", {1, 2}}, {"tensor<2xf32>", {1, 1}}},
+            "tensor<2xf32>").find("axis 3") != std::string::npos);
+  CHECK(err("qrt.gather", "{axis = 0 : i64}", {{"tensor<2xf32>", {1, 2}}, {"tensor<1xf32>", {0}}}, "tensor<1xf32>").find(
+            "indices must be integers") != std::string::npos);
+  CHECK(err("qrt.slice", "{starts = [0], ends = [2], steps = [0]}", {{"tensor<2xf32>", {1, 2}}}, "tensor<2xf32>").find(
+            "step of dimension 0 is 0") != std::string::npos);
+  CHECK(err("qrt.gelu", "{approximate = \"fast\"}", {{"tensor<1xf32>", {1}}}, "tensor<1xf32>").find("approximate") !=
+        std::string::npos);
+}
