@@ -132,11 +132,10 @@ Result<Graph> Importer::run(const onnx::ModelProto& model) {
     QRT_ASSIGN_OR_RETURN(int v, value(fake, 0));
     // An output reached through Identity keeps the ONNX output's name (what qrun writes
     // NAME.npy as), unless the value is a graph input or another output already.
-    const std::string wanted = ssa_name(output.name());
-    const bool renamable = g_.values[size_t(v)].producer >= 0 &&
+    const bool renamable = g_.values[size_t(v)].producer >= 0 && g_.values[size_t(v)].name != output.name() &&
                            std::find(g_.outputs.begin(), g_.outputs.end(), v) == g_.outputs.end();
-    if (renamable && g_.values[size_t(v)].name != output.name() && wanted == output.name()) {
-      g_.values[size_t(v)].name = wanted;
+    if (renamable && !used_names_.count(output.name()) && ssa_name(output.name()) == output.name()) {
+      g_.values[size_t(v)].name = output.name();
     }
     g_.outputs.push_back(v);
   }
@@ -250,13 +249,9 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
     const Type tx = type(x), tw = type(w);  // copies: emit() may grow g_.values
     if (tx.rank() < 2 || tw.rank() < 2) return error(node, "1-D MatMul operands are not supported");
-    auto batch = broadcast_shapes(std::vector<int64_t>(tx.dims.begin(), tx.dims.end() - 2),
-                                  std::vector<int64_t>(tw.dims.begin(), tw.dims.end() - 2));
-    if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
-    std::vector<int64_t> dims = *batch;
-    dims.push_back(tx.dims[tx.rank() - 2]);
-    dims.push_back(tw.dims[tw.rank() - 1]);
-    bind(node, 0, emit(OpKind::kMatmul, {x, w}, Type::tensor(dims, tx.element)));
+    auto dims = matmul_result_dims(tx.dims, tw.dims);
+    if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    bind(node, 0, emit(OpKind::kMatmul, {x, w}, Type::tensor(*dims, tx.element)));
     return Status::ok();
   }
   if (op == "Transpose") {

@@ -149,14 +149,7 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       reduced[size_t(ax)] = true;
     }
     std::sort(axes.begin(), axes.end());
-    std::vector<int64_t> dims;
-    for (size_t d = 0; d < t.rank(); ++d) {
-      if (!reduced[d]) {
-        dims.push_back(t.dims[d]);
-      } else if (keepdims) {
-        dims.push_back(1);
-      }
-    }
+    const std::vector<int64_t> dims = reduction_dims(t.dims, reduced, keepdims != 0);
     const OpKind kind = op == "ReduceSum" ? OpKind::kReduceSum : op == "ReduceMax" ? OpKind::kReduceMax : OpKind::kMean;
     bind(node, 0, emit(kind, {x}, Type::tensor(dims, t.element),
                        {{"axes", int_array(axes)}, {"keepdims", Attribute::make_int(keepdims ? 1 : 0)}}));
@@ -294,12 +287,9 @@ Status Importer::matmul_integer_runtime_zp(const onnx::NodeProto& node) {
   QRT_ASSIGN_OR_RETURN(ElementType qb, make_quant_type(node, b->type.element, tb, nullptr, zb, int64_t(tb.rank()) - 1));
   QRT_ASSIGN_OR_RETURN(int va, quantized_value(node, 0, qa));
   QRT_ASSIGN_OR_RETURN(int vb, quantized_value(node, 1, qb));
-  auto batch = broadcast_shapes(std::vector<int64_t>(ta.dims.begin(), ta.dims.end() - 2),
-                                std::vector<int64_t>(tb.dims.begin(), tb.dims.end() - 2));
-  if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
-  std::vector<int64_t> dims = *batch;
-  dims.push_back(ta.dims[ta.rank() - 2]);
-  dims.push_back(tb.dims[tb.rank() - 1]);
+  auto matmul_dims = matmul_result_dims(ta.dims, tb.dims);
+  if (!matmul_dims.is_ok()) return error(node, matmul_dims.status().message(), ErrorCode::kVerify);
+  const std::vector<int64_t>& dims = *matmul_dims;
   const ElementType acc_type = ElementType::make_uniform(QuantStorage::full_range(32, true), FloatKind::kF32, 1.0, 0);
   const int acc = to_storage_int(emit(OpKind::kMatmul, {va, vb}, Type::tensor(dims, acc_type)));
   // Column sums Σ_k (b - zb[n]) per batch, as [..., 1, N] int32.

@@ -164,12 +164,9 @@ Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, boo
   QRT_ASSIGN_OR_RETURN(ElementType qb, make_quant_type(node, sb, tb, b_scale, b_zp, int64_t(tb.rank()) - 1));
   QRT_ASSIGN_OR_RETURN(int va, quantized_value(node, ia, qa));
   QRT_ASSIGN_OR_RETURN(int vb, quantized_value(node, ib, qb));
-  auto batch = broadcast_shapes(std::vector<int64_t>(ta.dims.begin(), ta.dims.end() - 2),
-                                std::vector<int64_t>(tb.dims.begin(), tb.dims.end() - 2));
-  if (!batch.is_ok()) return error(node, batch.status().message(), ErrorCode::kVerify);
-  std::vector<int64_t> dims = *batch;
-  dims.push_back(ta.dims[ta.rank() - 2]);
-  dims.push_back(tb.dims[tb.rank() - 1]);
+  auto matmul_dims = matmul_result_dims(ta.dims, tb.dims);
+  if (!matmul_dims.is_ok()) return error(node, matmul_dims.status().message(), ErrorCode::kVerify);
+  const std::vector<int64_t>& dims = *matmul_dims;
   ElementType qy;
   if (integer_only) {
     const QuantStorage s32 = QuantStorage::full_range(32, true);

@@ -337,20 +337,16 @@ Status verify_matmul(const Graph& g, const Op& op) {
   }
   if (!is_float) QRT_RETURN_IF_ERROR(check_matmul_quant_axis(op, rhs, "rhs"));
   if (is_quant) QRT_RETURN_IF_ERROR(check_matmul_quant_axis(op, out, "result"));
-  const int64_t m = lhs.dims[lhs.rank() - 2], k = lhs.dims[lhs.rank() - 1];
+  const int64_t k = lhs.dims[lhs.rank() - 1];
   const int64_t k2 = rhs.dims[rhs.rank() - 2], n = rhs.dims[rhs.rank() - 1];
   if (k >= 0 && k2 >= 0 && k != k2) {
     return op_error(op, "contracting dimensions differ: lhs " + lhs.to_string() + " has K = " +
                             std::to_string(k) + ", rhs " + rhs.to_string() + " has K = " +
                             std::to_string(k2));
   }
-  auto batch = broadcast_shapes(std::vector<int64_t>(lhs.dims.begin(), lhs.dims.end() - 2),
-                                std::vector<int64_t>(rhs.dims.begin(), rhs.dims.end() - 2));
-  if (!batch.is_ok()) return op_error(op, "batch dimensions: " + batch.status().message());
-  std::vector<int64_t> expected = *batch;
-  expected.push_back(m);
-  expected.push_back(n);
-  QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
+  auto expected = matmul_result_dims(lhs.dims, rhs.dims);
+  if (!expected.is_ok()) return op_error(op, "batch dimensions: " + expected.status().message());
+  QRT_RETURN_IF_ERROR(check_shape_equals(op, *expected, out));
   if (is_quant) QRT_RETURN_IF_ERROR(check_accumulator_bound(op, le, re, k));
   if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, lhs, rhs, n));
   return Status::ok();
@@ -532,6 +528,26 @@ Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
     } else {
       return Status::error("shapes [" + dims_to_string(a) + "] and [" + dims_to_string(b) +
                            "] are not broadcast-compatible");
+    }
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> matmul_result_dims(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs) {
+  QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_shapes(std::vector<int64_t>(lhs.begin(), lhs.end() - 2),
+                                                                   std::vector<int64_t>(rhs.begin(), rhs.end() - 2)));
+  dims.push_back(lhs[lhs.size() - 2]);
+  dims.push_back(rhs[rhs.size() - 1]);
+  return dims;
+}
+
+std::vector<int64_t> reduction_dims(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, bool keepdims) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (!reduced[d]) {
+      out.push_back(dims[d]);
+    } else if (keepdims) {
+      out.push_back(1);
     }
   }
   return out;

@@ -35,6 +35,15 @@ const std::vector<OpInfo>& all_ops();
 Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b);
 
+/// The result dimensions of a batched matmul of `lhs` [.., M, K] and `rhs` [.., K, N] (both
+/// rank >= 2): the broadcast batch dimensions, M and N; an error when the batches do not
+/// broadcast. K is not checked.
+Result<std::vector<int64_t>> matmul_result_dims(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs);
+
+/// The dimensions a reduction over the dimensions marked in `reduced` leaves: reduced ones
+/// dropped, or kept as 1 with `keepdims`.
+std::vector<int64_t> reduction_dims(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, bool keepdims);
+
 /// The scale of the int32 accumulator of a quantized matmul for output channel `n`:
 /// s_lhs · s_rhs[n] in double precision.
 double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t n);

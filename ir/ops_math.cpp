@@ -149,15 +149,7 @@ Status verify_reduce(const Graph& g, const Op& op) {
     }
     reduced[size_t(a)] = true;
   }
-  std::vector<int64_t> expected;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    if (!reduced[d]) {
-      expected.push_back(in.dims[d]);
-    } else if (keepdims) {
-      expected.push_back(1);
-    }
-  }
-  return check_shape_equals(op, expected, out);
+  return check_shape_equals(op, reduction_dims(in.dims, reduced, keepdims != 0), out);
 }
 
 // gather(data, indices) {axis}: out = data[:axis] + indices.dims + data[axis+1:].

@@ -273,15 +273,7 @@ Status verify_mean(const Graph& g, const Op& op) {
                               std::to_string(widest));
     }
   }
-  std::vector<int64_t> expected;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    if (!reduced[d]) {
-      expected.push_back(in.dims[d]);
-    } else if (keepdims) {
-      expected.push_back(1);
-    }
-  }
-  return check_shape_equals(op, expected, out);
+  return check_shape_equals(op, reduction_dims(in.dims, reduced, keepdims != 0), out);
 }
 
 // dynamic_quantize(x: f32) -> (y: ui8 of x's shape, scale: f32 scalar, zero_point: ui8 scalar)

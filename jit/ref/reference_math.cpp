@@ -254,11 +254,8 @@ Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   const bool keepdims = op.attr("keepdims") && op.attr("keepdims")->i != 0;
   std::vector<bool> reduced(x.type.dims.size(), false);
   for (int64_t a : axes) reduced[size_t(a)] = true;
-  std::vector<int64_t> kept, out_dims;
-  for (size_t d = 0; d < x.type.dims.size(); ++d) {
-    kept.push_back(reduced[d] ? 1 : x.type.dims[d]);
-    if (!reduced[d] || keepdims) out_dims.push_back(kept.back());
-  }
+  const std::vector<int64_t> kept = reduction_dims(x.type.dims, reduced, true);
+  const std::vector<int64_t> out_dims = reduction_dims(x.type.dims, reduced, keepdims);
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, out_dims));
   Tensor y = make_result(rt, out_dims);
   const size_t count = size_t(y.num_elements());
