@@ -3,9 +3,11 @@
 // StableHLO hybrid semantics of docs/numerics.md), then the f32 GEMM micro-kernel of the
 // chosen level, which keeps the reference's order exactly — every output accumulates
 // acc = acc + f32(x·w) in increasing k from +0, separate multiply and add (no FMA), then
-// + bias — in tiles of 4 rows.
+// + bias — in tiles of 4 rows. Batched f32 matmuls of two activations (attention's Q·Kᵀ and
+// P·V) pack each right-hand matrix at run time and run the same micro-kernel.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "ir/numerics.h"
 #include "ir/ops.h"
@@ -69,12 +71,99 @@ class FloatMatmulOpKernel final : public OpKernel {
   std::shared_ptr<const CompiledKernel> code_;
 };
 
+// Row-major strides (in matrices) of batch dims `in` against the broadcast batch `out`.
+std::vector<int64_t> batch_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t k = in.size(); k-- > 0;) {
+    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
+    stride *= in[k];
+  }
+  return strides;
+}
+
+// lhs [.., M, K] x rhs [.., K, N] with broadcast batch dimensions, both f32 activations: every
+// right-hand matrix is packed into the micro-kernel's k x n_padded layout per run (an
+// O(K·N) copy against O(M·K·N) work), then row tiles of every batch entry run in parallel.
+class BatchedFloatMatmulOpKernel final : public OpKernel {
+ public:
+  BatchedFloatMatmulOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), desc_(desc), code_(std::move(code)) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const auto &a = operands[0]->type.dims, &b = operands[1]->type.dims;
+    if (a.back() != b[b.size() - 2]) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(a.back()) + " vs " + std::to_string(b[b.size() - 2]));
+    }
+    auto dims = matmul_result_dims(a, b);
+    if (!dims.is_ok()) return Status::error_at(op_.loc, "'qrt.matmul' op " + dims.status().message());
+    return checked_result_dims(op_, std::move(dims).value());
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const auto &ad = operands[0]->type.dims, &bd = operands[1]->type.dims;
+    const int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back(), n_padded = (n + kCols - 1) / kCols * kCols;
+    const std::vector<int64_t> a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+    const std::vector<int64_t> out_dims = y.type.dims, batch(out_dims.begin(), out_dims.end() - 2);
+    const int64_t entries = std::accumulate(batch.begin(), batch.end(), int64_t(1), std::multiplies<>());
+    const int64_t b_mats = std::accumulate(b_batch.begin(), b_batch.end(), int64_t(1), std::multiplies<>());
+    if (entries == 0 || m == 0 || n == 0) return Status::ok();
+    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    const float* w = reinterpret_cast<const float*>(operands[1]->bytes());
+    float* out = reinterpret_cast<float*>(y.bytes());
+    // Each right-hand matrix once, padded with zeros to the panel width.
+    std::vector<float> packed(size_t(b_mats * k * n_padded), 0.0f);
+    parallel.for_each(size_t(b_mats), [&](size_t b) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        std::memcpy(&packed[(b * size_t(k) + size_t(kk)) * size_t(n_padded)], w + (int64_t(b) * k + kk) * n,
+                    size_t(n) * sizeof(float));
+      }
+    });
+    // Matrix offsets of every batch entry.
+    const std::vector<int64_t> sa = batch_strides(a_batch, batch), sb = batch_strides(b_batch, batch);
+    std::vector<int64_t> a_mat(static_cast<size_t>(entries)), b_mat(static_cast<size_t>(entries));
+    std::vector<int64_t> idx(batch.size(), 0);
+    for (int64_t e = 0; e < entries; ++e) {
+      int64_t ia = 0, ib = 0;
+      for (size_t d = 0; d < batch.size(); ++d) {
+        ia += idx[d] * sa[d];
+        ib += idx[d] * sb[d];
+      }
+      a_mat[size_t(e)] = ia;
+      b_mat[size_t(e)] = ib;
+      for (size_t d = batch.size(); d-- > 0;) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
+    }
+    const int64_t tiles = (m + kRows - 1) / kRows;
+    parallel.for_each(size_t(entries * tiles), [&](size_t t) {
+      const int64_t e = int64_t(t) / tiles, m0 = int64_t(t) % tiles * kRows;
+      const F32GemmArgs args{x + (a_mat[size_t(e)] * m + m0) * k, &packed[size_t(b_mat[size_t(e)] * k * n_padded)],
+                             nullptr, out + (e * m + m0) * n, std::min(kRows, m - m0), k, n, n_padded};
+      call_microkernel(code_->entry(), args, desc_);
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    return desc_.name() + " (batched, both operands activations; k-ordered f32 sums, no FMA)";
+  }
+
+ private:
+  Op op_;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+};
+
 struct PreparedF32Matmul final : PreparedOp {
   const Graph* graph = nullptr;
   const Op* op = nullptr;
   int64_t k = 0, n = 0;
   std::vector<float> w, bias;
   bool hybrid = false;
+  bool batched = false;  // two f32 activations (no constant weights to prepare)
 };
 
 class F32MatmulFamily final : public OpFamily {
@@ -98,7 +187,14 @@ class F32MatmulFamily final : public OpFamily {
     }
     std::unique_ptr<Tensor> w = constant_operand(graph, op.operands[1]);
     if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
-      return refuse(why_not, "the weights are not a non-empty 2-D constant");
+      if (hybrid) return refuse(why_not, "hybrid weights must be a non-empty 2-D constant");
+      if (op.operands.size() > 2) return refuse(why_not, "a batched f32 matmul with a bias runs on the reference");
+      if (x.rank() < 2 || wt.rank() < 2) return refuse(why_not, "a batched f32 matmul needs operands of rank >= 2");
+      auto p = std::make_unique<PreparedF32Matmul>();
+      p->graph = &graph;
+      p->op = &op;
+      p->batched = true;
+      return std::unique_ptr<PreparedOp>(std::move(p));
     }
     auto p = std::make_unique<PreparedF32Matmul>();
     const int64_t k = wt.dims[0], n = wt.dims[1], n_padded = (n + kCols - 1) / kCols * kCols;
@@ -148,6 +244,7 @@ class F32MatmulFamily final : public OpFamily {
     d.op = KernelOp::kF32Gemm;
     d.isa = backend->isa();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    if (p.batched) return std::unique_ptr<OpKernel>(std::make_unique<BatchedFloatMatmulOpKernel>(*p.graph, *p.op, d, std::move(code)));
     return std::unique_ptr<OpKernel>(
         std::make_unique<FloatMatmulOpKernel>(*p.graph, *p.op, p.k, p.n, p.w, p.bias, p.hybrid, d, std::move(code)));
   }

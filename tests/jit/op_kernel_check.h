@@ -194,11 +194,12 @@ inline const qrt::jit::Backend& test_backend(qrt::jit::KernelOp op) {
 }
 
 /// Parses `text` (a one-function graph whose last op is the op under test), runs that op with
-/// the kernel chosen at the test's ISA level (QRT_TEST_ISA) and with the reference on `input`
-/// (the first argument), and checks that both give the same bytes. Where the level's backend
-/// has the op's kernel kind, the kernel must come from that level (not a lower one). Returns
-/// the kernel's description ("" if none was chosen).
-inline std::string check_last_op(const std::string& text, const qrt::Tensor& input, bool expect_kernel = true) {
+/// the kernel chosen at the test's ISA level (QRT_TEST_ISA) and with the reference on `inputs`
+/// (the graph's arguments, in order), and checks that both give the same bytes. Where the
+/// level's backend has the op's kernel kind, the kernel must come from that level (not a lower
+/// one). Returns the kernel's description ("" if none was chosen).
+inline std::string check_last_op(const std::string& text, const std::vector<qrt::Tensor>& inputs,
+                                 bool expect_kernel = true) {
   auto g = qrt::parse_graph(text);
   REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
   const qrt::Op& op = g->ops.back();
@@ -219,9 +220,11 @@ inline std::string check_last_op(const std::string& text, const qrt::Tensor& inp
   // Operands: the input, then the constants' values.
   std::vector<qrt::Tensor> operands;
   operands.reserve(op.operands.size());
+  REQUIRE(inputs.size() == g->inputs.size());
   for (int v : op.operands) {
-    if (v == g->inputs[0]) {
-      operands.push_back(input);
+    const auto arg = std::find(g->inputs.begin(), g->inputs.end(), v);
+    if (arg != g->inputs.end()) {
+      operands.push_back(inputs[size_t(arg - g->inputs.begin())]);
       continue;
     }
     auto t = qrt::evaluate_op_reference(*g, g->ops[size_t(g->values[size_t(v)].producer)], {});
@@ -260,6 +263,11 @@ inline std::string check_last_op(const std::string& text, const qrt::Tensor& inp
                 std::string("kernel " + choice->kernel->describe() + " differs from the reference at byte " +
                             std::to_string(first_diff) + " of " + std::to_string(got->byte_size())));
   return choice->kernel->describe();
+}
+
+/// check_last_op for a graph with one argument, `input`.
+inline std::string check_last_op(const std::string& text, const qrt::Tensor& input, bool expect_kernel = true) {
+  return check_last_op(text, std::vector<qrt::Tensor>{input}, expect_kernel);
 }
 
 }  // namespace qrt_test

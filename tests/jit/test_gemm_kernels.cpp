@@ -268,3 +268,37 @@ TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's
   }
   MESSAGE(cases << " float/hybrid matmul cases");
 }
+
+TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding order") {
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
+  auto random_f32 = [&](const std::vector<int64_t>& dims) {
+    auto t = qrt::parse_type("tensor<" + qrt_test::shape(dims) + "f32>");
+    REQUIRE(t.is_ok());
+    qrt::Tensor x = qrt::Tensor::zeros(*t);
+    for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+      // Magnitudes over many decades, so that the summation order shows.
+      x.set_float(i, double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))));
+    }
+    return x;
+  };
+  struct Shapes {
+    std::vector<int64_t> a, b, y;
+  };
+  // Attention shapes (heads as a batch), broadcast batches on either side, a plain 2-D
+  // activation product, tails of the 4-row tiles and 16-column panels, K = 1.
+  const std::vector<Shapes> cases = {
+      {{2, 4, 16, 8}, {2, 4, 8, 16}, {2, 4, 16, 16}}, {{1, 3, 9, 5}, {1, 3, 5, 17}, {1, 3, 9, 17}},
+      {{3, 7, 6}, {1, 6, 5}, {3, 7, 5}},             {{2, 1, 5, 3}, {4, 3, 2}, {2, 4, 5, 2}},
+      {{5, 33}, {33, 18}, {5, 18}},                   {{2, 6, 1}, {2, 1, 40}, {2, 6, 40}}};
+  for (const Shapes& c : cases) {
+    const std::string at = "tensor<" + qrt_test::shape(c.a) + "f32>", bt = "tensor<" + qrt_test::shape(c.b) + "f32>";
+    const std::string yt = "tensor<" + qrt_test::shape(c.y) + "f32>";
+    const std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"qrt.matmul\"(%a, %b) : (" +
+                             at + ", " + bt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+    CAPTURE(text);
+    const std::string how = qrt_test::check_last_op(text, {random_f32(c.a), random_f32(c.b)});
+    CHECK(how.find("f32_f32_f32_gemm") == 0);
+    CHECK(how.find("batched") != std::string::npos);
+  }
+}
