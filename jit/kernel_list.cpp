@@ -1,6 +1,7 @@
 // qrt — the kernel list (see kernel_list.h) and the process-wide code cache behind it.
 #include "jit/kernel_list.h"
 
+#include "jit/llvm/llvm_backend.h"
 #include "jit/ref/scalar_backend.h"
 #if QRT_BACKEND_X86
 #include "jit/asmjit_x86/x86_backend.h"
@@ -14,6 +15,9 @@ std::vector<KernelListRow> make_rows() {
   std::vector<KernelListRow> rows;
   auto every_kind = [&rows](const Backend& b) {
     for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) {
+      // Programs are compiled by the backends that compile them (the LLVM rows below) and
+      // interpreted by the scalar twin.
+      if (KernelOp(k) == KernelOp::kEwProgram && b.isa() != Isa::kScalar) continue;
       // The dot4 depthwise rows exist only where the backend has them (vpdpbusd).
       const bool dw_rows = KernelOp(k) == KernelOp::kDwInterleave || KernelOp(k) == KernelOp::kDwRows;
       if (!dw_rows || b.depthwise_traits().rows_panel != 0 || b.isa() == Isa::kScalar) {
@@ -31,6 +35,11 @@ std::vector<KernelListRow> make_rows() {
   }
   every_kind(x86_avx2_backend());
 #endif
+  // Element-wise programs: LLVM at each level it serves (its baseline level ahead of the
+  // scalar twin, which interprets them).
+  for (Isa isa : {Isa::kAvx512Vnni, Isa::kAvx2, Isa::kScalar}) {
+    if (const Backend* b = llvm_backend(isa)) rows.push_back({KernelOp::kEwProgram, isa, b});
+  }
   // The portable scalar twins: every kind, every host, last in preference.
   every_kind(scalar_backend());
   return rows;
@@ -48,6 +57,15 @@ const Backend* kernel_list_backend(KernelOp op, Isa isa) {
     if (r.op == op && r.isa == isa) return r.backend;
   }
   return nullptr;
+}
+
+ProgramCache& program_cache() {
+  static ProgramCache cache([](const ProgramKey& k) -> Result<std::shared_ptr<const CompiledKernel>> {
+    const Backend* b = kernel_list_backend(KernelOp::kEwProgram, k.isa);
+    if (!b) return Status::error(std::string("no backend compiles element-wise programs at ") + isa_name(k.isa));
+    return b->compile_program(k.program);
+  });
+  return cache;
 }
 
 CodeCache& code_cache() {

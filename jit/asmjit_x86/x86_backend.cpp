@@ -54,6 +54,7 @@ class X86Backend final : public Backend {
     }
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (d.op == KernelOp::kEwProgram) return "the asmjit backend compiles no element-wise programs";
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows));
@@ -86,6 +87,7 @@ class X86Backend final : public Backend {
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
       case KernelOp::kF32Gemm: return fixed(&x86gen::avx2_f32_gemm);
+      case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;
     }
     return Status::error("no x86 generator for kernel " + d.name());

@@ -11,6 +11,7 @@
 
 #include "ir/status.h"
 #include "jit/core/code_cache.h"
+#include "jit/core/ew_program.h"
 #include "jit/core/kernel.h"
 
 namespace qrt::jit {
@@ -67,6 +68,16 @@ class Backend {
   /// The kernel for `desc` (desc.isa == isa(); why_not(desc) == ""). The code cache calls it
   /// once per description.
   virtual Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& desc) const = 0;
+  /// "" when compile_program(program) can succeed (the program is valid), else why not.
+  virtual std::string program_why_not(const EwProgram& program) const {
+    (void)program;
+    return std::string("the ") + name() + " backend compiles no element-wise programs";
+  }
+  /// The kernel of an element-wise program (entry: EwFn); program_why_not(program) == "".
+  /// The program cache (program_cache()) calls it once per program and level.
+  virtual Result<std::shared_ptr<const CompiledKernel>> compile_program(const EwProgram& program) const {
+    return Status::error(program_why_not(program)).with_code(ErrorCode::kUnsupported);
+  }
 };
 
 }  // namespace qrt::jit

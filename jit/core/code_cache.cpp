@@ -32,35 +32,4 @@ ExecutableCode::~ExecutableCode() {
   if (pages_) munmap(pages_, mapped_);
 }
 
-Result<std::shared_ptr<const CompiledKernel>> CodeCache::get(const KernelDesc& desc) {
-  std::promise<Result<std::shared_ptr<const CompiledKernel>>> promise;
-  Entry entry;
-  bool generate = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(desc);
-    if (it == entries_.end()) {
-      entry = promise.get_future().share();
-      entries_.emplace(desc, entry);
-      generate = true;
-    } else {
-      entry = it->second;
-    }
-  }
-  if (generate) {
-    Result<std::shared_ptr<const CompiledKernel>> code = generator_(desc);
-    if (code.is_ok()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++generated_;
-    }
-    promise.set_value(std::move(code));
-  }
-  return entry.get();
-}
-
-size_t CodeCache::generated() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return generated_;
-}
-
 }  // namespace qrt::jit

@@ -57,6 +57,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kF32Gemm: return "f32gemm";
     case KernelOp::kDwInterleave: return "dwinterleave";
     case KernelOp::kDwRows: return "dwrows";
+    case KernelOp::kEwProgram: return "ewprogram";
     case KernelOp::kCount: break;
   }
   return "?";

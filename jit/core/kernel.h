@@ -25,6 +25,7 @@ enum class KernelOp : uint8_t {
   kF32Gemm,     ///< f32 GEMM rows in the reference's order (k-ordered sums, no FMA)
   kDwInterleave,  ///< depthwise: one input row's windows -> u8 tap quads per channel (dot4 layout)
   kDwRows,        ///< depthwise: one output row from interleaved rows by u8 x s8 quads (vpdpbusd)
+  kEwProgram,     ///< an element-wise program (ew_program.h), compiled by Backend::compile_program
   kCount
 };
 

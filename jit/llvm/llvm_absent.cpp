@@ -1,5 +1,7 @@
-// qrt — llvm_info() in builds without the LLVM backend (meson -Dllvm=disabled).
+// qrt — builds without the LLVM backend (meson -Dllvm=disabled): llvm_info() says so and
+// there are no LLVM backends.
 #include "jit/core/host_info.h"
+#include "jit/llvm/llvm_backend.h"
 
 namespace qrt {
 
@@ -12,5 +14,11 @@ const LlvmInfo& llvm_info() {
   }();
   return info;
 }
+
+namespace jit {
+
+const Backend* llvm_backend(Isa) { return nullptr; }
+
+}  // namespace jit
 
 }  // namespace qrt

@@ -110,5 +110,6 @@ const OpFamily& elementwise_family();    ///< quantized qrt.add / qrt.mul / qrt.
 const OpFamily& pool_family();           ///< quantized max/avg pooling, mean over H and W
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
 const OpFamily& layout_family();         ///< qrt.pad / qrt.transpose / qrt.reshape (plain C++)
+const OpFamily& ew_program_family();     ///< float and integer element-wise ops (programs)
 
 }  // namespace qrt::jit

@@ -23,10 +23,29 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
       return w->groups != 1 && per_group == 1 ? &depthwise_family() : &qgemm_conv_family();
     }
     case OpKind::kAdd:
-    case OpKind::kMul:
+    case OpKind::kMul: return x.element.is_quant() ? &elementwise_family() : &ew_program_family();
     case OpKind::kRequantize: return &elementwise_family();
     case OpKind::kRelu:
-    case OpKind::kClamp: return &clamp_family();
+    case OpKind::kClamp: return x.element.is_quant() ? &clamp_family() : &ew_program_family();
+    case OpKind::kLogistic:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kGreater:
+    case OpKind::kNot:
+    case OpKind::kWhere:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+    case OpKind::kNeg:
+    case OpKind::kGelu:
+    case OpKind::kCast: return &ew_program_family();
     case OpKind::kPad:
     case OpKind::kTranspose:
     case OpKind::kReshape: return &layout_family();

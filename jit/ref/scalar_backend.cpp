@@ -30,9 +30,16 @@ class ScalarBackend final : public Backend {
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != Isa::kScalar) return std::string("the scalar backend does not serve ") + isa_name(d.isa);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (d.op == KernelOp::kEwProgram) return "element-wise programs are compiled with compile_program";
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
     if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32);
     return window_kernel_why_not(d, depthwise_traits().block);
+  }
+
+  std::string program_why_not(const EwProgram& program) const override { return program.validate(); }
+  Result<std::shared_ptr<const CompiledKernel>> compile_program(const EwProgram& program) const override {
+    if (std::string why = program.validate(); !why.empty()) return Status::error(program.name() + ": " + why);
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(twin_entry(KernelOp::kEwProgram)));
   }
 
   Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {

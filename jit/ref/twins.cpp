@@ -321,6 +321,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kF32Gemm: return reinterpret_cast<const void*>(&twin_f32_gemm);
     case KernelOp::kDwInterleave: return reinterpret_cast<const void*>(&twin_dw_interleave);
     case KernelOp::kDwRows: return reinterpret_cast<const void*>(&twin_dw_rows);
+    case KernelOp::kEwProgram: return reinterpret_cast<const void*>(&twin_ew_program);
     case KernelOp::kCount: break;
   }
   return nullptr;

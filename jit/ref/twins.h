@@ -5,6 +5,7 @@
 // every description of its kind (any panel width, tile shape, tap count or signedness).
 #pragma once
 
+#include "jit/core/ew_program.h"
 #include "jit/core/microkernel.h"
 
 namespace qrt::jit {
@@ -33,6 +34,10 @@ void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* desc);
 void twin_clamp(const ClampArgs* args, const KernelDesc* desc);
 /// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+
+/// kEwProgram: interprets `program` element by element with the reference's formulas
+/// (numerics::exp_f32 and the rest), args->rows rows of args->n elements.
+void twin_ew_program(const EwArgs* args, const EwProgram* program);
 
 /// The twin of kernel kind `op` as a micro-kernel entry point (null for kCount).
 const void* twin_entry(KernelOp op);

@@ -1,0 +1,182 @@
+// qrt — the LLVM ORC backend (see llvm_backend.h): one LLJIT per ISA level, created on first
+// use with the level's CPU and features; each element-wise program becomes a module that is
+// optimized at O2 for that target machine (the loop vectorizer picks the vector width) and
+// linked into the level's JIT dylib. llvm::Error becomes a qrt Status here and nowhere else.
+#include "jit/llvm/llvm_backend.h"
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "ir/numerics.h"
+#include "jit/core/host_info.h"
+#include "jit/llvm/llvm_codegen.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// numerics::pow_f32, the function llvm_ir::kPowSymbol names in generated code.
+float pow_f32_for_jit(float a, float b) { return numerics::pow_f32(a, b); }
+
+// The LLVM CPU name and extra features of a level on this architecture ("" CPU: not served).
+struct LevelTarget {
+  const char* cpu = "";
+  const char* features = "";
+};
+
+LevelTarget level_target(Isa isa) {
+#if defined(__x86_64__)
+  switch (isa) {
+    case Isa::kScalar: return {"x86-64", ""};
+    case Isa::kAvx2: return {"x86-64-v3", ""};
+    case Isa::kAvx512Vnni: return {"x86-64-v4", "+avx512vnni"};
+    default: return {};
+  }
+#elif defined(__aarch64__)
+  switch (isa) {
+    case Isa::kScalar: return {"generic", "+neon"};
+    default: return {};
+  }
+#else
+  return isa == Isa::kScalar ? LevelTarget{"generic", ""} : LevelTarget{};
+#endif
+}
+
+// A compiled program: code owned by the level's JIT, which lives as long as the process.
+class LlvmKernel final : public CompiledKernel {
+ public:
+  explicit LlvmKernel(const void* entry) { entry_ = entry; }
+};
+
+class LlvmBackend final : public Backend {
+ public:
+  explicit LlvmBackend(Isa isa) : isa_(isa), target_(level_target(isa)) {}
+
+  const char* name() const override { return "llvm"; }
+  Isa isa() const override { return isa_; }
+  bool available() const override { return host_isas().has(isa_) && jit_status().is_ok(); }
+  std::optional<GemmTraits> gemm_traits(GemmPath) const override { return std::nullopt; }
+  DepthwiseTraits depthwise_traits() const override { return {}; }
+  StreamTraits stream_traits() const override { return {}; }
+  std::string why_not(const KernelDesc&) const override {
+    return "the LLVM backend compiles element-wise programs only";
+  }
+  Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {
+    return Status::error(d.name() + ": " + why_not(d)).with_code(ErrorCode::kUnsupported);
+  }
+
+  std::string program_why_not(const EwProgram& program) const override {
+    if (!host_isas().has(isa_)) return std::string("the CPU lacks ") + isa_name(isa_);
+    if (Status s = jit_status(); !s.is_ok()) return s.message();
+    return program.validate();
+  }
+
+  Result<std::shared_ptr<const CompiledKernel>> compile_program(const EwProgram& program) const override {
+    if (std::string why = program_why_not(program); !why.empty()) {
+      return Status::error(program.name() + ": " + why).with_code(ErrorCode::kUnsupported);
+    }
+    // Modules are built and optimized one at a time per level (the target machine is shared).
+    std::lock_guard<std::mutex> lock(compile_mutex_);
+    const std::string fn_name = "qrt_ew_" + std::to_string(next_id_++);
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>("qrt_ew", *ctx);
+    module->setDataLayout(tm_->createDataLayout());
+    module->setTargetTriple(tm_->getTargetTriple().str());
+    QRT_RETURN_IF_ERROR(llvm_ir::build_ew_function(*module, fn_name, program));
+    for (llvm::Function& f : *module) {
+      if (f.isDeclaration()) continue;
+      f.addFnAttr("target-cpu", tm_->getTargetCPU());
+      f.addFnAttr("target-features", tm_->getTargetFeatureString());
+      // Long element-wise chains (erf, gelu) are latency-bound per vector: zmm halves the work.
+      if (isa_ == Isa::kAvx512Vnni) f.addFnAttr("prefer-vector-width", "512");
+    }
+    optimize(*module);
+    if (llvm::Error e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+      return Status::error("LLVM could not add " + program.name() + ": " + llvm::toString(std::move(e)));
+    }
+    auto address = jit_->lookup(fn_name);
+    if (!address) return Status::error("LLVM could not compile " + program.name() + ": " + llvm::toString(address.takeError()));
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(address->toPtr<const void*>()));
+  }
+
+ private:
+  // Creates the level's JIT once; its status afterwards.
+  Status jit_status() const {
+    std::call_once(once_, [this] { status_ = create_jit(); });
+    return status_;
+  }
+
+  Status create_jit() const {
+    if (*target_.cpu == '\0') return Status::error(std::string("LLVM serves no ") + isa_name(isa_) + " level here");
+    if (!llvm_info().orc_jit) return Status::error("LLVM ORC is unavailable: " + llvm_info().error);
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) return Status::error("LLVM cannot describe the host: " + llvm::toString(jtmb.takeError()));
+    jtmb->setCPU(target_.cpu);
+    jtmb->getFeatures() = llvm::SubtargetFeatures();
+    if (*target_.features) jtmb->getFeatures().AddFeature(target_.features);
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) return Status::error("LLVM has no target machine for " + std::string(target_.cpu) + ": " + llvm::toString(tm.takeError()));
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!jit) return Status::error("LLVM ORC could not start: " + llvm::toString(jit.takeError()));
+    jit_ = std::move(*jit);
+    llvm::orc::SymbolMap symbols;
+    symbols[jit_->mangleAndIntern(llvm_ir::kPowSymbol)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&pow_f32_for_jit), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    if (llvm::Error e = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      return Status::error("LLVM ORC could not define qrt's symbols: " + llvm::toString(std::move(e)));
+    }
+    return Status::ok();
+  }
+
+  // The O2 pipeline for the level's target machine (its cost model sizes the vectors).
+  void optimize(llvm::Module& module) const {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, mam);
+  }
+
+  Isa isa_;
+  LevelTarget target_;
+  mutable std::once_flag once_;
+  mutable Status status_ = Status::ok();
+  mutable std::unique_ptr<llvm::TargetMachine> tm_;
+  mutable std::unique_ptr<llvm::orc::LLJIT> jit_;
+  mutable std::mutex compile_mutex_;
+  mutable uint64_t next_id_ = 0;
+};
+
+}  // namespace
+
+const Backend* llvm_backend(Isa isa) {
+  // Never destroyed: compiled code may be called until the process exits.
+  static LlvmBackend* const backends[] = {new LlvmBackend(Isa::kScalar), new LlvmBackend(Isa::kAvx2),
+                                          new LlvmBackend(Isa::kAvx512Vnni)};
+  for (LlvmBackend* b : backends) {
+    if (b->isa() == isa && *level_target(isa).cpu != '\0') return b;
+  }
+  return nullptr;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,378 @@
+// qrt — float and integer element-wise ops as element-wise programs (jit/core/ew_program.h):
+// arithmetic, comparisons, where, not, the f32 functions (sqrt … gelu, logistic), relu/clamp
+// and cast, with NumPy broadcasting. prepare() turns the op into a program and its broadcast
+// into loops: the operands' static shapes collapse to an inner run (each operand contiguous
+// along it, or one repeated value), a row dimension stepped by the program itself, and outer
+// dimensions walked here. The level's program backend compiles the program (LLVM), or the
+// scalar twin interprets it.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "ir/numerics.h"
+#include "ir/ops.h"
+#include "jit/core/code_cache.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// The storage of an element type in programs, or nullopt (f16/bf16/f64, u64, quantized).
+std::optional<EwStorage> storage_of(const ElementType& e) {
+  if (e.is_float()) return e.float_kind == FloatKind::kF32 ? std::optional(EwStorage::kF32) : std::nullopt;
+  if (!e.is_integer()) return std::nullopt;
+  const bool u = e.int_sign == Signedness::kUnsigned;
+  switch (e.int_width) {
+    case 1: return EwStorage::kBool;
+    case 8: return u ? EwStorage::kU8 : EwStorage::kI8;
+    case 16: return u ? EwStorage::kU16 : EwStorage::kI16;
+    case 32: return u ? EwStorage::kU32 : EwStorage::kI32;
+    case 64: return u ? std::nullopt : std::optional(EwStorage::kI64);
+    default: return std::nullopt;
+  }
+}
+
+// The 8-bit per-tensor quantized storage of `e` (logistic's quantized form), or nullopt.
+std::optional<EwStorage> quant_storage_of(const ElementType& e) {
+  if (e.kind != ElementKind::kUniform || e.storage.width != 8) return std::nullopt;
+  return e.storage.is_signed ? EwStorage::kI8 : EwStorage::kU8;
+}
+
+// Builds a program instruction by instruction.
+struct ProgramBuilder {
+  EwProgram p;
+  uint8_t add(EwInstr e) {
+    p.code.push_back(e);
+    return uint8_t(p.code.size() - 1);
+  }
+  uint8_t load(EwStorage s) {
+    p.inputs.push_back({s, false});
+    EwInstr e;
+    e.op = EwOp::kLoad;
+    e.type = ew_storage_type(s);
+    e.input = uint8_t(p.inputs.size() - 1);
+    return add(e);
+  }
+  uint8_t op(EwOp op, EwType type, uint8_t a, uint8_t b = 0, uint8_t c = 0) {
+    EwInstr e;
+    e.op = op;
+    e.type = type;
+    e.a = a;
+    e.b = b;
+    e.c = c;
+    return add(e);
+  }
+};
+
+// The program of `op` (operands loaded in order), or "" and the reason in *why.
+std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {
+  ProgramBuilder b;
+  const ElementType& re = g.values[size_t(op.results[0])].type.element;
+  auto elem = [&](size_t i) -> const ElementType& { return g.values[size_t(op.operands[i])].type.element; };
+  auto fail = [&](std::string w) {
+    *why = std::move(w);
+    return std::nullopt;
+  };
+  if (op.kind == OpKind::kLogistic && quant_storage_of(elem(0)) && quant_storage_of(re)) {
+    // value_f32 -> logistic_f32 -> store_f32 (dcast formula in, quantize formula out).
+    const ElementType &ei = elem(0), &eo = re;
+    EwInstr dq;
+    dq.op = EwOp::kDequant;
+    dq.a = b.load(*quant_storage_of(ei));
+    dq.i = ei.zero_points[0];
+    dq.f = numerics::compute_scale_f32(ei.scales[0], ei.float_kind);
+    const uint8_t x = b.add(dq);
+    EwInstr q;
+    q.op = EwOp::kQuant;
+    q.type = EwType::kI64;
+    q.a = b.op(EwOp::kLogistic, EwType::kF32, x);
+    q.f = numerics::compute_scale_f32(eo.scales[0], eo.float_kind);
+    q.i = eo.zero_points[0];
+    q.j = eo.storage.min;
+    q.k = eo.storage.max;
+    if (!(q.f > 0.0f) || !std::isfinite(q.f)) return fail("the output scale is not a positive f32");
+    b.p.result = b.add(q);
+    b.p.out = *quant_storage_of(eo);
+    return b.p;
+  }
+  const std::optional<EwStorage> out = storage_of(re);
+  if (!out) return fail("element type " + re.to_string() + " has no element-wise program (f32, i1..i64 do)");
+  std::vector<uint8_t> in;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const std::optional<EwStorage> s = storage_of(elem(i));
+    if (!s) return fail("operand element type " + elem(i).to_string() + " has no element-wise program");
+    in.push_back(b.load(*s));
+  }
+  const EwType t = ew_storage_type(*out);
+  const bool f = t == EwType::kF32;
+  uint8_t r = in[0];
+  switch (op.kind) {
+    case OpKind::kAdd: r = b.op(EwOp::kAdd, t, in[0], in[1]); break;
+    case OpKind::kSub: r = b.op(EwOp::kSub, t, in[0], in[1]); break;
+    case OpKind::kMul: r = b.op(EwOp::kMul, t, in[0], in[1]); break;
+    case OpKind::kMax: r = b.op(EwOp::kMax, t, in[0], in[1]); break;
+    case OpKind::kMin: r = b.op(EwOp::kMin, t, in[0], in[1]); break;
+    case OpKind::kDiv:
+    case OpKind::kPow:
+      if (!f) return fail("integer division and power run on the reference (division by zero is an error there)");
+      r = b.op(op.kind == OpKind::kDiv ? EwOp::kDiv : EwOp::kPow, t, in[0], in[1]);
+      break;
+    case OpKind::kEqual: r = b.op(EwOp::kEqual, EwType::kBool, in[0], in[1]); break;
+    case OpKind::kLess: r = b.op(EwOp::kLess, EwType::kBool, in[0], in[1]); break;
+    case OpKind::kGreater: r = b.op(EwOp::kGreater, EwType::kBool, in[0], in[1]); break;
+    case OpKind::kNot: r = b.op(EwOp::kNot, EwType::kBool, in[0]); break;
+    case OpKind::kWhere: r = b.op(EwOp::kSelect, t, in[0], in[1], in[2]); break;
+    case OpKind::kNeg: r = b.op(EwOp::kNeg, t, in[0]); break;
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+    case OpKind::kGelu:
+    case OpKind::kLogistic:
+    case OpKind::kRelu: {
+      if (!f) return fail("only f32 has this function");
+      static const std::pair<OpKind, EwOp> fns[] = {
+          {OpKind::kSqrt, EwOp::kSqrt}, {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
+          {OpKind::kTanh, EwOp::kTanh}, {OpKind::kErf, EwOp::kErf},         {OpKind::kGelu, EwOp::kGelu},
+          {OpKind::kLogistic, EwOp::kLogistic}, {OpKind::kRelu, EwOp::kRelu}};
+      const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
+      r = b.op(fn, t, in[0]);
+      if (op.kind == OpKind::kGelu) {
+        const Attribute* approx = op.attr("approximate");
+        b.p.code[r].flag = approx && approx->s == "tanh" ? 1 : 0;
+      }
+      break;
+    }
+    case OpKind::kClamp: {
+      if (!f) return fail("only f32 clamps have an element-wise program");
+      r = b.op(EwOp::kClamp, t, in[0]);
+      b.p.code[r].f = float(op.attr("min")->f);
+      b.p.code[r].g = float(op.attr("max")->f);
+      break;
+    }
+    case OpKind::kCast: {
+      const EwType from = b.p.code[in[0]].type;
+      if (from == t) break;  // same register type: the store wraps integers to the width
+      if (t == EwType::kBool) {
+        r = b.op(EwOp::kToBool, t, in[0]);
+      } else if (from == EwType::kBool) {
+        r = b.op(EwOp::kBoolTo, t, in[0]);
+      } else if (f) {
+        r = b.op(EwOp::kToF32, t, in[0]);
+      } else {
+        if (re.int_width > 32) return fail("casts from float to 64-bit integers run on the reference");
+        r = b.op(EwOp::kToInt, t, in[0]);
+        const bool u = re.int_sign == Signedness::kUnsigned;
+        b.p.code[r].i = u ? 0 : -(int64_t(1) << (re.int_width - 1));
+        b.p.code[r].j = u ? (int64_t(1) << re.int_width) - 1 : (int64_t(1) << (re.int_width - 1)) - 1;
+      }
+      break;
+    }
+    default: return fail("no element-wise program for this op");
+  }
+  if (const std::optional<FusedClamp> c = fused_clamp(op)) {
+    if (!f) return fail("a fused clamp on integers runs on the reference");
+    const uint8_t clamped = b.op(EwOp::kClamp, t, r);
+    b.p.code[clamped].f = float(c->min);  // as the reference: the bounds rounded to f32
+    b.p.code[clamped].g = float(c->max);
+    r = clamped;
+  }
+  b.p.result = r;
+  b.p.out = *out;
+  if (std::string w = b.p.validate(); !w.empty()) return fail("internal: " + w);
+  return b.p;
+}
+
+// The loops of a broadcast: collapsed dimensions, outermost first, where every operand is
+// either contiguous (its extent equals the result's) or repeated (extent 1).
+struct BroadcastLoops {
+  std::vector<int64_t> sizes;                  // collapsed result dimensions (at least one)
+  std::vector<std::vector<bool>> full;         // [operand][dimension]: contiguous along it
+  std::vector<std::vector<int64_t>> strides;   // [operand][dimension] in elements (0: repeated)
+  std::vector<int64_t> out_strides;            // the result's, in elements
+};
+
+BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands, const std::vector<int64_t>& result) {
+  BroadcastLoops l;
+  const size_t rank = result.size(), count = operands.size();
+  l.full.resize(count);
+  for (size_t d = 0; d < rank; ++d) {
+    if (result[d] == 1) continue;  // neutral: every operand has extent 1 there
+    std::vector<bool> full(count);
+    for (size_t k = 0; k < count; ++k) {
+      const auto& dims = operands[k];
+      const size_t pad = rank - dims.size();
+      full[k] = d >= pad && dims[d - pad] == result[d];
+    }
+    bool same = !l.sizes.empty();
+    for (size_t k = 0; same && k < count; ++k) same = l.full[k].back() == full[k];
+    if (same) {
+      l.sizes.back() *= result[d];
+    } else {
+      l.sizes.push_back(result[d]);
+      for (size_t k = 0; k < count; ++k) l.full[k].push_back(full[k]);
+    }
+  }
+  if (l.sizes.empty()) {  // a single element
+    l.sizes.push_back(1);
+    for (size_t k = 0; k < count; ++k) l.full[k].push_back(true);
+  }
+  const size_t dims = l.sizes.size();
+  l.strides.assign(count, std::vector<int64_t>(dims, 0));
+  l.out_strides.assign(dims, 0);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t s = 1;
+    for (size_t d = dims; d-- > 0;) {
+      l.strides[k][d] = l.full[k][d] ? s : 0;
+      if (l.full[k][d]) s *= l.sizes[d];
+    }
+  }
+  int64_t s = 1;
+  for (size_t d = dims; d-- > 0;) {
+    l.out_strides[d] = s;
+    s *= l.sizes[d];
+  }
+  return l;
+}
+
+class EwOpKernel final : public OpKernel {
+ public:
+  EwOpKernel(const Graph& graph, const Op& op, EwProgram program, BroadcastLoops loops, std::string level,
+             std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), program_(std::move(program)),
+        loops_(std::move(loops)), level_(std::move(level)), code_(std::move(code)) {
+    for (int v : op.operands) operand_dims_.push_back(graph.values[size_t(v)].type.dims);
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (operands[k]->type.dims != operand_dims_[k]) {
+        return Status::error_at(op_.loc, std::string("'") + op_info(op_.kind).name + "' op operand " + std::to_string(k) +
+                                             " has shape [" + dims_to_string(operands[k]->type.dims) + "], its kernel was made for [" +
+                                             dims_to_string(operand_dims_[k]) + "]");
+      }
+    }
+    return result_type_.dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const size_t dims = loops_.sizes.size(), count = operands.size();
+    const int64_t n = loops_.sizes[dims - 1];
+    const int64_t rows = dims >= 2 ? loops_.sizes[dims - 2] : 1;
+    int64_t outer = 1;
+    for (size_t d = 0; d + 2 < dims; ++d) outer *= loops_.sizes[d];
+    // Tasks of whole rows (long rows: pieces of one row), each worth a hand-off.
+    const bool small = parallel.split_small_work();
+    const int64_t target = small ? 7 : 16384;
+    const int64_t piece = rows == 1 ? std::max<int64_t>(target, 1) : n;  // elements per call along the run
+    const int64_t pieces = (n + piece - 1) / piece;
+    const int64_t rows_per_task = std::max<int64_t>(1, small ? 1 : target / std::max<int64_t>(n, 1));
+    const int64_t row_tasks = (rows + rows_per_task - 1) / rows_per_task;
+    const int64_t tasks = outer * row_tasks * pieces;
+    const unsigned out_bytes = ew_storage_bytes(program_.out);
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const int64_t p = int64_t(t) % pieces, rt = int64_t(t) / pieces % row_tasks, o = int64_t(t) / pieces / row_tasks;
+      const int64_t r0 = rt * rows_per_task, e0 = p * piece;
+      EwArgs args{};
+      // Element offsets of the outer index o, row r0 and element e0 per operand.
+      std::vector<int64_t> idx(dims, 0);
+      int64_t rest = o;
+      for (size_t d = dims >= 2 ? dims - 2 : 0; d-- > 0;) {
+        idx[d] = rest % loops_.sizes[d];
+        rest /= loops_.sizes[d];
+      }
+      if (dims >= 2) idx[dims - 2] = r0;
+      idx[dims - 1] = e0;
+      for (size_t k = 0; k < count; ++k) {
+        int64_t off = 0;
+        for (size_t d = 0; d < dims; ++d) off += idx[d] * loops_.strides[k][d];
+        const unsigned bytes = ew_storage_bytes(program_.inputs[k].storage);
+        args.in[k] = operands[k]->bytes() + off * bytes;
+        args.in_step[k] = dims >= 2 ? loops_.strides[k][dims - 2] * bytes : 0;
+      }
+      int64_t off = 0;
+      for (size_t d = 0; d < dims; ++d) off += idx[d] * loops_.out_strides[d];
+      args.out = y.bytes() + off * out_bytes;
+      args.out_step = dims >= 2 ? loops_.out_strides[dims - 2] * out_bytes : 0;
+      args.n = std::min(piece, n - e0);
+      args.rows = std::min(rows_per_task, rows - r0);
+      reinterpret_cast<EwFn>(const_cast<void*>(code_->entry()))(&args, &program_);
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    std::string how;
+    for (size_t k = 0; k < program_.inputs.size(); ++k) {
+      if (program_.inputs[k].scalar) how += (how.empty() ? "" : ", ") + std::string("operand ") + std::to_string(k) + " repeated";
+    }
+    return program_.name() + "__" + level_ + (how.empty() ? "" : " (" + how + ")");
+  }
+
+ private:
+  Op op_;
+  EwProgram program_;
+  BroadcastLoops loops_;
+  std::string level_;
+  std::shared_ptr<const CompiledKernel> code_;
+  std::vector<std::vector<int64_t>> operand_dims_;
+};
+
+struct PreparedEw final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  EwProgram program;
+  BroadcastLoops loops;
+};
+
+class EwFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "ewprogram"; }
+  KernelOp kind() const override { return KernelOp::kEwProgram; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    if (op.results.size() != 1 || op.operands.size() > kEwMaxInputs) return refuse(why_not, "not an element-wise op");
+    std::string why;
+    std::optional<EwProgram> program = program_for(graph, op, &why);
+    if (!program) return refuse(why_not, why);
+    std::vector<std::vector<int64_t>> dims;
+    for (int v : op.operands) {
+      const Type& t = graph.values[size_t(v)].type;
+      if (!t.has_static_shape()) return refuse(why_not, "dynamic shapes run on the reference");
+      dims.push_back(t.dims);
+    }
+    const Type& rt = graph.values[size_t(op.results[0])].type;
+    if (!rt.has_static_shape()) return refuse(why_not, "dynamic shapes run on the reference");
+    auto p = std::make_unique<PreparedEw>();
+    p->loops = broadcast_loops(dims, rt.dims);
+    for (size_t k = 0; k < dims.size(); ++k) program->inputs[k].scalar = !p->loops.full[k].back();
+    p->graph = &graph;
+    p->op = &op;
+    p->program = std::move(*program);
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    return backend->program_why_not(static_cast<const PreparedEw&>(prepared).program);
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedEw&>(prepared);
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code,
+                         program_cache().get(ProgramKey{backend->isa(), p.program, p.program.key()}));
+    const std::string level = std::string(backend->name()) + "_" + isa_suffix(backend->isa());
+    return std::unique_ptr<OpKernel>(std::make_unique<EwOpKernel>(*p.graph, *p.op, p.program, p.loops, level, std::move(code)));
+  }
+};
+
+}  // namespace
+
+const OpFamily& ew_program_family() {
+  static const EwFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit
