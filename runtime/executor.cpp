@@ -129,8 +129,14 @@ Status Context::run_static() {
     operands.clear();
     for (int v : op.operands) operands.push_back(value[size_t(v)]);
     if (const jit::OpKernel* k = plan->kernels[o].get()) {
-      Tensor& out = arena_views[size_t(op.results[0])];
-      Status s = k->run_into(operands, out, *pool);
+      Status s = Status::ok();
+      if (op.results.size() == 1) {
+        s = k->run_into(operands, arena_views[size_t(op.results[0])], *pool);
+      } else {
+        std::vector<Tensor*> results;
+        for (int r : op.results) results.push_back(&arena_views[size_t(r)]);
+        s = k->run_results_into(operands, results, *pool);
+      }
       if (!s.is_ok()) return runtime_error(s);
     } else {
       auto results = evaluate_op_results(g, op, operands);
@@ -158,7 +164,8 @@ Status Context::run_dynamic() {
   const Plan& p = *plan;
   auto run_kernel = [this, &p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
     if (p.skip[o]) return Result<Tensor>(Tensor());  // feeds only prepacked constants
-    if (!p.kernels[o]) return std::nullopt;
+    // Ops with several results take the graph walk's own path (it stores every result).
+    if (!p.kernels[o] || p.graph->ops[o].results.size() != 1) return std::nullopt;
     const uint64_t start = now_ns();
     auto dims = p.kernels[o]->result_dims(operands);
     if (!dims.is_ok()) return Result<Tensor>(dims.status());

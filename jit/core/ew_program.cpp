@@ -46,8 +46,8 @@ const char* op_name(EwOp op) {
   static const char* const names[] = {"load", "const", "add",     "sub",  "mul",    "div",  "max",     "min",
                                       "pow",  "equal", "less",    "greater", "not", "select", "neg",  "sqrt",
                                       "recip", "exp",  "tanh",    "erf",  "gelu",   "logistic", "relu", "clamp",
-                                      "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kQuant) + 1, "one name per op");
+                                      "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kQuantVar) + 1, "one name per op");
   return names[size_t(op)];
 }
 
@@ -66,7 +66,8 @@ unsigned arity(EwOp op) {
     case EwOp::kEqual:
     case EwOp::kLess:
     case EwOp::kGreater: return 2;
-    case EwOp::kSelect: return 3;
+    case EwOp::kSelect:
+    case EwOp::kQuantVar: return 3;
     default: return 1;
   }
 }
@@ -171,6 +172,13 @@ std::string EwProgram::validate() const {
         if (!(why = want(0, EwType::kF32)).empty()) return why;
         if (e.op == EwOp::kToInt ? e.i > e.j : e.j > e.k) return at + " has empty bounds";
         if (e.op == EwOp::kQuant && !(e.f > 0.0f)) return at + " needs a positive scale";
+        break;
+      case EwOp::kQuantVar:
+        if (e.type != EwType::kI64 || e.j > e.k) return at + " yields i64 within bounds j <= k";
+        if (!(why = want(0, EwType::kF32)).empty() || !(why = want(1, EwType::kF32)).empty() ||
+            !(why = want(2, EwType::kI64)).empty()) {
+          return why;
+        }
         break;
       case EwOp::kToBool:
         if (e.type != EwType::kBool || type_of(0) == EwType::kBool) return at + " turns a number into bool";

@@ -65,6 +65,7 @@ enum class EwOp : uint8_t {
   kWrap,      ///< i64 -> i64 wrapped to `i` bits, sign-extended (flag: zero-extended)
   kDequant,   ///< f32(a - i) * f (numerics::dequantize_f32: zero point i, scale f)
   kQuant,     ///< clamp(rne(a / f) + i, j, k) (numerics::quantize_f32; NaN -> clamp(i))
+  kQuantVar,  ///< kQuant with the scale in register b (f32) and the zero point in c (i64)
 };
 
 /// One instruction: its result is the register with the instruction's index.

@@ -235,13 +235,15 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
       return e.flag ? b.CreateLShr(up, shift) : b.CreateAShr(up, shift);
     }
     case EwOp::kDequant: return m.mul(b.CreateSIToFP(b.CreateSub(x, ci(e.i)), b.getFloatTy()), m.c(e.f));
-    case EwOp::kQuant: {
+    case EwOp::kQuant:
+    case EwOp::kQuantVar: {
       // numerics::quantize_f32: rne(x / scale) (exact in f32), NaN -> zp, limited to ±2^40,
       // + zp, clamped.
-      Value* t = m.unary(llvm::Intrinsic::roundeven, m.div(x, m.c(e.f)));
+      const bool var = e.op == EwOp::kQuantVar;
+      Value* t = m.unary(llvm::Intrinsic::roundeven, m.div(x, var ? y : m.c(e.f)));
       t = m.select(b.CreateFCmpOLT(t, m.c(-0x1p40f)), m.c(-0x1p40f), t);
       t = m.select(b.CreateFCmpOGT(t, m.c(0x1p40f)), m.c(0x1p40f), t);
-      Value* q = b.CreateAdd(b.CreateFPToSI(m.select(m.is_nan(t), m.c(0.0f), t), i64), ci(e.i));
+      Value* q = b.CreateAdd(b.CreateFPToSI(m.select(m.is_nan(t), m.c(0.0f), t), i64), var ? r[e.c] : ci(e.i));
       q = m.select(b.CreateICmpSLT(q, ci(e.j)), ci(e.j), q);
       return m.select(b.CreateICmpSGT(q, ci(e.k)), ci(e.k), q);
     }

@@ -30,6 +30,12 @@ class OpKernel {
   /// into an arena), spreading the work over `parallel`. Results do not depend on the number
   /// of threads.
   virtual Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const = 0;
+  /// Ops with several results (qrt.dynamic_quantize): computes each into `results` (typed and
+  /// shaped as the op declares). The default serves single-result kernels.
+  virtual Status run_results_into(const std::vector<const Tensor*>& operands, const std::vector<Tensor*>& results,
+                                  Parallel& parallel) const {
+    return run_into(operands, *results[0], parallel);
+  }
   /// Allocates the result and computes it on the calling thread.
   Result<Tensor> run(const std::vector<const Tensor*>& operands) const;
   /// The declared result type.
@@ -111,5 +117,6 @@ const OpFamily& pool_family();           ///< quantized max/avg pooling, mean ov
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
 const OpFamily& layout_family();         ///< qrt.pad / qrt.transpose / qrt.reshape (plain C++)
 const OpFamily& ew_program_family();     ///< float and integer element-wise ops (programs)
+const OpFamily& row_family();            ///< softmax (last axis), layer_norm, dynamic_quantize
 
 }  // namespace qrt::jit

@@ -46,6 +46,9 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kNeg:
     case OpKind::kGelu:
     case OpKind::kCast: return &ew_program_family();
+    case OpKind::kSoftmax:
+    case OpKind::kLayerNorm:
+    case OpKind::kDynamicQuantize: return &row_family();
     case OpKind::kPad:
     case OpKind::kTranspose:
     case OpKind::kReshape: return &layout_family();

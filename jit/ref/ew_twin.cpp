@@ -114,6 +114,7 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
     }
     case EwOp::kDequant: y.f = numerics::dequantize_f32(a.i, e.i, e.f); break;
     case EwOp::kQuant: y.i = numerics::quantize_f32(a.f, e.f, e.i, e.j, e.k); break;
+    case EwOp::kQuantVar: y.i = numerics::quantize_f32(a.f, b.f, r[e.c].i, e.j, e.k); break;
   }
   return y;
 }

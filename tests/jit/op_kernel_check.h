@@ -255,13 +255,32 @@ inline std::string check_last_op(const std::string& text, const std::vector<qrt:
   }
   REQUIRE(got->type.dims == want->type.dims);
   REQUIRE(got->byte_size() == want->byte_size());
+  // Bytes must agree, except that any NaN equals any NaN (docs/numerics.md: which NaN an
+  // operation returns is not part of the contract).
   size_t first_diff = got->byte_size();
+  const size_t width = got->element_size();
+  const bool is_float = got->type.element.is_float();
   for (size_t i = 0; i < got->byte_size() && first_diff == got->byte_size(); ++i) {
-    if (got->bytes()[i] != want->bytes()[i]) first_diff = i;
+    if (got->bytes()[i] == want->bytes()[i]) continue;
+    const size_t e = i / width;
+    if (is_float && std::isnan(got->float_at(e)) && std::isnan(want->float_at(e))) {
+      i = (e + 1) * width - 1;
+      continue;
+    }
+    first_diff = i;
+  }
+  std::string detail;
+  if (first_diff < got->byte_size()) {
+    // The element at fault, as both sides hold it.
+    const size_t i = first_diff / got->element_size();
+    const bool fl = got->type.element.is_float();
+    detail = " (element " + std::to_string(i) + ": got " +
+             (fl ? std::to_string(got->float_at(i)) : std::to_string(got->int_at(i))) + ", reference " +
+             (fl ? std::to_string(want->float_at(i)) : std::to_string(want->int_at(i))) + ")";
   }
   CHECK_MESSAGE(first_diff == got->byte_size(),
                 std::string("kernel " + choice->kernel->describe() + " differs from the reference at byte " +
-                            std::to_string(first_diff) + " of " + std::to_string(got->byte_size())));
+                            std::to_string(first_diff) + " of " + std::to_string(got->byte_size()) + detail));
   return choice->kernel->describe();
 }
 
