@@ -14,6 +14,7 @@
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/ops/op_kernel.h"
+#include "jit/ref/reference.h"
 
 namespace qrt::jit {
 
@@ -242,28 +243,56 @@ class EwOpKernel final : public OpKernel {
  public:
   EwOpKernel(const Graph& graph, const Op& op, EwProgram program, BroadcastLoops loops, std::string level,
              std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), program_(std::move(program)),
-        loops_(std::move(loops)), level_(std::move(level)), code_(std::move(code)) {
+      : OpKernel(graph.values[size_t(op.results[0])].type), graph_(&graph), op_(op), program_(std::move(program)),
+        planned_loops_(std::move(loops)), level_(std::move(level)), code_(std::move(code)) {
     for (int v : op.operands) operand_dims_.push_back(graph.values[size_t(v)].type.dims);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    for (size_t k = 0; k < operands.size(); ++k) {
-      if (operands[k]->type.dims != operand_dims_[k]) {
-        return Status::error_at(op_.loc, std::string("'") + op_info(op_.kind).name + "' op operand " + std::to_string(k) +
-                                             " has shape [" + dims_to_string(operands[k]->type.dims) + "], its kernel was made for [" +
-                                             dims_to_string(operand_dims_[k]) + "]");
-      }
+    std::vector<int64_t> dims = operands[0]->type.dims;
+    for (size_t k = 1; k < operands.size(); ++k) {
+      auto b = broadcast_shapes(dims, operands[k]->type.dims);
+      if (!b.is_ok()) return Status::error_at(op_.loc, std::string("'") + op_info(op_.kind).name + "' op " + b.status().message());
+      dims = std::move(b).value();
     }
-    return result_type_.dims;
+    return checked_result_dims(op_, std::move(dims));
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
-    const size_t dims = loops_.sizes.size(), count = operands.size();
-    const int64_t n = loops_.sizes[dims - 1];
-    const int64_t rows = dims >= 2 ? loops_.sizes[dims - 2] : 1;
+    bool planned = true;
+    for (size_t k = 0; k < operands.size() && planned; ++k) planned = operands[k]->type.dims == operand_dims_[k];
+    if (planned) return run_loops(planned_loops_, operands, y, parallel);
+    // Dynamic dimensions: the loops of this call's shapes, when the program's repeated
+    // operands are still the repeated ones (else the reference runs this call).
+    std::vector<std::vector<int64_t>> dims;
+    for (const Tensor* t : operands) dims.push_back(t->type.dims);
+    const BroadcastLoops loops = broadcast_loops(dims, y.type.dims);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (program_.inputs[k].scalar == loops.full[k].back()) {
+        QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(*graph_, op_, operands));
+        std::memcpy(y.bytes(), r.bytes(), r.byte_size());
+        return Status::ok();
+      }
+    }
+    return run_loops(loops, operands, y, parallel);
+  }
+
+  std::string describe() const override {
+    std::string how;
+    for (size_t k = 0; k < program_.inputs.size(); ++k) {
+      if (program_.inputs[k].scalar) how += (how.empty() ? "" : ", ") + std::string("operand ") + std::to_string(k) + " repeated";
+    }
+    return program_.name() + "__" + level_ + (how.empty() ? "" : " (" + how + ")");
+  }
+
+ private:
+  Status run_loops(const BroadcastLoops& loops, const std::vector<const Tensor*>& operands, Tensor& y,
+                   Parallel& parallel) const {
+    const size_t dims = loops.sizes.size(), count = operands.size();
+    const int64_t n = loops.sizes[dims - 1];
+    const int64_t rows = dims >= 2 ? loops.sizes[dims - 2] : 1;
     int64_t outer = 1;
-    for (size_t d = 0; d + 2 < dims; ++d) outer *= loops_.sizes[d];
+    for (size_t d = 0; d + 2 < dims; ++d) outer *= loops.sizes[d];
     // Tasks of whole rows (long rows: pieces of one row), each worth a hand-off.
     const bool small = parallel.split_small_work();
     const int64_t target = small ? 7 : 16384;
@@ -281,22 +310,22 @@ class EwOpKernel final : public OpKernel {
       std::vector<int64_t> idx(dims, 0);
       int64_t rest = o;
       for (size_t d = dims >= 2 ? dims - 2 : 0; d-- > 0;) {
-        idx[d] = rest % loops_.sizes[d];
-        rest /= loops_.sizes[d];
+        idx[d] = rest % loops.sizes[d];
+        rest /= loops.sizes[d];
       }
       if (dims >= 2) idx[dims - 2] = r0;
       idx[dims - 1] = e0;
       for (size_t k = 0; k < count; ++k) {
         int64_t off = 0;
-        for (size_t d = 0; d < dims; ++d) off += idx[d] * loops_.strides[k][d];
+        for (size_t d = 0; d < dims; ++d) off += idx[d] * loops.strides[k][d];
         const unsigned bytes = ew_storage_bytes(program_.inputs[k].storage);
         args.in[k] = operands[k]->bytes() + off * bytes;
-        args.in_step[k] = dims >= 2 ? loops_.strides[k][dims - 2] * bytes : 0;
+        args.in_step[k] = dims >= 2 ? loops.strides[k][dims - 2] * bytes : 0;
       }
       int64_t off = 0;
-      for (size_t d = 0; d < dims; ++d) off += idx[d] * loops_.out_strides[d];
+      for (size_t d = 0; d < dims; ++d) off += idx[d] * loops.out_strides[d];
       args.out = y.bytes() + off * out_bytes;
-      args.out_step = dims >= 2 ? loops_.out_strides[dims - 2] * out_bytes : 0;
+      args.out_step = dims >= 2 ? loops.out_strides[dims - 2] * out_bytes : 0;
       args.n = std::min(piece, n - e0);
       args.rows = std::min(rows_per_task, rows - r0);
       reinterpret_cast<EwFn>(const_cast<void*>(code_->entry()))(&args, &program_);
@@ -304,18 +333,10 @@ class EwOpKernel final : public OpKernel {
     return Status::ok();
   }
 
-  std::string describe() const override {
-    std::string how;
-    for (size_t k = 0; k < program_.inputs.size(); ++k) {
-      if (program_.inputs[k].scalar) how += (how.empty() ? "" : ", ") + std::string("operand ") + std::to_string(k) + " repeated";
-    }
-    return program_.name() + "__" + level_ + (how.empty() ? "" : " (" + how + ")");
-  }
-
- private:
+  const Graph* graph_;  // owned by the plan that owns this kernel
   Op op_;
   EwProgram program_;
-  BroadcastLoops loops_;
+  BroadcastLoops planned_loops_;  // for the operands' declared shapes
   std::string level_;
   std::shared_ptr<const CompiledKernel> code_;
   std::vector<std::vector<int64_t>> operand_dims_;
@@ -338,16 +359,22 @@ class EwFamily final : public OpFamily {
     std::string why;
     std::optional<EwProgram> program = program_for(graph, op, &why);
     if (!program) return refuse(why_not, why);
+    // Dynamic dimensions only where an operand has the result's own dimensions (a batch
+    // dimension running through): the loops are planned as if they were 2 and checked per call.
+    const Type& result = graph.values[size_t(op.results[0])].type;
     std::vector<std::vector<int64_t>> dims;
     for (int v : op.operands) {
       const Type& t = graph.values[size_t(v)].type;
-      if (!t.has_static_shape()) return refuse(why_not, "dynamic shapes run on the reference");
+      if (!t.has_static_shape() && t.dims != result.dims) {
+        return refuse(why_not, "dynamic shapes that broadcast differently per call run on the reference");
+      }
       dims.push_back(t.dims);
+      for (int64_t& d : dims.back()) d = d < 0 ? 2 : d;
     }
-    const Type& rt = graph.values[size_t(op.results[0])].type;
-    if (!rt.has_static_shape()) return refuse(why_not, "dynamic shapes run on the reference");
+    std::vector<int64_t> planned = result.dims;
+    for (int64_t& d : planned) d = d < 0 ? 2 : d;
     auto p = std::make_unique<PreparedEw>();
-    p->loops = broadcast_loops(dims, rt.dims);
+    p->loops = broadcast_loops(dims, planned);
     for (size_t k = 0; k < dims.size(); ++k) program->inputs[k].scalar = !p->loops.full[k].back();
     p->graph = &graph;
     p->op = &op;

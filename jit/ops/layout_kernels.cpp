@@ -1,9 +1,10 @@
 // qrt — kernels for the ops around the arithmetic: quantized clamp/relu (the clamp
 // micro-kernel of the chosen level), pad (fill, then row copies), transpose (strided gathers),
-// reshape (a copy, or nothing when planned in place). Pad, transpose and reshape are plain
-// C++ that runs on every host: these ops move bytes, so code generation buys nothing. Static
-// shapes only; the results are the reference's bit for bit by construction (clamp bounds are
-// quantized with the same numerics calls).
+// reshape and scast (a copy, or nothing when planned in place), gather (row copies by index)
+// and slice (strided row copies). All but clamp are plain C++ that runs on every host: these
+// ops move bytes, so code generation buys nothing. Static shapes only; the results are the
+// reference's bit for bit by construction (clamp bounds are quantized with the same numerics
+// calls).
 #include <algorithm>
 #include <cstring>
 
@@ -220,10 +221,84 @@ class ReshapeOpKernel final : public OpKernel {
     return Status::ok();  // planned in place: nothing to move
   }
   bool can_overwrite_operand(size_t) const override { return true; }
-  std::string describe() const override { return "reshape_copy"; }
+  std::string describe() const override {
+    return op_.kind == OpKind::kSCast ? "scast_copy (nothing to move when planned in place)" : "reshape_copy";
+  }
 
  private:
   Op op_;
+};
+
+// qrt.gather: for every outer index and every index value, one row of `inner` elements.
+class GatherOpKernel final : public StaticShapeKernel {
+ public:
+  GatherOpKernel(const Graph& graph, const Op& op, int64_t axis) : StaticShapeKernel(graph, op), axis_(axis) {}
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const Tensor &data = *operands[0], &idx = *operands[1];
+    const auto& dd = data.type.dims;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis_; ++d) outer *= dd[size_t(d)];
+    for (size_t d = size_t(axis_) + 1; d < dd.size(); ++d) inner *= dd[d];
+    const int64_t extent = dd[size_t(axis_)], count = idx.num_elements();
+    const size_t row = size_t(inner) * data.element_size();
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t k = idx.int_at(size_t(j));
+      if (k < -extent || k >= extent) {
+        return Status::error_at(op_.loc, "'qrt.gather' op index " + std::to_string(k) + " (element " + std::to_string(j) +
+                                             ") is out of range for dimension " + std::to_string(axis_) + " of size " +
+                                             std::to_string(extent));
+      }
+      if (k < 0) k += extent;
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(y.bytes() + size_t(o * count + j) * row, data.bytes() + size_t(o * extent + k) * row, row);
+      }
+    }
+    return Status::ok();
+  }
+  std::string describe() const override { return "gather_rows"; }
+
+ private:
+  int64_t axis_;
+};
+
+// qrt.slice: the innermost dimension's run is one copy when its step is 1, else strided.
+class SliceOpKernel final : public StaticShapeKernel {
+ public:
+  SliceOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> first, std::vector<int64_t> steps)
+      : StaticShapeKernel(graph, op), first_(std::move(first)), steps_(std::move(steps)) {}
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const Tensor& x = *operands[0];
+    const auto& in = x.type.dims;
+    const auto& out = y.type.dims;
+    const size_t rank = out.size(), n = x.element_size();
+    if (y.num_elements() == 0) return Status::ok();
+    std::vector<int64_t> strides(rank, 1);
+    for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * in[d];
+    const int64_t run = rank == 0 ? 1 : out[rank - 1], outer = y.num_elements() / run;
+    const int64_t step = rank == 0 ? 1 : steps_[rank - 1];
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d) src += (first_[d] + idx[d] * steps_[d]) * strides[d];
+      uint8_t* dst = y.bytes() + size_t(o * run) * n;
+      if (step == 1) {
+        std::memcpy(dst, x.bytes() + size_t(src) * n, size_t(run) * n);
+      } else {
+        for (int64_t e = 0; e < run; ++e) std::memcpy(dst + size_t(e) * n, x.bytes() + size_t(src + e * step) * n, n);
+      }
+      for (size_t k = rank >= 1 ? rank - 1 : 0; k-- > 0;) {  // the next row: all but the innermost dimension
+        if (++idx[k] < out[k]) break;
+        idx[k] = 0;
+      }
+    }
+    return Status::ok();
+  }
+  std::string describe() const override { return "slice_rows"; }
+
+ private:
+  std::vector<int64_t> first_, steps_;
 };
 
 // The checks every family here shares; "" when the op is eligible.
@@ -231,7 +306,8 @@ std::string shape_why_not(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
   if (op.kind == OpKind::kTranspose) return "";  // any shape and type: stored values move
-  const bool shape_free = op.kind == OpKind::kRelu || op.kind == OpKind::kClamp || op.kind == OpKind::kReshape;
+  const bool shape_free = op.kind == OpKind::kRelu || op.kind == OpKind::kClamp || op.kind == OpKind::kReshape ||
+                          op.kind == OpKind::kSCast;
   if (!shape_free && (!x.has_static_shape() || !y.has_static_shape())) return "dynamic shapes run on the reference";
   if (shape_free && (x.element.kind == ElementKind::kUniformPerAxis || y.element.kind == ElementKind::kUniformPerAxis)) {
     return "per-axis types run on the reference";
@@ -299,7 +375,8 @@ class ClampFamily final : public OpFamily {
 struct PreparedLayout final : PreparedOp {
   const Graph* graph = nullptr;
   const Op* op = nullptr;
-  std::vector<int64_t> ints;     // pad: pads; transpose: perm
+  std::vector<int64_t> ints;     // pad: pads; transpose: perm; gather: axis; slice: first indices
+  std::vector<int64_t> steps;    // slice
   std::vector<uint8_t> fill;     // pad: one element's bytes
 };
 
@@ -337,6 +414,23 @@ class LayoutFamily final : public OpFamily {
                                               e.zero_points[0], e.storage.min, e.storage.max));
       }
       p->fill.assign(one.bytes(), one.bytes() + one.byte_size());
+    } else if (op.kind == OpKind::kGather) {
+      const Type& idx = graph.values[size_t(op.operands[1])].type;
+      if (!idx.has_static_shape()) {
+        *why_not = "dynamic shapes run on the reference";
+        return std::unique_ptr<PreparedOp>();
+      }
+      p->ints = {op.attr("axis") ? op.attr("axis")->i : 0};
+    } else if (op.kind == OpKind::kSlice) {
+      // The first index and step of every dimension, as the reference computes them.
+      const Type& x = graph.values[size_t(op.operands[0])].type;
+      const auto& starts = op.attr("starts")->array;
+      const Attribute* steps = op.attr("steps");
+      for (size_t d = 0; d < x.dims.size(); ++d) {
+        const int64_t step = steps ? steps->array[d].i : 1;
+        p->ints.push_back(slice_start(x.dims[d], starts[d].i, step));
+        p->steps.push_back(step);
+      }
     } else if (op.kind == OpKind::kTranspose) {
       for (const Attribute& a : op.attr("perm")->array) p->ints.push_back(a.i);
       if (element_byte_size(e) > 8 || element_byte_size(e) == 3) {
@@ -354,6 +448,9 @@ class LayoutFamily final : public OpFamily {
     switch (p.op->kind) {
       case OpKind::kPad: return std::unique_ptr<OpKernel>(std::make_unique<PadOpKernel>(*p.graph, *p.op, p.ints, p.fill));
       case OpKind::kTranspose: return std::unique_ptr<OpKernel>(std::make_unique<TransposeOpKernel>(*p.graph, *p.op, p.ints));
+      case OpKind::kGather: return std::unique_ptr<OpKernel>(std::make_unique<GatherOpKernel>(*p.graph, *p.op, p.ints[0]));
+      case OpKind::kSlice:
+        return std::unique_ptr<OpKernel>(std::make_unique<SliceOpKernel>(*p.graph, *p.op, p.ints, p.steps));
       default: return std::unique_ptr<OpKernel>(std::make_unique<ReshapeOpKernel>(*p.graph, *p.op));
     }
   }

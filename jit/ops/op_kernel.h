@@ -115,7 +115,7 @@ const OpFamily& depthwise_family();      ///< quantized depthwise qrt.conv2d (NH
 const OpFamily& elementwise_family();    ///< quantized qrt.add / qrt.mul / qrt.requantize
 const OpFamily& pool_family();           ///< quantized max/avg pooling, mean over H and W
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
-const OpFamily& layout_family();         ///< qrt.pad / qrt.transpose / qrt.reshape (plain C++)
+const OpFamily& layout_family();         ///< pad / transpose / reshape / scast / gather / slice (plain C++)
 const OpFamily& ew_program_family();     ///< float and integer element-wise ops (programs)
 const OpFamily& row_family();            ///< softmax (last axis), layer_norm, dynamic_quantize
 

@@ -51,7 +51,10 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kDynamicQuantize: return &row_family();
     case OpKind::kPad:
     case OpKind::kTranspose:
-    case OpKind::kReshape: return &layout_family();
+    case OpKind::kReshape:
+    case OpKind::kSCast:
+    case OpKind::kGather:
+    case OpKind::kSlice: return &layout_family();
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
     case OpKind::kMean: return &pool_family();

@@ -435,6 +435,25 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
     expect_program(check_op(rng, {t(s[0], "i1"), t(s[1], f), t(s[2], f)}, "\"qrt.where\"", t(s[2], f)));
     expect_program(check_op(rng, {t(s[2], "i1"), t(s[0], "i64"), t(s[1], "i64")}, "\"qrt.where\"", t(s[2], "i64")));
   }
+  // A dynamic batch dimension running through (float models exported with a free batch).
+  {
+    const std::string text =
+        "func.func @main(%a: tensor<?x19xf32>, %b: tensor<19xf32>) -> tensor<?x19xf32> {\n"
+        "  %y = \"qrt.add\"(%a, %b) : (tensor<?x19xf32>, tensor<19xf32>) -> tensor<?x19xf32>\n"
+        "  %z = \"qrt.relu\"(%y) : (tensor<?x19xf32>) -> tensor<?x19xf32>\n  return %z : tensor<?x19xf32>\n}\n";
+    for (const char* batch : {"3", "1"}) {
+      const std::string add = "func.func @main(%a: tensor<?x19xf32>, %b: tensor<19xf32>) -> tensor<?x19xf32> {\n"
+                              "  %y = \"qrt.add\"(%a, %b) : (tensor<?x19xf32>, tensor<19xf32>) -> tensor<?x19xf32>\n"
+                              "  return %y : tensor<?x19xf32>\n}\n";
+      expect_program(qrt_test::check_last_op(add, {random_tensor(rng, std::string("tensor<") + batch + "x19xf32>"),
+                                                   random_tensor(rng, "tensor<19xf32>")}));
+    }
+    auto g = qrt::parse_graph(text);
+    REQUIRE(g.is_ok());
+    auto choice = select_kernel(*g, g->ops.back(), qrt_test::test_isas());
+    REQUIRE(choice.is_ok());
+    CHECK_MESSAGE(choice->kernel != nullptr, choice->why_not);
+  }
   // Unary functions, casts, relu/clamp, a fused clamp on a float add, quantized logistic.
   expect_program(check_op(rng, {t("3x41", f)}, "\"qrt.gelu\"", t("3x41", f), " {approximate = \"tanh\"}"));
   expect_program(check_op(rng, {t("3x41", f)}, "\"qrt.clamp\"", t("3x41", f), " {max = 6.0 : f64, min = -0.5 : f64}"));

@@ -48,3 +48,69 @@ TEST_CASE("transpose, pad, clamp, relu and reshape kernels are bit-exact with th
     CHECK(how.find(c.kernel) == 0);
   }
 }
+
+TEST_CASE("scast, gather and slice kernels move the reference's bytes") {
+  std::mt19937 rng(5);
+  auto tensor = [&](const std::string& type, int64_t lo, int64_t hi) {
+    auto t = qrt::parse_type(type);
+    REQUIRE_MESSAGE(t.is_ok(), type);
+    qrt::Tensor x = qrt::Tensor::zeros(*t);
+    for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+      if (x.type.element.is_float()) {
+        x.set_float(i, std::uniform_real_distribution<double>(-4, 4)(rng));
+      } else {
+        x.set_int(i, std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+      }
+    }
+    return x;
+  };
+  auto graph = [](const std::vector<std::string>& args, const std::string& op, const std::string& attrs, const std::string& rt) {
+    std::string sig, names, types;
+    for (size_t i = 0; i < args.size(); ++i) {
+      sig += (i ? ", %a" : "%a") + std::to_string(i) + ": " + args[i];
+      names += (i ? ", %a" : "%a") + std::to_string(i);
+      types += (i ? ", " : "") + args[i];
+    }
+    return "func.func @main(" + sig + ") -> " + rt + " {\n  %y = \"" + op + "\"(" + names + ")" + attrs + " : (" + types +
+           ") -> " + rt + "\n  return %y : " + rt + "\n}\n";
+  };
+  // scast both ways.
+  const std::string q = "tensor<3x17x!quant.uniform<u8:f32, 0.5:3>>", u = "tensor<3x17xui8>";
+  CHECK(qrt_test::check_last_op(graph({u}, "quant.scast", "", q), {tensor(u, 0, 255)}).find("scast_copy") == 0);
+  CHECK(qrt_test::check_last_op(graph({q}, "quant.scast", "", u), {tensor(q, 0, 255)}).find("scast_copy") == 0);
+  // gather: embeddings (axis 0, 2-D indices, negative ones), an inner axis.
+  const std::string table = "tensor<50x8xf32>", ids = "tensor<2x7xi64>";
+  CHECK(qrt_test::check_last_op(graph({table, ids}, "qrt.gather", " {axis = 0 : i64}", "tensor<2x7x8xf32>"),
+                                {tensor(table, 0, 0), tensor(ids, -50, 49)})
+            .find("gather_rows") == 0);
+  const std::string cube = "tensor<3x5x4xi32>", pick = "tensor<6xi32>";
+  CHECK(qrt_test::check_last_op(graph({cube, pick}, "qrt.gather", " {axis = 1 : i64}", "tensor<3x6x4xi32>"),
+                                {tensor(cube, -9, 9), tensor(pick, -5, 4)})
+            .find("gather_rows") == 0);
+  // slice: unit steps, strides, negative steps, a start past the end clamped.
+  struct SliceCase {
+    std::string in, attrs, out;
+  };
+  const std::vector<SliceCase> slices = {
+      {"tensor<4x9xf32>", "{ends = [3, 9], starts = [1, 2], steps = [1, 1]}", "tensor<2x7xf32>"},
+      {"tensor<4x9xf32>", "{ends = [4, 9], starts = [0, 1], steps = [2, 3]}", "tensor<2x3xf32>"},
+      {"tensor<4x9xi8>", "{ends = [-5, -10], starts = [3, 8], steps = [-1, -2]}", "tensor<4x5xi8>"},
+      {"tensor<1x128x32xf32>", "{ends = [1, 1, 32], starts = [0, 0, 0], steps = [1, 1, 1]}", "tensor<1x1x32xf32>"}};
+  for (const SliceCase& c : slices) {
+    const std::string text = graph({c.in}, "qrt.slice", " " + c.attrs, c.out);
+    CAPTURE(text);
+    CHECK(qrt_test::check_last_op(text, {tensor(c.in, -100, 100)}).find("slice_rows") == 0);
+  }
+  // An index out of range is an error naming the op and the index, as the reference's.
+  auto g = qrt::parse_graph(graph({table, ids}, "qrt.gather", " {axis = 0 : i64}", "tensor<2x7x8xf32>"));
+  REQUIRE(g.is_ok());
+  auto choice = qrt::jit::select_kernel(*g, g->ops.back(), qrt_test::test_isas());
+  REQUIRE(choice.is_ok());
+  REQUIRE(choice->kernel);
+  qrt::Tensor data = tensor(table, 0, 0), bad = tensor(ids, 0, 3);
+  bad.set_int(5, 50);
+  auto r = choice->kernel->run({&data, &bad});
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message().find("'qrt.gather' op index 50 (element 5) is out of range for dimension 0 of size 50") !=
+        std::string::npos);
+}
