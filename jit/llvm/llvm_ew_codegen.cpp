@@ -12,6 +12,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cstddef>
+#include <optional>
+#include <utility>
 
 namespace qrt::jit::llvm_ir {
 
@@ -167,6 +169,23 @@ void store(IRBuilder<>& b, Value* v, Value* ptr, EwStorage s) {
   b.CreateAlignedStore(v, ptr, llvm::MaybeAlign(1));
 }
 
+// Bounds of an i64 register known from how it was made (a narrow load, a quantization), so
+// that its arithmetic may run in i32 with the same results; nullopt when unknown.
+std::optional<std::pair<int64_t, int64_t>> known_range(const EwProgram& p, uint8_t reg) {
+  const EwInstr& e = p.code[reg];
+  if (e.op == EwOp::kQuant) return std::make_pair(e.j, e.k);
+  if (e.op != EwOp::kLoad) return std::nullopt;
+  switch (p.inputs[e.input].storage) {
+    case EwStorage::kI8: return std::make_pair(int64_t(-128), int64_t(127));
+    case EwStorage::kU8: return std::make_pair(int64_t(0), int64_t(255));
+    case EwStorage::kI16: return std::make_pair(int64_t(-32768), int64_t(32767));
+    case EwStorage::kU16: return std::make_pair(int64_t(0), int64_t(65535));
+    default: return std::nullopt;
+  }
+}
+
+bool within(int64_t v, int64_t limit) { return v >= -limit && v <= limit; }
+
 // The instruction `e` given the registers so far and the element's input values.
 Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, const std::vector<Value*>& r,
             const std::vector<Value*>& inputs) {
@@ -234,8 +253,31 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
       Value* up = b.CreateShl(x, shift);
       return e.flag ? b.CreateLShr(up, shift) : b.CreateAShr(up, shift);
     }
-    case EwOp::kDequant: return m.mul(b.CreateSIToFP(b.CreateSub(x, ci(e.i)), b.getFloatTy()), m.c(e.f));
+    case EwOp::kDequant: {
+      // q - zp in i32 where it cannot overflow (narrow stored values): the same integer, so
+      // the same rounding to f32, at twice the vector width.
+      const auto range = known_range(p, e.a);
+      if (range && within(range->first, 1 << 24) && within(range->second, 1 << 24) && within(e.i, 1 << 24)) {
+        llvm::Type* i32 = b.getInt32Ty();
+        Value* d = b.CreateSub(b.CreateTrunc(x, i32), llvm::ConstantInt::get(i32, uint64_t(e.i), true));
+        return m.mul(b.CreateSIToFP(d, b.getFloatTy()), m.c(e.f));
+      }
+      return m.mul(b.CreateSIToFP(b.CreateSub(x, ci(e.i)), b.getFloatTy()), m.c(e.f));
+    }
     case EwOp::kQuant:
+      if (within(e.i, 1 << 24) && within(e.j, 1 << 24) && within(e.k, 1 << 24) && within(e.j - e.i, 1 << 24) &&
+          within(e.k - e.i, 1 << 24)) {
+        // The same result in f32 and i32 for bounds and zero points below 2^24 (exact in f32):
+        // clamp(r + zp, lo, hi) = clamp(r, lo - zp, hi - zp) + zp, NaN -> clamp(zp, lo, hi).
+        Value* t = m.unary(llvm::Intrinsic::roundeven, m.div(x, m.c(e.f)));
+        t = m.select(m.is_nan(t), m.c(0.0f), t);
+        t = m.select(b.CreateFCmpOLT(t, m.c(float(e.j - e.i))), m.c(float(e.j - e.i)), t);
+        t = m.select(b.CreateFCmpOGT(t, m.c(float(e.k - e.i))), m.c(float(e.k - e.i)), t);
+        llvm::Type* i32 = b.getInt32Ty();
+        Value* q = b.CreateAdd(b.CreateFPToSI(t, i32), llvm::ConstantInt::get(i32, uint64_t(e.i), true));
+        return b.CreateSExt(q, i64);
+      }
+      [[fallthrough]];
     case EwOp::kQuantVar: {
       // numerics::quantize_f32: rne(x / scale) (exact in f32), NaN -> zp, limited to ±2^40,
       // + zp, clamped.

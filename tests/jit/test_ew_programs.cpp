@@ -156,6 +156,11 @@ EwProgram random_program(std::mt19937& rng, size_t length) {
           e.i = int64_t(rng() % 256) - 128;
           e.j = rng() % 2 ? -128 : 0;
           e.k = e.j + 255;
+          if (rng() % 4 == 0) {  // 32-bit storage and a far zero point (the i64 path)
+            e.i = int64_t(1) << 30;
+            e.j = -(int64_t(1) << 31);
+            e.k = (int64_t(1) << 31) - 1;
+          }
         } else if (i >= 0) {
           e = {EwOp::kDequant, EwType::kF32, uint8_t(i)};
           e.f = std::pow(10.0f, float(int(rng() % 7) - 4));
