@@ -124,7 +124,15 @@ typedef struct qrt_plan_options {
                                     "avx2-vnni", "avx512-vnni", "neon", "neon-dot",
                                     "neon-i8mm"; one the host lacks fails with
                                     QRT_UNSUPPORTED (see qrt_host_isas) */
+  unsigned flags;              /**< QRT_PLAN_* bits; 0: the defaults */
 } qrt_plan_options;
+
+/** qrt_plan_options.flags. */
+enum {
+  /** Run every element-wise op on its own kernel instead of fusing chains of them into one
+      element-wise program per region (the default; results are identical either way). */
+  QRT_PLAN_NO_FUSION = 1,
+};
 
 /** Memory a plan's contexts use for intermediate tensors. */
 typedef struct qrt_memory_info {

@@ -54,7 +54,7 @@ Status prepare_execution(Plan& plan) {
       values[size_t(r)].bytes = size_t(g.values[size_t(r)].type.num_elements()) * element_byte_size(g.values[size_t(r)].type.element);
       values[size_t(r)].first = values[size_t(r)].last = int(o);
     }
-    for (int v : op.operands) values[size_t(v)].last = int(o);
+    for (int v : plan.operands[o]) values[size_t(v)].last = int(o);
   }
   for (int v : g.outputs) values[size_t(v)].last = int(g.ops.size());
   // In place: an element-wise kernel's result takes the slot of an operand dying at that op.
@@ -62,11 +62,12 @@ Status prepare_execution(Plan& plan) {
     const Op& op = g.ops[o];
     if (plan.skip[o] || !plan.kernels[o] || op.results.size() != 1) continue;
     PlannedValue& result = values[size_t(op.results[0])];
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      const PlannedValue& operand = values[size_t(op.operands[i])];
+    const std::vector<int>& operands = plan.operands[o];
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const PlannedValue& operand = values[size_t(operands[i])];
       if (operand.bytes == result.bytes && operand.bytes > 0 && operand.last == int(o) &&
           plan.kernels[o]->can_overwrite_operand(i)) {
-        result.in_place_of = op.operands[i];
+        result.in_place_of = operands[i];
         break;
       }
     }
@@ -127,7 +128,7 @@ Status Context::run_static() {
     if (plan->skip[o] || op.kind == OpKind::kConstant) continue;
     const uint64_t start = now_ns();
     operands.clear();
-    for (int v : op.operands) operands.push_back(value[size_t(v)]);
+    for (int v : plan->operands[o]) operands.push_back(value[size_t(v)]);
     if (const jit::OpKernel* k = plan->kernels[o].get()) {
       Status s = Status::ok();
       if (op.results.size() == 1) {

@@ -17,6 +17,7 @@
 #include "importers/tflite_importer.h"
 #include "ir/text_format.h"
 #include "jit/core/host_info.h"
+#include "jit/ops/ew_fusion.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
 #include "passes/pipeline.h"
@@ -154,8 +155,9 @@ void mark_skippable_ops(Plan& plan) {
     for (int r : op.results) any_needed = any_needed || needed[size_t(r)];
     plan.skip[o] = !any_needed;
     if (!any_needed) continue;
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      if (!plan.kernels[o] || plan.kernels[o]->reads_operand(i)) needed[size_t(op.operands[i])] = true;
+    const std::vector<int>& operands = plan.operands[o];
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (!plan.kernels[o] || plan.kernels[o]->reads_operand(i)) needed[size_t(operands[i])] = true;
     }
   }
 }
@@ -254,10 +256,33 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
       plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
     }
   }
+  plan->operands.clear();
+  for (const Op& op : plan->graph->ops) plan->operands.push_back(op.operands);
+  plan->fused_into.assign(plan->graph->ops.size(), -1);
+  bool static_shapes = true;
+  for (const Value& v : plan->graph->values) static_shapes = static_shapes && v.type.has_static_shape();
+  if (plan->backend == QRT_BACKEND_JIT && static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
+    // Fused element-wise regions: the root runs the region's program on the region's inputs;
+    // the other members never run (mark_skippable_ops finds that nothing reads them).
+    QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas));
+    for (jit::FusedRegion& r : regions) {
+      const size_t root = r.ops.back();
+      plan->kernels[root] = std::move(r.kernel);
+      plan->operands[root] = r.inputs;
+      plan->selection[root] = std::move(r.chain);
+      plan->why_not[root].clear();
+      for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
+        plan->kernels[r.ops[i]].reset();
+        plan->fused_into[r.ops[i]] = int(root);
+      }
+    }
+  }
   for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
   mark_skippable_ops(*plan);
   for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-    if (plan->skip[o]) {
+    if (plan->fused_into[o] >= 0) {
+      plan->kernel_names[o] = "fused into op " + std::to_string(plan->fused_into[o]);
+    } else if (plan->skip[o]) {
       plan->kernel_names[o] = "skipped: its result only feeds prepacked weights";
     } else if (plan->graph->ops[o].kind == OpKind::kConstant) {
       plan->kernel_names[o] = "constant: evaluated once, when the plan is made";

@@ -55,6 +55,11 @@ struct Plan {
   qrt_backend backend = QRT_BACKEND_REF;
   /// Per op of `graph`: the generated kernel that runs it (JIT backend), or none.
   std::vector<std::unique_ptr<jit::OpKernel>> kernels;
+  /// Per op: the values its kernel reads, in order — the op's operands, except for the root of
+  /// a fused element-wise region, which reads the region's inputs.
+  std::vector<std::vector<int>> operands;
+  /// Per op: the root op of the fused region that computes it, or -1.
+  std::vector<int> fused_into;
   /// Per op: why the reference runs it (empty where a kernel does).
   std::vector<std::string> why_not;
   /// Per op: true when nothing reads its results at run time (they only feed prepacked

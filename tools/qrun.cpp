@@ -20,8 +20,8 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|ref] [--isa LEVEL] [--threads N] [--kernels] [--bench ITER] [--profile]\n"
-    "            [--trace FILE.json] [--passes LIST]\n"
+    "            [--backend jit|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--kernels] [--bench ITER]\n"
+    "            [--profile] [--trace FILE.json] [--passes LIST]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -46,6 +46,8 @@ const char* kUsage =
     "                         must have it (--version lists the host's levels). Default: the\n"
     "                         host's best. Results are identical at every level.\n"
     "  --threads N            threads per run, the calling thread included (default 1)\n"
+    "  --no-fusion            run every element-wise op on its own kernel (default: chains of\n"
+    "                         them run as one fused element-wise program; same results)\n"
     "  --bench ITER           after the first run, time ITER more and print latency\n"
     "                         min/median/p90/max (ms) and throughput (runs/s)\n"
     "  --profile              print per op: kernel, mean time, share and GOPS (matmul/conv),\n"
@@ -260,6 +262,7 @@ struct Options {
   bool print = false;
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   std::string isa;  // empty: the host's best
+  bool no_fusion = false;
   bool kernels = false;
   size_t threads = 1;
   bool has_passes = false;
@@ -328,6 +331,8 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       } else {
         return fail("--backend must be jit or ref, got '" + b + "'", 2);
       }
+    } else if (a == "--no-fusion") {
+      o.no_fusion = true;
     } else if (a == "--isa") {
       const char* v = value("--isa");
       if (!v || !*v) return fail("--isa needs a level (e.g. avx2; see --help)", 2);
@@ -388,6 +393,7 @@ int run_main(int argc, char** argv) {
   plan_options.threads = o.threads;
   if (o.has_passes) plan_options.passes = o.passes.c_str();
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
+  if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
   if (o.kernels) {

@@ -13,100 +13,94 @@
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
+#include "jit/ops/ew_ops.h"
 #include "jit/ops/op_kernel.h"
 #include "jit/ref/reference.h"
 
 namespace qrt::jit {
 
-namespace {
-
-// The storage of an element type in programs, or nullopt (f16/bf16/f64, u64, quantized).
-std::optional<EwStorage> storage_of(const ElementType& e) {
+std::optional<EwStorage> value_storage(const ElementType& e) {
   if (e.is_float()) return e.float_kind == FloatKind::kF32 ? std::optional(EwStorage::kF32) : std::nullopt;
-  if (!e.is_integer()) return std::nullopt;
-  const bool u = e.int_sign == Signedness::kUnsigned;
-  switch (e.int_width) {
-    case 1: return EwStorage::kBool;
+  unsigned width = e.int_width;
+  bool u = e.int_sign == Signedness::kUnsigned;
+  if (e.kind == ElementKind::kUniform) {
+    width = e.storage.width;
+    u = !e.storage.is_signed;
+  } else if (!e.is_integer()) {
+    return std::nullopt;
+  }
+  switch (width) {
+    case 1: return e.is_integer() ? std::optional(EwStorage::kBool) : std::nullopt;
     case 8: return u ? EwStorage::kU8 : EwStorage::kI8;
     case 16: return u ? EwStorage::kU16 : EwStorage::kI16;
     case 32: return u ? EwStorage::kU32 : EwStorage::kI32;
-    case 64: return u ? std::nullopt : std::optional(EwStorage::kI64);
+    case 64: return u || !e.is_integer() ? std::nullopt : std::optional(EwStorage::kI64);
     default: return std::nullopt;
   }
 }
 
-// The 8-bit per-tensor quantized storage of `e` (logistic's quantized form), or nullopt.
-std::optional<EwStorage> quant_storage_of(const ElementType& e) {
-  if (e.kind != ElementKind::kUniform || e.storage.width != 8) return std::nullopt;
-  return e.storage.is_signed ? EwStorage::kI8 : EwStorage::kU8;
+namespace {
+
+// The dcast formula of a per-tensor quantized value in register `q`.
+uint8_t dequantize(ProgramBuilder& b, const ElementType& e, uint8_t q) {
+  EwInstr dq;
+  dq.op = EwOp::kDequant;
+  dq.a = q;
+  dq.i = e.zero_points[0];
+  dq.f = numerics::compute_scale_f32(e.scales[0], e.float_kind);
+  return b.add(dq);
 }
 
-// Builds a program instruction by instruction.
-struct ProgramBuilder {
-  EwProgram p;
-  uint8_t add(EwInstr e) {
-    p.code.push_back(e);
-    return uint8_t(p.code.size() - 1);
-  }
-  uint8_t load(EwStorage s) {
-    p.inputs.push_back({s, false});
-    EwInstr e;
-    e.op = EwOp::kLoad;
-    e.type = ew_storage_type(s);
-    e.input = uint8_t(p.inputs.size() - 1);
-    return add(e);
-  }
-  uint8_t op(EwOp op, EwType type, uint8_t a, uint8_t b = 0, uint8_t c = 0) {
-    EwInstr e;
-    e.op = op;
-    e.type = type;
-    e.a = a;
-    e.b = b;
-    e.c = c;
-    return add(e);
-  }
-};
+// The qcast formula into per-tensor quantized `e` of the f32 register `x` (nullopt when the
+// compute scale is not a positive finite f32).
+std::optional<uint8_t> quantize(ProgramBuilder& b, const ElementType& e, uint8_t x) {
+  EwInstr q;
+  q.op = EwOp::kQuant;
+  q.type = EwType::kI64;
+  q.a = x;
+  q.f = numerics::compute_scale_f32(e.scales[0], e.float_kind);
+  q.i = e.zero_points[0];
+  q.j = e.storage.min;
+  q.k = e.storage.max;
+  if (!(q.f > 0.0f) || !std::isfinite(q.f)) return std::nullopt;
+  return b.add(q);
+}
 
-// The program of `op` (operands loaded in order), or "" and the reason in *why.
-std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {
-  ProgramBuilder b;
+bool per_tensor_f32(const ElementType& e) { return e.kind == ElementKind::kUniform && e.float_kind == FloatKind::kF32; }
+
+}  // namespace
+
+std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, const std::vector<uint8_t>& in,
+                               std::string* why) {
   const ElementType& re = g.values[size_t(op.results[0])].type.element;
   auto elem = [&](size_t i) -> const ElementType& { return g.values[size_t(op.operands[i])].type.element; };
   auto fail = [&](std::string w) {
     *why = std::move(w);
     return std::nullopt;
   };
-  if (op.kind == OpKind::kLogistic && quant_storage_of(elem(0)) && quant_storage_of(re)) {
-    // value_f32 -> logistic_f32 -> store_f32 (dcast formula in, quantize formula out).
-    const ElementType &ei = elem(0), &eo = re;
-    EwInstr dq;
-    dq.op = EwOp::kDequant;
-    dq.a = b.load(*quant_storage_of(ei));
-    dq.i = ei.zero_points[0];
-    dq.f = numerics::compute_scale_f32(ei.scales[0], ei.float_kind);
-    const uint8_t x = b.add(dq);
-    EwInstr q;
-    q.op = EwOp::kQuant;
-    q.type = EwType::kI64;
-    q.a = b.op(EwOp::kLogistic, EwType::kF32, x);
-    q.f = numerics::compute_scale_f32(eo.scales[0], eo.float_kind);
-    q.i = eo.zero_points[0];
-    q.j = eo.storage.min;
-    q.k = eo.storage.max;
-    if (!(q.f > 0.0f) || !std::isfinite(q.f)) return fail("the output scale is not a positive f32");
-    b.p.result = b.add(q);
-    b.p.out = *quant_storage_of(eo);
-    return b.p;
-  }
-  const std::optional<EwStorage> out = storage_of(re);
-  if (!out) return fail("element type " + re.to_string() + " has no element-wise program (f32, i1..i64 do)");
-  std::vector<uint8_t> in;
+  if (!value_storage(re)) return fail("element type " + re.to_string() + " has no element-wise program (f32, i1..i64 do)");
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    const std::optional<EwStorage> s = storage_of(elem(i));
-    if (!s) return fail("operand element type " + elem(i).to_string() + " has no element-wise program");
-    in.push_back(b.load(*s));
+    if (!value_storage(elem(i))) return fail("operand element type " + elem(i).to_string() + " has no element-wise program");
   }
-  const EwType t = ew_storage_type(*out);
+  // Quantized values enter programs as qcast/dcast and as logistic's operand and result
+  // (value_f32 in, store_f32 out); everything else computes on plain numbers.
+  if (op.kind == OpKind::kDCast || op.kind == OpKind::kQCast || op.kind == OpKind::kLogistic) {
+    const ElementType &ei = elem(0), &eo = re;
+    if ((ei.is_quant() && !per_tensor_f32(ei)) || (eo.is_quant() && !per_tensor_f32(eo))) {
+      return fail("only per-tensor quantization with f32 expressed type has an element-wise program");
+    }
+    uint8_t x = ei.is_quant() ? dequantize(b, ei, in[0]) : in[0];
+    if (op.kind == OpKind::kLogistic) x = b.op(EwOp::kLogistic, EwType::kF32, x);
+    if (!eo.is_quant()) return x;
+    const std::optional<uint8_t> q = quantize(b, eo, x);
+    if (!q) return fail("the result's scale is not a positive f32");
+    return q;
+  }
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (elem(i).is_quant()) return fail("quantized operands of this op run on its integer kernel or the reference");
+  }
+  if (re.is_quant()) return fail("quantized results of this op run on its integer kernel or the reference");
+  const EwType t = ew_storage_type(*value_storage(re));
   const bool f = t == EwType::kF32;
   uint8_t r = in[0];
   switch (op.kind) {
@@ -132,13 +126,12 @@ std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* 
     case OpKind::kTanh:
     case OpKind::kErf:
     case OpKind::kGelu:
-    case OpKind::kLogistic:
     case OpKind::kRelu: {
       if (!f) return fail("only f32 has this function");
       static const std::pair<OpKind, EwOp> fns[] = {
           {OpKind::kSqrt, EwOp::kSqrt}, {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
           {OpKind::kTanh, EwOp::kTanh}, {OpKind::kErf, EwOp::kErf},         {OpKind::kGelu, EwOp::kGelu},
-          {OpKind::kLogistic, EwOp::kLogistic}, {OpKind::kRelu, EwOp::kRelu}};
+          {OpKind::kRelu, EwOp::kRelu}};
       const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
       r = b.op(fn, t, in[0]);
       if (op.kind == OpKind::kGelu) {
@@ -181,20 +174,35 @@ std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* 
     b.p.code[clamped].g = float(c->max);
     r = clamped;
   }
-  b.p.result = r;
-  b.p.out = *out;
-  if (std::string w = b.p.validate(); !w.empty()) return fail("internal: " + w);
+  return r;
+}
+
+namespace {
+
+// The program of `op` alone: its operands loaded in order.
+std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {
+  ProgramBuilder b;
+  std::vector<uint8_t> in;
+  for (int v : op.operands) {
+    const std::optional<EwStorage> s = value_storage(g.values[size_t(v)].type.element);
+    if (!s) {
+      *why = "operand element type " + g.values[size_t(v)].type.element.to_string() + " has no element-wise program";
+      return std::nullopt;
+    }
+    in.push_back(b.load(*s));
+  }
+  const std::optional<uint8_t> r = emit_op(b, g, op, in, why);
+  if (!r) return std::nullopt;
+  b.p.result = *r;
+  b.p.out = *value_storage(g.values[size_t(op.results[0])].type.element);
+  if (std::string w = b.p.validate(); !w.empty()) {
+    *why = "internal: " + w;
+    return std::nullopt;
+  }
   return b.p;
 }
 
-// The loops of a broadcast: collapsed dimensions, outermost first, where every operand is
-// either contiguous (its extent equals the result's) or repeated (extent 1).
-struct BroadcastLoops {
-  std::vector<int64_t> sizes;                  // collapsed result dimensions (at least one)
-  std::vector<std::vector<bool>> full;         // [operand][dimension]: contiguous along it
-  std::vector<std::vector<int64_t>> strides;   // [operand][dimension] in elements (0: repeated)
-  std::vector<int64_t> out_strides;            // the result's, in elements
-};
+}  // namespace
 
 BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands, const std::vector<int64_t>& result) {
   BroadcastLoops l;
@@ -239,13 +247,15 @@ BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands
   return l;
 }
 
+namespace {
+
 class EwOpKernel final : public OpKernel {
  public:
-  EwOpKernel(const Graph& graph, const Op& op, EwProgram program, BroadcastLoops loops, std::string level,
-             std::shared_ptr<const CompiledKernel> code)
+  EwOpKernel(const Graph& graph, const Op& op, const std::vector<int>& inputs, EwProgram program, BroadcastLoops loops,
+             std::string level, std::shared_ptr<const CompiledKernel> code, std::string fused)
       : OpKernel(graph.values[size_t(op.results[0])].type), graph_(&graph), op_(op), program_(std::move(program)),
-        planned_loops_(std::move(loops)), level_(std::move(level)), code_(std::move(code)) {
-    for (int v : op.operands) operand_dims_.push_back(graph.values[size_t(v)].type.dims);
+        planned_loops_(std::move(loops)), level_(std::move(level)), code_(std::move(code)), fused_(std::move(fused)) {
+    for (int v : inputs) operand_dims_.push_back(graph.values[size_t(v)].type.dims);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -282,6 +292,7 @@ class EwOpKernel final : public OpKernel {
     for (size_t k = 0; k < program_.inputs.size(); ++k) {
       if (program_.inputs[k].scalar) how += (how.empty() ? "" : ", ") + std::string("operand ") + std::to_string(k) + " repeated";
     }
+    if (!fused_.empty()) how = "fuses " + fused_ + (how.empty() ? "" : "; " + how);
     return program_.name() + "__" + level_ + (how.empty() ? "" : " (" + how + ")");
   }
 
@@ -339,6 +350,7 @@ class EwOpKernel final : public OpKernel {
   BroadcastLoops planned_loops_;  // for the operands' declared shapes
   std::string level_;
   std::shared_ptr<const CompiledKernel> code_;
+  std::string fused_;
   std::vector<std::vector<int64_t>> operand_dims_;
 };
 
@@ -391,11 +403,18 @@ class EwFamily final : public OpFamily {
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code,
                          program_cache().get(ProgramKey{backend->isa(), p.program, p.program.key()}));
     const std::string level = std::string(backend->name()) + "_" + isa_suffix(backend->isa());
-    return std::unique_ptr<OpKernel>(std::make_unique<EwOpKernel>(*p.graph, *p.op, p.program, p.loops, level, std::move(code)));
+    return make_ew_kernel(*p.graph, *p.op, p.op->operands, p.program, p.loops, level, std::move(code));
   }
 };
 
 }  // namespace
+
+std::unique_ptr<OpKernel> make_ew_kernel(const Graph& graph, const Op& root, std::vector<int> inputs, EwProgram program,
+                                         BroadcastLoops loops, std::string level, std::shared_ptr<const CompiledKernel> code,
+                                         std::string fused) {
+  return std::make_unique<EwOpKernel>(graph, root, inputs, std::move(program), std::move(loops), std::move(level),
+                                      std::move(code), std::move(fused));
+}
 
 const OpFamily& ew_program_family() {
   static const EwFamily family;

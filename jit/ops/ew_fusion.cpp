@@ -1,0 +1,193 @@
+// qrt — fused element-wise regions (see ew_fusion.h). Regions grow in program order: an op
+// that some backend can express as a program joins the regions of its single-reader operands
+// of its own shape (merging them when several feed it), so a region is a tree whose root is
+// its last op. Its program loads every outside value once, computes each op as its one-op
+// program would (the same instructions, emit_op), wraps integer results to their width where
+// the reference stores them, and stores only the root's result.
+#include "jit/ops/ew_fusion.h"
+
+#include <algorithm>
+#include <map>
+
+#include "jit/kernel_list.h"
+#include "jit/ops/ew_ops.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// Ops whose one-op programs fusion may combine (the element-wise families' kinds and the
+// conversions between quantized and float values).
+bool fusable_kind(OpKind k) {
+  switch (k) {
+    case OpKind::kQCast:
+    case OpKind::kDCast:
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kRelu:
+    case OpKind::kClamp:
+    case OpKind::kLogistic:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kGreater:
+    case OpKind::kNot:
+    case OpKind::kWhere:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+    case OpKind::kNeg:
+    case OpKind::kGelu:
+    case OpKind::kCast: return true;
+    default: return false;
+  }
+}
+
+// Whether `op` alone makes a valid program (the test every member passes).
+bool expressible(const Graph& g, const Op& op) {
+  if (op.results.size() != 1 || !fusable_kind(op.kind) || !g.values[size_t(op.results[0])].type.has_static_shape()) {
+    return false;
+  }
+  ProgramBuilder b;
+  std::vector<uint8_t> in;
+  for (int v : op.operands) {
+    const std::optional<EwStorage> s = value_storage(g.values[size_t(v)].type.element);
+    if (!s || !g.values[size_t(v)].type.has_static_shape()) return false;
+    in.push_back(b.load(*s));
+  }
+  std::string why;
+  return emit_op(b, g, op, in, &why).has_value();
+}
+
+// The program of a region (ops ascending) and the values it loads, or nullopt.
+std::optional<EwProgram> region_program(const Graph& g, const std::vector<size_t>& ops, std::vector<int>* inputs) {
+  ProgramBuilder b;
+  std::map<int, uint8_t> reg;  // value -> register
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = g.ops[ops[i]];
+    std::vector<uint8_t> in;
+    for (int v : op.operands) {
+      auto it = reg.find(v);
+      if (it == reg.end()) {
+        if (inputs->size() == kEwMaxInputs) return std::nullopt;
+        it = reg.emplace(v, b.load(*value_storage(g.values[size_t(v)].type.element))).first;
+        inputs->push_back(v);
+      }
+      in.push_back(it->second);
+    }
+    std::string why;
+    std::optional<uint8_t> r = emit_op(b, g, op, in, &why);
+    if (!r || b.p.code.size() > 250) return std::nullopt;
+    const ElementType& e = g.values[size_t(op.results[0])].type.element;
+    const EwStorage s = *value_storage(e);
+    const unsigned bits = s == EwStorage::kBool ? 64 : 8 * ew_storage_bytes(s);
+    if (i + 1 < ops.size() && ew_storage_type(s) == EwType::kI64 && bits < 64) {
+      // The reference stores the value at its width before the next op reads it.
+      EwInstr wrap;
+      wrap.op = EwOp::kWrap;
+      wrap.type = EwType::kI64;
+      wrap.a = *r;
+      wrap.i = bits;
+      wrap.flag = s == EwStorage::kU8 || s == EwStorage::kU16 || s == EwStorage::kU32;
+      r = b.add(wrap);
+    }
+    reg[op.results[0]] = *r;
+    b.p.result = *r;
+  }
+  b.p.out = *value_storage(g.values[size_t(g.ops[ops.back()].results[0])].type.element);
+  if (!b.p.validate().empty()) return std::nullopt;
+  return b.p;
+}
+
+}  // namespace
+
+Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const IsaSet& allowed) {
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Op& op : g.ops) {
+    for (int v : op.operands) ++readers[size_t(v)];
+  }
+  for (int v : g.outputs) ++readers[size_t(v)];
+  // Grow regions: region_of[op] is the index of its region in `groups`, or -1.
+  std::vector<int> region_of(g.ops.size(), -1);
+  std::vector<std::vector<size_t>> groups;
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    const Op& op = g.ops[o];
+    if (!expressible(g, op)) continue;
+    const std::vector<int64_t>& dims = g.values[size_t(op.results[0])].type.dims;
+    std::vector<int> joined;
+    for (int v : op.operands) {
+      const int producer = g.values[size_t(v)].producer;
+      if (producer < 0 || region_of[size_t(producer)] < 0 || readers[size_t(v)] != 1) continue;
+      if (g.values[size_t(v)].type.dims != dims) continue;
+      if (std::find(joined.begin(), joined.end(), region_of[size_t(producer)]) == joined.end()) {
+        joined.push_back(region_of[size_t(producer)]);
+      }
+    }
+    std::vector<size_t> members;
+    for (int r : joined) {
+      members.insert(members.end(), groups[size_t(r)].begin(), groups[size_t(r)].end());
+      groups[size_t(r)].clear();
+    }
+    members.push_back(o);
+    std::sort(members.begin(), members.end());
+    std::vector<int> inputs;
+    if (members.size() > 1 && !region_program(g, members, &inputs)) {
+      // Too many inputs or instructions together: the op starts a region of its own and the
+      // operands' regions stay as they were.
+      for (int r : joined) {
+        for (size_t m : members) {
+          if (m != o && region_of[m] == r) groups[size_t(r)].push_back(m);
+        }
+      }
+      members = {o};
+    }
+    region_of[o] = int(groups.size());
+    for (size_t m : members) region_of[m] = int(groups.size());
+    groups.push_back(std::move(members));
+  }
+  std::vector<FusedRegion> regions;
+  for (const std::vector<size_t>& ops : groups) {
+    if (ops.size() < 2) continue;
+    FusedRegion region;
+    region.ops = ops;
+    std::optional<EwProgram> program = region_program(g, ops, &region.inputs);
+    if (!program) continue;
+    const Op& root = g.ops[ops.back()];
+    std::vector<std::vector<int64_t>> dims;
+    for (int v : region.inputs) dims.push_back(g.values[size_t(v)].type.dims);
+    BroadcastLoops loops = broadcast_loops(dims, g.values[size_t(root.results[0])].type.dims);
+    for (size_t k = 0; k < dims.size(); ++k) program->inputs[k].scalar = !loops.full[k].back();
+    std::string fused;
+    for (size_t i = 0; i + 1 < ops.size(); ++i) fused += (i ? ", " : "ops ") + std::to_string(ops[i]);
+    for (Isa isa : allowed.by_preference()) {
+      const Backend* b = kernel_list_backend(KernelOp::kEwProgram, isa);
+      auto say = [&](const std::string& what) {
+        region.chain += (region.chain.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + what;
+      };
+      if (!b || !b->available()) {
+        say(b ? "the " + std::string(b->name()) + " backend cannot run here" : "no program compiler at this level");
+        continue;
+      }
+      if (std::string why = b->program_why_not(*program); !why.empty()) {
+        say(why);
+        continue;
+      }
+      QRT_ASSIGN_OR_RETURN(auto code, program_cache().get(ProgramKey{isa, *program, program->key()}));
+      const std::string level = std::string(b->name()) + "_" + isa_suffix(isa);
+      region.kernel = make_ew_kernel(g, root, region.inputs, *program, loops, level, std::move(code), fused);
+      region.isa = isa;
+      say("chosen (a fused region)");
+      break;
+    }
+    if (region.kernel) regions.push_back(std::move(region));
+  }
+  return regions;
+}
+
+}  // namespace qrt::jit

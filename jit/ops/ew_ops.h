@@ -1,0 +1,75 @@
+// qrt — how graph ops become element-wise programs (jit/core/ew_program.h), shared by the
+// one-op family (ew_kernels.cpp) and the fusion of element-wise regions (ew_fusion.cpp).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/ew_program.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+/// Builds a program instruction by instruction.
+struct ProgramBuilder {
+  EwProgram p;
+  /// Appends `e`; its register.
+  uint8_t add(EwInstr e) {
+    p.code.push_back(e);
+    return uint8_t(p.code.size() - 1);
+  }
+  /// A new input of storage `s` and its load.
+  uint8_t load(EwStorage s) {
+    p.inputs.push_back({s, false});
+    EwInstr e;
+    e.op = EwOp::kLoad;
+    e.type = ew_storage_type(s);
+    e.input = uint8_t(p.inputs.size() - 1);
+    return add(e);
+  }
+  /// An instruction on registers a, b, c.
+  uint8_t op(EwOp op, EwType type, uint8_t a, uint8_t b = 0, uint8_t c = 0) {
+    EwInstr e;
+    e.op = op;
+    e.type = type;
+    e.a = a;
+    e.b = b;
+    e.c = c;
+    return add(e);
+  }
+};
+
+/// How values of element type `e` are stored in programs: f32, integers (i1 as bool), and the
+/// stored integers of per-tensor quantized types; nullopt for the rest.
+std::optional<EwStorage> value_storage(const ElementType& e);
+
+/// Appends the instructions of `op` (one result), its operands in registers `in`; the result's
+/// register (holding the stored value the reference would store, before wrapping integers to
+/// their width), or nullopt and why not.
+std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, const std::vector<uint8_t>& in,
+                               std::string* why);
+
+/// The loops of a broadcast: collapsed dimensions, outermost first, where every operand is
+/// either contiguous (its extent equals the result's) or repeated (extent 1).
+struct BroadcastLoops {
+  std::vector<int64_t> sizes;                 ///< collapsed result dimensions (at least one)
+  std::vector<std::vector<bool>> full;        ///< [operand][dimension]: contiguous along it
+  std::vector<std::vector<int64_t>> strides;  ///< [operand][dimension] in elements (0: repeated)
+  std::vector<int64_t> out_strides;           ///< the result's, in elements
+};
+
+/// The loops of operands shaped `operands` broadcast to `result`.
+BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands, const std::vector<int64_t>& result);
+
+/// The kernel running compiled `program` for op `root` of `graph` on the values `inputs` (the
+/// program's inputs, in order) with `loops` planned for their declared shapes; `fused` lists
+/// the other ops the program computes (for describe()).
+std::unique_ptr<OpKernel> make_ew_kernel(const Graph& graph, const Op& root, std::vector<int> inputs, EwProgram program,
+                                         BroadcastLoops loops, std::string level, std::shared_ptr<const CompiledKernel> code,
+                                         std::string fused = "");
+
+}  // namespace qrt::jit

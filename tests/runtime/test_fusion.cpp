@@ -1,0 +1,228 @@
+// Tests: fused element-wise regions. Random chains of element-wise ops (float math, integer
+// arithmetic that wraps, casts, broadcast operands, quantized values entering and leaving,
+// values with a second reader or returned as outputs) run fused, unfused and on the reference
+// backend through the C API, at every ISA level the host has; the outputs must agree (any NaN
+// equals any NaN) and fusion must have formed regions.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char* const kF = "tensor<4x37xf32>";
+const char* const kI = "tensor<4x37xi32>";
+const char* const kQ = "tensor<4x37x!quant.uniform<u8:f32, 0.05:128>>";
+const char* const kQo = "tensor<4x37x!quant.uniform<i8:f32, 0.02:-5>>";
+
+// A random chain over the arguments %x (f32), %b (a broadcast row), %s (a scalar), %i (i32)
+// and %q (u8 quantized); returns the function's text.
+std::string random_chain(std::mt19937& rng, size_t length) {
+  std::string body;
+  std::vector<std::string> floats = {"%x"}, outputs;
+  int next = 0;
+  auto fresh = [&] { return "%v" + std::to_string(next++); };
+  auto emit = [&](const std::string& result, const std::string& op, const std::vector<std::string>& args,
+                  const std::vector<std::string>& types, const std::string& rt, const std::string& attrs = "") {
+    std::string a, t;
+    for (size_t i = 0; i < args.size(); ++i) {
+      a += (i ? ", " : "") + args[i];
+      t += (i ? ", " : "") + types[i];
+    }
+    body += "  " + result + " = \"" + op + "\"(" + a + ")" + attrs + " : (" + t + ") -> " + rt + "\n";
+  };
+  if (rng() % 2) {
+    const std::string v = fresh();
+    emit(v, "quant.dcast", {"%q"}, {kQ}, kF);
+    floats.push_back(v);
+  }
+  for (size_t step = 0; step < length; ++step) {
+    const std::string cur = floats.back();
+    // Sometimes an older value: it gets a second reader, which ends a region there.
+    const std::string other = rng() % 5 == 0 ? floats[rng() % floats.size()] : "%x";
+    const std::string v = fresh();
+    switch (rng() % 9) {
+      case 0:
+      case 1: {
+        static const char* ops[] = {"qrt.add", "qrt.sub", "qrt.mul", "qrt.div", "qrt.max", "qrt.min"};
+        const int pick = int(rng() % 3);
+        const std::string rhs = pick == 0 ? "%b" : pick == 1 ? "%s" : other;
+        const std::string rt = pick == 0 ? "tensor<37xf32>" : pick == 1 ? "tensor<f32>" : kF;
+        emit(v, ops[rng() % 6], {cur, rhs}, {kF, rt}, kF);
+        break;
+      }
+      case 2:
+      case 3: {
+        static const char* ops[] = {"qrt.exp", "qrt.tanh", "qrt.erf", "qrt.gelu", "qrt.neg", "qrt.relu", "qrt.logistic"};
+        emit(v, ops[rng() % 7], {cur}, {kF}, kF);
+        break;
+      }
+      case 4: emit(v, "qrt.clamp", {cur}, {kF}, kF, " {max = 0.75 : f64, min = -0.5 : f64}"); break;
+      case 5: {  // into integers and back: multiply, wrap at 32 bits, cast back
+        const std::string i1 = v, i2 = fresh(), i3 = fresh(), back = fresh();
+        const std::string scaled = fresh();
+        emit(scaled, "qrt.mul", {cur, "%s"}, {kF, "tensor<f32>"}, kF);
+        emit(i1, "qrt.cast", {scaled}, {kF}, kI);
+        emit(i2, "qrt.mul", {i1, "%i"}, {kI, kI}, kI);
+        emit(i3, "qrt.sub", {i2, "%i"}, {kI, kI}, kI);
+        emit(back, "qrt.cast", {i3}, {kI}, kF);
+        floats.push_back(back);
+        continue;
+      }
+      case 6: {  // a comparison selecting between two values
+        const std::string c = v, w = fresh();
+        emit(c, "qrt.less", {cur, "%b"}, {kF, "tensor<37xf32>"}, "tensor<4x37xi1>");
+        emit(w, "qrt.where", {c, cur, other}, {"tensor<4x37xi1>", kF, kF}, kF);
+        floats.push_back(w);
+        continue;
+      }
+      case 7: {  // through a quantized value and back
+        const std::string q = v, d = fresh();
+        emit(q, "quant.qcast", {cur}, {kF}, kQo);
+        emit(d, "quant.dcast", {q}, {kQo}, kF);
+        floats.push_back(d);
+        continue;
+      }
+      default:
+        if (rng() % 3 == 0) outputs.push_back(cur);  // an intermediate also returned
+        emit(v, "qrt.add", {cur, "%x"}, {kF, kF}, kF);
+        break;
+    }
+    floats.push_back(v);
+  }
+  std::string result = floats.back(), rtype = kF;
+  if (rng() % 2) {
+    result = fresh();
+    emit(result, "quant.qcast", {floats.back()}, {kF}, kQo);
+    rtype = kQo;
+  }
+  std::string rets = result, rtypes = rtype;
+  for (const std::string& o : outputs) rets += ", " + o, rtypes += ", " + std::string(kF);
+  return std::string("func.func @main(%x: ") + kF + ", %b: tensor<37xf32>, %s: tensor<f32>, %i: " + kI + ", %q: " + kQ +
+         ") -> (" + rtypes + ") {\n" + body + "  return " + rets + " : " + rtypes + "\n}\n";
+}
+
+struct Run {
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<qrt_dtype> dtypes;
+  size_t fused_roots = 0;
+};
+
+Run run(const std::string& text, qrt_backend backend, unsigned flags, const char* isa,
+        const std::vector<std::vector<uint8_t>>& inputs) {
+  qrt_model_t* model = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "chain.mlir", &model) == QRT_OK,
+                  qrt_last_error_message() << "\n" << text);
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  opts.backend = backend;
+  opts.flags = flags;
+  opts.isa = isa;
+  qrt_plan_t* plan = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(model, &opts, &plan) == QRT_OK, qrt_last_error_message());
+  Run r;
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  for (size_t o = 0; o < ops; ++o) {
+    qrt_op_info info;
+    REQUIRE(qrt_plan_op_info(plan, o, &info) == QRT_OK);
+    if (std::string(info.kernel).find("(fuses ops") != std::string::npos) ++r.fused_roots;
+  }
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  const std::vector<std::vector<int64_t>> dims = {{4, 37}, {37}, {}, {4, 37}, {4, 37}};
+  const qrt_dtype dtypes[] = {QRT_DTYPE_F32, QRT_DTYPE_F32, QRT_DTYPE_F32, QRT_DTYPE_I32, QRT_DTYPE_U8};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    REQUIRE_MESSAGE(qrt_context_set_input(ctx, i, dtypes[i], dims[i].size(), dims[i].data(), inputs[i].data(),
+                                          inputs[i].size()) == QRT_OK,
+                    qrt_last_error_message());
+  }
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  size_t outputs = 0;
+  qrt_model_num_outputs(model, &outputs);
+  for (size_t i = 0; i < outputs; ++i) {
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, i, &view) == QRT_OK);
+    const auto* p = static_cast<const uint8_t*>(view.data);
+    r.outputs.emplace_back(p, p + view.bytes);
+    r.dtypes.push_back(view.dtype);
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(model);
+  return r;
+}
+
+// Byte equality where any two f32 NaNs are equal.
+bool same(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, qrt_dtype dtype) {
+  if (a.size() != b.size()) return false;
+  if (dtype != QRT_DTYPE_F32) return a == b;
+  for (size_t i = 0; i < a.size(); i += 4) {
+    float x, y;
+    std::memcpy(&x, &a[i], 4);
+    std::memcpy(&y, &b[i], 4);
+    if (std::memcmp(&x, &y, 4) != 0 && !(std::isnan(x) && std::isnan(y))) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> levels() {
+  std::vector<std::string> out;
+  std::string all = qrt_host_isas();
+  for (size_t at = 0; at < all.size();) {
+    const size_t comma = all.find(", ", at);
+    out.push_back(all.substr(at, comma - at));
+    at = comma == std::string::npos ? all.size() : comma + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fused element-wise regions give the reference's bytes at every level") {
+  std::mt19937 rng(2027);
+  size_t regions = 0, graphs = 0;
+  for (int round = 0; round < 40; ++round) {
+    const std::string text = random_chain(rng, 2 + rng() % 10);
+    CAPTURE(text);
+    std::vector<std::vector<uint8_t>> inputs(5);
+    auto floats = [&](size_t n, float scale) {
+      std::vector<uint8_t> b(n * 4);
+      for (size_t k = 0; k < n; ++k) {
+        const float v = std::uniform_real_distribution<float>(-scale, scale)(rng);
+        std::memcpy(&b[k * 4], &v, 4);
+      }
+      return b;
+    };
+    inputs[0] = floats(4 * 37, 3.0f);
+    inputs[1] = floats(37, 2.0f);
+    inputs[2] = floats(1, 1000.0f);
+    inputs[3].resize(4 * 37 * 4);
+    for (size_t k = 0; k < 4 * 37; ++k) {
+      const int32_t v = int32_t(rng());  // products of these wrap at 32 bits
+      std::memcpy(&inputs[3][k * 4], &v, 4);
+    }
+    inputs[4].resize(4 * 37);
+    for (uint8_t& v : inputs[4]) v = uint8_t(rng());
+    const Run want = run(text, QRT_BACKEND_REF, 0, nullptr, inputs);
+    for (const std::string& level : levels()) {
+      CAPTURE(level);
+      const Run fused = run(text, QRT_BACKEND_JIT, 0, level.c_str(), inputs);
+      const Run unfused = run(text, QRT_BACKEND_JIT, QRT_PLAN_NO_FUSION, level.c_str(), inputs);
+      CHECK(unfused.fused_roots == 0);
+      regions += fused.fused_roots;
+      for (size_t i = 0; i < want.outputs.size(); ++i) {
+        CHECK_MESSAGE(same(fused.outputs[i], want.outputs[i], want.dtypes[i]), "output " << i << " fused differs");
+        CHECK_MESSAGE(same(unfused.outputs[i], want.outputs[i], want.dtypes[i]), "output " << i << " unfused differs");
+      }
+    }
+    ++graphs;
+  }
+  MESSAGE(graphs << " random chains, " << regions << " fused regions over all levels");
+  CHECK(regions >= graphs);  // most chains fuse somewhere
+}
