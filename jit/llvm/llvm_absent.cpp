@@ -19,6 +19,8 @@ namespace jit {
 
 const Backend* llvm_backend(Isa) { return nullptr; }
 
+LlvmCacheStats llvm_cache_stats() { return {}; }
+
 }  // namespace jit
 
 }  // namespace qrt

@@ -4,13 +4,17 @@
 // linked into the level's JIT dylib. llvm::Error becomes a qrt Status here and nowhere else.
 #include "jit/llvm/llvm_backend.h"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
@@ -18,10 +22,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "ir/numerics.h"
 #include "jit/core/host_info.h"
 #include "jit/llvm/llvm_codegen.h"
+#include "jit/llvm/llvm_object_cache.h"
 
 namespace qrt::jit {
 
@@ -52,6 +58,19 @@ LevelTarget level_target(Isa isa) {
 #else
   return isa == Isa::kScalar ? LevelTarget{"generic", ""} : LevelTarget{};
 #endif
+}
+
+// The name of the function in every program's object.
+constexpr const char* kFunctionName = "qrt_ew_program";
+
+// Programs compiled and programs linked from the disk cache, in this process (the levels
+// compile concurrently).
+struct AtomicStats {
+  std::atomic<size_t> compiled{0}, loaded{0};
+};
+AtomicStats& stats() {
+  static AtomicStats s;
+  return s;
 }
 
 // A compiled program: code owned by the level's JIT, which lives as long as the process.
@@ -87,14 +106,46 @@ class LlvmBackend final : public Backend {
     if (std::string why = program_why_not(program); !why.empty()) {
       return Status::error(program.name() + ": " + why).with_code(ErrorCode::kUnsupported);
     }
-    // Modules are built and optimized one at a time per level (the target machine is shared).
+    // Modules are built, optimized and compiled one at a time per level (the target machine
+    // is shared). Each program links into a JIT dylib of its own, so objects from the disk
+    // cache may all name their function alike.
     std::lock_guard<std::mutex> lock(compile_mutex_);
-    const std::string fn_name = "qrt_ew_" + std::to_string(next_id_++);
+    const std::string key = cache_key(program), dir = llvm_ir::object_cache_dir();
+    std::optional<std::string> object = dir.empty() ? std::nullopt : llvm_ir::read_cached_object(dir, key);
+    if (object) {
+      ++stats().loaded;
+    } else {
+      QRT_ASSIGN_OR_RETURN(std::string compiled, compile_to_object(program));
+      if (!dir.empty()) llvm_ir::write_cached_object(dir, key, compiled);
+      object = std::move(compiled);
+      ++stats().compiled;
+    }
+    auto dylib = jit_->createJITDylib("qrt_ew_" + std::to_string(next_id_++));
+    if (!dylib) return Status::error("LLVM ORC could not make a dylib: " + llvm::toString(dylib.takeError()));
+    QRT_RETURN_IF_ERROR(define_symbols(*dylib));
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*object, program.name());
+    if (llvm::Error e = jit_->addObjectFile(*dylib, std::move(buffer))) {
+      return Status::error("LLVM could not link " + program.name() + ": " + llvm::toString(std::move(e)));
+    }
+    auto address = jit_->lookup(*dylib, kFunctionName);
+    if (!address) return Status::error("LLVM could not link " + program.name() + ": " + llvm::toString(address.takeError()));
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(address->toPtr<const void*>()));
+  }
+
+ private:
+  // Everything that decides a program's machine code: LLVM, the level's target, the program.
+  std::string cache_key(const EwProgram& program) const {
+    return std::string(LLVM_VERSION_STRING) + "|" + tm_->getTargetTriple().str() + "|" + tm_->getTargetCPU().str() + "|" +
+           tm_->getTargetFeatureString().str() + "|" + isa_name(isa_) + "|" + program.key();
+  }
+
+  // The program as an object file for the level's target machine.
+  Result<std::string> compile_to_object(const EwProgram& program) const {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>("qrt_ew", *ctx);
     module->setDataLayout(tm_->createDataLayout());
     module->setTargetTriple(tm_->getTargetTriple().str());
-    QRT_RETURN_IF_ERROR(llvm_ir::build_ew_function(*module, fn_name, program));
+    QRT_RETURN_IF_ERROR(llvm_ir::build_ew_function(*module, kFunctionName, program));
     for (llvm::Function& f : *module) {
       if (f.isDeclaration()) continue;
       f.addFnAttr("target-cpu", tm_->getTargetCPU());
@@ -103,15 +154,27 @@ class LlvmBackend final : public Backend {
       if (isa_ == Isa::kAvx512Vnni) f.addFnAttr("prefer-vector-width", "512");
     }
     optimize(*module);
-    if (llvm::Error e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
-      return Status::error("LLVM could not add " + program.name() + ": " + llvm::toString(std::move(e)));
+    llvm::SmallVector<char, 0> bytes;
+    llvm::raw_svector_ostream os(bytes);
+    llvm::legacy::PassManager codegen;
+    if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      return Status::error("LLVM cannot emit objects for " + std::string(target_.cpu));
     }
-    auto address = jit_->lookup(fn_name);
-    if (!address) return Status::error("LLVM could not compile " + program.name() + ": " + llvm::toString(address.takeError()));
-    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(address->toPtr<const void*>()));
+    codegen.run(*module);
+    return std::string(bytes.data(), bytes.size());
   }
 
- private:
+  // qrt's functions that generated code calls, in `dylib`.
+  Status define_symbols(llvm::orc::JITDylib& dylib) const {
+    llvm::orc::SymbolMap symbols;
+    symbols[jit_->mangleAndIntern(llvm_ir::kPowSymbol)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&pow_f32_for_jit), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      return Status::error("LLVM ORC could not define qrt's symbols: " + llvm::toString(std::move(e)));
+    }
+    return Status::ok();
+  }
+
   // Creates the level's JIT once; its status afterwards.
   Status jit_status() const {
     std::call_once(once_, [this] { status_ = create_jit(); });
@@ -133,12 +196,6 @@ class LlvmBackend final : public Backend {
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
     if (!jit) return Status::error("LLVM ORC could not start: " + llvm::toString(jit.takeError()));
     jit_ = std::move(*jit);
-    llvm::orc::SymbolMap symbols;
-    symbols[jit_->mangleAndIntern(llvm_ir::kPowSymbol)] = {
-        llvm::orc::ExecutorAddr::fromPtr(&pow_f32_for_jit), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
-    if (llvm::Error e = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
-      return Status::error("LLVM ORC could not define qrt's symbols: " + llvm::toString(std::move(e)));
-    }
     return Status::ok();
   }
 
@@ -168,6 +225,8 @@ class LlvmBackend final : public Backend {
 };
 
 }  // namespace
+
+LlvmCacheStats llvm_cache_stats() { return {stats().compiled.load(), stats().loaded.load()}; }
 
 const Backend* llvm_backend(Isa isa) {
   // Never destroyed: compiled code may be called until the process exits.

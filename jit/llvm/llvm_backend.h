@@ -3,9 +3,19 @@
 // This header includes no LLVM: the kernel list names the backends.
 #pragma once
 
+#include <cstddef>
+
 #include "jit/core/backend.h"
 
 namespace qrt::jit {
+
+/// Programs the LLVM backends compiled, and programs they linked from the object cache on disk
+/// (QRT_CACHE_DIR), in this process.
+struct LlvmCacheStats {
+  size_t compiled = 0;
+  size_t loaded = 0;
+};
+LlvmCacheStats llvm_cache_stats();
 
 /// The LLVM backend of `isa` (scalar: the architecture's baseline, e.g. x86-64 SSE2; avx2;
 /// avx512-vnni), or null where this build has no LLVM or the level is not one it serves.

@@ -5,13 +5,17 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 
 #include "ir/numerics.h"
 #include "jit/core/code_cache.h"
 #include "jit/kernel_list.h"
+#include "jit/llvm/llvm_backend.h"
 #include "jit/ref/twins.h"
 #include "op_kernel_check.h"
 
@@ -556,4 +560,57 @@ TEST_CASE("the dynamic quantization kernel computes all three results as the ref
     }
   }
   MESSAGE(cases << " dynamic quantization cases");
+}
+
+TEST_CASE("the LLVM object cache on disk links what an earlier compilation stored") {
+  const auto backends = program_backends();
+  if (backends.empty()) return;
+  char dir_template[] = "/tmp/qrt-cache-test-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  REQUIRE(setenv("QRT_CACHE_DIR", dir.c_str(), 1) == 0);
+  // A program no other test compiles: gelu(x) * c with a constant from the clock.
+  EwProgram p;
+  p.inputs = {{EwStorage::kF32, false}};
+  EwInstr load, gelu, c, mul;
+  load.op = EwOp::kLoad;
+  gelu.op = EwOp::kGelu;
+  c.op = EwOp::kConst;
+  c.f = 1.0f + float(std::random_device()() % 100000) * 1e-6f;
+  mul.op = EwOp::kMul;
+  mul.a = 1;
+  mul.b = 2;
+  p.code = {load, gelu, c, mul};
+  p.result = 3;
+  const Backend* b = backends.front();
+  std::vector<float> x(100), y1(100), y2(100), y3(100);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.1f - 5.0f;
+  auto run = [&](std::vector<float>& y) {
+    auto code = b->compile_program(p);
+    REQUIRE_MESSAGE(code.is_ok(), code.status().to_string());
+    EwArgs args{};
+    args.in[0] = x.data();
+    args.out = y.data();
+    args.n = int64_t(x.size());
+    args.rows = 1;
+    reinterpret_cast<EwFn>(const_cast<void*>((*code)->entry()))(&args, &p);
+  };
+  const LlvmCacheStats before = llvm_cache_stats();
+  run(y1);
+  const LlvmCacheStats cold = llvm_cache_stats();
+  CHECK(cold.compiled == before.compiled + 1);
+  run(y2);  // the same program again: linked from the file the first compilation wrote
+  const LlvmCacheStats warm = llvm_cache_stats();
+  CHECK(warm.loaded == cold.loaded + 1);
+  CHECK(warm.compiled == cold.compiled);
+  CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
+  // A damaged file is a miss: compiled again and overwritten.
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "not an object";
+  }
+  run(y3);
+  CHECK(llvm_cache_stats().compiled == warm.compiled + 1);
+  CHECK(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
+  unsetenv("QRT_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }
