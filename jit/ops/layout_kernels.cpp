@@ -1,7 +1,8 @@
 // qrt — kernels for the ops around the arithmetic: quantized clamp/relu (the clamp
 // micro-kernel of the chosen level), pad (fill, then row copies), transpose (strided gathers),
-// reshape and scast (a copy, or nothing when planned in place), gather (row copies by index)
-// and slice (strided row copies). All but clamp are plain C++ that runs on every host: these
+// reshape and scast (a copy, or nothing when planned in place), gather (row copies by index),
+// slice (strided row copies) and concat (row copies; differently quantized operands
+// requantized with the reference's formula). All but clamp are plain C++ that runs on every host: these
 // ops move bytes, so code generation buys nothing. Static shapes only; the results are the
 // reference's bit for bit by construction (clamp bounds are quantized with the same numerics
 // calls).
@@ -262,6 +263,46 @@ class GatherOpKernel final : public StaticShapeKernel {
   int64_t axis_;
 };
 
+// qrt.concat: per operand, row copies along the axis; an operand quantized differently from
+// the result is requantized element by element with the reference's formula.
+class ConcatOpKernel final : public StaticShapeKernel {
+ public:
+  ConcatOpKernel(const Graph& graph, const Op& op, int64_t axis) : StaticShapeKernel(graph, op), axis_(axis) {}
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const auto& dims = y.type.dims;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis_; ++d) outer *= dims[size_t(d)];
+    for (size_t d = size_t(axis_) + 1; d < dims.size(); ++d) inner *= dims[d];
+    const ElementType& oe = y.type.element;
+    const size_t n = y.element_size();
+    int64_t offset = 0;
+    for (const Tensor* t : operands) {
+      const int64_t len = t->type.dims[size_t(axis_)];
+      const ElementType& ie = t->type.element;
+      const bool same = !oe.is_uniform() || ie == oe;
+      const float m = oe.is_uniform() ? numerics::multiplier(ie.scales[0], oe.scales[0]) : 1.0f;
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t src = o * len * inner, dst = (o * dims[size_t(axis_)] + offset) * inner;
+        if (same) {
+          std::memcpy(y.bytes() + size_t(dst) * n, t->bytes() + size_t(src) * n, size_t(len * inner) * n);
+          continue;
+        }
+        for (int64_t k = 0; k < len * inner; ++k) {
+          y.set_int(size_t(dst + k), numerics::requantize(t->int_at(size_t(src + k)) - ie.zero_points[0], m,
+                                                          oe.zero_points[0], oe.storage.min, oe.storage.max));
+        }
+      }
+      offset += len;
+    }
+    return Status::ok();
+  }
+  std::string describe() const override { return "concat_rows"; }
+
+ private:
+  int64_t axis_;
+};
+
 // qrt.slice: the innermost dimension's run is one copy when its step is 1, else strided.
 class SliceOpKernel final : public StaticShapeKernel {
  public:
@@ -421,6 +462,19 @@ class LayoutFamily final : public OpFamily {
         return std::unique_ptr<PreparedOp>();
       }
       p->ints = {op.attr("axis") ? op.attr("axis")->i : 0};
+    } else if (op.kind == OpKind::kConcat) {
+      for (int v : op.operands) {
+        const ElementType& ie = graph.values[size_t(v)].type.element;
+        if (!graph.values[size_t(v)].type.has_static_shape()) {
+          *why_not = "dynamic shapes run on the reference";
+          return std::unique_ptr<PreparedOp>();
+        }
+        if (e.is_uniform() && !(ie == e) && (e.kind != ElementKind::kUniform || ie.kind != ElementKind::kUniform)) {
+          *why_not = "per-axis requantizing concatenation runs on the reference";
+          return std::unique_ptr<PreparedOp>();
+        }
+      }
+      p->ints = {op.attr("axis")->i};
     } else if (op.kind == OpKind::kSlice) {
       // The first index and step of every dimension, as the reference computes them.
       const Type& x = graph.values[size_t(op.operands[0])].type;
@@ -449,6 +503,7 @@ class LayoutFamily final : public OpFamily {
       case OpKind::kPad: return std::unique_ptr<OpKernel>(std::make_unique<PadOpKernel>(*p.graph, *p.op, p.ints, p.fill));
       case OpKind::kTranspose: return std::unique_ptr<OpKernel>(std::make_unique<TransposeOpKernel>(*p.graph, *p.op, p.ints));
       case OpKind::kGather: return std::unique_ptr<OpKernel>(std::make_unique<GatherOpKernel>(*p.graph, *p.op, p.ints[0]));
+      case OpKind::kConcat: return std::unique_ptr<OpKernel>(std::make_unique<ConcatOpKernel>(*p.graph, *p.op, p.ints[0]));
       case OpKind::kSlice:
         return std::unique_ptr<OpKernel>(std::make_unique<SliceOpKernel>(*p.graph, *p.op, p.ints, p.steps));
       default: return std::unique_ptr<OpKernel>(std::make_unique<ReshapeOpKernel>(*p.graph, *p.op));

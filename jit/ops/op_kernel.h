@@ -110,10 +110,12 @@ std::unique_ptr<Tensor> constant_operand(const Graph& graph, int value);
 const OpFamily& convert_family();        ///< quant.qcast / quant.dcast (8-bit, per tensor)
 const OpFamily& qgemm_matmul_family();   ///< quantized qrt.matmul with constant weights
 const OpFamily& f32_matmul_family();     ///< f32 and hybrid qrt.matmul
+const OpFamily& f32_conv_family();       ///< f32 and hybrid qrt.conv2d (im2col on the f32 GEMM kernel)
 const OpFamily& qgemm_conv_family();     ///< quantized qrt.conv2d (direct 1x1 or im2col)
 const OpFamily& depthwise_family();      ///< quantized depthwise qrt.conv2d (NHWC)
 const OpFamily& elementwise_family();    ///< quantized qrt.add / qrt.mul / qrt.requantize
 const OpFamily& pool_family();           ///< quantized max/avg pooling, mean over H and W
+const OpFamily& f32_pool_family();       ///< f32 max/avg pooling (plain C++)
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
 const OpFamily& layout_family();         ///< pad / transpose / reshape / scast / gather / slice (plain C++)
 const OpFamily& ew_program_family();     ///< float and integer element-wise ops (programs)

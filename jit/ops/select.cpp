@@ -15,6 +15,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kDCast: return &convert_family();
     case OpKind::kMatmul: return x.element.is_quant() ? &qgemm_matmul_family() : &f32_matmul_family();
     case OpKind::kConv2d: {
+      if (x.element.is_float()) return &f32_conv_family();
       // Depthwise: one input channel per group, as many groups as filters.
       const Type& f = graph.values[size_t(op.operands[1])].type;
       auto w = conv2d_window(op, f.dims);
@@ -53,10 +54,11 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kTranspose:
     case OpKind::kReshape:
     case OpKind::kSCast:
+    case OpKind::kConcat:
     case OpKind::kGather:
     case OpKind::kSlice: return &layout_family();
     case OpKind::kMaxPool2d:
-    case OpKind::kAvgPool2d:
+    case OpKind::kAvgPool2d: return x.element.is_float() ? &f32_pool_family() : &pool_family();
     case OpKind::kMean: return &pool_family();
     default: return nullptr;
   }

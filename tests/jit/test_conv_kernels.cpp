@@ -167,3 +167,97 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
   grouped.c = 4, grouped.o = 6, grouped.groups = 2;
   CHECK(check_conv(grouped, rng, false).empty());
 }
+
+TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the reference") {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> any(-2.0f, 2.0f);
+  auto list = [](std::vector<int64_t> v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  auto f32_bytes = [&](size_t n, float scale) {
+    std::vector<uint8_t> b(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      // Magnitudes over several decades, so the summation order shows.
+      const float v = any(rng) * scale * std::pow(10.0f, float(int(rng() % 5) - 2));
+      std::memcpy(&b[i * 4], &v, 4);
+    }
+    return b;
+  };
+  int cases = 0;
+  for (int round = 0; round < 24; ++round) {
+    ConvCase cc;
+    cc.nchw = round % 2 == 0;
+    cc.groups = round % 6 == 1 ? 2 : round % 6 == 3 ? 6 : 1;  // plain, grouped, depthwise
+    cc.c = cc.groups == 6 ? 6 : 4 * int64_t(1 + rng() % 3);
+    cc.o = cc.groups == 6 ? 6 : cc.groups * int64_t(1 + rng() % 20);
+    cc.n = 1 + int64_t(rng() % 2);
+    cc.h = 5 + int64_t(rng() % 6);
+    cc.w = 4 + int64_t(rng() % 7);
+    cc.kh = 1 + int64_t(rng() % 3);
+    cc.kw = 1 + int64_t(rng() % 3);
+    cc.sh = 1 + int64_t(rng() % 2);
+    cc.sw = 1 + int64_t(rng() % 2);
+    cc.dh = 1 + int64_t(rng() % 2 == 0 && cc.kh > 1);
+    cc.dw = 1;
+    cc.pt = int64_t(rng() % 2), cc.pl = int64_t(rng() % 2), cc.pb = int64_t(rng() % 3), cc.pr = int64_t(rng() % 2);
+    const bool hybrid = round % 4 == 2, bias = round % 3 != 0, clamp = round % 5 == 4;
+    const int64_t per_group = cc.c / cc.groups;
+    const int64_t oh = out_size(cc.h, cc.kh, cc.sh, cc.dh, cc.pt, cc.pb), ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
+    const std::vector<int64_t> xd = cc.nchw ? std::vector<int64_t>{cc.n, cc.c, cc.h, cc.w} : std::vector<int64_t>{cc.n, cc.h, cc.w, cc.c};
+    const std::vector<int64_t> fd = cc.nchw ? std::vector<int64_t>{cc.o, per_group, cc.kh, cc.kw}
+                                            : std::vector<int64_t>{cc.o, cc.kh, cc.kw, per_group};
+    const std::vector<int64_t> yd = cc.nchw ? std::vector<int64_t>{cc.n, cc.o, oh, ow} : std::vector<int64_t>{cc.n, oh, ow, cc.o};
+    const std::string xt = "tensor<" + shape(xd) + "f32>", yt = "tensor<" + shape(yd) + "f32>";
+    const size_t fcount = size_t(cc.o * per_group * cc.kh * cc.kw);
+    std::string ft, text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n";
+    if (hybrid) {
+      std::string scales;
+      for (int64_t j = 0; j < cc.o; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
+      ft = "tensor<" + shape(fd) + "!quant.uniform<i8:f32:0, {" + scales + "}>>";
+      text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(qrt_test::random_values(rng, fcount, -128, 127))) +
+              " : tensor<" + shape(fd) + "i8>} : () -> " + ft + "\n";
+    } else {
+      ft = "tensor<" + shape(fd) + "f32>";
+      text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(f32_bytes(fcount, 1.0f)) + " : " + ft + "} : () -> " + ft + "\n";
+    }
+    std::string operands = "%x, %f", types = xt + ", " + ft;
+    if (bias) {
+      const std::string bt = "tensor<" + std::to_string(cc.o) + "xf32>";
+      text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(f32_bytes(size_t(cc.o), 10.0f)) + " : " + bt + "} : () -> " + bt + "\n";
+      operands += ", %b";
+      types += ", " + bt;
+    }
+    text += "  %y = \"qrt.conv2d\"(" + operands + ") {" + std::string(clamp ? "clamp_max = 0.5 : f64, clamp_min = -0.25 : f64, " : "") +
+            "dilations = " + list({cc.dh, cc.dw}) + ", groups = " + std::to_string(cc.groups) + " : i64, layout = \"" +
+            (cc.nchw ? "NCHW" : "NHWC") + "\", pads = " + list({cc.pt, cc.pl, cc.pb, cc.pr}) + ", strides = " + list({cc.sh, cc.sw}) +
+            "} : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+    CAPTURE(text);
+    auto t = qrt::parse_type(xt);
+    REQUIRE(t.is_ok());
+    qrt::Tensor x = qrt::Tensor::zeros(*t);
+    const std::vector<uint8_t> xb = f32_bytes(size_t(x.num_elements()), 1.0f);
+    std::memcpy(x.bytes(), xb.data(), xb.size());
+    const std::string how = qrt_test::check_last_op(text, x);
+    CHECK(how.find(hybrid ? "f32_qc8w_f32_conv_im2col" : "f32_f32_f32_conv_im2col") == 0);
+    // Pooling over the same input: max (with a NaN planted) and average, both count modes.
+    x.set_float(size_t(rng() % uint64_t(x.num_elements())), NAN);
+    for (const char* pool : {"qrt.max_pool2d", "qrt.avg_pool2d"}) {
+      // Pooling pads stay below the window.
+      cc.pt = std::min(cc.pt, cc.kh - 1), cc.pb = std::min(cc.pb, cc.kh - 1);
+      cc.pl = std::min(cc.pl, cc.kw - 1), cc.pr = std::min(cc.pr, cc.kw - 1);
+      const int64_t ph = out_size(cc.h, cc.kh, cc.sh, 1, cc.pt, cc.pb), pw = out_size(cc.w, cc.kw, cc.sw, 1, cc.pl, cc.pr);
+      const std::vector<int64_t> pd = cc.nchw ? std::vector<int64_t>{cc.n, cc.c, ph, pw} : std::vector<int64_t>{cc.n, ph, pw, cc.c};
+      const std::string pt = "tensor<" + shape(pd) + "f32>";
+      const std::string ptext = "func.func @main(%x: " + xt + ") -> " + pt + " {\n  %y = \"" + pool + "\"(%x) {" +
+                                (round % 2 && std::string(pool) == "qrt.avg_pool2d" ? "count_include_pad = 1 : i64, " : "") + "kernel = " + list({cc.kh, cc.kw}) +
+                                ", layout = \"" + (cc.nchw ? "NCHW" : "NHWC") + "\", pads = " + list({cc.pt, cc.pl, cc.pb, cc.pr}) +
+                                ", strides = " + list({cc.sh, cc.sw}) + "} : (" + xt + ") -> " + pt + "\n  return %y : " + pt + "\n}\n";
+      CAPTURE(ptext);
+      CHECK(qrt_test::check_last_op(ptext, x).find("pool_") != std::string::npos);
+    }
+    ++cases;
+  }
+  MESSAGE(cases << " float convolution and pooling cases");
+}

@@ -49,7 +49,7 @@ TEST_CASE("transpose, pad, clamp, relu and reshape kernels are bit-exact with th
   }
 }
 
-TEST_CASE("scast, gather and slice kernels move the reference's bytes") {
+TEST_CASE("scast, gather, slice and concat kernels move the reference's bytes") {
   std::mt19937 rng(5);
   auto tensor = [&](const std::string& type, int64_t lo, int64_t hi) {
     auto t = qrt::parse_type(type);
@@ -101,6 +101,19 @@ TEST_CASE("scast, gather and slice kernels move the reference's bytes") {
     CAPTURE(text);
     CHECK(qrt_test::check_last_op(text, {tensor(c.in, -100, 100)}).find("slice_rows") == 0);
   }
+  // concat: floats along an inner axis, equal quantized types (bytes move), different scales
+  // and zero points (requantized).
+  CHECK(qrt_test::check_last_op(graph({"tensor<2x3x5xf32>", "tensor<2x4x5xf32>"}, "qrt.concat", " {axis = 1 : i64}",
+                                      "tensor<2x7x5xf32>"),
+                                {tensor("tensor<2x3x5xf32>", 0, 0), tensor("tensor<2x4x5xf32>", 0, 0)})
+            .find("concat_rows") == 0);
+  const std::string qa = "tensor<3x4x!quant.uniform<u8:f32, 0.5:3>>", qb = "tensor<3x2x!quant.uniform<u8:f32, 0.125:200>>";
+  const std::string qy = "tensor<3x6x!quant.uniform<u8:f32, 0.5:3>>";
+  CHECK(qrt_test::check_last_op(graph({qa, qa}, "qrt.concat", " {axis = 0 : i64}", "tensor<6x4x!quant.uniform<u8:f32, 0.5:3>>"),
+                                {tensor(qa, 0, 255), tensor(qa, 0, 255)})
+            .find("concat_rows") == 0);
+  CHECK(qrt_test::check_last_op(graph({qa, qb}, "qrt.concat", " {axis = 1 : i64}", qy), {tensor(qa, 0, 255), tensor(qb, 0, 255)})
+            .find("concat_rows") == 0);
   // An index out of range is an error naming the op and the index, as the reference's.
   auto g = qrt::parse_graph(graph({table, ids}, "qrt.gather", " {axis = 0 : i64}", "tensor<2x7x8xf32>"));
   REQUIRE(g.is_ok());

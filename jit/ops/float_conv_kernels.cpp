@@ -1,0 +1,219 @@
+// qrt — qrt.conv2d with f32 activations and constant f32 or quantized (hybrid) filters, any
+// layout, stride, dilation, padding and group count: per group, im2col rows of four output
+// pixels (K ordered input channel, kernel row, kernel column, as the reference sums; padding
+// taps are zeros) times the filter matrix on the f32 GEMM micro-kernel of the chosen level,
+// which keeps the reference's order exactly (acc from +0, acc + f32(x·w) in increasing k, then
+// + bias). A zero tap adds +0 or -0 to a sum that is never -0, so it changes nothing; filters
+// must be finite (0 · inf would not be). The results are the reference's bytes.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/nn_params.h"
+#include "ir/numerics.h"
+#include "ir/ops.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+constexpr int64_t kRows = 4, kCols = 16;
+
+class FloatConvOpKernel final : public OpKernel {
+ public:
+  FloatConvOpKernel(const Graph& graph, const Op& op, Window2d w, int64_t out_c, int64_t in_per_group,
+                    std::vector<float> filters, std::vector<float> bias, std::optional<FusedClamp> clamp, bool hybrid,
+                    KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), out_c_(out_c), ig_(in_per_group),
+        ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw), n_padded_((ocpg_ + kCols - 1) / kCols * kCols),
+        filters_(std::move(filters)), bias_(std::move(bias)), clamp_(clamp), hybrid_(hybrid), desc_(desc),
+        code_(std::move(code)) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const auto& xd = operands[0]->type.dims;
+    if (xd.size() != 4 || xd[w_.channel_dim()] != ig_ * w_.groups) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op input has shape [" + dims_to_string(xd) + "], the filter expects " +
+                                           std::to_string(ig_ * w_.groups) + " channels");
+    }
+    std::vector<int64_t> dims = window_output_dims(xd, w_, out_c_);
+    if (dims[w_.height_dim()] <= 0 || dims[w_.width_dim()] <= 0) {
+      return Status::error_at(op_.loc, "'qrt.conv2d' op the window is larger than the padded input at run time");
+    }
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const Tensor& x = *operands[0];
+    const auto& xd = x.type.dims;
+    const auto& yd = y.type.dims;
+    const int64_t batch = xd[0], ih = xd[w_.height_dim()], iw = xd[w_.width_dim()], c = xd[w_.channel_dim()];
+    const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()], pixels = oh * ow;
+    const int64_t tiles = (pixels + kRows - 1) / kRows;
+    const float* xs = reinterpret_cast<const float*>(x.bytes());
+    float* ys = reinterpret_cast<float*>(y.bytes());
+    // Element offset of activation (n, channel, row, column) in the layout.
+    auto x_at = [&](int64_t n, int64_t ch, int64_t r, int64_t col) {
+      return w_.nchw ? ((n * c + ch) * ih + r) * iw + col : ((n * ih + r) * iw + col) * c + ch;
+    };
+    parallel.for_each(size_t(batch * w_.groups * tiles), [&](size_t t) {
+      const int64_t tile = int64_t(t) % tiles, g = int64_t(t) / tiles % w_.groups, n = int64_t(t) / tiles / w_.groups;
+      const int64_t p0 = tile * kRows, rows = std::min(kRows, pixels - p0);
+      std::vector<float> a(size_t(kRows * k_), 0.0f), out(size_t(kRows * ocpg_));
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
+        float* row = &a[size_t(r * k_)];
+        for (int64_t ci = 0; ci < ig_; ++ci) {
+          for (int64_t ky = 0; ky < w_.kh; ++ky) {
+            const int64_t yy = py * w_.sh - w_.pad_top + ky * w_.dh;
+            for (int64_t kx = 0; kx < w_.kw; ++kx) {
+              const int64_t xx = px * w_.sw - w_.pad_left + kx * w_.dw;
+              const bool inside = yy >= 0 && yy < ih && xx >= 0 && xx < iw;
+              *row++ = inside ? xs[x_at(n, g * ig_ + ci, yy, xx)] : 0.0f;
+            }
+          }
+        }
+      }
+      const F32GemmArgs args{a.data(), &filters_[size_t(g * k_ * n_padded_)],
+                             bias_.empty() ? nullptr : &bias_[size_t(g * n_padded_)], out.data(), rows, k_, ocpg_, n_padded_};
+      call_microkernel(code_->entry(), args, desc_);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
+        for (int64_t j = 0; j < ocpg_; ++j) {
+          float v = out[size_t(r * ocpg_ + j)];
+          if (clamp_) {  // the reference's clamp: bounds rounded to f32, NaN passes
+            const float lo = float(clamp_->min), hi = float(clamp_->max);
+            v = v < lo ? lo : v > hi ? hi : v;
+          }
+          const int64_t o = g * ocpg_ + j;
+          const int64_t at = w_.nchw ? ((n * out_c_ + o) * oh + py) * ow + px : ((n * oh + py) * ow + px) * out_c_ + o;
+          ys[at] = v;
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // filters and bias prepared once
+  std::string describe() const override {
+    std::string name = desc_.name();
+    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc8w_f32");
+    name.replace(name.find("gemm"), 4, "conv_im2col");
+    return name + " (k-ordered f32 sums as the reference, no FMA" + (hybrid_ ? "; filters dequantized once" : "") + ")";
+  }
+
+ private:
+  Op op_;
+  Window2d w_;
+  int64_t out_c_, ig_, ocpg_, k_, n_padded_;
+  std::vector<float> filters_, bias_;  // per group: k x n_padded (padding 0); n_padded each
+  std::optional<FusedClamp> clamp_;
+  bool hybrid_;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+};
+
+struct PreparedF32Conv final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  Window2d w;
+  int64_t out_c = 0, ig = 0;
+  std::vector<float> filters, bias;
+  bool hybrid = false;
+};
+
+class F32ConvFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "f32conv"; }
+  KernelOp kind() const override { return KernelOp::kF32Gemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& ft = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    auto f32 = [](const ElementType& e) { return e.float_kind == FloatKind::kF32; };
+    if (!x.element.is_float() || !f32(x.element) || !out.element.is_float() || !f32(out.element)) {
+      return refuse(why_not, "only f32 activations and results have a float convolution kernel");
+    }
+    const bool hybrid = ft.element.kind == ElementKind::kUniform || ft.element.kind == ElementKind::kUniformPerAxis;
+    if (!f32(ft.element) || !(ft.element.is_float() || hybrid)) {
+      return refuse(why_not, "filters must be f32 or quantized with f32 expressed type");
+    }
+    std::unique_ptr<Tensor> f = constant_operand(graph, op.operands[1]);
+    if (!f || ft.rank() != 4) return refuse(why_not, "the filter is not a 4-D constant");
+    QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, ft.dims));
+    auto p = std::make_unique<PreparedF32Conv>();
+    const int64_t out_c = ft.dims[0], ig = w.nchw ? ft.dims[1] : ft.dims[3];
+    if (out_c <= 0 || ig <= 0 || w.groups <= 0 || out_c % w.groups != 0) return refuse(why_not, "malformed groups");
+    const int64_t ocpg = out_c / w.groups, k = ig * w.kh * w.kw, n_padded = (ocpg + kCols - 1) / kCols * kCols;
+    p->filters.assign(size_t(w.groups * k * n_padded), 0.0f);
+    const ElementType& e = ft.element;
+    for (int64_t o = 0; o < out_c; ++o) {
+      const int64_t g = o / ocpg, j = o % ocpg;
+      for (int64_t ci = 0; ci < ig; ++ci) {
+        for (int64_t ky = 0; ky < w.kh; ++ky) {
+          for (int64_t kx = 0; kx < w.kw; ++kx) {
+            const size_t fi = size_t(w.nchw ? ((o * ft.dims[1] + ci) * ft.dims[2] + ky) * ft.dims[3] + kx
+                                            : ((o * ft.dims[1] + ky) * ft.dims[2] + kx) * ft.dims[3] + ci);
+            float v;
+            if (hybrid) {  // the dcast formula, per output channel (axis 0) or per tensor
+              const size_t ch = e.kind == ElementKind::kUniformPerAxis ? size_t(o) : 0;
+              if (e.kind == ElementKind::kUniformPerAxis && e.axis != 0) {
+                return refuse(why_not, "per-axis filters must be quantized along the output channels");
+              }
+              v = numerics::dequantize_f32(f->int_at(fi), e.zero_points[ch], numerics::compute_scale_f32(e.scales[ch], e.float_kind));
+            } else {
+              v = float(f->float_at(fi));
+            }
+            if (!std::isfinite(v)) return refuse(why_not, "a filter value is not finite (padding taps could not be skipped)");
+            const int64_t kk = (ci * w.kh + ky) * w.kw + kx;
+            p->filters[size_t((g * k + kk) * n_padded + j)] = v;
+          }
+        }
+      }
+    }
+    if (op.operands.size() > 2) {
+      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+      if (!b || !b->type.element.is_float() || !f32(b->type.element) || b->num_elements() != out_c) {
+        return refuse(why_not, "the bias is not an f32 constant of one value per output channel");
+      }
+      p->bias.assign(size_t(w.groups * n_padded), 0.0f);
+      for (int64_t o = 0; o < out_c; ++o) p->bias[size_t(o / ocpg * n_padded + o % ocpg)] = float(b->float_at(size_t(o)));
+    }
+    p->graph = &graph;
+    p->op = &op;
+    p->w = w;
+    p->out_c = out_c;
+    p->ig = ig;
+    p->hybrid = hybrid;
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp&, const Backend* backend) const override {
+    KernelDesc d;
+    d.op = KernelOp::kF32Gemm;
+    d.isa = backend->isa();
+    return backend->why_not(d);
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedF32Conv&>(prepared);
+    KernelDesc d;
+    d.op = KernelOp::kF32Gemm;
+    d.isa = backend->isa();
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    return std::unique_ptr<OpKernel>(std::make_unique<FloatConvOpKernel>(
+        *p.graph, *p.op, p.w, p.out_c, p.ig, p.filters, p.bias, fused_clamp(*p.op), p.hybrid, d, std::move(code)));
+  }
+};
+
+}  // namespace
+
+const OpFamily& f32_conv_family() {
+  static const F32ConvFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit
