@@ -87,6 +87,8 @@ class Importer {
                                           std::vector<int64_t> fallback);
   /// MatMulInteger whose A zero point is a run-time value (DynamicQuantizeLinear's).
   Status matmul_integer_runtime_zp(const onnx::NodeProto& node);
+  /// ConvInteger with the input's zero point computed at run time (DynamicQuantizeLinear).
+  Status conv_integer_runtime_zp(const onnx::NodeProto& node, const Attrs& a);
 
   std::string name_;
   Graph g_;

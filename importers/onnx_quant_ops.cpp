@@ -182,6 +182,9 @@ Status Importer::qlinear_matmul(const onnx::NodeProto& node, const Attrs& a, boo
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?) and
 // ConvInteger(x, w, x_zp?, w_zp?) (integer_only: scales 1, an int32 accumulator result).
 Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool integer_only) {
+  if (integer_only && node.input_size() > 2 && !node.input(2).empty() && !constant(node, 2)) {
+    return conv_integer_runtime_zp(node, a);
+  }
   const int ix = 0, iw = integer_only ? 1 : 3;
   QRT_ASSIGN_OR_RETURN(QLinearParams p, qlinear_params(node, integer_only));
   const DenseElements *x_scale = p.x_scale, *x_zp = p.x_zp, *w_scale = p.w_scale, *w_zp = p.w_zp;
@@ -218,6 +221,71 @@ Status Importer::qlinear_conv(const onnx::NodeProto& node, const Attrs& a, bool 
     }
   }
   bind(node, 0, to_storage_int(emit(OpKind::kConv2d, operands, Type::tensor(dims, qy), attrs)));
+  return Status::ok();
+}
+
+// ConvInteger(x, w, x_zp, w_zp) with x_zp computed at run time: over the taps inside the
+// input (padding contributes nothing: it holds the zero point), Σ (x - zx)(w - zw) =
+// Σ x·(w - zw) - zx·S[p][o], where S[p][o] sums (w - zw) over the taps of output position p
+// that fall inside the input. The first is an integer convolution with a zero-point-free x,
+// the second zx times a constant of the output's spatial shape. Exact in int32.
+Status Importer::conv_integer_runtime_zp(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int zx, value(node, 2));
+  const Type tzx = type(zx);
+  if (tzx.num_elements() != 1) return error(node, "a per-channel zero point of x (" + tzx.to_string() + ") is not supported");
+  const DenseElements* w = constant(node, 1);
+  if (!w) return error(node, "the filter must be a constant when x's zero point is computed at run time");
+  QRT_ASSIGN_OR_RETURN(const DenseElements* zw, param(node, 3, "zero point of the filter"));
+  QRT_ASSIGN_OR_RETURN(ElementType sx, storage_of(node, 0));
+  QRT_ASSIGN_OR_RETURN(const Type tx, input_type(node, 0));
+  const Type tw = w->type;
+  if (!(tzx.element == sx)) return error(node, "x's zero point " + tzx.to_string() + " must have x's element type");
+  if (tx.rank() != 4 || tw.rank() != 4 || !tx.has_static_shape()) {
+    return error(node, "a run-time zero point needs a 4-D input of static shape");
+  }
+  QRT_ASSIGN_OR_RETURN(auto attrs, conv_attrs(node, a, tx, tw));
+  QRT_ASSIGN_OR_RETURN(ElementType qx, make_quant_type(node, sx, tx, nullptr, nullptr, 1));
+  QRT_ASSIGN_OR_RETURN(ElementType qw, make_quant_type(node, tw.element, tw, nullptr, zw, 0));
+  QRT_ASSIGN_OR_RETURN(int vx, quantized_value(node, 0, qx));
+  QRT_ASSIGN_OR_RETURN(int vw, quantized_value(node, 1, qw));
+  Op probe;
+  for (auto& [k, v] : attrs) probe.set_attr(k, v);
+  QRT_ASSIGN_OR_RETURN(Window2d win, conv2d_window(probe, tw.dims));
+  const std::vector<int64_t> dims = window_output_dims(tx.dims, win, tw.dims[0]);
+  const ElementType acc_type = ElementType::make_uniform(QuantStorage::full_range(32, true), FloatKind::kF32, 1.0, 0);
+  const int acc = to_storage_int(emit(OpKind::kConv2d, {vx, vw}, Type::tensor(dims, acc_type), attrs));
+  // S over [1, O, OH, OW] (the importer's NCHW layout).
+  const int64_t out_c = tw.dims[0], ig = tw.dims[1], kh = tw.dims[2], kw = tw.dims[3];
+  const int64_t ih = tx.dims[2], iw = tx.dims[3], oh = dims[2], ow = dims[3];
+  const ElementType i32 = ElementType::make_int(32);
+  DenseElements sums;
+  sums.type = Type::tensor({1, out_c, oh, ow}, i32);
+  sums.bytes.assign(size_t(out_c * oh * ow) * 4, 0);
+  for (int64_t o = 0; o < out_c; ++o) {
+    const int64_t zero = qw.zero_points[qw.zero_points.size() == 1 ? 0 : size_t(o)];
+    for (int64_t py = 0; py < oh; ++py) {
+      for (int64_t px = 0; px < ow; ++px) {
+        int64_t s = 0;
+        for (int64_t ci = 0; ci < ig; ++ci) {
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t y = py * win.sh - win.pad_top + ky * win.dh;
+            if (y < 0 || y >= ih) continue;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t x = px * win.sw - win.pad_left + kx * win.dw;
+              if (x < 0 || x >= iw) continue;
+              s += w->int_at(size_t(((o * ig + ci) * kh + ky) * kw + kx)) - zero;
+            }
+          }
+        }
+        const int32_t s32 = int32_t(s);
+        std::memcpy(sums.bytes.data() + size_t((o * oh + py) * ow + px) * 4, &s32, 4);
+      }
+    }
+  }
+  const int sum_value = emit(OpKind::kConstant, {}, sums.type, {{"value", Attribute::make_dense(sums)}});
+  const int zx32 = emit(OpKind::kCast, {zx}, Type::tensor(tzx.dims, i32));
+  const int correction = emit(OpKind::kMul, {zx32, sum_value}, Type::tensor(*broadcast_shapes(tzx.dims, sums.type.dims), i32));
+  bind(node, 0, emit(OpKind::kSub, {acc, correction}, Type::tensor(*broadcast_shapes(dims, type(correction).dims), i32)));
   return Status::ok();
 }
 

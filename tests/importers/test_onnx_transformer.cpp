@@ -6,6 +6,7 @@
 
 #include <qrt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -252,4 +253,90 @@ TEST_CASE("Split, Slice with steps, Where and Expand import and run") {
   qrt_context_destroy(ctx);
   qrt_plan_destroy(plan);
   qrt_model_destroy(m);
+}
+
+TEST_CASE("ConvInteger with DynamicQuantizeLinear's run-time zero point equals the direct integer sum") {
+  const int64_t C = 3, H = 7, W = 6, O = 4, K = 3;
+  for (bool per_channel : {false, true}) {
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, C, H, W});
+    std::vector<int8_t> w(size_t(O * C * K * K));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = int8_t(int(i * 37 % 255) - 127);
+    std::vector<int8_t> zw = per_channel ? std::vector<int8_t>{3, -5, 0, 127} : std::vector<int8_t>{-7};
+    onnx::TensorProto* wt = g->add_initializer();
+    wt->set_name("w");
+    wt->set_data_type(onnx::TensorProto::INT8);
+    for (int64_t d : {O, C, K, K}) wt->add_dims(d);
+    wt->set_raw_data(std::string(reinterpret_cast<const char*>(w.data()), w.size()));
+    onnx::TensorProto* zt = g->add_initializer();
+    zt->set_name("wz");
+    zt->set_data_type(onnx::TensorProto::INT8);
+    if (per_channel) zt->add_dims(O);
+    zt->set_raw_data(std::string(reinterpret_cast<const char*>(zw.data()), zw.size()));
+    add_node(g, "DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+    onnx::NodeProto* conv = add_node(g, "ConvInteger", {"xq", "w", "xz", "wz"}, {"y"});
+    auto ints = [&](const char* name, std::vector<int64_t> v) {
+      auto* a = conv->add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t x : v) a->add_ints(x);
+    };
+    ints("pads", {1, 1, 1, 0});
+    ints("strides", {2, 1});
+    const int64_t OH = (H + 2 - K) / 2 + 1, OW = (W + 1 - K) / 1 + 1;
+    add_value(g->mutable_output(), "y", onnx::TensorProto::INT32, {1, O, OH, OW});
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    // Inputs, and the expectation straight from the ONNX definitions.
+    std::vector<float> x(size_t(C * H * W));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 53 % 97) - 30) * 0.037f;
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+    const float scale = (hi - lo) / 255.0f;
+    const int zx = int(std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f));
+    std::vector<int> q(x.size());
+    for (size_t i = 0; i < x.size(); ++i) q[i] = int(std::clamp(std::nearbyint(x[i] / scale) + float(zx), 0.0f, 255.0f));
+    std::vector<int32_t> want(size_t(O * OH * OW), 0);
+    for (int64_t o = 0; o < O; ++o) {
+      for (int64_t py = 0; py < OH; ++py) {
+        for (int64_t px = 0; px < OW; ++px) {
+          int64_t s = 0;
+          for (int64_t c = 0; c < C; ++c) {
+            for (int64_t ky = 0; ky < K; ++ky) {
+              for (int64_t kx = 0; kx < K; ++kx) {
+                const int64_t yy = py * 2 - 1 + ky, xx = px - 1 + kx;
+                if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;  // padding holds the zero point
+                s += int64_t(q[size_t((c * H + yy) * W + xx)] - zx) *
+                     (w[size_t(((o * C + c) * K + ky) * K + kx)] - zw[per_channel ? size_t(o) : 0]);
+              }
+            }
+          }
+          want[size_t((o * OH + py) * OW + px)] = int32_t(s);
+        }
+      }
+    }
+    for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+      qrt_model_t* m = nullptr;
+      REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "conv_integer.onnx", &m) == QRT_OK,
+                      qrt_last_error_message());
+      qrt_plan_options options;
+      qrt_plan_options_init(&options);
+      options.backend = backend;
+      qrt_plan_t* plan = nullptr;
+      REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+      qrt_context_t* ctx = nullptr;
+      REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+      const int64_t dims[] = {1, C, H, W};
+      REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, dims, x.data(), x.size() * 4) == QRT_OK);
+      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+      qrt_tensor_view view;
+      REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+      REQUIRE(view.bytes == want.size() * 4);
+      CHECK(std::memcmp(view.data, want.data(), view.bytes) == 0);
+      qrt_context_destroy(ctx);
+      qrt_plan_destroy(plan);
+      qrt_model_destroy(m);
+    }
+  }
 }
