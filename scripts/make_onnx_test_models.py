@@ -3,6 +3,7 @@
 
 Run with Debian's Python (packages python3-onnx, python3-numpy):
     /usr/bin/python3 scripts/make_onnx_test_models.py [OUT_DIR]      # default: models/onnx
+    /usr/bin/python3 scripts/make_onnx_test_models.py --bench DIR    # 224² MobileNetV2 QDQ (benchmark)
 
 mobilenet_style_nchw_qdq: a MobileNetV2-style network written the way ONNX Runtime's static
 quantizer writes one: NCHW, QuantizeLinear/DequantizeLinear around every tensor, u8
@@ -173,6 +174,61 @@ class QdqNet:
         self.qdq(before if same_params else None)
 
 
+def global_pool(b, net):
+    """QDQ head start: GlobalAveragePool between QDQ pairs; returns the pooled scale."""
+    net.name = b.node("GlobalAveragePool", [net.name])
+    net.v = net.v.mean(axis=(2, 3), keepdims=True)
+    x_scale, _ = net.qdq()
+    return x_scale
+
+
+def mobilenet_v2_qdq(h=224, classes=1000):
+    """The full MobileNetV2 (width 1.0) in ONNX Runtime's static QDQ form, random weights: the
+    benchmark model of the NCHW-QDQ-against-TFLite comparison (not bundled: 3.5 MB)."""
+    b = Builder()
+    x = RNG.uniform(-1.0, 1.0, (1, 3, h, h)).astype(np.float32)
+    net = QdqNet(b, "input", x.astype(np.float64))
+    net.qdq((np.float32(2.0 / 255.0), 128))
+    net.conv(32, 3, 2)
+    net.clip6(same_params=True)
+    in_c = 32
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                       (6, 320, 1, 1)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            skip = (net.name, net.v) if stride == 1 and in_c == c else None
+            if t != 1:
+                net.conv(in_c * t, 1, 1)
+                net.clip6(same_params=True)
+            net.conv(in_c * t, 3, stride, groups=in_c * t)
+            net.clip6(same_params=True)
+            net.conv(c, 1, 1)
+            if skip:
+                net.name = b.node("Add", [net.name, skip[0]])
+                net.v = net.v + skip[1]
+                net.qdq()
+            in_c = c
+    net.conv(1280, 1, 1)
+    net.clip6(same_params=True)
+    x_scale = global_pool(b, net)
+    net.name = b.node("Flatten", [net.name], axis=1)
+    net.v = net.v.reshape(1, -1)
+    fc = RNG.normal(0, 0.03, (classes, net.v.shape[1]))
+    fc_scale = np.float32(np.abs(fc).max() / 127.0)
+    fcq = np.clip(np.round(fc / fc_scale), -127, 127)
+    wn = b.node("DequantizeLinear", [b.const("fc_w", fcq, np.int8), b.const("fc_scale", fc_scale, np.float32),
+                                     b.const("fc_zp", 0, np.int8)])
+    net.name = b.node("Gemm", [net.name, wn], transB=1)
+    net.v = net.v @ (fcq * np.float64(fc_scale)).T
+    net.qdq()
+    b.nodes.append(helper.make_node("Identity", [net.name], ["logits"], name="logits"))
+    graph = helper.make_graph(b.nodes, "mobilenet_v2_qdq", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, h, h])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="qrt-test-models")
+    onnx.checker.check_model(model)
+    return model, x, net.v.astype(np.float32)
+
+
 def mobilenet_style(h=32, w=32, classes=10, qop=False):
     b = Builder()
     x = RNG.uniform(-1.0, 1.0, (1, 3, h, w)).astype(np.float32)
@@ -208,10 +264,7 @@ def mobilenet_style(h=32, w=32, classes=10, qop=False):
         net.name = b.node("Add", [net.name, skip_name])
         net.v = net.v + skip_v
         net.qdq()
-        # Head: global average pool, flatten, Gemm.
-        net.name = b.node("GlobalAveragePool", [net.name])
-        net.v = net.v.mean(axis=(2, 3), keepdims=True)
-        x_scale, _ = net.qdq()
+        x_scale = global_pool(b, net)
     net.name = b.node("Flatten", [net.name], axis=1)
     net.v = net.v.reshape(1, -1)
     fc = RNG.normal(0, 0.3, (classes, net.v.shape[1]))
@@ -305,6 +358,14 @@ def qoperator_ops(h=6, w=6, c=4):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--bench":
+        # The benchmark model (not bundled): python3 scripts/make_onnx_test_models.py --bench DIR
+        model, x, expected = mobilenet_v2_qdq()
+        onnx.save(model, os.path.join(sys.argv[2], "mobilenet_v2_qdq_224.onnx"))
+        np.save(os.path.join(sys.argv[2], "mobilenet_v2_qdq_224_x.npy"), x)
+        np.save(os.path.join(sys.argv[2], "mobilenet_v2_qdq_224_expected.npy"), expected)
+        print(f"mobilenet_v2_qdq_224: {len(model.graph.node)} nodes, output {expected.ravel()[:4]}...")
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
     for name, make in [("mobilenet_style_nchw_qdq", mobilenet_style),
                        ("mobilenet_style_nchw_qop", lambda: mobilenet_style(qop=True)),
