@@ -149,6 +149,20 @@ class Folder {
       if (report) ++report->folded;
       return true;
     }
+    // A concatenation of dequantized values of the qcast's own type moves stored values:
+    // identical. (Differently quantized operands would requantize — not identical — and stay.)
+    if (f->kind == OpKind::kConcat) {
+      std::vector<int> stored;
+      for (int v : f->operands) {
+        const int xq = dq_source(v);
+        if (xq < 0 || !(type(xq).element == qt.element)) return false;
+        stored.push_back(rw_.at(xq));
+      }
+      rw_.map(q.results[0], emit(OpKind::kConcat, stored, qt, *f, name));
+      note("qrt.concat -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
+      if (report) ++report->folded;
+      return true;
+    }
     // Ops whose quantized form is defined as dequantize, the f32 op, quantize: identical.
     if (f->kind == OpKind::kLogistic || f->kind == OpKind::kSoftmax) {
       const int xq = dq_source(f->operands[0]);
