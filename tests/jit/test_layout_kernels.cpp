@@ -31,7 +31,7 @@ TEST_CASE("transpose, pad, clamp, relu and reshape kernels are bit-exact with th
     std::string op, attrs, in, out, kernel;
   };
   const Case cases[] = {
-      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<2x3x9x7x" + q + ">", "tensor<2x9x7x3x" + q + ">", "transpose_scatter"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<2x3x9x7x" + q + ">", "tensor<2x9x7x3x" + q + ">", "transpose_interleave_planes"},
       {"qrt.transpose", "{perm = [0, 3, 1, 2]} ", "tensor<2x9x7x3xf32>", "tensor<2x3x9x7xf32>", "transpose_gather"},
       {"qrt.transpose", "{perm = [1, 0]} ", "tensor<33x17xi16>", "tensor<17x33xi16>", "transpose_gather"},
       {"qrt.pad", "{pads = [0, 1, 2, 0, 0, 2, 1, 0]} ", "tensor<1x5x6x3x" + q + ">", "tensor<1x8x9x3x" + q + ">", "pad_copy"},
