@@ -3,6 +3,7 @@
 // LayerNormalization, ReduceSum/Max/Mean, Gather, Slice, Split, Expand, Shape), and
 // MatMulInteger whose first zero point is computed at run time (DynamicQuantizeLinear).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -244,6 +245,50 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       return error(node, "split sizes add up to " + std::to_string(at) + ", the axis has " + std::to_string(extent),
                    ErrorCode::kVerify);
     }
+    return true;
+  }
+  if (op == "Resize") {
+    // Nearest-neighbour only; scales or sizes must be constants.
+    if (opset_ < 11) return error(node, "Resize before opset 11 is not supported");
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type tx = type(x);
+    QRT_ASSIGN_OR_RETURN(std::string mode, attr_string(node, a, "mode", "nearest"));
+    if (mode != "nearest") return error(node, "mode '" + mode + "' is not supported (only nearest)");
+    QRT_ASSIGN_OR_RETURN(std::string coord, attr_string(node, a, "coordinate_transformation_mode", "half_pixel"));
+    if (coord == "tf_crop_and_resize") return error(node, "coordinate_transformation_mode tf_crop_and_resize is not supported");
+    QRT_ASSIGN_OR_RETURN(std::string nearest, attr_string(node, a, "nearest_mode", "round_prefer_floor"));
+    QRT_ASSIGN_OR_RETURN(int64_t antialias, attr_int(node, a, "antialias", 0));
+    if (antialias != 0 || a.count("axes")) return error(node, "antialias and axes are not supported");
+    QRT_ASSIGN_OR_RETURN(std::string policy, attr_string(node, a, "keep_aspect_ratio_policy", "stretch"));
+    if (policy != "stretch") return error(node, "keep_aspect_ratio_policy '" + policy + "' is not supported");
+    const size_t rank = tx.rank();
+    std::vector<int64_t> dims(rank);
+    std::vector<Attribute> scales;
+    const DenseElements* s = node.input_size() > 2 && !node.input(2).empty() ? constant(node, 2) : nullptr;
+    const DenseElements* z = node.input_size() > 3 && !node.input(3).empty() ? constant(node, 3) : nullptr;
+    if (s && s->type.num_elements() == int64_t(rank)) {
+      for (size_t d = 0; d < rank; ++d) {
+        const double f = s->float_at(d);
+        if (!(f > 0.0)) return error(node, "scale " + std::to_string(f) + " of dimension " + std::to_string(d) + " is not positive");
+        scales.push_back(Attribute::make_float(f));
+        dims[d] = tx.dims[d] < 0 ? -1 : int64_t(std::floor(double(tx.dims[d]) * f));
+      }
+    } else if (z && z->type.num_elements() == int64_t(rank)) {
+      for (size_t d = 0; d < rank; ++d) dims[d] = z->int_at(d);
+    } else {
+      return error(node, "needs constant scales or sizes with one entry per dimension");
+    }
+    std::vector<std::pair<std::string, Attribute>> attrs = {
+        {"coordinate_transformation_mode", Attribute::make_string(coord)},
+        {"mode", Attribute::make_string(mode)},
+        {"nearest_mode", Attribute::make_string(nearest)}};
+    if (!scales.empty()) {
+      Attribute list;
+      list.kind = Attribute::Kind::kArray;
+      list.array = scales;
+      attrs.push_back({"scales", list});
+    }
+    bind(node, 0, emit(OpKind::kResize, {x}, Type::tensor(dims, tx.element), attrs));
     return true;
   }
   if (op == "Expand") {

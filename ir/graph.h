@@ -81,6 +81,7 @@ enum class OpKind : uint8_t {
   // Float/integer math of transformer graphs (ops_math.cpp).
   kSub, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kNot, kWhere, kSqrt, kReciprocal, kExp, kTanh,
   kErf, kNeg, kGelu, kCast, kLayerNorm, kReduceSum, kReduceMax, kGather, kSlice, kBroadcastTo, kShape,
+  kResize,
 };
 
 /// An SSA value: a function argument or an op result.

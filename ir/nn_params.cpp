@@ -1,6 +1,8 @@
 // qrt — conv/pool window geometry (see nn_params.h).
 #include "ir/nn_params.h"
 
+#include <cmath>
+
 #include "ir/op_verify.h"
 #include "ir/ops.h"
 
@@ -79,6 +81,57 @@ std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Wi
   out[w.channel_dim()] = out_channels;
   out[w.height_dim()] = window_output_size(in[w.height_dim()], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom);
   out[w.width_dim()] = window_output_size(in[w.width_dim()], w.kw, w.sw, w.dw, w.pad_left, w.pad_right);
+  return out;
+}
+
+std::vector<int64_t> resize_nearest_indices(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
+                                            const std::string& nearest_mode) {
+  std::vector<int64_t> map;
+  for (int64_t i = 0; i < out; ++i) {
+    const double x = double(i);
+    double src;
+    if (coordinate_mode == "half_pixel") {
+      src = (x + 0.5) / scale - 0.5;
+    } else if (coordinate_mode == "asymmetric") {
+      src = x / scale;
+    } else if (coordinate_mode == "align_corners") {
+      src = out == 1 ? 0.0 : x * double(in - 1) / double(out - 1);
+    } else if (coordinate_mode == "pytorch_half_pixel") {
+      src = out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    } else if (coordinate_mode == "tf_half_pixel_for_nn") {
+      src = (x + 0.5) / scale;
+    } else {
+      return {};
+    }
+    const double lower = std::floor(src);
+    const bool half = src - lower == 0.5;
+    double pick;
+    if (nearest_mode == "round_prefer_floor") {
+      pick = half ? lower : std::round(src);
+    } else if (nearest_mode == "round_prefer_ceil") {
+      pick = half ? lower + 1.0 : std::round(src);
+    } else if (nearest_mode == "floor") {
+      pick = lower;
+    } else if (nearest_mode == "ceil") {
+      pick = std::ceil(src);
+    } else {
+      return {};
+    }
+    map.push_back(pick < 0.0 ? 0 : pick > double(in - 1) ? in - 1 : int64_t(pick));
+  }
+  return map;
+}
+
+std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>& in, const std::vector<int64_t>& declared,
+                                        std::vector<double>* scales) {
+  const Attribute* given = op.attr("scales");
+  std::vector<int64_t> out(in.size());
+  scales->assign(in.size(), 1.0);
+  for (size_t d = 0; d < in.size(); ++d) {
+    const double s = given && d < given->array.size() ? given->array[d].f : 0.0;
+    out[d] = d < declared.size() && declared[d] >= 0 ? declared[d] : s > 0.0 ? int64_t(std::floor(double(in[d]) * s)) : in[d];
+    (*scales)[d] = s > 0.0 ? s : double(out[d]) / double(in[d]);
+  }
   return out;
 }
 

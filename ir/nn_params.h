@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -36,6 +37,21 @@ int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
 Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_dims);
 /// Reads the attributes of a qrt.max_pool2d / qrt.avg_pool2d.
 Result<Window2d> pool2d_window(const Op& op);
+
+/// The source index along one axis of every output index of a nearest-neighbour qrt.resize
+/// from `in` to `out` elements with scale `scale` (out / in unless given), as ONNX Resize
+/// defines it, computed in double: the coordinate transformation `coordinate_mode`
+/// ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"),
+/// then `nearest_mode` ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"), then
+/// clamped to [0, in - 1]. Empty when a mode is unknown.
+std::vector<int64_t> resize_nearest_indices(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
+                                            const std::string& nearest_mode);
+
+/// The result dimensions of qrt.resize `op` for an operand shaped `in` (static dimensions of
+/// `declared` as they are, dynamic ones floor(in · scale)) and each axis's scale: the op's
+/// `scales`, else out / in.
+std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>& in, const std::vector<int64_t>& declared,
+                                        std::vector<double>* scales);
 
 /// Output dimensions of a 4-D activation `in` under window `w` with `out_channels`.
 std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Window2d& w,

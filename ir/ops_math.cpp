@@ -219,6 +219,39 @@ Status verify_shape(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
+Status verify_resize(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !out.is_tensor || !(in.element == out.element) || in.rank() != out.rank() ||
+      in.element.kind == ElementKind::kUniformPerAxis) {
+    return op_error(op, "expects a tensor (not per-axis) and a result of its element type and rank, got " + in.to_string() +
+                            " -> " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(std::string mode, string_attr(op, "mode", {"nearest"}, "nearest"));
+  QRT_ASSIGN_OR_RETURN(std::string coord,
+                       string_attr(op, "coordinate_transformation_mode",
+                                   {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"},
+                                   "half_pixel"));
+  QRT_ASSIGN_OR_RETURN(std::string nearest,
+                       string_attr(op, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+                                   "round_prefer_floor"));
+  (void)mode;
+  (void)coord;
+  (void)nearest;
+  if (const Attribute* scales = op.attr("scales")) {
+    if (scales->kind != Attribute::Kind::kArray || scales->array.size() != in.rank()) {
+      return op_error(op, "'scales' must hold one float per dimension (" + std::to_string(in.rank()) + ")");
+    }
+    for (const Attribute& s : scales->array) {
+      if (s.kind != Attribute::Kind::kFloat || !(s.f > 0.0)) return op_error(op, "'scales' must be positive floats");
+    }
+  }
+  for (size_t d = 0; d < out.rank(); ++d) {
+    if (out.dims[d] == 0 || in.dims[d] == 0) return op_error(op, "resizes from or to an empty dimension");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::vector<OpInfo> math_op_entries() {
@@ -255,6 +288,8 @@ std::vector<OpInfo> math_op_entries() {
       {OpKind::kBroadcastTo, "qrt.broadcast_to", 1, 1, {}, verify_broadcast_to,
        "numpy-broadcast the operand to the result shape (ONNX Expand)"},
       {OpKind::kShape, "qrt.shape", 1, 1, {}, verify_shape, "the operand's dimensions as tensor<Nxi64>"},
+      {OpKind::kResize, "qrt.resize", 1, 1, {"coordinate_transformation_mode", "mode", "nearest_mode", "scales"},
+       verify_resize, "nearest-neighbour resize to the result's shape (ONNX Resize, mode nearest)"},
   };
 }
 

@@ -141,7 +141,8 @@ class Folder {
     if (f && f->kind == OpKind::kDCast && qt.element.is_uniform()) return fold_rescale(*f, q, note, report);
     if (!f || uses_[size_t(fv)] != 1) return false;
     // Shape-only and order-only ops commute with dequantization.
-    if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose) {
+    if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose ||
+        f->kind == OpKind::kResize) {
       const int xq = dq_source(f->operands[0]);
       if (xq < 0 || !(type(xq).element == qt.element)) return false;
       rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));

@@ -1,43 +1,24 @@
 // qrt — kernels for the ops around the arithmetic: quantized clamp/relu (the clamp
 // micro-kernel of the chosen level), pad (fill, then row copies), transpose (strided gathers),
-// reshape and scast (a copy, or nothing when planned in place), gather (row copies by index),
-// slice (strided row copies) and concat (row copies; differently quantized operands
-// requantized with the reference's formula). All but clamp are plain C++ that runs on every host: these
-// ops move bytes, so code generation buys nothing. Static shapes only; the results are the
-// reference's bit for bit by construction (clamp bounds are quantized with the same numerics
-// calls).
+// reshape and scast (a copy, or nothing when planned in place); gather, slice, concat and
+// resize, whose kernels are in copy_kernels.cpp. All but clamp are plain C++ that runs on
+// every host: these ops move bytes, so code generation buys nothing. Static shapes only; the
+// results are the reference's bit for bit by construction (clamp bounds are quantized with the
+// same numerics calls).
 #include <algorithm>
 #include <cstring>
 
+#include "ir/nn_params.h"
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
+#include "jit/ops/layout_ops.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
 
 namespace {
-
-// The common shape contract: the operand has the shape the plan was made for.
-class StaticShapeKernel : public OpKernel {
- public:
-  StaticShapeKernel(const Graph& graph, const Op& op)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op),
-        operand_dims_(graph.values[size_t(op.operands[0])].type.dims) {}
-  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    if (operands[0]->type.dims != operand_dims_) {
-      return Status::error_at(op_.loc, std::string("'") + op_info(op_.kind).name + "' op operand has shape [" +
-                                           dims_to_string(operands[0]->type.dims) + "], the plan was made for [" +
-                                           dims_to_string(operand_dims_) + "]");
-    }
-    return result_type_.dims;
-  }
-
- protected:
-  Op op_;
-  std::vector<int64_t> operand_dims_;
-};
 
 class ClampOpKernel final : public OpKernel {
  public:
@@ -258,118 +239,6 @@ class ReshapeOpKernel final : public OpKernel {
   Op op_;
 };
 
-// qrt.gather: for every outer index and every index value, one row of `inner` elements.
-class GatherOpKernel final : public StaticShapeKernel {
- public:
-  GatherOpKernel(const Graph& graph, const Op& op, int64_t axis) : StaticShapeKernel(graph, op), axis_(axis) {}
-
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
-    const Tensor &data = *operands[0], &idx = *operands[1];
-    const auto& dd = data.type.dims;
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis_; ++d) outer *= dd[size_t(d)];
-    for (size_t d = size_t(axis_) + 1; d < dd.size(); ++d) inner *= dd[d];
-    const int64_t extent = dd[size_t(axis_)], count = idx.num_elements();
-    const size_t row = size_t(inner) * data.element_size();
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t k = idx.int_at(size_t(j));
-      if (k < -extent || k >= extent) {
-        return Status::error_at(op_.loc, "'qrt.gather' op index " + std::to_string(k) + " (element " + std::to_string(j) +
-                                             ") is out of range for dimension " + std::to_string(axis_) + " of size " +
-                                             std::to_string(extent));
-      }
-      if (k < 0) k += extent;
-      for (int64_t o = 0; o < outer; ++o) {
-        std::memcpy(y.bytes() + size_t(o * count + j) * row, data.bytes() + size_t(o * extent + k) * row, row);
-      }
-    }
-    return Status::ok();
-  }
-  std::string describe() const override { return "gather_rows"; }
-
- private:
-  int64_t axis_;
-};
-
-// qrt.concat: per operand, row copies along the axis; an operand quantized differently from
-// the result is requantized element by element with the reference's formula.
-class ConcatOpKernel final : public StaticShapeKernel {
- public:
-  ConcatOpKernel(const Graph& graph, const Op& op, int64_t axis) : StaticShapeKernel(graph, op), axis_(axis) {}
-
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
-    const auto& dims = y.type.dims;
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis_; ++d) outer *= dims[size_t(d)];
-    for (size_t d = size_t(axis_) + 1; d < dims.size(); ++d) inner *= dims[d];
-    const ElementType& oe = y.type.element;
-    const size_t n = y.element_size();
-    int64_t offset = 0;
-    for (const Tensor* t : operands) {
-      const int64_t len = t->type.dims[size_t(axis_)];
-      const ElementType& ie = t->type.element;
-      const bool same = !oe.is_uniform() || ie == oe;
-      const float m = oe.is_uniform() ? numerics::multiplier(ie.scales[0], oe.scales[0]) : 1.0f;
-      for (int64_t o = 0; o < outer; ++o) {
-        const int64_t src = o * len * inner, dst = (o * dims[size_t(axis_)] + offset) * inner;
-        if (same) {
-          std::memcpy(y.bytes() + size_t(dst) * n, t->bytes() + size_t(src) * n, size_t(len * inner) * n);
-          continue;
-        }
-        for (int64_t k = 0; k < len * inner; ++k) {
-          y.set_int(size_t(dst + k), numerics::requantize(t->int_at(size_t(src + k)) - ie.zero_points[0], m,
-                                                          oe.zero_points[0], oe.storage.min, oe.storage.max));
-        }
-      }
-      offset += len;
-    }
-    return Status::ok();
-  }
-  std::string describe() const override { return "concat_rows"; }
-
- private:
-  int64_t axis_;
-};
-
-// qrt.slice: the innermost dimension's run is one copy when its step is 1, else strided.
-class SliceOpKernel final : public StaticShapeKernel {
- public:
-  SliceOpKernel(const Graph& graph, const Op& op, std::vector<int64_t> first, std::vector<int64_t> steps)
-      : StaticShapeKernel(graph, op), first_(std::move(first)), steps_(std::move(steps)) {}
-
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
-    const Tensor& x = *operands[0];
-    const auto& in = x.type.dims;
-    const auto& out = y.type.dims;
-    const size_t rank = out.size(), n = x.element_size();
-    if (y.num_elements() == 0) return Status::ok();
-    std::vector<int64_t> strides(rank, 1);
-    for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * in[d];
-    const int64_t run = rank == 0 ? 1 : out[rank - 1], outer = y.num_elements() / run;
-    const int64_t step = rank == 0 ? 1 : steps_[rank - 1];
-    std::vector<int64_t> idx(rank, 0);
-    for (int64_t o = 0; o < outer; ++o) {
-      int64_t src = 0;
-      for (size_t d = 0; d < rank; ++d) src += (first_[d] + idx[d] * steps_[d]) * strides[d];
-      uint8_t* dst = y.bytes() + size_t(o * run) * n;
-      if (step == 1) {
-        std::memcpy(dst, x.bytes() + size_t(src) * n, size_t(run) * n);
-      } else {
-        for (int64_t e = 0; e < run; ++e) std::memcpy(dst + size_t(e) * n, x.bytes() + size_t(src + e * step) * n, n);
-      }
-      for (size_t k = rank >= 1 ? rank - 1 : 0; k-- > 0;) {  // the next row: all but the innermost dimension
-        if (++idx[k] < out[k]) break;
-        idx[k] = 0;
-      }
-    }
-    return Status::ok();
-  }
-  std::string describe() const override { return "slice_rows"; }
-
- private:
-  std::vector<int64_t> first_, steps_;
-};
-
 // The checks every family here shares; "" when the op is eligible.
 std::string shape_why_not(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
@@ -446,6 +315,7 @@ struct PreparedLayout final : PreparedOp {
   const Op* op = nullptr;
   std::vector<int64_t> ints;     // pad: pads; transpose: perm; gather: axis; slice: first indices
   std::vector<int64_t> steps;    // slice
+  std::vector<std::vector<int64_t>> maps;  // resize: per axis, the source index of each output index
   std::vector<uint8_t> fill;     // pad: one element's bytes
 };
 
@@ -490,6 +360,16 @@ class LayoutFamily final : public OpFamily {
         return std::unique_ptr<PreparedOp>();
       }
       p->ints = {op.attr("axis") ? op.attr("axis")->i : 0};
+    } else if (op.kind == OpKind::kResize) {
+      const Type& x = graph.values[size_t(op.operands[0])].type;
+      std::vector<double> scales;
+      const std::vector<int64_t> dims = resize_output_dims(op, x.dims, graph.values[size_t(op.results[0])].type.dims, &scales);
+      const std::string coord =
+          op.attr("coordinate_transformation_mode") ? op.attr("coordinate_transformation_mode")->s : "half_pixel";
+      const std::string nearest = op.attr("nearest_mode") ? op.attr("nearest_mode")->s : "round_prefer_floor";
+      for (size_t d = 0; d < dims.size(); ++d) {
+        p->maps.push_back(resize_nearest_indices(x.dims[d], dims[d], scales[d], coord, nearest));
+      }
     } else if (op.kind == OpKind::kConcat) {
       for (int v : op.operands) {
         const ElementType& ie = graph.values[size_t(v)].type.element;
@@ -530,10 +410,10 @@ class LayoutFamily final : public OpFamily {
     switch (p.op->kind) {
       case OpKind::kPad: return std::unique_ptr<OpKernel>(std::make_unique<PadOpKernel>(*p.graph, *p.op, p.ints, p.fill));
       case OpKind::kTranspose: return std::unique_ptr<OpKernel>(std::make_unique<TransposeOpKernel>(*p.graph, *p.op, p.ints));
-      case OpKind::kGather: return std::unique_ptr<OpKernel>(std::make_unique<GatherOpKernel>(*p.graph, *p.op, p.ints[0]));
-      case OpKind::kConcat: return std::unique_ptr<OpKernel>(std::make_unique<ConcatOpKernel>(*p.graph, *p.op, p.ints[0]));
-      case OpKind::kSlice:
-        return std::unique_ptr<OpKernel>(std::make_unique<SliceOpKernel>(*p.graph, *p.op, p.ints, p.steps));
+      case OpKind::kGather: return make_gather_kernel(*p.graph, *p.op, p.ints[0]);
+      case OpKind::kConcat: return make_concat_kernel(*p.graph, *p.op, p.ints[0]);
+      case OpKind::kResize: return make_resize_kernel(*p.graph, *p.op, p.maps);
+      case OpKind::kSlice: return make_slice_kernel(*p.graph, *p.op, p.ints, p.steps);
       default: return std::unique_ptr<OpKernel>(std::make_unique<ReshapeOpKernel>(*p.graph, *p.op));
     }
   }

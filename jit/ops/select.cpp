@@ -55,6 +55,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kReshape:
     case OpKind::kSCast:
     case OpKind::kConcat:
+    case OpKind::kResize:
     case OpKind::kGather:
     case OpKind::kSlice: return &layout_family();
     case OpKind::kMaxPool2d:

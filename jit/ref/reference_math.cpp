@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/nn_params.h"
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/ref/reference_util.h"
@@ -348,6 +349,34 @@ Result<Tensor> eval_slice(const Op& op, const Tensor& x, const Type& rt) {
   return y;
 }
 
+// Nearest-neighbour resize: every output element copies the input element at the source
+// index of each axis (resize_nearest_indices).
+Result<Tensor> eval_resize(const Op& op, const Tensor& x, const Type& rt) {
+  std::vector<double> scales;
+  const std::vector<int64_t> dims = resize_output_dims(op, x.type.dims, rt.dims, &scales);
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  const std::string coord = op.attr("coordinate_transformation_mode") ? op.attr("coordinate_transformation_mode")->s : "half_pixel";
+  const std::string nearest = op.attr("nearest_mode") ? op.attr("nearest_mode")->s : "round_prefer_floor";
+  std::vector<std::vector<int64_t>> maps;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    maps.push_back(resize_nearest_indices(x.type.dims[d], dims[d], scales[d], coord, nearest));
+  }
+  Tensor y = make_result(rt, dims);
+  const unsigned n = y.element_size();
+  const std::vector<size_t> strides = strides_against(x.type.dims, x.type.dims);
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    size_t src = 0;
+    for (size_t d = 0; d < dims.size(); ++d) src += size_t(maps[d][size_t(idx[d])]) * strides[d];
+    std::copy_n(x.bytes() + src * n, n, y.bytes() + i * n);
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return y;
+}
+
 Result<Tensor> eval_broadcast_to(const Op& op, const Tensor& x, const Type& rt) {
   std::vector<int64_t> target = rt.dims;
   for (size_t d = 0; d < target.size(); ++d) {
@@ -383,6 +412,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kGather: return eval_gather(op, *in[0], *in[1], rt);
     case OpKind::kSlice: return eval_slice(op, *in[0], rt);
     case OpKind::kBroadcastTo: return eval_broadcast_to(op, *in[0], rt);
+    case OpKind::kResize: return eval_resize(op, *in[0], rt);
     case OpKind::kReduceSum:
     case OpKind::kReduceMax: return eval_reduce(op, *in[0], rt);
     case OpKind::kShape: {

@@ -340,3 +340,58 @@ TEST_CASE("ConvInteger with DynamicQuantizeLinear's run-time zero point equals t
     }
   }
 }
+
+TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes are refused by name") {
+  auto model_with = [](const std::string& mode, const std::vector<float>& scales) {
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 2, 3});
+    onnx::TensorProto* s = g->add_initializer();
+    s->set_name("scales");
+    s->set_data_type(onnx::TensorProto::FLOAT);
+    s->add_dims(int64_t(scales.size()));
+    for (float v : scales) s->add_float_data(v);
+    onnx::NodeProto* n = add_node(g, "Resize", {"x", "", "scales"}, {"y"});
+    auto* m = n->add_attribute();
+    m->set_name("mode");
+    m->set_type(onnx::AttributeProto::STRING);
+    m->set_s(mode);
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 4, 6});
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+  };
+  // Upsampling by 2 with half_pixel and round_prefer_floor (the defaults) repeats each pixel.
+  const std::string bytes = model_with("nearest", {1.0f, 1.0f, 2.0f, 2.0f});
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  std::vector<float> want;
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 6; ++c) want.push_back(x[size_t(r / 2 * 3 + c / 2)]);
+  }
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "resize.onnx", &m) == QRT_OK, qrt_last_error_message());
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE(qrt_plan_create(m, &options, &plan) == QRT_OK);
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[] = {1, 1, 2, 3};
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, dims, x.data(), x.size() * 4) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+    REQUIRE(view.bytes == want.size() * 4);
+    CHECK(std::memcmp(view.data, want.data(), view.bytes) == 0);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  }
+  const std::string linear = model_with("linear", {1.0f, 1.0f, 2.0f, 2.0f});
+  qrt_model_t* m = nullptr;
+  CHECK(qrt_model_load_buffer(linear.data(), linear.size(), "resize.onnx", &m) != QRT_OK);
+  CHECK(std::string(qrt_last_error_message()).find("(Resize): mode 'linear' is not supported (only nearest)") !=
+        std::string::npos);
+}

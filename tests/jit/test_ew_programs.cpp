@@ -17,46 +17,13 @@
 #include "jit/kernel_list.h"
 #include "jit/llvm/llvm_backend.h"
 #include "jit/ref/twins.h"
-#include "op_kernel_check.h"
+#include "ew_test_util.h"
 
 using namespace qrt::jit;
+using namespace qrt_test;
 
 namespace {
 
-// The backends that compile programs at the level under test, other than the twin (the
-// scalar level's LLVM baseline included when the test runs at scalar).
-std::vector<const Backend*> program_backends() {
-  std::vector<const Backend*> out;
-  for (const KernelListRow& row : kernel_list()) {
-    if (row.op != KernelOp::kEwProgram || row.isa != qrt_test::test_isa()) continue;
-    if (std::string(row.backend->name()) == "ref" || !row.backend->available()) continue;
-    out.push_back(row.backend);
-  }
-  return out;
-}
-
-// f32 values that stress the formulas: signed zeros, NaN, infinities, the edges of the exp
-// and tanh/erf branches, subnormals, huge values, and random values over many decades.
-float special_f32(std::mt19937& rng) {
-  static const float specials[] = {0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1.0f, -1.0f, 0.5f, -0.5f,
-                                   0.625f, -0.625f, 4.0f, -4.0f, 9.0f, -9.0f, 88.72283935546875f, 88.7228394f,
-                                   -103.972084045410156f, -103.97209f, -87.5f, 1e-40f, -1e-40f, 3.4e38f, -3.4e38f,
-                                   2147483647.0f, -2147483648.0f, 128.5f, -128.5f, 255.5f, 2.5f, -2.5f};
-  std::uniform_int_distribution<int> pick(0, 3);
-  if (pick(rng) == 0) return specials[rng() % (sizeof(specials) / sizeof(specials[0]))];
-  const float mag = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-  return mag * std::pow(10.0f, float(int(rng() % 9) - 4));
-}
-
-int64_t special_int(std::mt19937& rng) {
-  static const int64_t specials[] = {0, 1, -1, 127, -128, 255, 32767, -32768, 2147483647, -2147483647 - 1, 4294967295};
-  if (rng() % 3 == 0) return specials[rng() % (sizeof(specials) / sizeof(specials[0]))];
-  return int64_t(rng() % 2001) - 1000;
-}
-
-// A random valid program over `inputs` random inputs: loads, then up to `length` random
-// instructions on earlier registers of fitting types; the result is the last register of
-// the output's type.
 EwProgram random_program(std::mt19937& rng, size_t length) {
   EwProgram p;
   static const EwStorage storages[] = {EwStorage::kF32, EwStorage::kF32, EwStorage::kI8,  EwStorage::kU8, EwStorage::kI16,
@@ -367,49 +334,6 @@ TEST_CASE("malformed programs are refused with the instruction at fault") {
   }
 }
 
-namespace {
-
-// A random tensor of `type` text with special values (f32) or small and extreme integers.
-qrt::Tensor random_tensor(std::mt19937& rng, const std::string& type) {
-  auto t = qrt::parse_type(type);
-  REQUIRE_MESSAGE(t.is_ok(), type);
-  qrt::Tensor x = qrt::Tensor::zeros(*t);
-  const qrt::ElementType& e = x.type.element;
-  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-    if (e.is_float()) {
-      x.set_float(i, double(special_f32(rng)));
-    } else if (e.is_integer() && e.int_width == 1) {
-      x.set_int(i, int64_t(rng() % 2));
-    } else if (e.is_integer()) {
-      x.set_int(i, special_int(rng));  // wraps to the width
-    } else {
-      x.set_int(i, e.storage.min + int64_t(rng() % uint64_t(e.storage.max - e.storage.min + 1)));
-    }
-  }
-  return x;
-}
-
-// Checks the last op of a graph whose arguments have types `args` (all random inputs) against
-// the reference; returns the kernel's description.
-std::string check_op(std::mt19937& rng, const std::vector<std::string>& args, const std::string& op_text,
-                     const std::string& result, const std::string& attrs = "", bool expect_kernel = true) {
-  std::string sig, operands, types;
-  std::vector<qrt::Tensor> inputs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string name = "%a" + std::to_string(i);
-    sig += (i ? ", " : "") + name + ": " + args[i];
-    operands += (i ? ", " : "") + name;
-    types += (i ? ", " : "") + args[i];
-    inputs.push_back(random_tensor(rng, args[i]));
-  }
-  const std::string text = "func.func @main(" + sig + ") -> " + result + " {\n  %y = " + op_text + "(" + operands + ")" + attrs + " : (" +
-                           types + ") -> " + result + "\n  return %y : " + result + "\n}\n";
-  CAPTURE(text);
-  return qrt_test::check_last_op(text, inputs, expect_kernel);
-}
-
-}  // namespace
-
 TEST_CASE("float and integer element-wise ops run as programs, bit-exact with the reference") {
   std::mt19937 rng(7);
   const std::string f = "f32";
@@ -490,127 +414,4 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
     }
   }
   MESSAGE(cases << " element-wise ops checked as programs");
-}
-
-TEST_CASE("softmax and layer norm kernels are bit-exact with the reference") {
-  std::mt19937 rng(13);
-  int cases = 0;
-  for (const char* dims : {"4x128", "2x3x17", "1x1", "5x1", "3x300"}) {
-    const std::string f = std::string("tensor<") + dims + "xf32>";
-    for (const char* beta : {"", ", beta = 0.5 : f64"}) {
-      const std::string how = check_op(rng, {f}, "\"qrt.softmax\"", f, std::string(" {axis = -1 : i64") + beta + "}");
-      CHECK_MESSAGE(how.find("softmax__") != std::string::npos, how);
-      ++cases;
-    }
-    const std::string q = std::string("tensor<") + dims + "x!quant.uniform<u8:f32, 0.00390625:0>>";
-    const std::string qi = std::string("tensor<") + dims + "x!quant.uniform<i8:f32, 0.125:-7>>";
-    CHECK(check_op(rng, {qi}, "\"qrt.softmax\"", q, " {axis = -1 : i64}").find("softmax__") != std::string::npos);
-  }
-  for (const auto& [x, w, axis] : std::vector<std::tuple<std::string, std::string, int>>{
-           {"3x64", "64", 1}, {"2x5x33", "33", 2}, {"2x5x6", "5x6", 1}, {"7x1", "1", 1}}) {
-    const std::string xt = "tensor<" + x + "xf32>", wt = "tensor<" + w + "xf32>";
-    const std::string attrs = " {axis = " + std::to_string(axis) + " : i64, epsilon = 1.0e-05 : f64}";
-    CHECK(check_op(rng, {xt, wt, wt}, "\"qrt.layer_norm\"", xt, attrs).find("layernorm") != std::string::npos);
-    CHECK(check_op(rng, {xt, wt}, "\"qrt.layer_norm\"", xt, attrs).find("layernorm") != std::string::npos);
-    cases += 2;
-  }
-  MESSAGE(cases << " softmax and layer norm cases");
-}
-
-TEST_CASE("the dynamic quantization kernel computes all three results as the reference does") {
-  std::mt19937 rng(17);
-  int cases = 0;
-  for (int64_t n : {1, 5, 64, 1000, 70000, 200003}) {
-    for (int pattern = 0; pattern < 4; ++pattern) {
-      const std::string xt = "tensor<" + std::to_string(n) + "xf32>", qt = "tensor<" + std::to_string(n) + "xui8>";
-      const std::string text = "func.func @main(%x: " + xt + ") -> " + qt + " {\n  %q, %s, %z = \"qrt.dynamic_quantize\"(%x) : (" +
-                               xt + ") -> (" + qt + ", tensor<f32>, tensor<ui8>)\n  return %q : " + qt + "\n}\n";
-      auto g = qrt::parse_graph(text);
-      REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
-      auto choice = select_kernel(*g, g->ops.back(), qrt_test::test_isas());
-      REQUIRE(choice.is_ok());
-      REQUIRE_MESSAGE(choice->kernel, choice->why_not);
-      CHECK(choice->kernel->describe().find("_dynamic_quantize__") != std::string::npos);
-      auto x = qrt::parse_type(xt);
-      qrt::Tensor in = qrt::Tensor::zeros(*x);
-      for (int64_t i = 0; i < n; ++i) {
-        // Mixed signs with NaN and infinities; all positive; all zero (scale 0); all negative.
-        const float v = pattern == 0 ? special_f32(rng)
-                        : pattern == 1 ? std::abs(special_f32(rng)) + 0.001f
-                        : pattern == 2 ? 0.0f
-                                       : -std::abs(std::uniform_real_distribution<float>(0.01f, 40.0f)(rng));
-        in.set_float(size_t(i), double(pattern == 0 && std::isinf(v) ? 3.0f : v));  // infinities make the scale inf
-      }
-      const qrt::Op& op = g->ops.back();
-      auto want = qrt::evaluate_op_results(*g, op, {&in});
-      REQUIRE(want.is_ok());
-      for (bool threads : {false, true}) {
-        std::vector<qrt::Tensor> got;
-        std::vector<qrt::Tensor*> ptrs;
-        for (int r : op.results) got.push_back(qrt::Tensor::zeros(g->values[size_t(r)].type));
-        for (auto& t : got) ptrs.push_back(&t);
-        qrt_test::ThreeThreads three;
-        REQUIRE(choice->kernel->run_results_into({&in}, ptrs, threads ? static_cast<Parallel&>(three) : serial()).is_ok());
-        for (size_t r = 0; r < got.size(); ++r) {
-          CHECK_MESSAGE(std::memcmp(got[r].bytes(), (*want)[r].bytes(), got[r].byte_size()) == 0,
-                        "result " << r << " differs (n " << n << ", pattern " << pattern << ")");
-        }
-      }
-      ++cases;
-    }
-  }
-  MESSAGE(cases << " dynamic quantization cases");
-}
-
-TEST_CASE("the LLVM object cache on disk links what an earlier compilation stored") {
-  const auto backends = program_backends();
-  if (backends.empty()) return;
-  char dir_template[] = "/tmp/qrt-cache-test-XXXXXX";
-  REQUIRE(mkdtemp(dir_template) != nullptr);
-  const std::string dir = dir_template;
-  REQUIRE(setenv("QRT_CACHE_DIR", dir.c_str(), 1) == 0);
-  // A program no other test compiles: gelu(x) * c with a constant from the clock.
-  EwProgram p;
-  p.inputs = {{EwStorage::kF32, false}};
-  EwInstr load, gelu, c, mul;
-  load.op = EwOp::kLoad;
-  gelu.op = EwOp::kGelu;
-  c.op = EwOp::kConst;
-  c.f = 1.0f + float(std::random_device()() % 100000) * 1e-6f;
-  mul.op = EwOp::kMul;
-  mul.a = 1;
-  mul.b = 2;
-  p.code = {load, gelu, c, mul};
-  p.result = 3;
-  const Backend* b = backends.front();
-  std::vector<float> x(100), y1(100), y2(100), y3(100);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.1f - 5.0f;
-  auto run = [&](std::vector<float>& y) {
-    auto code = b->compile_program(p);
-    REQUIRE_MESSAGE(code.is_ok(), code.status().to_string());
-    EwArgs args{};
-    args.in[0] = x.data();
-    args.out = y.data();
-    args.n = int64_t(x.size());
-    args.rows = 1;
-    reinterpret_cast<EwFn>(const_cast<void*>((*code)->entry()))(&args, &p);
-  };
-  const LlvmCacheStats before = llvm_cache_stats();
-  run(y1);
-  const LlvmCacheStats cold = llvm_cache_stats();
-  CHECK(cold.compiled == before.compiled + 1);
-  run(y2);  // the same program again: linked from the file the first compilation wrote
-  const LlvmCacheStats warm = llvm_cache_stats();
-  CHECK(warm.loaded == cold.loaded + 1);
-  CHECK(warm.compiled == cold.compiled);
-  CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
-  // A damaged file is a miss: compiled again and overwritten.
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "not an object";
-  }
-  run(y3);
-  CHECK(llvm_cache_stats().compiled == warm.compiled + 1);
-  CHECK(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
-  unsetenv("QRT_CACHE_DIR");
-  std::filesystem::remove_all(dir);
 }

@@ -49,7 +49,7 @@ TEST_CASE("transpose, pad, clamp, relu and reshape kernels are bit-exact with th
   }
 }
 
-TEST_CASE("scast, gather, slice and concat kernels move the reference's bytes") {
+TEST_CASE("scast, gather, slice, concat and resize kernels move the reference's bytes") {
   std::mt19937 rng(5);
   auto tensor = [&](const std::string& type, int64_t lo, int64_t hi) {
     auto t = qrt::parse_type(type);
@@ -114,6 +114,24 @@ TEST_CASE("scast, gather, slice and concat kernels move the reference's bytes") 
             .find("concat_rows") == 0);
   CHECK(qrt_test::check_last_op(graph({qa, qb}, "qrt.concat", " {axis = 1 : i64}", qy), {tensor(qa, 0, 255), tensor(qb, 0, 255)})
             .find("concat_rows") == 0);
+  // resize (nearest): every coordinate and rounding mode, up and down, both layouts, quantized.
+  struct ResizeCase {
+    std::string in, out, attrs;
+  };
+  const std::string qr = "!quant.uniform<u8:f32, 0.5:3>";
+  const std::vector<ResizeCase> resizes = {
+      {"tensor<1x2x3x4xf32>", "tensor<1x2x6x8xf32>",
+       "{coordinate_transformation_mode = \"asymmetric\", nearest_mode = \"floor\", scales = [1.0, 1.0, 2.0, 2.0]}"},
+      {"tensor<1x2x5x5x" + qr + ">", "tensor<1x2x8x8x" + qr + ">", "{}"},
+      {"tensor<1x3x4x7xf32>", "tensor<1x3x9x3xf32>",
+       "{coordinate_transformation_mode = \"align_corners\", nearest_mode = \"round_prefer_ceil\"}"},
+      {"tensor<1x3x8x8xi8>", "tensor<1x3x3x5xi8>", "{coordinate_transformation_mode = \"pytorch_half_pixel\", nearest_mode = \"ceil\"}"},
+      {"tensor<1x4x4x3xf32>", "tensor<1x8x8x3xf32>", "{coordinate_transformation_mode = \"tf_half_pixel_for_nn\"}"}};
+  for (const ResizeCase& c : resizes) {
+    const std::string text = graph({c.in}, "qrt.resize", " " + c.attrs, c.out);
+    CAPTURE(text);
+    CHECK(qrt_test::check_last_op(text, {tensor(c.in, 0, 255)}).find("resize_nearest_rows") == 0);
+  }
   // An index out of range is an error naming the op and the index, as the reference's.
   auto g = qrt::parse_graph(graph({table, ids}, "qrt.gather", " {axis = 0 : i64}", "tensor<2x7x8xf32>"));
   REQUIRE(g.is_ok());

@@ -147,3 +147,15 @@ TEST_CASE("a concatenation of dequantized values of the qcast's type runs on sto
   // Another scale on one side: a requantization, not identical; the float form stays.
   CHECK(run(text("0.25")).find("quant.dcast") != std::string::npos);
 }
+
+TEST_CASE("a nearest resize between QDQ pairs of one type runs on stored values") {
+  const std::string text = R"(func.func @main(%x: tensor<1x2x3x3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<1x2x6x6x!quant.uniform<i8:f32, 0.5:1>> {
+  %d = "quant.dcast"(%x) : (tensor<1x2x3x3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<1x2x3x3xf32>
+  %r = "qrt.resize"(%d) {nearest_mode = "floor"} : (tensor<1x2x3x3xf32>) -> tensor<1x2x6x6xf32>
+  %q = "quant.qcast"(%r) : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6x!quant.uniform<i8:f32, 0.5:1>>
+  return %q : tensor<1x2x6x6x!quant.uniform<i8:f32, 0.5:1>>
+})";
+  const std::string folded = run(text);
+  CHECK(folded.find("\"qrt.resize\"(%x)") != std::string::npos);
+  CHECK(folded.find("quant.dcast") == std::string::npos);
+}
