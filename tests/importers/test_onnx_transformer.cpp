@@ -131,6 +131,31 @@ onnx::ModelProto empty_model(int opset) {
   return model;
 }
 
+// Loads serialized ONNX `bytes`, runs them once on `backend` with the one f32 input `x` of
+// shape `dims`, and returns the first output's bytes.
+std::vector<uint8_t> run_onnx(const std::string& bytes, qrt_backend backend, const std::vector<int64_t>& dims,
+                              const std::vector<float>& x) {
+  qrt_model_t* m = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "t.onnx", &m) == QRT_OK, qrt_last_error_message());
+  qrt_plan_options options;
+  qrt_plan_options_init(&options);
+  options.backend = backend;
+  qrt_plan_t* plan = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data(), x.size() * 4) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  const auto* p = static_cast<const uint8_t*>(view.data);
+  std::vector<uint8_t> out(p, p + view.bytes);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a quantize_dynamic BERT-style encoder: outputs match the float64 expectation, JIT == reference") {
@@ -317,26 +342,9 @@ TEST_CASE("ConvInteger with DynamicQuantizeLinear's run-time zero point equals t
       }
     }
     for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
-      qrt_model_t* m = nullptr;
-      REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "conv_integer.onnx", &m) == QRT_OK,
-                      qrt_last_error_message());
-      qrt_plan_options options;
-      qrt_plan_options_init(&options);
-      options.backend = backend;
-      qrt_plan_t* plan = nullptr;
-      REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
-      qrt_context_t* ctx = nullptr;
-      REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
-      const int64_t dims[] = {1, C, H, W};
-      REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, dims, x.data(), x.size() * 4) == QRT_OK);
-      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
-      qrt_tensor_view view;
-      REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
-      REQUIRE(view.bytes == want.size() * 4);
-      CHECK(std::memcmp(view.data, want.data(), view.bytes) == 0);
-      qrt_context_destroy(ctx);
-      qrt_plan_destroy(plan);
-      qrt_model_destroy(m);
+      const std::vector<uint8_t> got = run_onnx(bytes, backend, {1, C, H, W}, x);
+      REQUIRE(got.size() == want.size() * 4);
+      CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
     }
   }
 }
@@ -369,25 +377,9 @@ TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes ar
     for (int c = 0; c < 6; ++c) want.push_back(x[size_t(r / 2 * 3 + c / 2)]);
   }
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
-    qrt_model_t* m = nullptr;
-    REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "resize.onnx", &m) == QRT_OK, qrt_last_error_message());
-    qrt_plan_options options;
-    qrt_plan_options_init(&options);
-    options.backend = backend;
-    qrt_plan_t* plan = nullptr;
-    REQUIRE(qrt_plan_create(m, &options, &plan) == QRT_OK);
-    qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
-    const int64_t dims[] = {1, 1, 2, 3};
-    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, dims, x.data(), x.size() * 4) == QRT_OK);
-    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
-    qrt_tensor_view view;
-    REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
-    REQUIRE(view.bytes == want.size() * 4);
-    CHECK(std::memcmp(view.data, want.data(), view.bytes) == 0);
-    qrt_context_destroy(ctx);
-    qrt_plan_destroy(plan);
-    qrt_model_destroy(m);
+    const std::vector<uint8_t> got = run_onnx(bytes, backend, {1, 1, 2, 3}, x);
+    REQUIRE(got.size() == want.size() * 4);
+    CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
   }
   const std::string linear = model_with("linear", {1.0f, 1.0f, 2.0f, 2.0f});
   qrt_model_t* m = nullptr;
