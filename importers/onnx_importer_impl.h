@@ -89,6 +89,10 @@ class Importer {
   Status matmul_integer_runtime_zp(const onnx::NodeProto& node);
   /// ConvInteger with the input's zero point computed at run time (DynamicQuantizeLinear).
   Status conv_integer_runtime_zp(const onnx::NodeProto& node, const Attrs& a);
+  /// Binds the node's output to acc - cast<i32>(zp) · sums: the run-time zero point's
+  /// correction of an integer product `acc` (shaped `dims`) by the constant i32 `sums`.
+  void bind_zero_point_correction(const onnx::NodeProto& node, int acc, const std::vector<int64_t>& dims, int zp,
+                                  const DenseElements& sums);
 
   std::string name_;
   Graph g_;

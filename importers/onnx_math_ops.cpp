@@ -355,12 +355,18 @@ Status Importer::matmul_integer_runtime_zp(const onnx::NodeProto& node) {
       std::memcpy(sums.bytes.data() + (bi * size_t(n) + size_t(c)) * 4, &s32, 4);
     }
   }
-  const int sum_value = emit(OpKind::kConstant, {}, sums.type, {{"value", Attribute::make_dense(sums)}});
-  const int za32 = emit(OpKind::kCast, {za}, Type::tensor(tza.dims, i32));
-  const int correction = emit(OpKind::kMul, {za32, sum_value},
-                              Type::tensor(*broadcast_shapes(tza.dims, sum_dims), i32));
-  bind(node, 0, emit(OpKind::kSub, {acc, correction}, Type::tensor(*broadcast_shapes(dims, type(correction).dims), i32)));
+  bind_zero_point_correction(node, acc, dims, za, sums);
   return Status::ok();
+}
+
+void Importer::bind_zero_point_correction(const onnx::NodeProto& node, int acc, const std::vector<int64_t>& dims, int zp,
+                                          const DenseElements& sums) {
+  const ElementType i32 = ElementType::make_int(32);
+  const Type tzp = type(zp);
+  const int sum_value = emit(OpKind::kConstant, {}, sums.type, {{"value", Attribute::make_dense(sums)}});
+  const int zp32 = emit(OpKind::kCast, {zp}, Type::tensor(tzp.dims, i32));
+  const int correction = emit(OpKind::kMul, {zp32, sum_value}, Type::tensor(*broadcast_shapes(tzp.dims, sums.type.dims), i32));
+  bind(node, 0, emit(OpKind::kSub, {acc, correction}, Type::tensor(*broadcast_shapes(dims, type(correction).dims), i32)));
 }
 
 }  // namespace qrt::importers::onnx_detail

@@ -282,10 +282,7 @@ Status Importer::conv_integer_runtime_zp(const onnx::NodeProto& node, const Attr
       }
     }
   }
-  const int sum_value = emit(OpKind::kConstant, {}, sums.type, {{"value", Attribute::make_dense(sums)}});
-  const int zx32 = emit(OpKind::kCast, {zx}, Type::tensor(tzx.dims, i32));
-  const int correction = emit(OpKind::kMul, {zx32, sum_value}, Type::tensor(*broadcast_shapes(tzx.dims, sums.type.dims), i32));
-  bind(node, 0, emit(OpKind::kSub, {acc, correction}, Type::tensor(*broadcast_shapes(dims, type(correction).dims), i32)));
+  bind_zero_point_correction(node, acc, dims, zx, sums);
   return Status::ok();
 }
 

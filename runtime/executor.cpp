@@ -41,9 +41,7 @@ Status prepare_execution(Plan& plan) {
     // Filters are [O, ...] with the per-group window in the other three dimensions.
     if (op.kind == OpKind::kConv2d) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.num_elements() / w.dims[0]);
   }
-  plan.static_shapes = true;
-  for (const Value& v : g.values) plan.static_shapes = plan.static_shapes && v.type.has_static_shape();
-  if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op
+  if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op (create_plan decided)
 
   // Liveness: from the producing op to the last reader; graph outputs to the end.
   std::vector<PlannedValue> values(g.values.size());

@@ -259,9 +259,9 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   plan->operands.clear();
   for (const Op& op : plan->graph->ops) plan->operands.push_back(op.operands);
   plan->fused_into.assign(plan->graph->ops.size(), -1);
-  bool static_shapes = true;
-  for (const Value& v : plan->graph->values) static_shapes = static_shapes && v.type.has_static_shape();
-  if (plan->backend == QRT_BACKEND_JIT && static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
+  plan->static_shapes = true;
+  for (const Value& v : plan->graph->values) plan->static_shapes = plan->static_shapes && v.type.has_static_shape();
+  if (plan->backend == QRT_BACKEND_JIT && plan->static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
     // Fused element-wise regions: the root runs the region's program on the region's inputs;
     // the other members never run (mark_skippable_ops finds that nothing reads them).
     QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas));

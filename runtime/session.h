@@ -75,7 +75,8 @@ struct Plan {
   std::vector<uint64_t> op_ops;
   /// Threads each context's pool runs (the caller included).
   size_t threads = 1;
-  /// Every value has a static shape: runs use the arena below (else the dynamic executor).
+  /// Every value has a static shape (set by create_plan): runs use the arena below and kernels
+  /// may fuse (else the dynamic executor).
   bool static_shapes = false;
   /// Per value: its bytes when a qrt.constant op produces it (computed once, here).
   std::vector<std::unique_ptr<Tensor>> constants;
@@ -122,7 +123,8 @@ struct Context {
   Status run_dynamic();
 };
 
-/// Evaluates constants and plans the arena of a plan whose kernels are chosen.
+/// Evaluates constants and plans the arena of a plan whose kernels are chosen (and whose
+/// static_shapes is set).
 Status prepare_execution(Plan& plan);
 
 }  // namespace qrt::runtime

@@ -16,53 +16,14 @@ namespace qrt::jit {
 
 namespace {
 
-// Ops whose one-op programs fusion may combine (the element-wise families' kinds and the
-// conversions between quantized and float values).
-bool fusable_kind(OpKind k) {
-  switch (k) {
-    case OpKind::kQCast:
-    case OpKind::kDCast:
-    case OpKind::kAdd:
-    case OpKind::kMul:
-    case OpKind::kRelu:
-    case OpKind::kClamp:
-    case OpKind::kLogistic:
-    case OpKind::kSub:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kEqual:
-    case OpKind::kLess:
-    case OpKind::kGreater:
-    case OpKind::kNot:
-    case OpKind::kWhere:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-    case OpKind::kNeg:
-    case OpKind::kGelu:
-    case OpKind::kCast: return true;
-    default: return false;
-  }
-}
-
-// Whether `op` alone makes a valid program (the test every member passes).
+// Whether `op` alone makes a valid program on static shapes (the test every member passes).
 bool expressible(const Graph& g, const Op& op) {
-  if (op.results.size() != 1 || !fusable_kind(op.kind) || !g.values[size_t(op.results[0])].type.has_static_shape()) {
-    return false;
-  }
-  ProgramBuilder b;
-  std::vector<uint8_t> in;
+  if (op.results.size() != 1 || !g.values[size_t(op.results[0])].type.has_static_shape()) return false;
   for (int v : op.operands) {
-    const std::optional<EwStorage> s = value_storage(g.values[size_t(v)].type.element);
-    if (!s || !g.values[size_t(v)].type.has_static_shape()) return false;
-    in.push_back(b.load(*s));
+    if (!g.values[size_t(v)].type.has_static_shape()) return false;
   }
   std::string why;
-  return emit_op(b, g, op, in, &why).has_value();
+  return program_for(g, op, &why).has_value();
 }
 
 // The program of a region (ops ascending) and the values it loads, or nullopt.

@@ -72,6 +72,10 @@ bool per_tensor_f32(const ElementType& e) { return e.kind == ElementKind::kUnifo
 
 std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, const std::vector<uint8_t>& in,
                                std::string* why) {
+  if (op.operands.empty() || op.results.size() != 1) {
+    *why = "not an element-wise op";
+    return std::nullopt;
+  }
   const ElementType& re = g.values[size_t(op.results[0])].type.element;
   auto elem = [&](size_t i) -> const ElementType& { return g.values[size_t(op.operands[i])].type.element; };
   auto fail = [&](std::string w) {
@@ -177,9 +181,6 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
   return r;
 }
 
-namespace {
-
-// The program of `op` alone: its operands loaded in order.
 std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {
   ProgramBuilder b;
   std::vector<uint8_t> in;
@@ -201,8 +202,6 @@ std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* 
   }
   return b.p;
 }
-
-}  // namespace
 
 BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands, const std::vector<int64_t>& result) {
   BroadcastLoops l;

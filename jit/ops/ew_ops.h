@@ -22,9 +22,9 @@ struct ProgramBuilder {
     p.code.push_back(e);
     return uint8_t(p.code.size() - 1);
   }
-  /// A new input of storage `s` and its load.
-  uint8_t load(EwStorage s) {
-    p.inputs.push_back({s, false});
+  /// A new input of storage `s` (`scalar`: one value per row) and its load.
+  uint8_t load(EwStorage s, bool scalar = false) {
+    p.inputs.push_back({s, scalar});
     EwInstr e;
     e.op = EwOp::kLoad;
     e.type = ew_storage_type(s);
@@ -52,6 +52,10 @@ std::optional<EwStorage> value_storage(const ElementType& e);
 /// their width), or nullopt and why not.
 std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, const std::vector<uint8_t>& in,
                                std::string* why);
+
+/// The program of `op` alone, its operands loaded in order (all contiguous), or nullopt and why
+/// not.
+std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why);
 
 /// The loops of a broadcast: collapsed dimensions, outermost first, where every operand is
 /// either contiguous (its extent equals the result's) or repeated (extent 1).

@@ -61,7 +61,10 @@ class FloatConvOpKernel final : public OpKernel {
     parallel.for_each(size_t(batch * w_.groups * tiles), [&](size_t t) {
       const int64_t tile = int64_t(t) % tiles, g = int64_t(t) / tiles % w_.groups, n = int64_t(t) / tiles / w_.groups;
       const int64_t p0 = tile * kRows, rows = std::min(kRows, pixels - p0);
-      std::vector<float> a(size_t(kRows * k_), 0.0f), out(size_t(kRows * ocpg_));
+      // Scratch per worker thread, reused by every tile (every element is written below).
+      thread_local std::vector<float> a, out;
+      a.resize(size_t(kRows * k_));
+      out.resize(size_t(kRows * ocpg_));
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
         float* row = &a[size_t(r * k_)];
@@ -192,17 +195,12 @@ class F32ConvFamily final : public OpFamily {
   }
 
   std::string check(const PreparedOp&, const Backend* backend) const override {
-    KernelDesc d;
-    d.op = KernelOp::kF32Gemm;
-    d.isa = backend->isa();
-    return backend->why_not(d);
+    return backend->why_not(f32_gemm_desc(backend->isa()));
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedF32Conv&>(prepared);
-    KernelDesc d;
-    d.op = KernelOp::kF32Gemm;
-    d.isa = backend->isa();
+    const KernelDesc d = f32_gemm_desc(backend->isa());
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(std::make_unique<FloatConvOpKernel>(
         *p.graph, *p.op, p.w, p.out_c, p.ig, p.filters, p.bias, fused_clamp(*p.op), p.hybrid, d, std::move(code)));

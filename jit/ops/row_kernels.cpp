@@ -11,37 +11,12 @@
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
+#include "jit/ops/ew_ops.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
 
 namespace {
-
-// Builds the one-output programs below.
-struct Builder {
-  EwProgram p;
-  uint8_t add(EwInstr e) {
-    p.code.push_back(e);
-    return uint8_t(p.code.size() - 1);
-  }
-  uint8_t load(EwStorage s, bool scalar) {
-    p.inputs.push_back({s, scalar});
-    EwInstr e;
-    e.op = EwOp::kLoad;
-    e.type = ew_storage_type(s);
-    e.input = uint8_t(p.inputs.size() - 1);
-    return add(e);
-  }
-  uint8_t op(EwOp op, EwType type, uint8_t a, uint8_t b = 0, uint8_t c = 0) {
-    EwInstr e;
-    e.op = op;
-    e.type = type;
-    e.a = a;
-    e.b = b;
-    e.c = c;
-    return add(e);
-  }
-};
 
 // An 8-bit per-tensor quantized type's storage, scale (compute_scale_f32) and zero point.
 struct Quant8 {
@@ -94,7 +69,11 @@ class SoftmaxKernel final : public OpKernel {
     const unsigned in_bytes = x.element_size(), out_bytes = y.element_size();
     for_row_blocks(parallel, rows, len, [&](int64_t r0, int64_t r1) {
       const int64_t n = r1 - r0;
-      std::vector<float> m(static_cast<size_t>(n)), e(static_cast<size_t>(n * len)), sum(static_cast<size_t>(n), 0.0f);
+      // Scratch per worker thread, reused across runs (steady-state runs allocate nothing).
+      thread_local std::vector<float> m, e, sum;
+      m.resize(size_t(n));
+      e.resize(size_t(n * len));
+      sum.resize(size_t(n));
       for (int64_t r = 0; r < n; ++r) {
         const uint8_t* row = x.bytes() + (r0 + r) * len * in_bytes;
         float best = -INFINITY;
@@ -295,7 +274,7 @@ class RowFamily final : public OpFamily {
       if ((!qi && !is_f32(x.element)) || (!qo && !is_f32(y.element))) {
         return refuse(why_not, "softmax kernels take f32 or 8-bit per-tensor quantized values");
       }
-      Builder a;
+      ProgramBuilder a;
       uint8_t v = a.load(qi ? qi->storage : EwStorage::kF32, false);
       if (qi) {
         EwInstr dq;
@@ -312,7 +291,7 @@ class RowFamily final : public OpFamily {
       const uint8_t shifted = a.op(EwOp::kSub, EwType::kF32, v, m);
       const uint8_t z = a.op(EwOp::kMul, EwType::kF32, shifted, a.add(beta));
       a.p.result = a.op(EwOp::kExp, EwType::kF32, z);
-      Builder b;
+      ProgramBuilder b;
       const uint8_t e = b.load(EwStorage::kF32, false);  // input 0: the exponentials
       const uint8_t sum = b.load(EwStorage::kF32, true);  // input 1: the row's sum
       uint8_t r = b.op(EwOp::kDiv, EwType::kF32, e, sum);
@@ -339,7 +318,7 @@ class RowFamily final : public OpFamily {
       }
     } else if (op.kind == OpKind::kDynamicQuantize) {
       if (!is_f32(x.element)) return refuse(why_not, "dynamic quantization kernels take f32 input");
-      Builder b;
+      ProgramBuilder b;
       const uint8_t v = b.load(EwStorage::kF32, false);
       const uint8_t s = b.load(EwStorage::kF32, true);
       const uint8_t z = b.load(EwStorage::kI64, true);
