@@ -40,6 +40,19 @@ std::vector<KernelListRow> make_rows() {
   for (Isa isa : {Isa::kAvx512Vnni, Isa::kAvx2, Isa::kScalar}) {
     if (const Backend* b = llvm_backend(isa)) rows.push_back({KernelOp::kEwProgram, isa, b});
   }
+  // The LLVM kernel templates (the portable path of QRT_BACKEND_LLVM plans): every micro-kernel
+  // kind but the dot4 depthwise rows, at each level LLVM serves. Native selection never sees
+  // them (kernel_list_backend matches the generator).
+  if (llvm_kernel_templates_built()) {
+    for (Isa isa : {Isa::kAvx512Vnni, Isa::kAvx2, Isa::kScalar}) {
+      const Backend* b = llvm_backend(isa);
+      if (!b) continue;
+      for (size_t k = 0; k < size_t(KernelOp::kCount); ++k) {
+        const KernelOp op = KernelOp(k);
+        if (op != KernelOp::kEwProgram && op != KernelOp::kDwInterleave && op != KernelOp::kDwRows) rows.push_back({op, isa, b});
+      }
+    }
+  }
   // The portable scalar twins: every kind, every host, last in preference.
   every_kind(scalar_backend());
   return rows;
@@ -52,9 +65,11 @@ const std::vector<KernelListRow>& kernel_list() {
   return rows;
 }
 
-const Backend* kernel_list_backend(KernelOp op, Isa isa) {
+const Backend* kernel_list_backend(KernelOp op, Isa isa, Generator generator) {
   for (const KernelListRow& r : kernel_list()) {
-    if (r.op == op && r.isa == isa) return r.backend;
+    // Programs have one compiler per level (LLVM, else the interpreting twin) for every plan.
+    const bool serves = r.backend->generator() == generator || op == KernelOp::kEwProgram;
+    if (r.op == op && r.isa == isa && serves) return r.backend;
   }
   return nullptr;
 }
@@ -70,8 +85,11 @@ ProgramCache& program_cache() {
 
 CodeCache& code_cache() {
   static CodeCache cache([](const KernelDesc& d) -> Result<std::shared_ptr<const CompiledKernel>> {
-    const Backend* b = kernel_list_backend(d.op, d.isa);
-    if (!b) return Status::error(std::string("no backend serves ") + isa_name(d.isa) + " for kernel " + d.name());
+    const Backend* b = kernel_list_backend(d.op, d.isa, d.generator);
+    if (!b) {
+      return Status::error(std::string("no ") + generator_name(d.generator) + " backend serves " + isa_name(d.isa) +
+                           " for kernel " + d.name());
+    }
     return b->generate(d);
   });
   return cache;

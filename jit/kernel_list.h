@@ -19,7 +19,8 @@ struct KernelListRow {
 /// Every row of the backends built into this library (backends for other architectures are
 /// not built), most capable level first within each kind.
 const std::vector<KernelListRow>& kernel_list();
-/// The backend serving `op` at `isa`, or null.
-const Backend* kernel_list_backend(KernelOp op, Isa isa);
+/// The backend of `generator` serving `op` at `isa` (element-wise programs: the level's program
+/// compiler whatever the generator), or null.
+const Backend* kernel_list_backend(KernelOp op, Isa isa, Generator generator = Generator::kNative);
 
 }  // namespace qrt::jit

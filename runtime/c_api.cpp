@@ -1,6 +1,7 @@
 // qrt — the C API firewall: the only extern "C" code. No exception crosses it; every
 // failure becomes a stable qrt_status plus a thread-local message; outputs are written
 // only on success.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "ir/text_format.h"
 #include "jit/core/host_info.h"
 #include "jit/kernel_list.h"
+#include "jit/llvm/llvm_backend.h"
 #include "runtime/calibration.h"
 #include "runtime/session.h"
 
@@ -113,14 +115,19 @@ const char* qrt_build_info(void) {
          (llvm.orc_jit ? "available" : "unavailable: " + llvm.error) + "\n";
     s += "isa levels: " + qrt::jit::host_isas().to_string() + " (best first; --isa caps them)\n";
     s += "kernel list:";
-    std::string last;
+    std::vector<std::string> seen;
     for (const qrt::jit::KernelListRow& r : qrt::jit::kernel_list()) {
       const std::string row = std::string(r.backend->name()) + "@" + qrt::jit::isa_name(r.isa);
-      if (row != last) s += " " + row + (r.backend->available() ? "" : " (unavailable)");
-      last = row;
+      if (std::find(seen.begin(), seen.end(), row) != seen.end()) continue;
+      seen.push_back(row);
+      s += " " + row + (r.backend->available() ? "" : " (unavailable)");
     }
-    s += "\nbackends: ref (the reference interpreter, the numerics oracle); jit (the default: kernels of the "
-         "best allowed level, the reference for ops without one)\n";
+    s += "\nbackends: ref (the reference interpreter, the numerics oracle); jit (kernels of the best allowed "
+         "level, the reference for ops without one); llvm (every kernel from LLVM: ";
+    s += qrt::jit::llvm_kernel_templates_built() ? "built" : "not in this build";
+    s += "); default: ";
+    s += qrt::jit::host_best_isa() != qrt::jit::Isa::kScalar || !qrt::jit::llvm_kernel_templates_built() ? "jit" : "llvm";
+    s += "\n";
     return s;
   }();
   return info.c_str();

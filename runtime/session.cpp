@@ -17,6 +17,7 @@
 #include "importers/tflite_importer.h"
 #include "ir/text_format.h"
 #include "jit/core/host_info.h"
+#include "jit/llvm/llvm_backend.h"
 #include "jit/ops/ew_fusion.h"
 #include "jit/ref/reference.h"
 #include "passes/dead_code.h"
@@ -203,11 +204,33 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
   return load_model(buffer.str(), path);
 }
 
+namespace {
+
+// QRT_BACKEND_DEFAULT made concrete (qrt.h): native kernels where a SIMD level has them, else
+// LLVM's where this build has them.
+qrt_backend resolved_backend(qrt_backend requested) {
+  if (requested != QRT_BACKEND_DEFAULT) return requested;
+  const bool native_simd = jit::host_best_isa() != jit::Isa::kScalar;
+  if (!native_simd && jit::llvm_kernel_templates_built() && jit::llvm_backend(jit::Isa::kScalar) &&
+      jit::llvm_backend(jit::Isa::kScalar)->available()) {
+    return QRT_BACKEND_LLVM;
+  }
+  return QRT_BACKEND_JIT;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options) {
   if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF &&
-      options.backend != QRT_BACKEND_JIT) {
+      options.backend != QRT_BACKEND_JIT && options.backend != QRT_BACKEND_LLVM) {
     return Status::error("unknown backend " + std::to_string(int(options.backend)))
         .with_code(ErrorCode::kInvalidArgument);
+  }
+  if (options.backend == QRT_BACKEND_LLVM && !jit::llvm_kernel_templates_built()) {
+    return Status::error("the LLVM backend is not in this build: " +
+                         std::string(llvm_info().orc_jit ? "it was configured without the kernel templates (clang++-19)"
+                                                         : llvm_info().error))
+        .with_code(ErrorCode::kUnsupported);
   }
   jit::IsaSet isas = jit::host_isas();
   if (options.isa) {
@@ -243,14 +266,17 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
-  plan->backend = options.backend == QRT_BACKEND_REF ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
+  plan->backend = resolved_backend(options.backend);
   plan->isas = isas;
   plan->selection.assign(plan->graph->ops.size(), "");
   plan->kernels.resize(plan->graph->ops.size());
   plan->why_not.assign(plan->graph->ops.size(), "the reference backend was chosen");
-  if (plan->backend == QRT_BACKEND_JIT) {
+  const bool generated = plan->backend == QRT_BACKEND_JIT || plan->backend == QRT_BACKEND_LLVM;
+  const jit::Generator generator = plan->backend == QRT_BACKEND_LLVM ? jit::Generator::kLlvm : jit::Generator::kNative;
+  if (generated) {
     for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice, jit::select_kernel(*plan->graph, plan->graph->ops[o], isas));
+      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice,
+                           jit::select_kernel(*plan->graph, plan->graph->ops[o], isas, generator));
       plan->kernels[o] = std::move(choice.kernel);
       plan->selection[o] = std::move(choice.chain);
       plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
@@ -261,7 +287,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   plan->fused_into.assign(plan->graph->ops.size(), -1);
   plan->static_shapes = true;
   for (const Value& v : plan->graph->values) plan->static_shapes = plan->static_shapes && v.type.has_static_shape();
-  if (plan->backend == QRT_BACKEND_JIT && plan->static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
+  if (generated && plan->static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
     // Fused element-wise regions: the root runs the region's program on the region's inputs;
     // the other members never run (mark_skippable_ops finds that nothing reads them).
     QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas));

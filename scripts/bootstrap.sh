@@ -10,6 +10,7 @@ build_dir=${QRT_BUILD_DIR:-build}
 packages=(
   g++ pkg-config cmake meson ninja-build   # toolchain and build system
   llvm-19-dev                              # LLVM 19 (llvm-config-19), the portable JIT path
+  clang-19                                 # clang++-19: the LLVM backend's kernel templates as bitcode
   libasmjit-dev                            # asmjit, the x86/AArch64 JIT assembler
   doctest-dev                              # unit tests
   libonnx-dev libprotobuf-dev              # ONNX protobuf classes (importers/)

@@ -55,6 +55,8 @@ class Backend {
   virtual const char* name() const = 0;
   /// The level its kernels need; kernel names end in "__" + isa_suffix(isa()).
   virtual Isa isa() const = 0;
+  /// Who generates its kernels (descriptions it serves carry it; the code cache keys on it).
+  virtual Generator generator() const { return Generator::kNative; }
   /// Whether this process can run its kernels (the host has the level; the generator works).
   virtual bool available() const = 0;
   /// Tile traits of the GEMM path `path` at this level, or nullopt when it has no such path.

@@ -7,7 +7,7 @@
 namespace qrt::jit {
 
 bool KernelDesc::operator==(const KernelDesc& o) const {
-  return op == o.op && isa == o.isa && storage_signed == o.storage_signed &&
+  return op == o.op && isa == o.isa && generator == o.generator && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
          row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels;
@@ -17,7 +17,7 @@ size_t KernelDesc::hash() const {
   uint32_t scale_bits;
   std::memcpy(&scale_bits, &scale, 4);
   size_t h = std::hash<uint64_t>()((uint64_t(uint8_t(op)) << 56) | (uint64_t(uint8_t(isa)) << 48) |
-                                   (uint64_t(storage_signed) << 40) | scale_bits);
+                                   (uint64_t(storage_signed) << 40) | (uint64_t(generator) << 36) | scale_bits);
   h ^= std::hash<uint64_t>()((uint64_t(uint32_t(zero_point)) << 32) | uint32_t(qmin)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint32_t>()(uint32_t(qmax)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
@@ -40,6 +40,8 @@ const char* out_name(OutKind k) {
 }
 
 }  // namespace
+
+const char* generator_name(Generator g) { return g == Generator::kLlvm ? "llvm" : "native"; }
 
 const char* kernel_op_name(KernelOp op) {
   switch (op) {
@@ -73,7 +75,7 @@ const char* gemm_path_name(GemmPath path) {
 }
 
 std::string KernelDesc::name() const {
-  const std::string suffix = std::string("__") + isa_suffix(isa);
+  const std::string suffix = std::string("__") + isa_suffix(isa) + (generator == Generator::kLlvm ? "_llvm" : "");
   const std::string path_name = gemm_path_name(path);
   if (op == KernelOp::kGemm) {
     // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).

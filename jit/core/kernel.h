@@ -42,6 +42,17 @@ enum class GemmPath : uint8_t {
 /// The path's name in kernel names: "maddubs", "maddwd", "dot4".
 const char* gemm_path_name(GemmPath path);
 
+/// Which code generator produces a kernel of a level: the level's own (asmjit at the SIMD
+/// levels, the scalar twins at kScalar) or LLVM (kernel templates specialized per description
+/// and compiled for the level's CPU; the portable path of plans with QRT_BACKEND_LLVM).
+enum class Generator : uint8_t {
+  kNative,  ///< asmjit (x86 levels) or the scalar twins (kScalar)
+  kLlvm,    ///< LLVM ORC (jit/llvm)
+};
+
+/// The generator's name: "native" or "llvm".
+const char* generator_name(Generator g);
+
 /// What a GEMM or depthwise kernel's epilogue stores.
 enum class OutKind : uint8_t {
   kS32,  ///< the int32 accumulator itself
@@ -55,6 +66,7 @@ enum class OutKind : uint8_t {
 struct KernelDesc {
   KernelOp op = KernelOp::kQuantize;
   Isa isa = Isa::kScalar;      ///< the level the kernel is generated for
+  Generator generator = Generator::kNative;  ///< who generates it (names end "_llvm" for LLVM)
   bool storage_signed = true;  ///< i8 (qs8) or u8 (qu8) storage
   float scale = 1.0f;          ///< the compute scale (numerics::compute_scale_f32)
   int32_t zero_point = 0;

@@ -244,11 +244,12 @@ struct F32GemmArgs {
   int64_t rows, k, n, n_padded;
 };
 
-/// The description of the kF32Gemm micro-kernel at `isa` (it has no other parameters).
-inline KernelDesc f32_gemm_desc(Isa isa) {
+/// The description of the kF32Gemm micro-kernel of `generator` at `isa` (no other parameters).
+inline KernelDesc f32_gemm_desc(Isa isa, Generator generator) {
   KernelDesc d;
   d.op = KernelOp::kF32Gemm;
   d.isa = isa;
+  d.generator = generator;
   return d;
 }
 

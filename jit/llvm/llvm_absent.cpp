@@ -19,6 +19,8 @@ namespace jit {
 
 const Backend* llvm_backend(Isa) { return nullptr; }
 
+bool llvm_kernel_templates_built() { return false; }
+
 LlvmCacheStats llvm_cache_stats() { return {}; }
 
 }  // namespace jit

@@ -1,7 +1,8 @@
 // qrt — the LLVM ORC backend (see llvm_backend.h): one LLJIT per ISA level, created on first
-// use with the level's CPU and features; each element-wise program becomes a module that is
-// optimized at O2 for that target machine (the loop vectorizer picks the vector width) and
-// linked into the level's JIT dylib. llvm::Error becomes a qrt Status here and nowhere else.
+// use with the level's CPU and features; each element-wise program, and each micro-kernel
+// made from the kernel templates (llvm_kernels.cpp), becomes a module that is optimized at O2
+// for that target machine (the loop vectorizer picks the vector width) and linked into a JIT
+// dylib of the level. llvm::Error becomes a qrt Status here and nowhere else.
 #include "jit/llvm/llvm_backend.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -20,6 +21,8 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,8 +63,8 @@ LevelTarget level_target(Isa isa) {
 #endif
 }
 
-// The name of the function in every program's object.
-constexpr const char* kFunctionName = "qrt_ew_program";
+// The name of the function in every object (program or kernel).
+constexpr const char* kFunctionName = "qrt_jit_entry";
 
 // Programs compiled and programs linked from the disk cache, in this process (the levels
 // compile concurrently).
@@ -79,21 +82,53 @@ class LlvmKernel final : public CompiledKernel {
   explicit LlvmKernel(const void* entry) { entry_ = entry; }
 };
 
+// The GEMM tile of the templates at each level: rows x 16 columns of int32 accumulators fill
+// about half the vector registers (SSE2: 16 x xmm; AVX2: 16 x ymm; AVX-512: 32 x zmm).
+unsigned template_gemm_rows(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512Vnni: return 8;
+    case Isa::kAvx2: return 4;
+    default: return 2;
+  }
+}
+
 class LlvmBackend final : public Backend {
  public:
   explicit LlvmBackend(Isa isa) : isa_(isa), target_(level_target(isa)) {}
 
   const char* name() const override { return "llvm"; }
   Isa isa() const override { return isa_; }
+  Generator generator() const override { return Generator::kLlvm; }
   bool available() const override { return host_isas().has(isa_) && jit_status().is_ok(); }
-  std::optional<GemmTraits> gemm_traits(GemmPath) const override { return std::nullopt; }
-  DepthwiseTraits depthwise_traits() const override { return {}; }
-  StreamTraits stream_traits() const override { return {}; }
-  std::string why_not(const KernelDesc&) const override {
-    return "the LLVM backend compiles element-wise programs only";
+  // The templates multiply u8 quads (exact int32 sums, as vpdpbusd does) on every level.
+  std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
+    if (path != GemmPath::kDot4) return std::nullopt;
+    return GemmTraits{template_gemm_rows(isa_), 16, 4, 1};
   }
+  DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
+  StreamTraits stream_traits() const override { return {8}; }
+
+  std::string why_not(const KernelDesc& d) const override {
+    if (d.isa != isa_) return std::string("the LLVM ") + isa_name(isa_) + " backend does not serve " + isa_name(d.isa);
+    if (d.generator != Generator::kLlvm) return "the description names another generator";
+    if (d.op == KernelOp::kEwProgram) return "element-wise programs are compiled with compile_program";
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return "LLVM has no dot4 depthwise row kernels";
+    if (d.op == KernelOp::kCount) return "not a kernel kind";
+    if (std::string why = llvm_ir::kernel_templates_why_not(); !why.empty()) return why;
+    if (!host_isas().has(isa_)) return std::string("the CPU lacks ") + isa_name(isa_);
+    if (Status s = jit_status(); !s.is_ok()) return s.message();
+    if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    return window_kernel_why_not(d, depthwise_traits().block);
+  }
+
   Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {
-    return Status::error(d.name() + ": " + why_not(d)).with_code(ErrorCode::kUnsupported);
+    if (std::string why = why_not(d); !why.empty()) {
+      return Status::error(d.name() + ": " + why).with_code(ErrorCode::kUnsupported);
+    }
+    const std::string key = "kernel|" + llvm_ir::kernel_key(d);
+    auto build = [&d](llvm::LLVMContext& ctx) { return llvm_ir::build_kernel_module(ctx, kFunctionName, d); };
+    QRT_ASSIGN_OR_RETURN(const void* entry, compile_and_link(key, d.name(), build));
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(entry));
   }
 
   std::string program_why_not(const EwProgram& program) const override {
@@ -106,54 +141,75 @@ class LlvmBackend final : public Backend {
     if (std::string why = program_why_not(program); !why.empty()) {
       return Status::error(program.name() + ": " + why).with_code(ErrorCode::kUnsupported);
     }
-    // Modules are built, optimized and compiled one at a time per level (the target machine
-    // is shared). Each program links into a JIT dylib of its own, so objects from the disk
-    // cache may all name their function alike.
-    std::lock_guard<std::mutex> lock(compile_mutex_);
-    const std::string key = cache_key(program), dir = llvm_ir::object_cache_dir();
-    std::optional<std::string> object = dir.empty() ? std::nullopt : llvm_ir::read_cached_object(dir, key);
-    if (object) {
-      ++stats().loaded;
-    } else {
-      QRT_ASSIGN_OR_RETURN(std::string compiled, compile_to_object(program));
-      if (!dir.empty()) llvm_ir::write_cached_object(dir, key, compiled);
-      object = std::move(compiled);
-      ++stats().compiled;
-    }
-    auto dylib = jit_->createJITDylib("qrt_ew_" + std::to_string(next_id_++));
-    if (!dylib) return Status::error("LLVM ORC could not make a dylib: " + llvm::toString(dylib.takeError()));
-    QRT_RETURN_IF_ERROR(define_symbols(*dylib));
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*object, program.name());
-    if (llvm::Error e = jit_->addObjectFile(*dylib, std::move(buffer))) {
-      return Status::error("LLVM could not link " + program.name() + ": " + llvm::toString(std::move(e)));
-    }
-    auto address = jit_->lookup(*dylib, kFunctionName);
-    if (!address) return Status::error("LLVM could not link " + program.name() + ": " + llvm::toString(address.takeError()));
-    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(address->toPtr<const void*>()));
+    auto build = [&program](llvm::LLVMContext& ctx) -> Result<std::unique_ptr<llvm::Module>> {
+      auto module = std::make_unique<llvm::Module>("qrt_ew", ctx);
+      QRT_RETURN_IF_ERROR(llvm_ir::build_ew_function(*module, kFunctionName, program));
+      return module;
+    };
+    QRT_ASSIGN_OR_RETURN(const void* entry, compile_and_link("program|" + program.key(), program.name(), build));
+    return std::shared_ptr<const CompiledKernel>(std::make_shared<LlvmKernel>(entry));
   }
 
  private:
-  // Everything that decides a program's machine code: LLVM, the level's target, the program.
-  std::string cache_key(const EwProgram& program) const {
-    return std::string(LLVM_VERSION_STRING) + "|" + tm_->getTargetTriple().str() + "|" + tm_->getTargetCPU().str() + "|" +
-           tm_->getTargetFeatureString().str() + "|" + isa_name(isa_) + "|" + program.key();
+  using ModuleBuilder = std::function<Result<std::unique_ptr<llvm::Module>>(llvm::LLVMContext&)>;
+
+  // The object of `key` from the disk cache, or compiled from the module `build` makes; linked
+  // into a JIT dylib of its own (objects from the cache may all name their function alike).
+  // Modules are built, optimized and compiled one at a time per level (the target machine is
+  // shared).
+  Result<const void*> compile_and_link(const std::string& key, const std::string& label, const ModuleBuilder& build) const {
+    std::lock_guard<std::mutex> lock(compile_mutex_);
+    const std::string full_key = cache_key(key), dir = llvm_ir::object_cache_dir();
+    std::optional<std::string> object = dir.empty() ? std::nullopt : llvm_ir::read_cached_object(dir, full_key);
+    if (object) {
+      ++stats().loaded;
+    } else {
+      QRT_ASSIGN_OR_RETURN(std::string compiled, compile_to_object(label, build));
+      if (!dir.empty()) llvm_ir::write_cached_object(dir, full_key, compiled);
+      object = std::move(compiled);
+      ++stats().compiled;
+    }
+    auto dylib = jit_->createJITDylib("qrt_" + std::to_string(next_id_++));
+    if (!dylib) return Status::error("LLVM ORC could not make a dylib: " + llvm::toString(dylib.takeError()));
+    QRT_RETURN_IF_ERROR(define_symbols(*dylib));
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*object, label);
+    if (llvm::Error e = jit_->addObjectFile(*dylib, std::move(buffer))) {
+      return Status::error("LLVM could not link " + label + ": " + llvm::toString(std::move(e)));
+    }
+    auto address = jit_->lookup(*dylib, kFunctionName);
+    if (!address) return Status::error("LLVM could not link " + label + ": " + llvm::toString(address.takeError()));
+    return address->toPtr<const void*>();
   }
 
-  // The program as an object file for the level's target machine.
-  Result<std::string> compile_to_object(const EwProgram& program) const {
+  // Everything that decides an object's machine code: LLVM, the level's target, the key.
+  std::string cache_key(const std::string& key) const {
+    return std::string(LLVM_VERSION_STRING) + "|" + tm_->getTargetTriple().str() + "|" + tm_->getTargetCPU().str() + "|" +
+           tm_->getTargetFeatureString().str() + "|" + isa_name(isa_) + "|" + key;
+  }
+
+  // The module `build` makes as an object file for the level's target machine. With
+  // QRT_LLVM_DUMP_DIR set, the optimized IR is also written to DIR/LABEL.ll (for people
+  // reading what the vectorizer made of a kernel).
+  Result<std::string> compile_to_object(const std::string& label, const ModuleBuilder& build) const {
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>("qrt_ew", *ctx);
+    QRT_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, build(*ctx));
     module->setDataLayout(tm_->createDataLayout());
     module->setTargetTriple(tm_->getTargetTriple().str());
-    QRT_RETURN_IF_ERROR(llvm_ir::build_ew_function(*module, kFunctionName, program));
     for (llvm::Function& f : *module) {
       if (f.isDeclaration()) continue;
+      // The level's CPU for every function (the templates' bitcode names the baseline).
       f.addFnAttr("target-cpu", tm_->getTargetCPU());
       f.addFnAttr("target-features", tm_->getTargetFeatureString());
+      f.removeFnAttr("tune-cpu");
       // Long element-wise chains (erf, gelu) are latency-bound per vector: zmm halves the work.
       if (isa_ == Isa::kAvx512Vnni) f.addFnAttr("prefer-vector-width", "512");
     }
     optimize(*module);
+    if (const char* dump = std::getenv("QRT_LLVM_DUMP_DIR"); dump && *dump) {
+      std::error_code ec;
+      llvm::raw_fd_ostream ll(std::string(dump) + "/" + label + ".ll", ec);
+      if (!ec) module->print(ll, nullptr);
+    }
     llvm::SmallVector<char, 0> bytes;
     llvm::raw_svector_ostream os(bytes);
     llvm::legacy::PassManager codegen;
@@ -227,6 +283,8 @@ class LlvmBackend final : public Backend {
 }  // namespace
 
 LlvmCacheStats llvm_cache_stats() { return {stats().compiled.load(), stats().loaded.load()}; }
+
+bool llvm_kernel_templates_built() { return llvm_ir::kernel_templates_built(); }
 
 const Backend* llvm_backend(Isa isa) {
   // Never destroyed: compiled code may be called until the process exits.

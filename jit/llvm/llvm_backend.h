@@ -17,6 +17,10 @@ struct LlvmCacheStats {
 };
 LlvmCacheStats llvm_cache_stats();
 
+/// Whether this build has the kernel templates (bitcode of jit/llvm/kernel_templates.cpp, made
+/// by clang++-19 at build time) from which LLVM generates every micro-kernel kind.
+bool llvm_kernel_templates_built();
+
 /// The LLVM backend of `isa` (scalar: the architecture's baseline, e.g. x86-64 SSE2; avx2;
 /// avx512-vnni), or null where this build has no LLVM or the level is not one it serves.
 const Backend* llvm_backend(Isa isa);

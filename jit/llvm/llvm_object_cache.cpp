@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -29,7 +30,12 @@ std::string file_for(const std::string& dir, const std::string& key) {
 
 std::string object_cache_dir() {
   const char* dir = std::getenv("QRT_CACHE_DIR");
-  return dir ? std::string(dir) : std::string();
+  if (!dir || !*dir) return std::string();
+  // Created when missing (and its parents), as a cache directory is expected to be; a
+  // directory that cannot be made makes every read a miss and every write a no-op.
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  return std::string(dir);
 }
 
 std::optional<std::string> read_cached_object(const std::string& dir, const std::string& key) {

@@ -8,7 +8,7 @@
 
 namespace qrt::jit::llvm_ir {
 
-/// The cache directory from QRT_CACHE_DIR, or "" when caching is off.
+/// The cache directory from QRT_CACHE_DIR (created when missing), or "" when caching is off.
 std::string object_cache_dir();
 
 /// The object stored under `key` in `dir`, or nullopt (absent, unreadable, or another key

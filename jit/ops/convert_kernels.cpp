@@ -83,6 +83,7 @@ class ConvertFamily final : public OpFamily {
   std::string check(const PreparedOp& prepared, const Backend* backend) const override {
     KernelDesc d = static_cast<const PreparedConvert&>(prepared).desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     const unsigned block = backend->stream_traits().block;
     if (block == 0 || 64 * 1024 % block != 0) return "the convert block must divide 65536";
     return backend->why_not(d);
@@ -92,6 +93,7 @@ class ConvertFamily final : public OpFamily {
     const auto& p = static_cast<const PreparedConvert&>(prepared);
     KernelDesc d = p.desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(
         std::make_unique<ConvertOpKernel>(*p.graph, *p.op, d, std::move(code), backend->stream_traits().block));

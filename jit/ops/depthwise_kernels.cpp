@@ -106,7 +106,7 @@ class DepthwiseOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
-  std::string describe() const override { return desc_.name() + " (s16 multiply-add: exact for every input)"; }
+  std::string describe() const override { return desc_.name() + " (s16 weights, int32 sums: exact for every input)"; }
 
  private:
   Op op_;
@@ -312,6 +312,7 @@ class DepthwiseFamily final : public OpFamily {
     KernelDesc in;
     in.op = KernelOp::kDwInterleave;
     in.isa = backend.isa();
+    in.generator = backend.generator();
     in.storage_signed = p.q.a_signed;
     in.taps = uint16_t(p.w.kw);
     in.channels = uint32_t(p.channels);
@@ -372,6 +373,7 @@ class DepthwiseFamily final : public OpFamily {
     KernelDesc d;
     d.op = KernelOp::kDepthwise;
     d.isa = backend.isa();
+    d.generator = backend.generator();
     d.storage_signed = p.q.a_signed;
     d.out = p.q.out;
     d.taps = uint16_t(p.taps);

@@ -156,6 +156,7 @@ class ElementwiseFamily final : public OpFamily {
   std::string check(const PreparedOp& prepared, const Backend* backend) const override {
     KernelDesc d = static_cast<const PreparedElementwise&>(prepared).desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     if (backend->stream_traits().block != 8) return "the element-wise ABI works in blocks of 8";
     return backend->why_not(d);
   }
@@ -164,6 +165,7 @@ class ElementwiseFamily final : public OpFamily {
     const auto& p = static_cast<const PreparedElementwise&>(prepared);
     KernelDesc d = p.desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(
         std::make_unique<ElementwiseOpKernel>(*p.graph, *p.op, d, std::move(code), p.params, p.out_min, p.out_max));

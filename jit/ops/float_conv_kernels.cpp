@@ -195,12 +195,12 @@ class F32ConvFamily final : public OpFamily {
   }
 
   std::string check(const PreparedOp&, const Backend* backend) const override {
-    return backend->why_not(f32_gemm_desc(backend->isa()));
+    return backend->why_not(f32_gemm_desc(backend->isa(), backend->generator()));
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedF32Conv&>(prepared);
-    const KernelDesc d = f32_gemm_desc(backend->isa());
+    const KernelDesc d = f32_gemm_desc(backend->isa(), backend->generator());
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(std::make_unique<FloatConvOpKernel>(
         *p.graph, *p.op, p.w, p.out_c, p.ig, p.filters, p.bias, fused_clamp(*p.op), p.hybrid, d, std::move(code)));

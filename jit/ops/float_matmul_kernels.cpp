@@ -232,12 +232,12 @@ class F32MatmulFamily final : public OpFamily {
   }
 
   std::string check(const PreparedOp&, const Backend* backend) const override {
-    return backend->why_not(f32_gemm_desc(backend->isa()));
+    return backend->why_not(f32_gemm_desc(backend->isa(), backend->generator()));
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedF32Matmul&>(prepared);
-    const KernelDesc d = f32_gemm_desc(backend->isa());
+    const KernelDesc d = f32_gemm_desc(backend->isa(), backend->generator());
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     if (p.batched) return std::unique_ptr<OpKernel>(std::make_unique<BatchedFloatMatmulOpKernel>(*p.graph, *p.op, d, std::move(code)));
     return std::unique_ptr<OpKernel>(

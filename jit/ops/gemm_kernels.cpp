@@ -32,6 +32,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
   KernelDesc d;
   d.op = KernelOp::kGemm;
   d.isa = backend.isa();
+  d.generator = backend.generator();
   d.path = p.path;
   d.out = p.out;
   d.row_correction = p.row_correction;

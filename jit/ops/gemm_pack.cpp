@@ -87,6 +87,7 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   p->path = *path;
   p->traits = *backend.gemm_traits(*path);
   p->isa = backend.isa();
+  p->generator = backend.generator();
   p->path_reason = *path == GemmPath::kDot4 ? "u8 x s8 quads summed into int32: exact for every input" : a.path_reason;
   p->row_correction = a.row_correction;
   const int64_t group = p->traits.k_group, panel = p->traits.panel;
@@ -126,6 +127,7 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   // The backend's activation-row packing kernel.
   p->pack_desc.op = KernelOp::kPackRows;
   p->pack_desc.isa = backend.isa();
+  p->pack_desc.generator = backend.generator();
   p->pack_desc.path = p->path;
   p->pack_desc.storage_signed = s.a_signed;
   QRT_ASSIGN_OR_RETURN(p->pack_kernel, code_cache().get(p->pack_desc));

@@ -52,6 +52,7 @@ struct PackedGemm {
   GemmPath path = GemmPath::kMaddubs;
   GemmTraits traits;           ///< the backend's tile traits for `path`
   Isa isa = Isa::kScalar;      ///< the backend's level
+  Generator generator = Generator::kNative;  ///< who generated its kernels
   std::string path_reason;     ///< why this path
   bool row_correction = false; ///< some zw' != 0
   bool a_flip = false;         ///< activations are s8: flip the sign bit when packing

@@ -298,6 +298,7 @@ class ClampFamily final : public OpFamily {
   std::string check(const PreparedOp& prepared, const Backend* backend) const override {
     KernelDesc d = static_cast<const PreparedClamp&>(prepared).desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     return backend->why_not(d);
   }
 
@@ -305,6 +306,7 @@ class ClampFamily final : public OpFamily {
     const auto& p = static_cast<const PreparedClamp&>(prepared);
     KernelDesc d = p.desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(std::make_unique<ClampOpKernel>(*p.graph, *p.op, p.lo, p.hi, d, std::move(code)));
   }

@@ -236,6 +236,7 @@ class PoolFamily final : public OpFamily {
     if (p.planar) return "";
     KernelDesc d = p.desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     return backend->why_not(d);
   }
 
@@ -244,6 +245,7 @@ class PoolFamily final : public OpFamily {
     if (p.planar) return std::unique_ptr<OpKernel>(std::make_unique<PlanarMaxPoolKernel>(*p.graph, *p.op, p.w));
     KernelDesc d = p.desc;
     d.isa = backend->isa();
+    d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(
         std::make_unique<PoolOpKernel>(*p.graph, *p.op, p.w, d, std::move(code), p.params, p.pad, p.multipliers));

@@ -65,7 +65,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
   }
 }
 
-Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed) {
+Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
   KernelChoice choice;
   const OpFamily* family = op.operands.empty() ? nullptr : family_for(graph, op);
   if (!family) {
@@ -85,9 +85,10 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     auto say = [&](const std::string& what) {
       choice.chain += (choice.chain.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + what;
     };
-    const Backend* backend = kernel_list_backend(family->kind(), isa);
+    const Backend* backend = kernel_list_backend(family->kind(), isa, generator);
     if (!backend) {
-      say(std::string("no ") + kernel_op_name(family->kind()) + " kernel at this level");
+      say(std::string("no ") + (generator == Generator::kLlvm ? "LLVM " : "") + kernel_op_name(family->kind()) +
+          " kernel at this level");
       continue;
     }
     if (!backend->available()) {

@@ -20,9 +20,10 @@ struct KernelChoice {
   Isa isa = Isa::kScalar;            ///< the level of the chosen kernel
 };
 
-/// Chooses and builds the kernel for `op` among the levels in `allowed` (generating code
-/// through the cache). An op no kernel covers yields a null kernel and the reason; errors are
-/// real failures.
-Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed = host_isas());
+/// Chooses and builds the kernel for `op` among the levels in `allowed`, from the backends of
+/// `generator` (generating code through the cache). An op no kernel covers yields a null
+/// kernel and the reason; errors are real failures.
+Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed = host_isas(),
+                                   Generator generator = Generator::kNative);
 
 }  // namespace qrt::jit

@@ -10,84 +10,11 @@
 #include <cstring>
 
 #include "ir/numerics.h"
+#include "jit/ref/twin_arith.h"
 
 namespace qrt::jit {
 
-namespace {
-
-// int32 arithmetic that wraps like vpaddd / vpsubd / vpmulld (no signed overflow in C++).
-int32_t wrap_add(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
-int32_t wrap_sub(int32_t a, int32_t b) { return int32_t(uint32_t(a) - uint32_t(b)); }
-int32_t wrap_mul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
-
-// Unaligned loads of element i of a 32-bit array (the epilogue blocks mix int32 and f32).
-int32_t load_i32(const void* p, size_t i) {
-  int32_t v;
-  std::memcpy(&v, static_cast<const uint8_t*>(p) + 4 * i, 4);
-  return v;
-}
-float load_f32(const void* p, size_t i) {
-  float v;
-  std::memcpy(&v, static_cast<const uint8_t*>(p) + 4 * i, 4);
-  return v;
-}
-
-// One stored 8-bit value, sign- or zero-extended (vpmovsx / vpmovzx).
-int32_t stored(const uint8_t* p, bool is_signed) { return is_signed ? int32_t(int8_t(*p)) : int32_t(*p); }
-
-// vcvtps2dq in the default rounding mode: nearest even; NaN and out-of-range values give the
-// "integer indefinite" 0x80000000 (never reached inside the contracts' bounds, but defined).
-int32_t cvtps2dq(float t) {
-  if (!(t >= -2147483648.0f && t < 2147483648.0f)) return INT32_MIN;
-  return int32_t(std::nearbyint(t));
-}
-
-// vmaxps(t, lo) then vminps(t, hi): each returns its second operand unless the first compares
-// greater (smaller), so a NaN lane becomes a bound — written out rather than std::max/min,
-// which keep the NaN.
-float clamp_ps(float t, float lo, float hi) {
-  t = t > lo ? t : lo;
-  return t < hi ? t : hi;
-}
-
-// The packs vpackssdw then vpacksswb / vpackuswb: saturate to the 8-bit output type.
-uint8_t narrow(int32_t v, bool to_signed) {
-  return to_signed ? uint8_t(int8_t(std::clamp(v, -128, 127))) : uint8_t(std::clamp(v, 0, 255));
-}
-
-// The 8-bit requantization tail shared by every kernel: clamp, round, + zo, narrow.
-uint8_t requantize_tail(float t, float lo, float hi, int32_t zo, bool to_signed) {
-  return narrow(wrap_add(cvtps2dq(clamp_ps(t, lo, hi)), zo), to_signed);
-}
-
-// The epilogue of one accumulator for output kind `out`, stored at `dst`: s32 as is; f32:
-// f32(acc)·m; 8-bit: clamp(f32(acc)·m, lo, hi) rounded, + zo. float(int32) is vcvtdq2ps:
-// exact below 2^24, else rounded to nearest even.
-void store_epilogue(int32_t acc, OutKind out, float m, float lo, float hi, int32_t zo, uint8_t* dst) {
-  switch (out) {
-    case OutKind::kS32: std::memcpy(dst, &acc, 4); return;
-    case OutKind::kF32: {
-      const float y = float(acc) * m;
-      std::memcpy(dst, &y, 4);
-      return;
-    }
-    case OutKind::kU8:
-    case OutKind::kS8: *dst = requantize_tail(float(acc) * m, lo, hi, zo, out == OutKind::kS8); return;
-  }
-}
-
-unsigned out_bytes(OutKind out) { return out == OutKind::kS32 || out == OutKind::kF32 ? 4 : 1; }
-
-// The pointer of tap t for pixel p (see DepthwiseArgs): the pixel's pointer row lies
-// p · taps_stride bytes into the array (the kernels step it in bytes), and every pointer of
-// the row moves p · pixel_step bytes (stepping mode).
-const uint8_t* tap(const uint8_t* const* taps, int64_t taps_stride, int64_t pixel_step, int64_t p, unsigned t) {
-  const uint8_t* ptr;
-  std::memcpy(&ptr, reinterpret_cast<const uint8_t*>(taps) + p * taps_stride + 8 * int64_t(t), sizeof ptr);
-  return ptr + p * pixel_step;
-}
-
-}  // namespace
+using namespace twin;
 
 void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
   const auto* in = static_cast<const uint8_t*>(args->in);

@@ -16,6 +16,8 @@
 #include "jit/core/aligned_bytes.h"
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
+#include "jit/llvm/llvm_backend.h"
+#include "jit/ref/scalar_backend.h"
 #include "jit/ref/twins.h"
 
 namespace {
@@ -109,6 +111,7 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
           KernelDesc d;
           d.op = KernelOp::kGemm;
           d.isa = b.isa();
+          d.generator = b.generator();
           d.path = path;
           d.out = out;
           d.mr = uint8_t(mr);
@@ -158,6 +161,7 @@ void check_pack_rows(const Backend& b, std::mt19937& rng) {
         KernelDesc d;
         d.op = KernelOp::kPackRows;
         d.isa = b.isa();
+        d.generator = b.generator();
         d.path = path;
         d.storage_signed = flip;
         const int64_t k_padded = (k + traits->k_group - 1) / traits->k_group * traits->k_group;
@@ -221,6 +225,7 @@ void check_depthwise(const Backend& b, std::mt19937& rng) {
         KernelDesc d;
         d.op = KernelOp::kDepthwise;
         d.isa = b.isa();
+        d.generator = b.generator();
         d.storage_signed = rng() % 2;
         d.out = out;
         d.taps = uint16_t(taps);
@@ -258,6 +263,7 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
       KernelDesc d;
       d.op = KernelOp::kDwInterleave;
       d.isa = b.isa();
+      d.generator = b.generator();
       d.storage_signed = rng() % 2;
       d.taps = uint16_t(kw);
       d.channels = channels;
@@ -289,6 +295,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         KernelDesc d;
         d.op = KernelOp::kDwRows;
         d.isa = b.isa();
+        d.generator = b.generator();
         d.storage_signed = rng() % 2;
         d.out = out;
         d.taps = uint16_t(kw);
@@ -325,6 +332,7 @@ void check_pool(const Backend& b, std::mt19937& rng) {
         KernelDesc d;
         d.op = op;
         d.isa = b.isa();
+        d.generator = b.generator();
         d.storage_signed = rng() % 2;
         d.out = rng() % 2 ? OutKind::kS8 : OutKind::kU8;
         d.taps = uint16_t(taps);
@@ -362,6 +370,7 @@ void check_streams(const Backend& b, std::mt19937& rng) {
       KernelDesc d;
       d.op = op;
       d.isa = b.isa();
+      d.generator = b.generator();
       d.storage_signed = rng() % 2;
       d.b_signed = rng() % 2;
       d.out = rng() % 2 ? OutKind::kS8 : OutKind::kU8;
@@ -392,6 +401,7 @@ void check_streams(const Backend& b, std::mt19937& rng) {
       KernelDesc d;
       d.op = op;
       d.isa = b.isa();
+      d.generator = b.generator();
       d.storage_signed = rng() % 2;
       d.scale = float(std::pow(10.0, std::uniform_real_distribution<double>(-8.0, 3.0)(rng)));
       d.qmin = d.storage_signed ? -128 : 0;
@@ -423,6 +433,7 @@ void check_streams(const Backend& b, std::mt19937& rng) {
     KernelDesc d;
     d.op = KernelOp::kClamp;
     d.isa = b.isa();
+    d.generator = b.generator();
     d.storage_signed = rng() % 2;
     const int smin = d.storage_signed ? -128 : 0;
     const int lo = smin + int(rng() % 100), hi = lo + int(rng() % 150);
@@ -438,6 +449,7 @@ void check_f32_gemm(const Backend& b, std::mt19937& rng) {
   KernelDesc d;
   d.op = KernelOp::kF32Gemm;
   d.isa = b.isa();
+  d.generator = b.generator();
   std::uniform_real_distribution<float> v(-2.0f, 2.0f);
   for (int64_t rows : {1, 2, 3, 4}) {
     for (int64_t n : {1, 15, 16, 33}) {
@@ -495,12 +507,16 @@ void check_ew_program(const Backend& b, std::mt19937& rng) {
 
 TEST_CASE("every kernel-list row at the level under test matches its scalar twin") {
   std::mt19937 rng(2026);
-  int rows = 0;
+  int rows = 0, native_rows = 0, llvm_rows = 0, program_rows = 0;
   std::vector<std::pair<const Backend*, void (*)(const Backend&, std::mt19937&)>> done;
   for (const KernelListRow& row : kernel_list()) {
-    if (row.isa != qrt_test::test_isa() || row.isa == Isa::kScalar) continue;
+    // Scalar rows of the native generator are the twins themselves.
+    if (row.isa != qrt_test::test_isa() || (row.isa == Isa::kScalar && row.backend == &scalar_backend())) continue;
     REQUIRE_MESSAGE(row.backend->available(), row.backend->name() << " is listed for a level the host has");
     ++rows;
+    if (row.op == KernelOp::kEwProgram) ++program_rows;
+    else if (row.backend->generator() == Generator::kNative) ++native_rows;
+    else ++llvm_rows;
     CAPTURE(row.backend->name());
     CAPTURE(kernel_op_name(row.op));
     void (*check)(const Backend&, std::mt19937&) = nullptr;
@@ -522,9 +538,14 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
     check(*row.backend, rng);
   }
   MESSAGE(rows << " kernel-list rows at " << std::string(qrt_test::test_isa_name()) << " checked against their twins");
-  // AVX2 has every kind but the dot4 depthwise rows (they need vpdpbusd); programs where LLVM is built.
-  const int programs = kernel_list_backend(KernelOp::kEwProgram, Isa::kAvx2) ? 0 : 1;
-  if (qrt_test::test_isa() == Isa::kAvx2) CHECK(rows == int(KernelOp::kCount) - 2 - programs);
+  // AVX2 has every kind but programs and the dot4 depthwise rows (they need vpdpbusd).
+  if (qrt_test::test_isa() == Isa::kAvx2) CHECK(native_rows == int(KernelOp::kCount) - 3);
+  // Where LLVM serves the level: programs, and with its kernel templates every kind but the
+  // dot4 rows.
+  if (llvm_backend(qrt_test::test_isa())) {
+    CHECK(program_rows == 1);
+    if (llvm_kernel_templates_built()) CHECK(llvm_rows == int(KernelOp::kCount) - 3);
+  }
   if (qrt_test::test_isa() == Isa::kAvx2Vnni || qrt_test::test_isa() == Isa::kAvx512Vnni) CHECK(rows >= 2);
 }
 

@@ -306,6 +306,18 @@ static void test_static_plan(void) {
   EXPECT(run_static(model, QRT_BACKEND_DEFAULT, 1, x, out));
   EXPECT(run_static(model, QRT_BACKEND_DEFAULT, 3, x, out_threads));
   EXPECT(memcmp(out, out_ref, sizeof out) == 0 && memcmp(out_threads, out_ref, sizeof out) == 0);
+  /* The LLVM backend: the same bytes where this build has it, else QRT_UNSUPPORTED. */
+  if (strstr(qrt_build_info(), "every kernel from LLVM: built")) {
+    memset(out, 0, sizeof out);
+    EXPECT(run_static(model, QRT_BACKEND_LLVM, 3, x, out));
+    EXPECT(memcmp(out, out_ref, sizeof out) == 0);
+  } else {
+    qrt_plan_options opts;
+    qrt_plan_options_init(&opts);
+    opts.backend = QRT_BACKEND_LLVM;
+    EXPECT(qrt_plan_create(model, &opts, &plan) == QRT_UNSUPPORTED);
+    EXPECT_MSG_CONTAINS("LLVM backend is not in this build");
+  }
   qrt_model_destroy(model);
 }
 

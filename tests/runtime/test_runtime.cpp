@@ -218,6 +218,57 @@ TEST_CASE("every model gives the reference's bytes at every ISA level the host h
   }
 }
 
+TEST_CASE("every model gives the reference's bytes on the LLVM backend, whose kernels all come from LLVM") {
+  if (std::string(qrt_build_info()).find("llvm (every kernel from LLVM: built)") == std::string::npos) {
+    qrt_model_t* model = nullptr;
+    REQUIRE(qrt_model_load_file((kModels + "/onnx/digits_cnn_qdq_u8.onnx").c_str(), &model) == QRT_OK);
+    qrt_plan_options opts;
+    qrt_plan_options_init(&opts);
+    opts.backend = QRT_BACKEND_LLVM;
+    qrt_plan_t* plan = nullptr;
+    CHECK(qrt_plan_create(model, &opts, &plan) == QRT_UNSUPPORTED);
+    CHECK(std::string(qrt_last_error_message()).find("LLVM backend is not in this build") != std::string::npos);
+    qrt_model_destroy(model);
+    MESSAGE("this build has no LLVM kernel templates: only the refusal is tested");
+    return;
+  }
+  // The levels LLVM serves on x86-64 (avx2-vnni plans fall back to its avx2 kernels).
+  std::vector<std::string> levels;
+  for (const std::string& level : host_levels()) {
+    if (level == "scalar" || level == "avx2" || level == "avx512-vnni") levels.push_back(level);
+  }
+  for (const char* path : kAllModels) {
+    CAPTURE(path);
+    Compiled ref;
+    compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(ref.plan, &ctx) == QRT_OK);
+    const Inputs in = make_inputs(ref.model, 93);
+    const auto want = run_once(ctx, in, ref.outputs);
+    qrt_context_destroy(ctx);
+    for (const std::string& level : levels) {
+      CAPTURE(level);
+      Compiled c;
+      compile(path, 3, c, level.c_str(), QRT_BACKEND_LLVM);
+      REQUIRE(qrt_context_create(c.plan, &ctx) == QRT_OK);
+      CHECK(run_once(ctx, in, c.outputs) == want);
+      qrt_context_destroy(ctx);
+      size_t ops = 0, llvm_kernels = 0;
+      qrt_plan_num_ops(c.plan, &ops);
+      for (size_t o = 0; o < ops; ++o) {
+        qrt_op_info info;
+        REQUIRE(qrt_plan_op_info(c.plan, o, &info) == QRT_OK);
+        const std::string kernel = info.kernel;
+        // Kernel contract names carry "__<level>"; every one of them is LLVM's.
+        CHECK_MESSAGE((kernel.find("__") == std::string::npos || kernel.find("llvm") != std::string::npos),
+                      "op " << o << ": " << kernel);
+        if (kernel.find("_llvm") != std::string::npos) ++llvm_kernels;
+      }
+      CHECK(llvm_kernels > 0);
+    }
+  }
+}
+
 TEST_CASE("plans refuse ISA levels that are unknown or that the host lacks, naming them") {
   qrt_model_t* model = nullptr;
   REQUIRE(qrt_model_load_file((kModels + "/onnx/digits_cnn_qdq_u8.onnx").c_str(), &model) == QRT_OK);

@@ -191,14 +191,30 @@ TEST_CASE("qrun bad input: one clear line, non-zero exit") {
                        "qopt", "would hold 399999999996 bytes (the limit is 4 GiB)");
 }
 
-TEST_CASE("qrun --backend jit and ref give identical outputs") {
+TEST_CASE("qrun --backend jit, llvm and ref give identical outputs") {
   const Run jit = run(kQrun + " " + kExamples + "/mlp.mlir --random 11 --backend jit");
   const Run ref = run(kQrun + " " + kExamples + "/mlp.mlir --random 11 --backend ref");
   REQUIRE_MESSAGE(ref.exit_code == 0, ref.err);
   REQUIRE_MESSAGE(jit.exit_code == 0, jit.err);  // the JIT runs on every host (scalar twins at least)
   CHECK(jit.out == ref.out);
+  // The LLVM backend, where the build has it (qrun --version says), on a real model with
+  // every kernel kind of an int8 CNN; otherwise one clear refusal.
+  const std::string model = std::string(MODELS_DIR) + "/tflite-micro/person_detect.tflite";
+  const bool llvm_built = run(kQrun + " --version").out.find("every kernel from LLVM: built") != std::string::npos;
+  const Run llvm = run(kQrun + " " + model + " --random 5 --backend llvm --kernels");
+  if (llvm_built) {
+    REQUIRE_MESSAGE(llvm.exit_code == 0, llvm.err);
+    CHECK(llvm.out.find("_dwconv_") != std::string::npos);
+    CHECK(llvm.out.find("_llvm") != std::string::npos);
+    const Run llvm_out = run(kQrun + " " + model + " --random 5 --backend llvm");
+    const Run ref_out = run(kQrun + " " + model + " --random 5 --backend ref");
+    REQUIRE_MESSAGE(llvm_out.exit_code == 0, llvm_out.err);
+    CHECK(llvm_out.out == ref_out.out);
+  } else {
+    check_one_error_line(llvm, "qrun", "the LLVM backend is not in this build");
+  }
   const Run bad = run(kQrun + " " + kExamples + "/mlp.mlir --random 1 --backend gpu");
-  check_one_error_line(bad, "qrun", "--backend must be jit or ref, got 'gpu'");
+  check_one_error_line(bad, "qrun", "--backend must be jit, llvm or ref, got 'gpu'");
   CHECK(bad.exit_code == 2);
 }
 

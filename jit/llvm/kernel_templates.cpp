@@ -1,0 +1,266 @@
+// qrt — the LLVM backend's kernel templates. This file is never compiled into the library:
+// clang++-19 turns it (with jit/ref/twins.cpp and ir/numerics.cpp) into LLVM bitcode at build
+// time, embedded in the library. At run time the backend (llvm_kernels.cpp) links a kernel
+// description into that bitcode as a constant, so inlining folds every desc-> field (tile
+// shape, panel, taps, channels, signedness, output kind), and optimizes the result for the
+// level's CPU: the loop vectorizer picks the vector width. One source serves every integer
+// kernel kind on every architecture LLVM targets.
+//
+// Numerics: every template computes what its scalar twin computes, in the same order (int32
+// sums wrap, f32 sums in increasing k, no contraction: clang++ runs with -ffp-contract=off).
+// Kinds whose twin already has its loops in a vectorizable order call the twin itself; the
+// GEMM tiles reorder the twins' loops (columns innermost) without changing any sum's order.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "jit/ref/twin_arith.h"
+#include "jit/ref/twins.h"
+
+using namespace qrt::jit;
+using namespace qrt::jit::twin;
+
+namespace {
+
+// The largest tile the LLVM backend's traits ask for (its why_not checks descriptions).
+constexpr int kMaxRows = 8;
+
+// Clang's generic vectors (LLVM legalizes them for every target: two ymm or four xmm stand in
+// for a 64-byte vector where zmm is missing).
+typedef int8_t s8x16 __attribute__((vector_size(16)));
+typedef uint8_t u8x4 __attribute__((vector_size(4)));
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+typedef int32_t i32x4 __attribute__((vector_size(16)));
+typedef uint8_t u8x64 __attribute__((vector_size(64)));
+typedef int8_t s8x64 __attribute__((vector_size(64)));
+typedef int16_t i16x32 __attribute__((vector_size(64)));
+typedef int16_t i16x64 __attribute__((vector_size(128)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+typedef int32_t i32x32 __attribute__((vector_size(128)));
+typedef uint32_t u32x32 __attribute__((vector_size(128)));
+typedef float f32x16 __attribute__((vector_size(64)));
+
+template <typename V>
+V load_vec(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Wrapping int32 lanes (vpaddd), whatever the compiler assumes of signed vector overflow.
+i32x16 wrap_add16(i32x16 a, i32x16 b) { return i32x16(u32x16(a) + u32x16(b)); }
+
+// The epilogue of 16 accumulators (store_epilogue lane by lane, vectorized): s32 as is; f32:
+// f32(acc)·m; 8-bit: clamp(f32(acc)·m, lo, hi) (NaN becomes lo, as vmaxps does), rounded to
+// nearest even, + zo, saturated to the output type. The first `count` lanes go to dst.
+void store_epilogue16(i32x16 acc, OutKind out, f32x16 m, f32x16 lo, f32x16 hi, i32x16 zo, uint8_t* dst, unsigned count) {
+  if (out == OutKind::kS32) {
+    std::memcpy(dst, &acc, size_t(count) * 4);
+    return;
+  }
+  f32x16 t = __builtin_convertvector(acc, f32x16) * m;
+  if (out == OutKind::kF32) {
+    std::memcpy(dst, &t, size_t(count) * 4);
+    return;
+  }
+  t = t > lo ? t : lo;
+  t = t < hi ? t : hi;
+  // lo and hi are integers of the output range minus zo, so the rounded value converts exactly.
+  i32x16 q = wrap_add16(__builtin_convertvector(__builtin_elementwise_roundeven(t), i32x16), zo);
+  const i32x16 qmin = out == OutKind::kS8 ? i32x16{} - 128 : i32x16{};
+  const i32x16 qmax = out == OutKind::kS8 ? i32x16{} + 127 : i32x16{} + 255;
+  q = q > qmin ? q : qmin;
+  q = q < qmax ? q : qmax;
+  const u8x16 bytes = __builtin_convertvector(q, u8x16);  // two's complement bytes for s8
+  std::memcpy(dst, &bytes, count);
+}
+
+// One kGemm tile in the quad layout (GemmPath::kDot4: per k step, 16 columns of four s8
+// weights). Each row keeps 32 int32 pair sums (two per column, i16 x i16 products summed in
+// pairs: the pmaddwd shape) and folds them into 16 column sums after the last k step; int32
+// sums wrap, so the order is free and the result is the twin's.
+template <int kRows>
+void gemm_quads(const GemmTileArgs* args, const KernelDesc* d) {
+  const auto* a = static_cast<const uint8_t*>(args->a);
+  const auto* w = static_cast<const int8_t*>(args->w);
+  i32x32 acc[kRows] = {};
+  for (int64_t s = 0; s < args->k_steps; ++s) {
+    const i16x64 wv = __builtin_convertvector(load_vec<s8x64>(w + s * 64), i16x64);
+    const i16x32 w_even = __builtin_shufflevector(wv, wv, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32,
+                                                  34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62);
+    const i16x32 w_odd = __builtin_shufflevector(wv, wv, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33,
+                                                 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63);
+    const i32x32 we = __builtin_convertvector(w_even, i32x32), wo = __builtin_convertvector(w_odd, i32x32);
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* q = a + r * args->a_stride + s * 4;
+      // Pair sums: column j's even slot gets a0·w0 + a1·w1, its odd slot a2·w2 + a3·w3.
+      const i32x4 quad = __builtin_convertvector(load_vec<u8x4>(q), i32x4);
+      const i32x32 ae = __builtin_shufflevector(quad, quad, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2,
+                                                0, 2, 0, 2, 0, 2, 0, 2, 0, 2);
+      const i32x32 ao = __builtin_shufflevector(quad, quad, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3,
+                                                1, 3, 1, 3, 1, 3, 1, 3, 1, 3);
+      acc[r] = i32x32(u32x32(acc[r]) + u32x32(ae * we + ao * wo));
+    }
+  }
+  const auto* ep = static_cast<const uint8_t*>(args->epilogue);
+  const int64_t panel = d->panel;  // 16: one vector of each field
+  const i32x16 bias = load_vec<i32x16>(ep + kEpBias * panel * 4), zw = load_vec<i32x16>(ep + kEpWeightZeroPoint * panel * 4);
+  const f32x16 m = load_vec<f32x16>(ep + kEpMultiplier * panel * 4), lo = load_vec<f32x16>(ep + kEpLowerBound * panel * 4),
+               hi = load_vec<f32x16>(ep + kEpUpperBound * panel * 4);
+  const i32x16 zo = load_vec<i32x16>(ep + kEpOutputZeroPoint * panel * 4);
+  for (int r = 0; r < kRows; ++r) {
+    const i32x16 even = __builtin_shufflevector(acc[r], acc[r], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const i32x16 odd = __builtin_shufflevector(acc[r], acc[r], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    i32x16 v = wrap_add16(wrap_add16(even, odd), bias);
+    if (d->row_correction) v = i32x16(u32x16(v) - u32x16(zw) * uint32_t(args->row_sums[r]));
+    store_epilogue16(v, d->out, m, lo, hi, zo, static_cast<uint8_t*>(args->c) + r * args->c_stride, d->nr);
+  }
+}
+
+// kDepthwise, blocks of 16 channels: accumulators in lane order (the layout's: weights and
+// epilogue fields are per lane; lane l reads channel depthwise_lane_channel(16, l), i.e. the
+// channel groups 4..7 and 8..11 swapped, an involution). Taps in pairs as packed (tap 2p
+// even, 2p + 1 odd); sums wrap in int32 in tap order, as twin_depthwise's. A partial last
+// block runs the twin's lane loop.
+void depthwise_block16(const DepthwiseArgs* args, const KernelDesc* d, int64_t p, uint32_t b, uint8_t* out) {
+  const unsigned taps = d->taps, pairs = taps / 2;
+  const auto* ep = static_cast<const uint8_t*>(args->epilogue) + size_t(b) * kEpFields * 16 * 4;
+  i32x16 acc = load_vec<i32x16>(ep + kEpBias * 64);
+  const auto* w16 = static_cast<const uint8_t*>(args->weights) + 2 * depthwise_weight_index(16, pairs, b, 0, 0);
+  for (unsigned pr = 0; pr < pairs; ++pr) {
+    const i16x32 wv = load_vec<i16x32>(w16 + size_t(pr) * 64);
+    const i32x16 w0 = __builtin_convertvector(
+        __builtin_shufflevector(wv, wv, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), i32x16);
+    const i32x16 w1 = __builtin_convertvector(
+        __builtin_shufflevector(wv, wv, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), i32x16);
+    i32x16 x[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      const uint8_t* src = tap(args->taps, args->taps_stride, args->pixel_step, p, 2 * pr + h) + size_t(b) * 16;
+      const u8x16 raw = load_vec<u8x16>(src);
+      const u8x16 lanes = __builtin_shufflevector(raw, raw, 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
+      x[h] = d->storage_signed ? __builtin_convertvector(s8x16(lanes), i32x16) : __builtin_convertvector(lanes, i32x16);
+    }
+    acc = wrap_add16(wrap_add16(acc, x[0] * w0), x[1] * w1);
+  }
+  const unsigned ob = out_bytes(d->out);
+  alignas(64) uint8_t lanes_out[64];
+  store_epilogue16(acc, d->out, load_vec<f32x16>(ep + kEpMultiplier * 64), load_vec<f32x16>(ep + kEpLowerBound * 64),
+                   load_vec<f32x16>(ep + kEpUpperBound * 64), load_vec<i32x16>(ep + kEpOutputZeroPoint * 64), lanes_out, 16);
+  // Back to channel order: lane groups 1 and 2 (of four lanes) swap places.
+  uint8_t* dst = out + size_t(b) * 16 * ob;
+  const unsigned g = 4 * ob;
+  std::memcpy(dst, lanes_out, g);
+  std::memcpy(dst + g, lanes_out + 2 * g, g);
+  std::memcpy(dst + 2 * g, lanes_out + g, g);
+  std::memcpy(dst + 3 * g, lanes_out + 3 * g, g);
+}
+
+void depthwise16(const DepthwiseArgs* args, const KernelDesc* d) {
+  const uint32_t full = d->channels / 16;
+  for (int64_t p = 0; p < args->pixels; ++p) {
+    auto* out = static_cast<uint8_t*>(args->out) + p * args->out_stride;
+    for (uint32_t b = 0; b < full; ++b) depthwise_block16(args, d, p, b, out);
+  }
+  if (d->channels % 16 == 0) return;
+  // The partial block: the twin on these channels only (a description of the last block).
+  for (int64_t p = 0; p < args->pixels; ++p) {
+    uint8_t* out = static_cast<uint8_t*>(args->out) + p * args->out_stride;
+    const unsigned ob = out_bytes(d->out);
+    const auto* ep = static_cast<const uint8_t*>(args->epilogue) + size_t(full) * kEpFields * 16 * 4;
+    const auto* w16 = static_cast<const uint8_t*>(args->weights);
+    const unsigned pairs = d->taps / 2;
+    for (unsigned lane = 0; lane < 16; ++lane) {
+      const uint32_t ch = full * 16 + depthwise_lane_channel(16, lane);
+      if (ch >= d->channels) continue;
+      int32_t acc = load_i32(ep, kEpBias * 16 + lane);
+      for (unsigned t = 0; t < d->taps; ++t) {
+        int16_t wv;
+        std::memcpy(&wv, w16 + 2 * depthwise_weight_index(16, pairs, full, lane, t), 2);
+        const int32_t x = stored(tap(args->taps, args->taps_stride, args->pixel_step, p, t) + ch, d->storage_signed);
+        acc = wrap_add(acc, x * int32_t(wv));
+      }
+      store_epilogue(acc, d->out, load_f32(ep, kEpMultiplier * 16 + lane), load_f32(ep, kEpLowerBound * 16 + lane),
+                     load_f32(ep, kEpUpperBound * 16 + lane), load_i32(ep, kEpOutputZeroPoint * 16 + lane), out + size_t(ch) * ob);
+    }
+  }
+}
+
+// kF32Gemm: a block of up to four rows by 16 columns at a time; each output still sums
+// acc + f32(x·w) in increasing k from +0, then + bias, exactly as twin_f32_gemm.
+template <int kRows>
+void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
+  const int64_t k = args->k, n = args->n, np = args->n_padded;
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    float acc[kRows][16] = {};
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float* wk = args->w + kk * np + j0;
+      for (int r = 0; r < kRows; ++r) {
+        const float x = args->x[(row0 + r) * k + kk];
+        for (int j = 0; j < 16; ++j) {
+          const float p = x * wk[j];
+          acc[r][j] = acc[r][j] + p;
+        }
+      }
+    }
+    const int64_t width = n - j0 < 16 ? n - j0 : 16;
+    for (int r = 0; r < kRows; ++r) {
+      float* y = args->y + (row0 + r) * n + j0;
+      for (int64_t j = 0; j < width; ++j) y[j] = args->bias ? acc[r][j] + args->bias[j0 + j] : acc[r][j];
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+/// What the host compiler must agree on with clang++ (checked before the first kernel): the
+/// sizes of the description and of every argument block, and the description's last field.
+extern const uint64_t qrt_kernel_template_abi[];
+const uint64_t qrt_kernel_template_abi[] = {
+    sizeof(KernelDesc),  offsetof(KernelDesc, channels), sizeof(ConvertArgs),     sizeof(GemmTileArgs),
+    sizeof(PackRowsArgs), sizeof(DepthwiseArgs),          sizeof(PoolArgs),        sizeof(ElementwiseArgs),
+    sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded)};
+
+void qrt_kt_convert(const ConvertArgs* args, const KernelDesc* d) { twin_convert(args, d); }
+
+void qrt_kt_gemm(const GemmTileArgs* args, const KernelDesc* d) {
+  switch (d->mr) {
+    case 1: return gemm_quads<1>(args, d);
+    case 2: return gemm_quads<2>(args, d);
+    case 3: return gemm_quads<3>(args, d);
+    case 4: return gemm_quads<4>(args, d);
+    case 5: return gemm_quads<5>(args, d);
+    case 6: return gemm_quads<6>(args, d);
+    case 7: return gemm_quads<7>(args, d);
+    case kMaxRows: return gemm_quads<kMaxRows>(args, d);
+    default: return;  // refused by the backend's why_not
+  }
+}
+
+void qrt_kt_pack_rows(const PackRowsArgs* args, const KernelDesc* d) { twin_pack_rows(args, d); }
+
+void qrt_kt_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
+  if (d->panel == 16) return depthwise16(args, d);
+  twin_depthwise(args, d);  // other block widths (not asked for by the backend's traits)
+}
+
+void qrt_kt_pool(const PoolArgs* args, const KernelDesc* d) { twin_pool(args, d); }
+
+void qrt_kt_elementwise(const ElementwiseArgs* args, const KernelDesc* d) { twin_elementwise(args, d); }
+
+void qrt_kt_clamp(const ClampArgs* args, const KernelDesc* d) { twin_clamp(args, d); }
+
+void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
+  int64_t r = 0;
+  for (; r + 4 <= args->rows; r += 4) f32_gemm_rows<4>(args, r);
+  switch (args->rows - r) {
+    case 3: return f32_gemm_rows<3>(args, r);
+    case 2: return f32_gemm_rows<2>(args, r);
+    case 1: return f32_gemm_rows<1>(args, r);
+    default: return;
+  }
+}
+
+}  // extern "C"
