@@ -184,19 +184,33 @@ std::vector<std::string> host_levels() {
   return levels;
 }
 
+// Inputs of the model at `path` from `seed` (make_inputs).
+Inputs model_inputs(const char* path, uint32_t seed) {
+  Compiled ref;
+  compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+  return make_inputs(ref.model, seed);
+}
+
+// The reference backend's outputs of the model at `path` on `in`.
+std::vector<std::vector<uint8_t>> reference_outputs(const char* path, const Inputs& in) {
+  Compiled ref;
+  compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(ref.plan, &ctx) == QRT_OK);
+  auto out = run_once(ctx, in, ref.outputs);
+  qrt_context_destroy(ctx);
+  return out;
+}
+
 TEST_CASE("every model gives the reference's bytes at every ISA level the host has") {
   const std::vector<std::string> levels = host_levels();
   MESSAGE("host levels: " << qrt_host_isas());
   REQUIRE(std::find(levels.begin(), levels.end(), "scalar") != levels.end());
   for (const char* path : kAllModels) {
     CAPTURE(path);
-    Compiled ref;
-    compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+    const Inputs in = model_inputs(path, 91);
+    const auto want = reference_outputs(path, in);
     qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(ref.plan, &ctx) == QRT_OK);
-    const Inputs in = make_inputs(ref.model, 91);
-    const auto want = run_once(ctx, in, ref.outputs);
-    qrt_context_destroy(ctx);
     for (const std::string& level : levels) {
       CAPTURE(level);
       Compiled c;
@@ -239,13 +253,9 @@ TEST_CASE("every model gives the reference's bytes on the LLVM backend, whose ke
   }
   for (const char* path : kAllModels) {
     CAPTURE(path);
-    Compiled ref;
-    compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+    const Inputs in = model_inputs(path, 93);
+    const auto want = reference_outputs(path, in);
     qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(ref.plan, &ctx) == QRT_OK);
-    const Inputs in = make_inputs(ref.model, 93);
-    const auto want = run_once(ctx, in, ref.outputs);
-    qrt_context_destroy(ctx);
     for (const std::string& level : levels) {
       CAPTURE(level);
       Compiled c;
