@@ -126,7 +126,7 @@ const char* qrt_build_info(void) {
          "level, the reference for ops without one); llvm (every kernel from LLVM: ";
     s += qrt::jit::llvm_kernel_templates_built() ? "built" : "not in this build";
     s += "); default: ";
-    s += qrt::jit::host_best_isa() != qrt::jit::Isa::kScalar || !qrt::jit::llvm_kernel_templates_built() ? "jit" : "llvm";
+    s += qrt::runtime::resolved_backend(QRT_BACKEND_DEFAULT) == QRT_BACKEND_LLVM ? "llvm" : "jit";
     s += "\n";
     return s;
   }();

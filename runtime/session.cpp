@@ -204,21 +204,13 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
   return load_model(buffer.str(), path);
 }
 
-namespace {
-
-// QRT_BACKEND_DEFAULT made concrete (qrt.h): native kernels where a SIMD level has them, else
-// LLVM's where this build has them.
 qrt_backend resolved_backend(qrt_backend requested) {
   if (requested != QRT_BACKEND_DEFAULT) return requested;
   const bool native_simd = jit::host_best_isa() != jit::Isa::kScalar;
-  if (!native_simd && jit::llvm_kernel_templates_built() && jit::llvm_backend(jit::Isa::kScalar) &&
-      jit::llvm_backend(jit::Isa::kScalar)->available()) {
-    return QRT_BACKEND_LLVM;
-  }
+  const jit::Backend* llvm = jit::llvm_backend(jit::Isa::kScalar);
+  if (!native_simd && jit::llvm_kernel_templates_built() && llvm && llvm->available()) return QRT_BACKEND_LLVM;
   return QRT_BACKEND_JIT;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options) {
   if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF &&

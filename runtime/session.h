@@ -85,6 +85,11 @@ struct Plan {
 };
 
 /// Compiles `model` with `options`.
+/// The backend a plan asking for `requested` runs: QRT_BACKEND_DEFAULT made concrete (qrt.h:
+/// native kernels where the host has a SIMD level with them, else LLVM's where built), any
+/// other value itself.
+qrt_backend resolved_backend(qrt_backend requested);
+
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options);
 
 /// Per-run state of one thread's use of a plan: its thread pool and arena, bound inputs and

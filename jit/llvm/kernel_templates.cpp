@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "jit/llvm/kernel_template_abi.h"
 #include "jit/ref/twin_arith.h"
 #include "jit/ref/twins.h"
 
@@ -215,13 +216,9 @@ void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
 
 extern "C" {
 
-/// What the host compiler must agree on with clang++ (checked before the first kernel): the
-/// sizes of the description and of every argument block, and the description's last field.
-extern const uint64_t qrt_kernel_template_abi[];
-const uint64_t qrt_kernel_template_abi[] = {
-    sizeof(KernelDesc),  offsetof(KernelDesc, channels), sizeof(ConvertArgs),     sizeof(GemmTileArgs),
-    sizeof(PackRowsArgs), sizeof(DepthwiseArgs),          sizeof(PoolArgs),        sizeof(ElementwiseArgs),
-    sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded)};
+/// kKernelTemplateAbi as clang++ lays the structs out (llvm_kernels.cpp compares it).
+extern const decltype(qrt::jit::llvm_ir::kKernelTemplateAbi) qrt_kernel_template_abi;
+const decltype(qrt::jit::llvm_ir::kKernelTemplateAbi) qrt_kernel_template_abi = qrt::jit::llvm_ir::kKernelTemplateAbi;
 
 void qrt_kt_convert(const ConvertArgs* args, const KernelDesc* d) { twin_convert(args, d); }
 

@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "jit/core/microkernel.h"
+#include "jit/llvm/kernel_template_abi.h"
 #include "jit/llvm/llvm_codegen.h"
 
 #if QRT_LLVM_KERNEL_TEMPLATES
@@ -73,11 +74,12 @@ std::string check_abi() {
   auto module = parse_templates(ctx);
   if (!module.is_ok()) return module.status().message();
   const llvm::GlobalVariable* abi = (*module)->getGlobalVariable("qrt_kernel_template_abi");
-  const auto* values = abi && abi->hasInitializer() ? llvm::dyn_cast<llvm::ConstantDataArray>(abi->getInitializer()) : nullptr;
-  const uint64_t host[] = {sizeof(KernelDesc),  offsetof(KernelDesc, channels), sizeof(ConvertArgs),     sizeof(GemmTileArgs),
-                           sizeof(PackRowsArgs), sizeof(DepthwiseArgs),          sizeof(PoolArgs),        sizeof(ElementwiseArgs),
-                           sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded)};
-  const size_t count = sizeof host / sizeof host[0];
+  // A std::array: a struct around the array of values.
+  const llvm::Constant* init = abi && abi->hasInitializer() ? abi->getInitializer() : nullptr;
+  if (init && init->getType()->isStructTy()) init = init->getAggregateElement(0u);
+  const auto* values = init ? llvm::dyn_cast<llvm::ConstantDataArray>(init) : nullptr;
+  const auto& host = kKernelTemplateAbi;
+  const size_t count = host.size();
   if (!values || values->getNumElements() != count) return "the kernel templates carry no layout record";
   for (size_t i = 0; i < count; ++i) {
     if (values->getElementAsInteger(unsigned(i)) != host[i]) {
