@@ -10,6 +10,7 @@
 #include "jit/core/aligned_bytes.h"
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
+#include "jit/llvm/llvm_backend.h"
 
 namespace {
 
@@ -53,6 +54,84 @@ const bool registered = [] {
       if (!row.backend->gemm_traits(path)) continue;
       const std::string name = std::string("BM_gemm_tile/") + isa_name(row.isa) + "/" + gemm_path_name(path);
       benchmark::RegisterBenchmark(name.c_str(), BM_gemm_tile, row.backend, path);
+    }
+  }
+  return true;
+}();
+
+// Code generation latency per kernel kind and backend: one generate() per iteration, past
+// every cache (the code cache is not asked; the LLVM object cache only when QRT_CACHE_DIR is
+// set, so leave it unset here). For LLVM this is module build (parse the embedded templates,
+// add the description), O2 for the level's CPU, code generation and linking; for asmjit,
+// emission and relocation. A plan pays it once per distinct description.
+KernelDesc compile_desc(const Backend& b, KernelOp op) {
+  KernelDesc d;
+  d.op = op;
+  d.isa = b.isa();
+  d.generator = b.generator();
+  d.out = OutKind::kU8;
+  d.storage_signed = false;
+  d.qmin = 0;
+  d.qmax = 255;
+  d.zero_point = 3;
+  d.scale = 0.05f;
+  switch (op) {
+    case KernelOp::kGemm: {
+      const GemmPath path = b.gemm_traits(GemmPath::kDot4) ? GemmPath::kDot4 : GemmPath::kMaddwd;
+      const GemmTraits t = *b.gemm_traits(path);
+      d.path = path;
+      d.mr = uint8_t(t.mr);
+      d.nr = uint8_t(t.panel);
+      d.panel = uint8_t(t.panel);
+      break;
+    }
+    case KernelOp::kDepthwise:
+      d.taps = 10;  // a 3x3 window padded to an even count
+      d.channels = 32;
+      d.panel = uint8_t(b.depthwise_traits().block ? b.depthwise_traits().block : 16);
+      break;
+    case KernelOp::kMaxPool: d.taps = 9; d.channels = 32; break;
+    default: break;
+  }
+  return d;
+}
+
+void BM_generate(benchmark::State& state, const Backend* backend, KernelOp op) {
+  const KernelDesc d = compile_desc(*backend, op);
+  if (std::string why = backend->why_not(d); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const LlvmCacheStats before = llvm_cache_stats();
+  for (auto _ : state) {
+    auto code = backend->generate(d);
+    if (!code.is_ok()) {
+      state.SkipWithError(code.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(code);
+  }
+  if (backend->generator() == Generator::kLlvm) {
+    // The phases of each generation, ms per kernel.
+    const LlvmCacheStats after = llvm_cache_stats();
+    const double n = double(state.iterations()) * 1e6;
+    state.counters["build_ms"] = double(after.build_ns - before.build_ns) / n;
+    state.counters["opt_ms"] = double(after.optimize_ns - before.optimize_ns) / n;
+    state.counters["codegen_ms"] = double(after.codegen_ns - before.codegen_ns) / n;
+    state.counters["link_ms"] = double(after.link_ns - before.link_ns) / n;
+  }
+  state.SetLabel(d.name());
+}
+
+const bool registered_generate = [] {
+  for (const KernelListRow& row : kernel_list()) {
+    if (!row.backend->available()) continue;
+    for (KernelOp op : {KernelOp::kGemm, KernelOp::kDepthwise, KernelOp::kQuantize, KernelOp::kRequantize,
+                        KernelOp::kMaxPool}) {
+      if (row.op != op) continue;
+      const std::string name = std::string("BM_generate/") + kernel_op_name(op) + "/" + row.backend->name() + "@" +
+                               isa_name(row.isa);
+      benchmark::RegisterBenchmark(name.c_str(), BM_generate, row.backend, op)->Unit(benchmark::kMillisecond);
     }
   }
   return true;

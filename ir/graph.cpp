@@ -257,4 +257,18 @@ int Graph::find_input(const std::string& name) const {
   return -1;
 }
 
+void share_dense_attributes(Graph& graph, size_t min_bytes) {
+  for (Op& op : graph.ops) {
+    for (auto& [name, attr] : op.attrs) {
+      DenseElements& d = attr.dense;
+      if (attr.kind != Attribute::Kind::kDense || d.is_view() || d.bytes.size() < min_bytes) continue;
+      auto owner = std::make_shared<const std::vector<uint8_t>>(std::move(d.bytes));
+      d.bytes = {};
+      d.view_data = owner->data();
+      d.view_size = owner->size();
+      d.view_owner = std::move(owner);
+    }
+  }
+}
+
 }  // namespace qrt

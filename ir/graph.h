@@ -127,6 +127,11 @@ struct Graph {
   int find_input(const std::string& name) const;
 };
 
+/// Moves the owned bytes of every dense attribute of at least `min_bytes` into shared,
+/// immutable storage (the attribute becomes a view of it), so that copies of the graph, which
+/// every pass makes, share the weights instead of copying them. The values do not change.
+void share_dense_attributes(Graph& graph, size_t min_bytes = 1024);
+
 /// Checks the whole graph: every value's type (including per-axis integrity), SSA order,
 /// and each op's own rules (operand/result counts and types, attributes, shapes).
 /// The error is located at the offending op and names it, e.g. `'quant.qcast' op ...`.

@@ -86,6 +86,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 
 Result<std::unique_ptr<Model>> describe_model(Graph g) {
+  // Every plan copies the graph, and every pass copies it again: share the weights.
+  share_dense_attributes(g);
   auto model = std::make_unique<Model>();
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[size_t(g.inputs[i])];
@@ -198,10 +200,24 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
     return Status::error(path + ": cannot open file: " + std::strerror(errno))
         .with_code(ErrorCode::kIo);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // One read into a buffer of the file's size; a stream without a size (a pipe) is copied
+  // through a string stream.
+  std::string bytes;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size >= 0) {
+    in.seekg(0, std::ios::beg);
+    bytes.resize(size_t(size));
+    in.read(bytes.data(), size);
+    if (in.gcount() != size) return Status::error(path + ": read error").with_code(ErrorCode::kIo);
+  } else {
+    in.clear();
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    bytes = std::move(buffer).str();
+  }
   if (in.bad()) return Status::error(path + ": read error").with_code(ErrorCode::kIo);
-  return load_model(buffer.str(), path);
+  return load_model(bytes, path);
 }
 
 qrt_backend resolved_backend(qrt_backend requested) {

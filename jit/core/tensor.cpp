@@ -41,6 +41,37 @@ int64_t Tensor::int_at(size_t i) const {
   return int64_t(raw);
 }
 
+namespace {
+template <typename T>
+void widen_to_int32(const uint8_t* src, size_t n, int32_t* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * sizeof(T), sizeof(T));
+    dst[i] = int32_t(v);
+  }
+}
+}  // namespace
+
+std::vector<int32_t> Tensor::int32_values() const {
+  const size_t n = size_t(num_elements());
+  std::vector<int32_t> out(n);
+  const bool is_unsigned = element_is_unsigned(type.element);
+  switch (element_size()) {
+    case 1:
+      if (is_unsigned) widen_to_int32<uint8_t>(bytes(), n, out.data());
+      else widen_to_int32<int8_t>(bytes(), n, out.data());
+      break;
+    case 2:
+      if (is_unsigned) widen_to_int32<uint16_t>(bytes(), n, out.data());
+      else widen_to_int32<int16_t>(bytes(), n, out.data());
+      break;
+    default:
+      // Wider elements: their values are asserted to fit by the callers' types (int32 biases).
+      for (size_t i = 0; i < n; ++i) out[i] = int32_t(int_at(i));
+  }
+  return out;
+}
+
 void Tensor::set_int(size_t i, int64_t v) {
   const unsigned n = element_size();
   const uint64_t raw = uint64_t(v);

@@ -37,6 +37,9 @@ struct Tensor {
 
   /// Element `i` as an integer (integer or quantized element types).
   int64_t int_at(size_t i) const;
+  /// Every element as int32 (integer elements of at most 32 bits, e.g. weights and biases):
+  /// one pass with the element type resolved once, where int_at() resolves it per element.
+  std::vector<int32_t> int32_values() const;
   /// Stores `v` (which must fit the element type) at `i`.
   void set_int(size_t i, int64_t v);
   /// Element `i` as a double (float element types; exact).

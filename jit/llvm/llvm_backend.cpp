@@ -21,6 +21,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -70,7 +71,15 @@ constexpr const char* kFunctionName = "qrt_jit_entry";
 // compile concurrently).
 struct AtomicStats {
   std::atomic<size_t> compiled{0}, loaded{0};
+  std::atomic<uint64_t> build_ns{0}, optimize_ns{0}, codegen_ns{0}, link_ns{0};
 };
+
+// Adds the time since `start` to `into` and restarts the clock.
+void lap(std::chrono::steady_clock::time_point& start, std::atomic<uint64_t>& into) {
+  const auto now = std::chrono::steady_clock::now();
+  into += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count());
+  start = now;
+}
 AtomicStats& stats() {
   static AtomicStats s;
   return s;
@@ -169,6 +178,7 @@ class LlvmBackend final : public Backend {
       object = std::move(compiled);
       ++stats().compiled;
     }
+    auto clock = std::chrono::steady_clock::now();
     auto dylib = jit_->createJITDylib("qrt_" + std::to_string(next_id_++));
     if (!dylib) return Status::error("LLVM ORC could not make a dylib: " + llvm::toString(dylib.takeError()));
     QRT_RETURN_IF_ERROR(define_symbols(*dylib));
@@ -178,6 +188,7 @@ class LlvmBackend final : public Backend {
     }
     auto address = jit_->lookup(*dylib, kFunctionName);
     if (!address) return Status::error("LLVM could not link " + label + ": " + llvm::toString(address.takeError()));
+    lap(clock, stats().link_ns);
     return address->toPtr<const void*>();
   }
 
@@ -191,6 +202,7 @@ class LlvmBackend final : public Backend {
   // QRT_LLVM_DUMP_DIR set, the optimized IR is also written to DIR/LABEL.ll (for people
   // reading what the vectorizer made of a kernel).
   Result<std::string> compile_to_object(const std::string& label, const ModuleBuilder& build) const {
+    auto clock = std::chrono::steady_clock::now();
     auto ctx = std::make_unique<llvm::LLVMContext>();
     QRT_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, build(*ctx));
     module->setDataLayout(tm_->createDataLayout());
@@ -204,7 +216,9 @@ class LlvmBackend final : public Backend {
       // Long element-wise chains (erf, gelu) are latency-bound per vector: zmm halves the work.
       if (isa_ == Isa::kAvx512Vnni) f.addFnAttr("prefer-vector-width", "512");
     }
+    lap(clock, stats().build_ns);
     optimize(*module);
+    lap(clock, stats().optimize_ns);
     if (const char* dump = std::getenv("QRT_LLVM_DUMP_DIR"); dump && *dump) {
       std::error_code ec;
       llvm::raw_fd_ostream ll(std::string(dump) + "/" + label + ".ll", ec);
@@ -217,6 +231,7 @@ class LlvmBackend final : public Backend {
       return Status::error("LLVM cannot emit objects for " + std::string(target_.cpu));
     }
     codegen.run(*module);
+    lap(clock, stats().codegen_ns);
     return std::string(bytes.data(), bytes.size());
   }
 
@@ -282,7 +297,10 @@ class LlvmBackend final : public Backend {
 
 }  // namespace
 
-LlvmCacheStats llvm_cache_stats() { return {stats().compiled.load(), stats().loaded.load()}; }
+LlvmCacheStats llvm_cache_stats() {
+  const AtomicStats& s = stats();
+  return {s.compiled.load(), s.loaded.load(), s.build_ns.load(), s.optimize_ns.load(), s.codegen_ns.load(), s.link_ns.load()};
+}
 
 bool llvm_kernel_templates_built() { return llvm_ir::kernel_templates_built(); }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "jit/core/backend.h"
 
@@ -14,6 +15,10 @@ namespace qrt::jit {
 struct LlvmCacheStats {
   size_t compiled = 0;
   size_t loaded = 0;
+  /// Nanoseconds spent, summed over every compilation and load in this process, per phase:
+  /// building the module (for kernels: parsing the embedded templates and adding the
+  /// description), O2, code generation to an object, and linking it into the JIT.
+  uint64_t build_ns = 0, optimize_ns = 0, codegen_ns = 0, link_ns = 0;
 };
 LlvmCacheStats llvm_cache_stats();
 

@@ -1,8 +1,9 @@
-// qrt — micro-kernels from the kernel templates (see kernel_templates.cpp): the embedded
-// bitcode is parsed into a fresh module, the description becomes a constant the template's
-// entry reads, and every other function is internalized, so the optimizer folds the
-// description into the loops and drops what the kernel does not use.
+// qrt — micro-kernels from the kernel templates (see kernel_templates.cpp): a fresh module
+// holds the description as a constant and a wrapper with the micro-kernel ABI; the linker
+// brings in, lazily from the embedded bitcode, only the template's entry and what it calls;
+// everything linked is internalized, so the optimizer folds the description into the loops.
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -138,9 +139,20 @@ Result<std::unique_ptr<llvm::Module>> build_kernel_module(llvm::LLVMContext& ctx
                                                           const KernelDesc& desc) {
   const char* entry = template_entry(desc.op);
   if (!entry) return Status::error(desc.name() + ": no kernel template for this kind").with_code(ErrorCode::kUnsupported);
-  QRT_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, parse_templates(ctx));
-  llvm::Function* tmpl = module->getFunction(entry);
-  if (!tmpl || tmpl->isDeclaration()) return Status::error(std::string("the kernel templates lack ") + entry);
+  // The templates are read lazily: the linker materializes the entry and what it calls, not
+  // the other templates, twins and numerics (a full parse and an O2 over all of them took
+  // most of a kernel's compile time).
+  auto lazy = llvm::getLazyBitcodeModule(template_bytes(), ctx);
+  if (!lazy) return Status::error("LLVM cannot read qrt's kernel templates: " + llvm::toString(lazy.takeError()));
+  std::unique_ptr<llvm::Module> templates = std::move(*lazy);
+  const llvm::Function* tmpl_in_templates = templates->getFunction(entry);
+  if (!tmpl_in_templates) return Status::error(std::string("the kernel templates lack ") + entry);
+
+  auto module = std::make_unique<llvm::Module>("qrt_kernel", ctx);
+  module->setDataLayout(templates->getDataLayout());
+  module->setTargetTriple(templates->getTargetTriple());
+  llvm::Function* tmpl = llvm::Function::Create(tmpl_in_templates->getFunctionType(), llvm::GlobalValue::ExternalLinkage,
+                                                entry, *module);
 
   // The description as a constant of its own bytes (padding zeroed).
   unsigned char bytes[sizeof(KernelDesc)] = {};
@@ -150,21 +162,27 @@ Result<std::unique_ptr<llvm::Module>> build_kernel_module(llvm::LLVMContext& ctx
                                             llvm::GlobalValue::PrivateLinkage, init, "qrt_kernel_desc");
   constant->setAlignment(llvm::Align(alignof(KernelDesc)));
 
-  // Everything the templates define becomes internal: the optimizer inlines the one entry
-  // used and deletes the rest.
-  for (llvm::Function& f : *module) {
-    if (!f.isDeclaration()) f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  }
-  for (llvm::GlobalVariable& g : module->globals()) {
-    if (!g.isDeclaration() && &g != constant) g.setLinkage(llvm::GlobalValue::InternalLinkage);
-  }
-
   // fn(args, desc) with the micro-kernel ABI; it ignores the caller's desc.
   auto* fn = llvm::Function::Create(tmpl->getFunctionType(), llvm::GlobalValue::ExternalLinkage, name, *module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   b.CreateCall(tmpl, {fn->getArg(0), constant});
   b.CreateRetVoid();
+
+  if (llvm::Linker::linkModules(*module, std::move(templates), llvm::Linker::Flags::LinkOnlyNeeded)) {
+    return Status::error(desc.name() + ": LLVM could not link the kernel templates");
+  }
+  tmpl = module->getFunction(entry);
+  if (!tmpl || tmpl->isDeclaration()) return Status::error(std::string("the kernel templates lack ") + entry);
   tmpl->addFnAttr(llvm::Attribute::AlwaysInline);
+
+  // Everything linked in becomes internal: the optimizer inlines the entry and folds every
+  // `desc->` field into the loops.
+  for (llvm::Function& f : *module) {
+    if (!f.isDeclaration() && &f != fn) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+  for (llvm::GlobalVariable& g : module->globals()) {
+    if (!g.isDeclaration() && &g != constant) g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
 
   std::string problems;
   llvm::raw_string_ostream os(problems);

@@ -221,9 +221,10 @@ class QGemmConvFamily final : public OpFamily {
       for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);
     }
     // OIHW and OHWI filters are both [O, K] in the k order im2col_row produces: transpose.
+    const std::vector<int32_t> filter_values = filter->int32_values();
     spec.w.resize(size_t(spec.k * spec.n));
     for (int64_t o = 0; o < out_c; ++o) {
-      for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = int32_t(filter->int_at(size_t(o * spec.k + k)));
+      for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = filter_values[size_t(o * spec.k + k)];
     }
     p->analysis = analyze_gemm(spec);
     if (!p->analysis.why_not.empty()) return refuse(why_not, p->analysis.why_not);

@@ -83,8 +83,7 @@ class QGemmMatmulFamily final : public OpFamily {
       spec.bias.resize(size_t(spec.n));
       for (size_t j = 0; j < spec.bias.size(); ++j) spec.bias[j] = bias->int_at(j);
     }
-    spec.w.resize(size_t(spec.k * spec.n));
-    for (size_t i = 0; i < spec.w.size(); ++i) spec.w[i] = int32_t(weights->int_at(i));
+    spec.w = weights->int32_values();
     p->analysis = analyze_gemm(spec);
     if (!p->analysis.why_not.empty()) return refuse(why_not, p->analysis.why_not);
     return std::unique_ptr<PreparedOp>(std::move(p));

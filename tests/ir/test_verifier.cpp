@@ -2,6 +2,7 @@
 // breaks one rule; the diagnostic must name the op, the rule and the values.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <string>
 
 #include "ir/graph.h"
@@ -115,6 +116,19 @@ TEST_CASE("constant rules") {
                       "tensor<2x!quant.uniform<i8<-127:127>:f32, 1.0>>",
                   "tensor<2x!quant.uniform<i8<-127:127>:f32, 1.0>>") ==
         "'qrt.constant' op element 1 value -128 is outside the storage bounds [-127, 127]");
+  // Full-range whole-byte storage skips the scan; 4-bit storage still sits in a byte, so a
+  // value of its byte beyond the nibble's range is found.
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<[0, 9]> : tensor<2xi4>} : () -> "
+                      "tensor<2x!quant.uniform<i4:f32, 1.0>>",
+                  "tensor<2x!quant.uniform<i4:f32, 1.0>>") ==
+        "'qrt.constant' op element 1 value 9 is outside the storage bounds [-8, 7]");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<[0, 15]> : tensor<2xi4>} : () -> "
+                      "tensor<2x!quant.uniform<u4<1:15>:f32, 1.0:1>>",
+                  "tensor<2x!quant.uniform<u4<1:15>:f32, 1.0:1>>") ==
+        "'qrt.constant' op element 0 value 0 is outside the storage bounds [1, 15]");
+  CHECK(verify_op("", "\"qrt.constant\"() {value = dense<[0, -128, 127]> : tensor<3xi8>} : () -> "
+                      "tensor<3x!quant.uniform<i8:f32, 1.0>>",
+                  "tensor<3x!quant.uniform<i8:f32, 1.0>>") == "ok");
   {
     // Only the builder can pair a static dense value with a dynamic result type.
     qrt::Graph b;
@@ -266,4 +280,29 @@ TEST_CASE("every op in the table has a name, a summary and a verifier") {
     CHECK(bool(info.verify));
   }
   CHECK(qrt::find_op("qrt.nonexistent") == nullptr);
+}
+
+TEST_CASE("share_dense_attributes: copies of the graph share the weights, values unchanged") {
+  qrt::Graph g;
+  qrt::DenseElements big;
+  big.type = qrt::parse_type("tensor<4096xi8>").value();
+  for (size_t i = 0; i < 4096; ++i) big.bytes.push_back(uint8_t(i * 7));
+  qrt::DenseElements small;
+  small.type = qrt::parse_type("tensor<4xi8>").value();
+  small.bytes = {1, 2, 3, 4};
+  const int a = g.add_op(qrt::OpKind::kConstant, {}, {big.type}, {{"value", qrt::Attribute::make_dense(big)}});
+  const int b = g.add_op(qrt::OpKind::kConstant, {}, {small.type}, {{"value", qrt::Attribute::make_dense(small)}});
+  g.outputs = {g.result(a), g.result(b)};
+  const std::string before = qrt::print_graph(g);
+  qrt::share_dense_attributes(g);
+  const qrt::DenseElements& shared = g.ops[size_t(a)].attr("value")->dense;
+  CHECK(shared.is_view());
+  CHECK(shared.bytes.empty());
+  REQUIRE(shared.size() == 4096);
+  CHECK(std::memcmp(shared.data(), big.bytes.data(), 4096) == 0);
+  CHECK_FALSE(g.ops[size_t(b)].attr("value")->dense.is_view());  // below the size threshold
+  CHECK(qrt::print_graph(g) == before);
+  CHECK(qrt::verify_graph(g).is_ok());
+  const qrt::Graph copy = g;
+  CHECK(copy.ops[size_t(a)].attr("value")->dense.data() == shared.data());
 }

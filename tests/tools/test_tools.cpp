@@ -370,3 +370,21 @@ TEST_CASE("qopt --calibrate bad input: one clear line") {
   const Run r = run(kQrun + " " + placeholder.string() + " --random 1 --passes ''");
   check_one_error_line(r, "qrun", "value %q has the placeholder type tensor<2x!quant.calibrated<f32<-1.000000e+00:1.000000e+00>>>");
 }
+
+TEST_CASE("qrun --bench prints the startup costs, the latency statistics and throughput") {
+  const Run r = run(kQrun + " " + kExamples + "/mlp.mlir --random 7 --bench 3 --output-dir " +
+                    (temp_dir() / "bench_out").string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  double load = -1, plan = -1, first = -1;
+  const size_t at = r.out.find("startup: ");
+  REQUIRE_MESSAGE(at != std::string::npos, r.out);
+  CHECK(std::sscanf(r.out.c_str() + at, "startup: load %lf ms, plan %lf ms, first run %lf ms", &load, &plan, &first) == 3);
+  CHECK(load >= 0);
+  CHECK(plan > 0);
+  CHECK(first > 0);
+  CHECK(r.out.find("bench: 3 runs, 1 thread: latency ms min ") != std::string::npos);
+  CHECK(r.out.find(" runs/s") != std::string::npos);
+  // Without --bench there is no timing line: outputs stay comparable between runs.
+  const Run quiet = run(kQrun + " " + kExamples + "/mlp.mlir --random 7");
+  CHECK(quiet.out.find("startup:") == std::string::npos);
+}
