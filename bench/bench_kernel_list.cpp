@@ -137,4 +137,42 @@ const bool registered_generate = [] {
   return true;
 }();
 
+// A 256-entry byte table over n bytes (what a single-input 8-bit region runs as); bytes =
+// input + output, as BM_memcpy counts them.
+void BM_lut8(benchmark::State& state, const Backend* backend) {
+  KernelDesc d;
+  d.op = KernelOp::kLut8;
+  d.isa = backend->isa();
+  d.generator = backend->generator();
+  if (std::string why = backend->why_not(d); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  auto code = code_cache().get(d);
+  if (!code.is_ok()) {
+    state.SkipWithError(code.status().message().c_str());
+    return;
+  }
+  const size_t n = size_t(state.range(0));
+  std::vector<uint8_t> table(256), x(n), y(n);
+  for (size_t i = 0; i < 256; ++i) table[i] = uint8_t(255 - i);
+  for (size_t i = 0; i < n; ++i) x[i] = uint8_t(i * 131);
+  for (auto _ : state) {
+    call_microkernel((*code)->entry(), LutArgs{x.data(), y.data(), n, table.data()}, d);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * int64_t(2 * n));
+  state.SetLabel(d.name());
+}
+
+const bool registered_lut = [] {
+  for (const KernelListRow& row : kernel_list()) {
+    if (row.op != KernelOp::kLut8 || !row.backend->available()) continue;
+    const std::string name = std::string("BM_lut8/") + row.backend->name() + "@" + isa_name(row.isa);
+    benchmark::RegisterBenchmark(name.c_str(), BM_lut8, row.backend)
+        ->Arg(64 << 10)->Arg(4 << 20)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
 }  // namespace

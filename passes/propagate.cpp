@@ -186,7 +186,10 @@ class Propagator {
         const int p = point_at(r, c.ports[0]);
         if (p < 0) continue;
         PointState& s = st_[size_t(p)];
-        const ElementType fixed = ElementType::make_uniform(s.storage, s.type.float_kind, c.scale, c.zero_point);
+        // The kernel's fixed output is full-range storage of the point's width and sign (its
+        // zero point may lie outside narrow bounds, e.g. 0 for u8<1:250>: a rescale follows).
+        const ElementType fixed = ElementType::make_uniform(QuantStorage::full_range(s.storage.width, s.storage.is_signed),
+                                                            s.type.float_kind, c.scale, c.zero_point);
         const std::string rule = c.to_string() + " of " + rows_[r]->signature.to_string();
         if (s.origin == Origin::kImmutable) {
           if (!(s.type == fixed)) fixed_conflicts_[p] = {fixed, rule + " conflicts with the immutable " + s.type.to_string()};

@@ -298,7 +298,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   if (generated && plan->static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
     // Fused element-wise regions: the root runs the region's program on the region's inputs;
     // the other members never run (mark_skippable_ops finds that nothing reads them).
-    QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas));
+    QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas, generator));
     for (jit::FusedRegion& r : regions) {
       const size_t root = r.ops.back();
       plan->kernels[root] = std::move(r.kernel);

@@ -39,6 +39,10 @@ void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
 void avx512_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
 /// kClamp with AVX2 intrinsics.
 void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
+/// kLut8 with AVX2 intrinsics (sixteen vpshufb sub-tables per 32 bytes).
+void avx2_lut8(const LutArgs* args, const KernelDesc* desc);
+/// kLut8 with AVX-512 VBMI intrinsics (two vpermi2b and a blend per 64 bytes, masked tail).
+void avx512_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kF32Gemm with AVX2 intrinsics (separate multiply and add, k in order).
 void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 

@@ -105,6 +105,33 @@ __attribute__((target("avx2"))) void avx2_clamp(const ClampArgs* args, const Ker
   }
 }
 
+__attribute__((target("avx2"))) void avx2_lut8(const LutArgs* args, const KernelDesc*) {
+  // vpshufb looks up 16 entries and yields 0 where the index byte's top bit is set. Sixteen
+  // sub-tables by high nibble: for sub-table h, v - 16h lies in [0, 15] exactly where v's high
+  // nibble is h; adding 0x70 with unsigned saturation keeps the low nibble there with the top
+  // bit clear, and sets the top bit everywhere else, so each byte gets one sub-table's entry.
+  // (A vpblendvb tree over the sixteen lookups measured no faster.)
+  const uint8_t* x = args->x;
+  uint8_t* y = args->y;
+  const size_t n = args->n;
+  __m256i t[16];
+  for (int h = 0; h < 16; ++h) {
+    t[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(args->table + 16 * h)));
+  }
+  const __m256i bias = _mm256_set1_epi8(0x70), sixteen = _mm256_set1_epi8(16);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    __m256i r = _mm256_shuffle_epi8(t[0], _mm256_adds_epu8(v, bias));
+    for (int h = 1; h < 16; ++h) {
+      v = _mm256_sub_epi8(v, sixteen);
+      r = _mm256_or_si256(r, _mm256_shuffle_epi8(t[h], _mm256_adds_epu8(v, bias)));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
+  }
+  for (; i < n; ++i) y[i] = args->table[x[i]];
+}
+
 __attribute__((target("avx2"))) void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
   constexpr int64_t kRows = 4, kCols = 16;
   const float* x = args->x;

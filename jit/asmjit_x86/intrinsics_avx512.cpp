@@ -14,6 +14,13 @@ namespace {
 // The bits below `n` (0..64) of a 64-lane mask.
 __mmask64 low_lanes(int64_t n) { return n >= 64 ? ~__mmask64(0) : (__mmask64(1) << n) - 1; }
 
+// table[v] for the 64 bytes of v, the table in t0..t3 (64 entries each).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline __m512i lookup256(__m512i v, __m512i t0, __m512i t1,
+                                                                              __m512i t2, __m512i t3) {
+  const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
+}
+
 }  // namespace
 
 __attribute__((target("avx512f,avx512bw"))) void avx512_pack_rows(const PackRowsArgs* args, const KernelDesc* desc) {
@@ -40,6 +47,27 @@ __attribute__((target("avx512f,avx512bw"))) void avx512_pack_rows(const PackRows
       _mm512_mask_storeu_epi8(dst + full, store_mask, v);
     }
     if (args->sums) args->sums[r] = int32_t(_mm512_reduce_add_epi64(sums));
+  }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void avx512_lut8(const LutArgs* args, const KernelDesc*) {
+  // vpermi2b looks up 128 entries (the index's low 7 bits) in two registers: one lookup in
+  // each table half, then the index's top bit picks the half. The tail runs under a mask.
+  const uint8_t* table = args->table;
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  const uint8_t* x = args->x;
+  uint8_t* y = args->y;
+  const int64_t n = int64_t(args->n);
+  int64_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    const __m512i a = _mm512_loadu_si512(x + i), b = _mm512_loadu_si512(x + i + 64);
+    _mm512_storeu_si512(y + i, lookup256(a, t0, t1, t2, t3));
+    _mm512_storeu_si512(y + i + 64, lookup256(b, t0, t1, t2, t3));
+  }
+  for (; i < n; i += 64) {
+    const __mmask64 m = low_lanes(n - i);
+    _mm512_mask_storeu_epi8(y + i, m, lookup256(_mm512_maskz_loadu_epi8(m, x + i), t0, t1, t2, t3));
   }
 }
 

@@ -57,9 +57,14 @@ class X86Backend final : public Backend {
     if (d.op == KernelOp::kEwProgram) return "the asmjit backend compiles no element-wise programs";
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
-                                                      d.op == KernelOp::kDwRows));
+                                                      d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
+    }
+    // The 256-entry table in four zmm registers needs vpermi2b (Ice Lake, Zen 4 and later; not
+    // Cascade Lake): without it the AVX2 level's kernel serves.
+    if (d.op == KernelOp::kLut8 && isa_ == Isa::kAvx512Vnni && !host_cpu_features().avx512_vbmi) {
+      return "the CPU lacks AVX-512 VBMI (vpermi2b)";
     }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
@@ -87,6 +92,7 @@ class X86Backend final : public Backend {
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
       case KernelOp::kF32Gemm: return fixed(&x86gen::avx2_f32_gemm);
+      case KernelOp::kLut8: return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_lut8 : &x86gen::avx2_lut8);
       case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;
     }

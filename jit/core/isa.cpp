@@ -91,6 +91,7 @@ const CpuFeatures& host_cpu_features() {
     f.avx512_vnni = f.avx512f && f.avx512bw && __builtin_cpu_supports("avx512vl") &&
                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
     f.avx_vnni = f.avx2 && __builtin_cpu_supports("avxvnni");
+    f.avx512_vbmi = f.avx512bw && __builtin_cpu_supports("avx512vbmi");
     f.vendor = cpuinfo_field("vendor_id");
     f.brand = cpuinfo_field("model name");
 #elif defined(__aarch64__)

@@ -79,6 +79,7 @@ struct CpuFeatures {
   bool avx512bw = false;       ///< AVX-512 BW
   bool avx512_vnni = false;    ///< AVX-512 VNNI
   bool avx_vnni = false;       ///< VEX-encoded VNNI
+  bool avx512_vbmi = false;    ///< AVX-512 VBMI (vpermb, vpermi2b: byte tables of 64/128 entries)
   bool neon = false;           ///< AArch64 Advanced SIMD
   bool neon_dot = false;       ///< dot product (asimddp)
   bool neon_i8mm = false;      ///< int8 matrix multiply

@@ -60,6 +60,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kDwInterleave: return "dwinterleave";
     case KernelOp::kDwRows: return "dwrows";
     case KernelOp::kEwProgram: return "ewprogram";
+    case KernelOp::kLut8: return "lut8";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -113,6 +114,7 @@ std::string KernelDesc::name() const {
     return q + "_packrows_" + path_name + suffix;
   }
   if (op == KernelOp::kClamp) return q + "_clamp" + suffix;
+  if (op == KernelOp::kLut8) return "x8_x8_lut8" + suffix;
   if (op == KernelOp::kF32Gemm) return "f32_f32_f32_gemm_4x16" + suffix;
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + suffix;

@@ -233,6 +233,15 @@ struct ClampArgs {
   int32_t lo, hi;
 };
 
+/// kLut8: y[i] = table[x[i]] for `n` bytes; the table has 256 entries (x and y may be the
+/// same buffer).
+struct LutArgs {
+  const uint8_t* x;
+  uint8_t* y;
+  size_t n;
+  const uint8_t* table;
+};
+
 /// kF32Gemm: rows [0, rows) (at most 4) of y = x · w (+ bias): every output accumulates
 /// acc = acc + f32(x·w) in increasing k from +0 (one rounding each, no FMA), then + bias.
 /// w is k x n_padded (a multiple of 16, padding 0); bias has n_padded values or is null.

@@ -249,6 +249,8 @@ void qrt_kt_elementwise(const ElementwiseArgs* args, const KernelDesc* d) { twin
 
 void qrt_kt_clamp(const ClampArgs* args, const KernelDesc* d) { twin_clamp(args, d); }
 
+void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d); }
+
 void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
   int64_t r = 0;
   for (; r + 4 <= args->rows; r += 4) f32_gemm_rows<4>(args, r);

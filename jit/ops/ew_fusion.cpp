@@ -68,7 +68,7 @@ std::optional<EwProgram> region_program(const Graph& g, const std::vector<size_t
 
 }  // namespace
 
-Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const IsaSet& allowed) {
+Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const IsaSet& allowed, Generator generator) {
   std::vector<int> readers(g.values.size(), 0);
   for (const Op& op : g.ops) {
     for (int v : op.operands) ++readers[size_t(v)];
@@ -126,6 +126,25 @@ Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const 
     for (size_t k = 0; k < dims.size(); ++k) program->inputs[k].scalar = !loops.full[k].back();
     std::string fused;
     for (size_t i = 0; i + 1 < ops.size(); ++i) fused += (i ? ", " : "ops ") + std::to_string(ops[i]);
+    const Op& root_op = g.ops[ops.back()];
+    if (g.values[size_t(region.inputs[0])].type.dims == g.values[size_t(root_op.results[0])].type.dims) {
+      // A function of one byte: a table at the first level that has a table kernel.
+      for (Isa isa : allowed.by_preference()) {
+        std::string why;
+        QRT_ASSIGN_OR_RETURN(region.kernel, make_table_kernel(g, root_op, *program, fused, isa, generator, &why));
+        if (why == kNotByteProgram) break;
+        region.chain += (region.chain.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " +
+                        (region.kernel ? "chosen (a fused region as a 256-entry table)" : why);
+        if (region.kernel) {
+          region.isa = isa;
+          break;
+        }
+      }
+      if (region.kernel) {
+        regions.push_back(std::move(region));
+        continue;
+      }
+    }
     for (Isa isa : allowed.by_preference()) {
       const Backend* b = kernel_list_backend(KernelOp::kEwProgram, isa);
       auto say = [&](const std::string& what) {

@@ -25,7 +25,11 @@ struct FusedRegion {
 
 /// The regions of `graph` (static shapes only) with two or more ops whose programs a backend
 /// among `allowed` compiles. An op joins the region of an operand when that operand has no
-/// other reader, is not a graph output, and has the op's result shape.
-Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& graph, const IsaSet& allowed);
+/// other reader, is not a graph output, and has the op's result shape. A region that maps one
+/// 8-bit tensor to an 8-bit tensor of its shape (e.g. dcast -> logistic -> qcast) is a
+/// function of one byte: it runs as a 256-entry table (kLut8 of `generator` where a level has
+/// it), built at plan time from the program's scalar twin, so it equals the program exactly.
+Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& graph, const IsaSet& allowed,
+                                                          Generator generator = Generator::kNative);
 
 }  // namespace qrt::jit

@@ -404,6 +404,16 @@ class EwFamily final : public OpFamily {
     const std::string level = std::string(backend->name()) + "_" + isa_suffix(backend->isa());
     return make_ew_kernel(*p.graph, *p.op, p.op->operands, p.program, p.loops, level, std::move(code));
   }
+
+  Result<std::unique_ptr<OpKernel>> create_in_plan(const PreparedOp& prepared, const Backend* backend,
+                                                   Generator generator) const override {
+    const auto& p = static_cast<const PreparedEw&>(prepared);
+    std::string why;
+    QRT_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> table,
+                         make_table_kernel(*p.graph, *p.op, p.program, "", backend->isa(), generator, &why));
+    if (table) return table;
+    return create(prepared, backend);
+  }
 };
 
 }  // namespace

@@ -72,6 +72,19 @@ BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands
 /// The kernel running compiled `program` for op `root` of `graph` on the values `inputs` (the
 /// program's inputs, in order) with `loops` planned for their declared shapes; `fused` lists
 /// the other ops the program computes (for describe()).
+/// make_table_kernel's answer for programs that are not one byte's function.
+inline constexpr const char* kNotByteProgram = "not a program of one 8-bit input and an 8-bit result";
+
+/// When `program` maps one 8-bit input (not repeated) to an 8-bit result, a kernel that looks
+/// the result up in a 256-entry table (a kLut8 micro-kernel of `generator` at `isa`), built
+/// here from the program's scalar twin, which every compiled program equals. Null with
+/// `*why_not` otherwise (kNotByteProgram, or why the level has no table kernel). `root` is the
+/// op whose result the kernel computes; its one operand (or a fused region's one input) must
+/// have the result's shape.
+Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op& root, const EwProgram& program,
+                                                    const std::string& fused, Isa isa, Generator generator,
+                                                    std::string* why_not);
+
 std::unique_ptr<OpKernel> make_ew_kernel(const Graph& graph, const Op& root, std::vector<int> inputs, EwProgram program,
                                          BroadcastLoops loops, std::string level, std::shared_ptr<const CompiledKernel> code,
                                          std::string fused = "");

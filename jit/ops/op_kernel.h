@@ -97,6 +97,13 @@ class OpFamily {
   virtual std::string check(const PreparedOp& prepared, const Backend* backend) const = 0;
   /// Packs constants for the backend's traits and generates (or fetches) its micro-kernels.
   virtual Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const = 0;
+  /// create() for a plan whose micro-kernels come from `generator` (selection calls this): a
+  /// family may prefer a kernel of another kind there (element-wise programs of one byte run
+  /// as a table kernel of the plan's generator).
+  virtual Result<std::unique_ptr<OpKernel>> create_in_plan(const PreparedOp& prepared, const Backend* backend,
+                                                           Generator) const {
+    return create(prepared, backend);
+  }
 };
 
 /// The family that can run `op` (by kind and element types), or null.

@@ -101,7 +101,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       refusals += (refusals.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + why;
       continue;
     }
-    auto kernel = family->create(*prepared, backend);
+    auto kernel = family->create_in_plan(*prepared, backend, generator);
     if (!kernel.is_ok()) {
       if (kernel.status().code() != ErrorCode::kUnsupported) return kernel.status();
       say(kernel.status().message());

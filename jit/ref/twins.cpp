@@ -217,6 +217,10 @@ void twin_clamp(const ClampArgs* args, const KernelDesc* d) {
   }
 }
 
+void twin_lut8(const LutArgs* args, const KernelDesc*) {
+  for (size_t i = 0; i < args->n; ++i) args->y[i] = args->table[args->x[i]];
+}
+
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
   for (int64_t r = 0; r < args->rows; ++r) {
     for (int64_t j = 0; j < args->n; ++j) {
@@ -249,6 +253,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kDwInterleave: return reinterpret_cast<const void*>(&twin_dw_interleave);
     case KernelOp::kDwRows: return reinterpret_cast<const void*>(&twin_dw_rows);
     case KernelOp::kEwProgram: return reinterpret_cast<const void*>(&twin_ew_program);
+    case KernelOp::kLut8: return reinterpret_cast<const void*>(&twin_lut8);
     case KernelOp::kCount: break;
   }
   return nullptr;

@@ -32,6 +32,8 @@ void twin_pool(const PoolArgs* args, const KernelDesc* desc);
 void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* desc);
 /// kClamp: y = min(max(x, lo), hi) over stored 8-bit values (desc->storage_signed).
 void twin_clamp(const ClampArgs* args, const KernelDesc* desc);
+/// kLut8: y[i] = table[x[i]].
+void twin_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 

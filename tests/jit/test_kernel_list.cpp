@@ -445,6 +445,49 @@ void check_streams(const Backend& b, std::mt19937& rng) {
   }
 }
 
+// kLut8: random tables, lengths around every vector width and tail, in place and not.
+void check_lut8(const Backend& b, std::mt19937& rng) {
+  KernelDesc d;
+  d.op = KernelOp::kLut8;
+  d.isa = b.isa();
+  d.generator = b.generator();
+  if (std::string why = b.why_not(d); !why.empty()) {
+    // Only the AVX-512 level may refuse, on a CPU without VBMI (the AVX2 kernel serves there).
+    REQUIRE_MESSAGE((b.isa() == Isa::kAvx512Vnni && !host_cpu_features().avx512_vbmi), why);
+    MESSAGE("skipped " << d.name() << ": " << why);
+    return;
+  }
+  int cases = 0;
+  for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(31), size_t(32), size_t(33), size_t(63), size_t(64), size_t(65),
+                   size_t(127), size_t(128), size_t(129), size_t(255), size_t(256), size_t(1000), size_t(4099)}) {
+    const std::vector<uint8_t> table = random_bytes(rng, 256);
+    std::vector<uint8_t> x = random_bytes(rng, n + 1);
+    // Every byte value appears in the longer inputs, the extremes in all of them.
+    for (size_t i = 0; i < n; ++i) x[i] = n >= 256 ? uint8_t(i * 167 + (rng() % 2)) : x[i];
+    if (n >= 2) {
+      x[0] = 0x00;
+      x[n - 1] = 0xFF;
+    }
+    std::vector<uint8_t> y1(n + 1, 0x5A), y2(n + 1, 0x5A);
+    run_both(b, d, LutArgs{x.data(), y1.data(), n, table.data()}, LutArgs{x.data(), y2.data(), n, table.data()});
+    CHECK_MESSAGE(first_diff(y1, y2) == -1, d.name() << " n " << n << " differs at byte " << first_diff(y1, y2));
+    for (size_t i = 0; i < n; ++i) {
+      if (y2[i] != table[x[i]]) {
+        FAIL_CHECK("the twin is not a table lookup at " << i);
+        break;
+      }
+    }
+    CHECK(y1[n] == 0x5A);  // nothing written past n
+    // In place: the result replaces the input.
+    std::vector<uint8_t> in_place = x;
+    run_both(b, d, LutArgs{in_place.data(), in_place.data(), n, table.data()},
+             LutArgs{y2.data(), y2.data(), 0, table.data()});
+    CHECK(std::equal(in_place.begin(), in_place.begin() + std::ptrdiff_t(n), y1.begin()));
+    ++cases;
+  }
+  MESSAGE(cases << " table cases");
+}
+
 void check_f32_gemm(const Backend& b, std::mt19937& rng) {
   KernelDesc d;
   d.op = KernelOp::kF32Gemm;
@@ -530,6 +573,7 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
       case KernelOp::kAvgPool: check = check_pool; break;
       case KernelOp::kF32Gemm: check = check_f32_gemm; break;
       case KernelOp::kEwProgram: check = check_ew_program; break;
+      case KernelOp::kLut8: check = check_lut8; break;
       default: check = check_streams; break;  // convert, element-wise and clamp kinds
     }
     // One check per (backend, checker): a checker covers every kind it names.

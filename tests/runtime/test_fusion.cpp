@@ -226,3 +226,108 @@ TEST_CASE("fused element-wise regions give the reference's bytes at every level"
   MESSAGE(graphs << " random chains, " << regions << " fused regions over all levels");
   CHECK(regions >= graphs);  // most chains fuse somewhere
 }
+
+namespace {
+
+// A chain from a u8 or i8 tensor through float ops (and quantized round trips) to an 8-bit
+// result: a function of one byte, which the plan runs as a 256-entry table.
+std::string random_byte_chain(std::mt19937& rng, const std::string& in_type, const std::string& out_type) {
+  const std::string f = "tensor<2x128xf32>";
+  std::string body = "  %v0 = \"quant.dcast\"(%q) : (" + in_type + ") -> " + f + "\n";
+  int next = 1;
+  const size_t length = 1 + rng() % 6;
+  for (size_t step = 0; step < length; ++step) {
+    const std::string cur = "%v" + std::to_string(next - 1), v = "%v" + std::to_string(next++);
+    static const char* ops[] = {"qrt.exp", "qrt.tanh", "qrt.erf", "qrt.gelu", "qrt.neg", "qrt.relu", "qrt.logistic"};
+    switch (rng() % 4) {
+      case 0: body += "  " + v + " = \"qrt.clamp\"(" + cur + ") {max = 6.0 : f64, min = 0.0 : f64} : (" + f + ") -> " + f + "\n"; break;
+      case 1: {  // a quantized round trip inside the region
+        const std::string q = "tensor<2x128x!quant.uniform<i8:f32, 0.03:7>>", d = "%v" + std::to_string(next++);
+        body += "  " + v + " = \"quant.qcast\"(" + cur + ") : (" + f + ") -> " + q + "\n";
+        body += "  " + d + " = \"quant.dcast\"(" + v + ") : (" + q + ") -> " + f + "\n";
+        break;
+      }
+      default: body += "  " + v + " = \"" + ops[rng() % 7] + "\"(" + cur + ") : (" + f + ") -> " + f + "\n"; break;
+    }
+  }
+  body += "  %r = \"quant.qcast\"(%v" + std::to_string(next - 1) + ") : (" + f + ") -> " + out_type + "\n";
+  return "func.func @main(%q: " + in_type + ") -> " + out_type + " {\n" + body + "  return %r : " + out_type + "\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("single-input 8-bit regions run as byte tables with the reference's bytes at every level") {
+  std::mt19937 rng(2028);
+  const char* const types[] = {"tensor<2x128x!quant.uniform<u8:f32, 0.05:128>>", "tensor<2x128x!quant.uniform<i8:f32, 0.1:-20>>",
+                               "tensor<2x128x!quant.uniform<u8<1:250>:f32, 0.002:3>>"};
+  size_t tables = 0;
+  for (int round = 0; round < 24; ++round) {
+    // Inputs take every byte, so only full-range input types; narrow bounds on the result.
+    const std::string text = random_byte_chain(rng, types[rng() % 2], types[rng() % 3]);
+    CAPTURE(text);
+    // Every byte value once: the table is checked entry by entry.
+    std::vector<uint8_t> bytes(256);
+    for (size_t i = 0; i < 256; ++i) bytes[i] = uint8_t(i * 37 + 11);
+    qrt_model_t* model = nullptr;
+    REQUIRE(qrt_model_load_buffer(text.data(), text.size(), "bytes.mlir", &model) == QRT_OK);
+    auto run_one = [&](qrt_backend backend, unsigned flags, const char* isa, bool* table) {
+      qrt_plan_options opts;
+      qrt_plan_options_init(&opts);
+      opts.backend = backend;
+      opts.flags = flags;
+      opts.isa = isa;
+      qrt_plan_t* plan = nullptr;
+      REQUIRE_MESSAGE(qrt_plan_create(model, &opts, &plan) == QRT_OK, qrt_last_error_message());
+      size_t ops = 0;
+      qrt_plan_num_ops(plan, &ops);
+      *table = false;
+      for (size_t o = 0; o < ops; ++o) {
+        qrt_op_info info;
+        REQUIRE(qrt_plan_op_info(plan, o, &info) == QRT_OK);
+        if (std::string(info.kernel).find("_lut8__") != std::string::npos) *table = true;
+      }
+      qrt_context_t* ctx = nullptr;
+      REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+      const int64_t dims[] = {2, 128};
+      size_t in_count = 0;
+      qrt_model_num_inputs(model, &in_count);
+      qrt_tensor_info in_info;
+      qrt_model_input_info(model, 0, &in_info);
+      REQUIRE(qrt_context_set_input(ctx, 0, in_info.dtype, 2, dims, bytes.data(), bytes.size()) == QRT_OK);
+      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+      qrt_tensor_view view;
+      REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+      const auto* p = static_cast<const uint8_t*>(view.data);
+      std::vector<uint8_t> out(p, p + view.bytes);
+      qrt_context_destroy(ctx);
+      qrt_plan_destroy(plan);
+      return out;
+    };
+    bool table = false;
+    const std::vector<uint8_t> want = run_one(QRT_BACKEND_REF, 0, nullptr, &table);
+    // Chains of clamps and round trips only become integer requantize and clamp kernels
+    // (fold-qdq); any float function makes the chain a program, and so a table.
+    bool has_function = false;
+    for (const char* f : {"exp", "tanh", "erf", "gelu", "neg", "relu", "logistic"}) {
+      has_function = has_function || text.find(std::string("\"qrt.") + f + "\"") != std::string::npos;
+    }
+    for (const std::string& level : levels()) {
+      CAPTURE(level);
+      const std::vector<uint8_t> fused = run_one(QRT_BACKEND_JIT, 0, level.c_str(), &table);
+      if (has_function) CHECK(table);  // one byte's function: a table at every level
+      tables += table;
+      CHECK(fused == want);
+      // Unfused, an op that fold-qdq made one program (dcast -> logistic -> qcast) is a table too.
+      const std::vector<uint8_t> unfused = run_one(QRT_BACKEND_JIT, QRT_PLAN_NO_FUSION, level.c_str(), &table);
+      CHECK(unfused == want);
+      if (std::string(qrt_build_info()).find("llvm (every kernel from LLVM: built") != std::string::npos &&
+          level != "avx2-vnni") {
+        CHECK(run_one(QRT_BACKEND_LLVM, 0, level.c_str(), &table) == want);
+        if (has_function) CHECK(table);
+      }
+    }
+    qrt_model_destroy(model);
+  }
+  MESSAGE(tables << " table regions over all levels");
+  CHECK(tables >= 24);
+}
