@@ -113,11 +113,7 @@ struct Run {
   size_t fused_roots = 0;
 };
 
-Run run(const std::string& text, qrt_backend backend, unsigned flags, const char* isa,
-        const std::vector<std::vector<uint8_t>>& inputs) {
-  qrt_model_t* model = nullptr;
-  REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "chain.mlir", &model) == QRT_OK,
-                  qrt_last_error_message() << "\n" << text);
+qrt_plan_t* make_plan(const qrt_model_t* model, qrt_backend backend, unsigned flags, const char* isa) {
   qrt_plan_options opts;
   qrt_plan_options_init(&opts);
   opts.backend = backend;
@@ -125,6 +121,15 @@ Run run(const std::string& text, qrt_backend backend, unsigned flags, const char
   opts.isa = isa;
   qrt_plan_t* plan = nullptr;
   REQUIRE_MESSAGE(qrt_plan_create(model, &opts, &plan) == QRT_OK, qrt_last_error_message());
+  return plan;
+}
+
+Run run(const std::string& text, qrt_backend backend, unsigned flags, const char* isa,
+        const std::vector<std::vector<uint8_t>>& inputs) {
+  qrt_model_t* model = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "chain.mlir", &model) == QRT_OK,
+                  qrt_last_error_message() << "\n" << text);
+  qrt_plan_t* plan = make_plan(model, backend, flags, isa);
   Run r;
   size_t ops = 0;
   qrt_plan_num_ops(plan, &ops);
@@ -271,13 +276,7 @@ TEST_CASE("single-input 8-bit regions run as byte tables with the reference's by
     qrt_model_t* model = nullptr;
     REQUIRE(qrt_model_load_buffer(text.data(), text.size(), "bytes.mlir", &model) == QRT_OK);
     auto run_one = [&](qrt_backend backend, unsigned flags, const char* isa, bool* table) {
-      qrt_plan_options opts;
-      qrt_plan_options_init(&opts);
-      opts.backend = backend;
-      opts.flags = flags;
-      opts.isa = isa;
-      qrt_plan_t* plan = nullptr;
-      REQUIRE_MESSAGE(qrt_plan_create(model, &opts, &plan) == QRT_OK, qrt_last_error_message());
+      qrt_plan_t* plan = make_plan(model, backend, flags, isa);
       size_t ops = 0;
       qrt_plan_num_ops(plan, &ops);
       *table = false;
