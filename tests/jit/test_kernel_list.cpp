@@ -462,8 +462,11 @@ void check_lut8(const Backend& b, std::mt19937& rng) {
                    size_t(127), size_t(128), size_t(129), size_t(255), size_t(256), size_t(1000), size_t(4099)}) {
     const std::vector<uint8_t> table = random_bytes(rng, 256);
     std::vector<uint8_t> x = random_bytes(rng, n + 1);
-    // Every byte value appears in the longer inputs, the extremes in all of them.
-    for (size_t i = 0; i < n; ++i) x[i] = n >= 256 ? uint8_t(i * 167 + (rng() % 2)) : x[i];
+    // Every byte value appears in the longer inputs (167 is odd: i * 167 runs through all 256
+    // residues), the extremes in all of them.
+    if (n >= 256) {
+      for (size_t i = 0; i < n; ++i) x[i] = uint8_t(i * 167);
+    }
     if (n >= 2) {
       x[0] = 0x00;
       x[n - 1] = 0xFF;
@@ -480,8 +483,7 @@ void check_lut8(const Backend& b, std::mt19937& rng) {
     CHECK(y1[n] == 0x5A);  // nothing written past n
     // In place: the result replaces the input.
     std::vector<uint8_t> in_place = x;
-    run_both(b, d, LutArgs{in_place.data(), in_place.data(), n, table.data()},
-             LutArgs{y2.data(), y2.data(), 0, table.data()});
+    call_microkernel(kernel_of(b, d)->entry(), LutArgs{in_place.data(), in_place.data(), n, table.data()}, d);
     CHECK(std::equal(in_place.begin(), in_place.begin() + std::ptrdiff_t(n), y1.begin()));
     ++cases;
   }
