@@ -16,6 +16,15 @@ bool takes_fused_clamp(OpKind kind) {
   return kind == OpKind::kConv2d || kind == OpKind::kMatmul || kind == OpKind::kAdd || kind == OpKind::kMul;
 }
 
+// Float producers whose kernels apply a fused clamp in their epilogue: convolutions, and
+// matmuls with constant weights (a batched matmul of two activations would lose its kernel).
+bool float_takes_fused_clamp(const Graph& g, const Op& p) {
+  if (p.kind == OpKind::kConv2d) return true;
+  if (p.kind != OpKind::kMatmul || p.operands.size() < 2) return false;
+  const int w = g.values[size_t(p.operands[1])].producer;
+  return w >= 0 && g.ops[size_t(w)].kind == OpKind::kConstant;
+}
+
 }  // namespace
 
 Graph fuse_clamp_into_producers(const Graph& graph, size_t* fused_out) {
@@ -32,10 +41,11 @@ Graph fuse_clamp_into_producers(const Graph& graph, size_t* fused_out) {
     const Op& p = g.ops[size_t(producer)];
     if (!takes_fused_clamp(p.kind) || fused_clamp(p)) continue;
     const ElementType& e = g.values[size_t(y)].type.element;
-    if (!e.is_uniform()) continue;
+    if (!e.is_uniform() && !(e.is_float() && float_takes_fused_clamp(g, p))) continue;
     Attribute lo = Attribute::make_float(0.0, FloatKind::kF32), hi = Attribute::make_float(INFINITY, FloatKind::kF32);
     if (clamp.kind == OpKind::kRelu) {
       // qrt.relu clamps to [zp, max]; clamp(0, inf) quantizes 0 to zp only inside the bounds.
+      // A float relu (x < 0 ? +0 : x) is clamp(0, inf): both keep -0 and NaN.
       bool inside = true;
       for (int64_t zp : e.zero_points) inside = inside && zp >= e.storage.min && zp <= e.storage.max;
       if (!inside) continue;

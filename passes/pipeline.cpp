@@ -117,7 +117,7 @@ const std::vector<PassInfo>& registered_passes() {
        run_fold_qdq},
       {"to-nhwc", "NCHW conv/pool regions to NHWC: transposes only at region borders, inverse pairs cancelled", {},
        run_to_nhwc},
-      {"fuse-clamp", "clamp/relu into the quantized conv2d, matmul, add or mul it reads (clamp_min/clamp_max)", {},
+      {"fuse-clamp", "clamp/relu into the conv2d, matmul (quantized or float), add or mul (quantized) it reads (clamp_min/clamp_max)", {},
        run_fuse_clamp},
       {"check-integer", "report every qcast/dcast left between integer kernels, and why", {}, run_check_integer},
   };

@@ -3,7 +3,7 @@
 
 Run with Debian's Python (packages python3-onnx, python3-numpy):
     /usr/bin/python3 scripts/make_onnx_test_models.py [OUT_DIR]      # default: models/onnx
-    /usr/bin/python3 scripts/make_onnx_test_models.py --bench DIR    # 224² MobileNetV2 QDQ (benchmark)
+    /usr/bin/python3 scripts/make_onnx_test_models.py --bench DIR    # 224² MobileNetV2, QDQ and f32 (benchmark)
 
 mobilenet_style_nchw_qdq: a MobileNetV2-style network written the way ONNX Runtime's static
 quantizer writes one: NCHW, QuantizeLinear/DequantizeLinear around every tensor, u8
@@ -229,6 +229,53 @@ def mobilenet_v2_qdq(h=224, classes=1000):
     return model, x, net.v.astype(np.float32)
 
 
+def strip_qdq(model, name):
+    """The float model a QDQ model was quantized from, as far as its weights tell: every
+    DequantizeLinear of an initializer becomes that initializer dequantized (f32), and every
+    activation QuantizeLinear -> DequantizeLinear pair is bypassed. Same layers, same weights
+    (rounded to their quantized values), no quantization: the float side of the int8-vs-f32
+    comparison on one network."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    rename, nodes, new_inits = {}, [], []
+    def resolve(n):
+        while n in rename:
+            n = rename[n]
+        return n
+    producers = {o: node for node in model.graph.node for o in node.output}
+    for node in model.graph.node:
+        ins = [resolve(i) for i in node.input]
+        if node.op_type == "DequantizeLinear" and ins[0] in inits:
+            q, s = inits[ins[0]].astype(np.float64), inits[ins[1]].astype(np.float64)
+            z = inits[ins[2]].astype(np.float64) if len(ins) > 2 else 0.0
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if s.ndim == 1 and q.ndim > 1:
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                s, z = s.reshape(shape), np.asarray(z).reshape(shape) if np.ndim(z) else z
+            new_inits.append(numpy_helper.from_array(((q - z) * s).astype(np.float32), node.output[0]))
+            continue
+        if node.op_type == "DequantizeLinear" and producers.get(node.input[0]) is not None and \
+                producers[node.input[0]].op_type == "QuantizeLinear":
+            rename[node.output[0]] = resolve(producers[node.input[0]].input[0])
+            continue
+        if node.op_type == "QuantizeLinear":
+            continue  # only read by its DequantizeLinear, bypassed above
+        nodes.append(helper.make_node(node.op_type, ins, list(node.output), name=node.name,
+                                      domain=node.domain or None, **{a.name: helper.get_attribute_value(a)
+                                                                     for a in node.attribute}))
+    used = {i for n in nodes for i in n.input}
+    outputs = [o.name for o in model.graph.output]
+    for o in outputs:  # a graph output that was a bypassed pair's result
+        if o in rename:
+            nodes.append(helper.make_node("Identity", [resolve(o)], [o], name=o + "_f32"))
+    new_inits = [t for t in new_inits if t.name in used] + \
+                [t for t in model.graph.initializer if t.name in used and t.name not in {i.name for i in new_inits}]
+    graph = helper.make_graph(nodes, name, list(model.graph.input), list(model.graph.output), new_inits)
+    out = helper.make_model(graph, opset_imports=list(model.opset_import), producer_name="qrt-test-models")
+    onnx.checker.check_model(out)
+    return out
+
+
 def mobilenet_style(h=32, w=32, classes=10, qop=False):
     b = Builder()
     x = RNG.uniform(-1.0, 1.0, (1, 3, h, w)).astype(np.float32)
@@ -365,6 +412,9 @@ def main():
         np.save(os.path.join(sys.argv[2], "mobilenet_v2_qdq_224_x.npy"), x)
         np.save(os.path.join(sys.argv[2], "mobilenet_v2_qdq_224_expected.npy"), expected)
         print(f"mobilenet_v2_qdq_224: {len(model.graph.node)} nodes, output {expected.ravel()[:4]}...")
+        f32 = strip_qdq(model, "mobilenet_v2_f32")
+        onnx.save(f32, os.path.join(sys.argv[2], "mobilenet_v2_f32_224.onnx"))
+        print(f"mobilenet_v2_f32_224: {len(f32.graph.node)} nodes (same input)")
         return
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
     for name, make in [("mobilenet_style_nchw_qdq", mobilenet_style),

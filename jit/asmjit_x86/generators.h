@@ -43,7 +43,13 @@ void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
 void avx2_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kLut8 with AVX-512 VBMI intrinsics (two vpermi2b and a blend per 64 bytes, masked tail).
 void avx512_lut8(const LutArgs* args, const KernelDesc* desc);
-/// kF32Gemm with AVX2 intrinsics (separate multiply and add, k in order).
+/// kF32Gemm with AVX2 intrinsics: 6 x 16 tiles, separate multiply and add, k in order.
 void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kF32Gemm with AVX-512 intrinsics: 12 x 32 tiles, masked column tails.
+void avx512_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kF32Dwconv with AVX2 intrinsics: 8 channels per vector, 3-wide windows' weights in registers.
+void avx2_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
+/// kF32Dwconv with AVX-512 intrinsics: 16 channels per vector, masked channel tail.
+void avx512_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 
 }  // namespace qrt::jit::x86gen

@@ -132,30 +132,4 @@ __attribute__((target("avx2"))) void avx2_lut8(const LutArgs* args, const Kernel
   for (; i < n; ++i) y[i] = args->table[x[i]];
 }
 
-__attribute__((target("avx2"))) void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
-  constexpr int64_t kRows = 4, kCols = 16;
-  const float* x = args->x;
-  const float* w = args->w;
-  const float* bias = args->bias;
-  const int64_t mr = args->rows, k = args->k, n = args->n, n_padded = args->n_padded;
-  for (int64_t n0 = 0; n0 < n_padded; n0 += kCols) {
-    __m256 acc[kRows][2];
-    for (int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const __m256 b0 = _mm256_loadu_ps(w + kk * n_padded + n0), b1 = _mm256_loadu_ps(w + kk * n_padded + n0 + 8);
-      for (int64_t r = 0; r < mr; ++r) {
-        const __m256 a = _mm256_set1_ps(x[r * k + kk]);
-        acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(a, b0));  // one rounding each, k in order
-        acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(a, b1));
-      }
-    }
-    for (int64_t r = 0; r < mr; ++r) {
-      alignas(32) float out[kCols];
-      _mm256_store_ps(out, bias ? _mm256_add_ps(acc[r][0], _mm256_loadu_ps(bias + n0)) : acc[r][0]);
-      _mm256_store_ps(out + 8, bias ? _mm256_add_ps(acc[r][1], _mm256_loadu_ps(bias + n0 + 8)) : acc[r][1]);
-      std::memcpy(args->y + r * n + n0, out, size_t(std::min(kCols, n - n0)) * 4);
-    }
-  }
-}
-
 }  // namespace qrt::jit::x86gen

@@ -57,7 +57,8 @@ class X86Backend final : public Backend {
     if (d.op == KernelOp::kEwProgram) return "the asmjit backend compiles no element-wise programs";
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
-                                                      d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8));
+                                                      d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
+                                                      d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
@@ -91,7 +92,9 @@ class X86Backend final : public Backend {
       case KernelOp::kPackRows:  // AVX2 is part of every level
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
-      case KernelOp::kF32Gemm: return fixed(&x86gen::avx2_f32_gemm);
+      case KernelOp::kF32Gemm: return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_f32_gemm : &x86gen::avx2_f32_gemm);
+      case KernelOp::kF32Dwconv:
+        return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_f32_dwconv : &x86gen::avx2_f32_dwconv);
       case KernelOp::kLut8: return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_lut8 : &x86gen::avx2_lut8);
       case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;

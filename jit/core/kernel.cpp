@@ -61,6 +61,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kDwRows: return "dwrows";
     case KernelOp::kEwProgram: return "ewprogram";
     case KernelOp::kLut8: return "lut8";
+    case KernelOp::kF32Dwconv: return "f32dwconv";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -115,7 +116,9 @@ std::string KernelDesc::name() const {
   }
   if (op == KernelOp::kClamp) return q + "_clamp" + suffix;
   if (op == KernelOp::kLut8) return "x8_x8_lut8" + suffix;
-  if (op == KernelOp::kF32Gemm) return "f32_f32_f32_gemm_4x16" + suffix;
+  // The tile the native kernels use (the LLVM templates block the same way).
+  if (op == KernelOp::kF32Gemm) return std::string("f32_f32_f32_gemm_") + (isa == Isa::kAvx512Vnni ? "12x32" : isa == Isa::kScalar ? "1x1" : "6x16") + suffix;
+  if (op == KernelOp::kF32Dwconv) return "f32_f32_f32_dwconv" + suffix;
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + suffix;
 }

@@ -27,6 +27,7 @@ enum class KernelOp : uint8_t {
   kDwRows,        ///< depthwise: one output row from interleaved rows by u8 x s8 quads (vpdpbusd)
   kEwProgram,     ///< an element-wise program (ew_program.h), compiled by Backend::compile_program
   kLut8,          ///< y[i] = table[x[i]] over bytes: a 256-entry table (a single-input 8-bit region)
+  kF32Dwconv,     ///< one output row of an NHWC f32 depthwise convolution (the reference's order)
   kCount
 };
 

@@ -242,15 +242,39 @@ struct LutArgs {
   const uint8_t* table;
 };
 
-/// kF32Gemm: rows [0, rows) (at most 4) of y = x · w (+ bias): every output accumulates
-/// acc = acc + f32(x·w) in increasing k from +0 (one rounding each, no FMA), then + bias.
-/// w is k x n_padded (a multiple of 16, padding 0); bias has n_padded values or is null.
+/// kF32Gemm: y = clamp(x · w + bias) for `rows` rows (any number; the kernel blocks them):
+/// every output accumulates acc = acc + f32(x·w) in increasing k from +0 (one rounding each,
+/// no FMA), then acc + bias[j] (when bias is not null), then qrt.clamp's formula
+/// (v < lo ? lo : v > hi ? hi : v; NaN passes; lo = -inf and hi = +inf clamp nothing).
+/// x rows are x_stride floats apart, y rows y_stride; w is k x n_padded (n_padded a
+/// multiple of 16, padding 0); bias has n_padded values. Only columns [0, n) are stored.
 struct F32GemmArgs {
   const float* x;
   const float* w;
   const float* bias;
   float* y;
   int64_t rows, k, n, n_padded;
+  int64_t x_stride, y_stride;
+  float lo, hi;
+};
+
+/// qrt.clamp's formula on an f32 (bounds already f32): NaN passes, -0 stays -0.
+inline float clamp_f32(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/// kF32Dwconv: one output row of an NHWC f32 depthwise convolution, `c` channels per pixel
+/// (pixels contiguous, c floats apart, in the input rows and in y): per output pixel p and
+/// channel ch, acc = +0, then acc = acc + f32(x·w) over the window's taps in (ky, kx) order,
+/// skipping taps outside the input (padding: a null row, or a column outside [0, iw)), then
+/// + bias[ch] (bias not null) and the clamp of F32GemmArgs. Skipping is exact: a padding tap
+/// would add 0·w = ±0 to a sum that is never -0 (filters are finite). Tap (ky, kx) of pixel p
+/// reads input column p·stride - pad_left + kx·dilation of rows[ky]; w is kh x kw x c.
+struct F32DwArgs {
+  const float* const* rows;  ///< kh input rows (iw pixels each), null for padding rows
+  const float* w;            ///< taps x c, tap-major
+  const float* bias;         ///< c values or null
+  float* y;                  ///< ow output pixels
+  int64_t c, ow, iw, kh, kw, stride, dilation, pad_left;
+  float lo, hi;
 };
 
 /// The description of the kF32Gemm micro-kernel of `generator` at `isa` (no other parameters).
@@ -259,6 +283,13 @@ inline KernelDesc f32_gemm_desc(Isa isa, Generator generator) {
   d.op = KernelOp::kF32Gemm;
   d.isa = isa;
   d.generator = generator;
+  return d;
+}
+
+/// The description of the kF32Dwconv micro-kernel of `generator` at `isa`.
+inline KernelDesc f32_dwconv_desc(Isa isa, Generator generator) {
+  KernelDesc d = f32_gemm_desc(isa, generator);
+  d.op = KernelOp::kF32Dwconv;
   return d;
 }
 

@@ -12,9 +12,10 @@
 namespace qrt::jit::llvm_ir {
 
 /// The sizes of the description and of every argument block, and two field offsets.
-inline constexpr std::array<uint64_t, 12> kKernelTemplateAbi = {
+inline constexpr std::array<uint64_t, 13> kKernelTemplateAbi = {
     sizeof(KernelDesc),   offsetof(KernelDesc, channels), sizeof(ConvertArgs), sizeof(GemmTileArgs),
     sizeof(PackRowsArgs), sizeof(DepthwiseArgs),          sizeof(PoolArgs),    sizeof(ElementwiseArgs),
-    sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded), sizeof(LutArgs)};
+    sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded), sizeof(LutArgs),
+    sizeof(F32DwArgs)};
 
 }  // namespace qrt::jit::llvm_ir

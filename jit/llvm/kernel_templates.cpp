@@ -188,7 +188,7 @@ void depthwise16(const DepthwiseArgs* args, const KernelDesc* d) {
 }
 
 // kF32Gemm: a block of up to four rows by 16 columns at a time; each output still sums
-// acc + f32(x·w) in increasing k from +0, then + bias, exactly as twin_f32_gemm.
+// acc + f32(x·w) in increasing k from +0, then + bias and the clamp, exactly as twin_f32_gemm.
 template <int kRows>
 void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
   const int64_t k = args->k, n = args->n, np = args->n_padded;
@@ -197,7 +197,7 @@ void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
     for (int64_t kk = 0; kk < k; ++kk) {
       const float* wk = args->w + kk * np + j0;
       for (int r = 0; r < kRows; ++r) {
-        const float x = args->x[(row0 + r) * k + kk];
+        const float x = args->x[(row0 + r) * args->x_stride + kk];
         for (int j = 0; j < 16; ++j) {
           const float p = x * wk[j];
           acc[r][j] = acc[r][j] + p;
@@ -206,8 +206,47 @@ void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
     }
     const int64_t width = n - j0 < 16 ? n - j0 : 16;
     for (int r = 0; r < kRows; ++r) {
-      float* y = args->y + (row0 + r) * n + j0;
-      for (int64_t j = 0; j < width; ++j) y[j] = args->bias ? acc[r][j] + args->bias[j0 + j] : acc[r][j];
+      float* y = args->y + (row0 + r) * args->y_stride + j0;
+      for (int64_t j = 0; j < width; ++j) {
+        y[j] = clamp_f32(args->bias ? acc[r][j] + args->bias[j0 + j] : acc[r][j], args->lo, args->hi);
+      }
+    }
+  }
+}
+
+// kF32Dwconv: blocks of 16 channels (a vector for LLVM), taps in (ky, kx) order as
+// twin_f32_dwconv; the channels past the last whole block run on the twin's loop.
+void f32_dwconv_blocks(const F32DwArgs* a) {
+  const int64_t c = a->c, blocks = c / 16 * 16;
+  for (int64_t p = 0; p < a->ow; ++p) {
+    for (int64_t ch0 = 0; ch0 < c; ch0 += 16) {
+      const int64_t width = c - ch0 < 16 ? c - ch0 : 16;
+      float acc[16] = {};
+      for (int64_t ky = 0; ky < a->kh; ++ky) {
+        const float* row = a->rows[ky];
+        if (!row) continue;
+        for (int64_t kx = 0; kx < a->kw; ++kx) {
+          const int64_t col = p * a->stride - a->pad_left + kx * a->dilation;
+          if (col < 0 || col >= a->iw) continue;
+          const float* x = row + col * c + ch0;
+          const float* w = a->w + (ky * a->kw + kx) * c + ch0;
+          if (ch0 < blocks) {
+            for (int j = 0; j < 16; ++j) {
+              const float prod = x[j] * w[j];
+              acc[j] = acc[j] + prod;
+            }
+          } else {
+            for (int64_t j = 0; j < width; ++j) {
+              const float prod = x[j] * w[j];
+              acc[j] = acc[j] + prod;
+            }
+          }
+        }
+      }
+      float* y = a->y + p * c + ch0;
+      for (int64_t j = 0; j < width; ++j) {
+        y[j] = clamp_f32(a->bias ? acc[j] + a->bias[ch0 + j] : acc[j], a->lo, a->hi);
+      }
     }
   }
 }
@@ -250,6 +289,8 @@ void qrt_kt_elementwise(const ElementwiseArgs* args, const KernelDesc* d) { twin
 void qrt_kt_clamp(const ClampArgs* args, const KernelDesc* d) { twin_clamp(args, d); }
 
 void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d); }
+
+void qrt_kt_f32_dwconv(const F32DwArgs* args, const KernelDesc*) { f32_dwconv_blocks(args); }
 
 void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
   int64_t r = 0;

@@ -46,6 +46,7 @@ const char* template_entry(KernelOp op) {
     case KernelOp::kClamp: return "qrt_kt_clamp";
     case KernelOp::kF32Gemm: return "qrt_kt_f32_gemm";
     case KernelOp::kLut8: return "qrt_kt_lut8";
+    case KernelOp::kF32Dwconv: return "qrt_kt_f32_dwconv";
     case KernelOp::kDwInterleave:
     case KernelOp::kDwRows:
     case KernelOp::kEwProgram:

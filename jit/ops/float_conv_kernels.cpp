@@ -1,10 +1,13 @@
 // qrt — qrt.conv2d with f32 activations and constant f32 or quantized (hybrid) filters, any
-// layout, stride, dilation, padding and group count: per group, im2col rows of four output
-// pixels (K ordered input channel, kernel row, kernel column, as the reference sums; padding
-// taps are zeros) times the filter matrix on the f32 GEMM micro-kernel of the chosen level,
-// which keeps the reference's order exactly (acc from +0, acc + f32(x·w) in increasing k, then
-// + bias). A zero tap adds +0 or -0 to a sum that is never -0, so it changes nothing; filters
-// must be finite (0 · inf would not be). The results are the reference's bytes.
+// layout, stride, dilation, padding and group count, in three forms:
+//   - NHWC 1x1, stride 1, no padding, one group: the activations are the GEMM's rows (no copy);
+//   - NHWC depthwise (one input and one output channel per group): the kF32Dwconv row kernel;
+//   - anything else: per group, im2col blocks of pixels (K ordered input channel, kernel row,
+//     kernel column, as the reference sums; padding taps are zeros) times the filter matrix.
+// Every form keeps the reference's order exactly (acc from +0, acc + f32(x·w) in increasing
+// k, then + bias, then the fused clamp as qrt.clamp): a zero tap adds +0 or -0 to a sum that
+// is never -0, so skipping or including one changes nothing; filters must be finite (0 · inf
+// would not be). The results are the reference's bytes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,17 +23,21 @@ namespace qrt::jit {
 
 namespace {
 
-constexpr int64_t kRows = 4, kCols = 16;
+constexpr int64_t kCols = 16;     // the filter matrix's column padding (F32GemmArgs::n_padded)
+constexpr int64_t kBlockRows = 48;  // pixels per task: a multiple of every native tile's rows
+
+enum class ConvForm { kPointwise, kDepthwise, kIm2col };
 
 class FloatConvOpKernel final : public OpKernel {
  public:
-  FloatConvOpKernel(const Graph& graph, const Op& op, Window2d w, int64_t out_c, int64_t in_per_group,
+  FloatConvOpKernel(const Graph& graph, const Op& op, Window2d w, ConvForm form, int64_t out_c, int64_t in_per_group,
                     std::vector<float> filters, std::vector<float> bias, std::optional<FusedClamp> clamp, bool hybrid,
                     KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), out_c_(out_c), ig_(in_per_group),
-        ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw), n_padded_((ocpg_ + kCols - 1) / kCols * kCols),
-        filters_(std::move(filters)), bias_(std::move(bias)), clamp_(clamp), hybrid_(hybrid), desc_(desc),
-        code_(std::move(code)) {}
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), form_(form), out_c_(out_c),
+        ig_(in_per_group), ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw),
+        n_padded_((ocpg_ + kCols - 1) / kCols * kCols), filters_(std::move(filters)), bias_(std::move(bias)),
+        lo_(clamp ? float(clamp->min) : -INFINITY), hi_(clamp ? float(clamp->max) : INFINITY), hybrid_(hybrid),
+        desc_(desc), code_(std::move(code)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const auto& xd = operands[0]->type.dims;
@@ -47,72 +54,128 @@ class FloatConvOpKernel final : public OpKernel {
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
-    const auto& xd = x.type.dims;
-    const auto& yd = y.type.dims;
-    const int64_t batch = xd[0], ih = xd[w_.height_dim()], iw = xd[w_.width_dim()], c = xd[w_.channel_dim()];
-    const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()], pixels = oh * ow;
-    const int64_t tiles = (pixels + kRows - 1) / kRows;
     const float* xs = reinterpret_cast<const float*>(x.bytes());
     float* ys = reinterpret_cast<float*>(y.bytes());
-    // Element offset of activation (n, channel, row, column) in the layout.
-    auto x_at = [&](int64_t n, int64_t ch, int64_t r, int64_t col) {
-      return w_.nchw ? ((n * c + ch) * ih + r) * iw + col : ((n * ih + r) * iw + col) * c + ch;
-    };
-    parallel.for_each(size_t(batch * w_.groups * tiles), [&](size_t t) {
-      const int64_t tile = int64_t(t) % tiles, g = int64_t(t) / tiles % w_.groups, n = int64_t(t) / tiles / w_.groups;
-      const int64_t p0 = tile * kRows, rows = std::min(kRows, pixels - p0);
-      // Scratch per worker thread, reused by every tile (every element is written below).
-      thread_local std::vector<float> a, out;
-      a.resize(size_t(kRows * k_));
-      out.resize(size_t(kRows * ocpg_));
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
-        float* row = &a[size_t(r * k_)];
-        for (int64_t ci = 0; ci < ig_; ++ci) {
-          for (int64_t ky = 0; ky < w_.kh; ++ky) {
-            const int64_t yy = py * w_.sh - w_.pad_top + ky * w_.dh;
-            for (int64_t kx = 0; kx < w_.kw; ++kx) {
-              const int64_t xx = px * w_.sw - w_.pad_left + kx * w_.dw;
-              const bool inside = yy >= 0 && yy < ih && xx >= 0 && xx < iw;
-              *row++ = inside ? xs[x_at(n, g * ig_ + ci, yy, xx)] : 0.0f;
-            }
-          }
-        }
-      }
-      const F32GemmArgs args{a.data(), &filters_[size_t(g * k_ * n_padded_)],
-                             bias_.empty() ? nullptr : &bias_[size_t(g * n_padded_)], out.data(), rows, k_, ocpg_, n_padded_};
-      call_microkernel(code_->entry(), args, desc_);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
-        for (int64_t j = 0; j < ocpg_; ++j) {
-          float v = out[size_t(r * ocpg_ + j)];
-          if (clamp_) {  // the reference's clamp: bounds rounded to f32, NaN passes
-            const float lo = float(clamp_->min), hi = float(clamp_->max);
-            v = v < lo ? lo : v > hi ? hi : v;
-          }
-          const int64_t o = g * ocpg_ + j;
-          const int64_t at = w_.nchw ? ((n * out_c_ + o) * oh + py) * ow + px : ((n * oh + py) * ow + px) * out_c_ + o;
-          ys[at] = v;
-        }
-      }
-    });
-    return Status::ok();
+    if (form_ == ConvForm::kPointwise) {
+      // Every pixel is a row of C values: y[pixels x out_c] = x[pixels x C] · W.
+      const int64_t pixels = x.num_elements() / k_, tasks = (pixels + kBlockRows - 1) / kBlockRows;
+      parallel.for_each(size_t(tasks), [&](size_t t) {
+        const int64_t p0 = int64_t(t) * kBlockRows;
+        gemm(xs + p0 * k_, k_, ys + p0 * out_c_, out_c_, std::min(kBlockRows, pixels - p0), 0);
+      });
+      return Status::ok();
+    }
+    if (form_ == ConvForm::kDepthwise) return run_depthwise(x, y, parallel);
+    return run_im2col(x, y, parallel);
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // filters and bias prepared once
   std::string describe() const override {
     std::string name = desc_.name();
     if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc8w_f32");
-    name.replace(name.find("gemm"), 4, "conv_im2col");
-    return name + " (k-ordered f32 sums as the reference, no FMA" + (hybrid_ ? "; filters dequantized once" : "") + ")";
+    if (form_ != ConvForm::kDepthwise) {
+      name.replace(name.find("gemm"), 4, form_ == ConvForm::kPointwise ? "conv1x1" : "conv_im2col");
+    }
+    return name + " (the reference's order of f32 sums, no FMA" + (hybrid_ ? "; filters dequantized once" : "") + ")";
   }
 
  private:
+  // rows x ocpg results of group g from rows of k_ values (x_stride apart) into y.
+  void gemm(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t rows, int64_t g) const {
+    const float* bias = bias_.empty() ? nullptr : &bias_[size_t(g * n_padded_)];
+    const F32GemmArgs args{x, &filters_[size_t(g * k_ * n_padded_)], bias, y, rows, k_, ocpg_, n_padded_, x_stride,
+                           y_stride, lo_, hi_};
+    call_microkernel(code_->entry(), args, desc_);
+  }
+
+  Status run_depthwise(const Tensor& x, Tensor& y, Parallel& parallel) const {
+    const auto& xd = x.type.dims;
+    const int64_t batch = xd[0], ih = xd[1], iw = xd[2], c = xd[3], oh = y.type.dims[1], ow = y.type.dims[2];
+    const float* xs = reinterpret_cast<const float*>(x.bytes());
+    float* ys = reinterpret_cast<float*>(y.bytes());
+    parallel.for_each(size_t(batch * oh), [&](size_t t) {
+      const int64_t n = int64_t(t) / oh, oy = int64_t(t) % oh;
+      thread_local std::vector<const float*> rows;
+      rows.assign(size_t(w_.kh), nullptr);
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        if (iy >= 0 && iy < ih) rows[size_t(ky)] = xs + (n * ih + iy) * iw * c;
+      }
+      const F32DwArgs args{rows.data(), filters_.data(), bias_.empty() ? nullptr : bias_.data(), ys + (n * oh + oy) * ow * c,
+                           c, ow, iw, w_.kh, w_.kw, w_.sw, w_.dw, w_.pad_left, lo_, hi_};
+      call_microkernel(code_->entry(), args, desc_);
+    });
+    return Status::ok();
+  }
+
+  Status run_im2col(const Tensor& x, Tensor& y, Parallel& parallel) const {
+    const auto& xd = x.type.dims;
+    const auto& yd = y.type.dims;
+    const int64_t batch = xd[0], ih = xd[w_.height_dim()], iw = xd[w_.width_dim()], c = xd[w_.channel_dim()];
+    const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()], pixels = oh * ow;
+    const int64_t tiles = (pixels + kBlockRows - 1) / kBlockRows;
+    const float* xs = reinterpret_cast<const float*>(x.bytes());
+    float* ys = reinterpret_cast<float*>(y.bytes());
+    // Element offset of activation (n, channel, row, column) in the layout.
+    auto x_at = [&](int64_t n, int64_t ch, int64_t r, int64_t col) {
+      return w_.nchw ? ((n * c + ch) * ih + r) * iw + col : ((n * ih + r) * iw + col) * c + ch;
+    };
+    // Offsets of the window's taps from its first tap, in K order (channel, row, column):
+    // pixels whose window is inside the input gather by these alone.
+    std::vector<int64_t> tap_offsets(static_cast<size_t>(k_));
+    for (int64_t ci = 0, kk = 0; ci < ig_; ++ci) {
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        for (int64_t kx = 0; kx < w_.kw; ++kx) tap_offsets[size_t(kk++)] = x_at(0, ci, ky * w_.dh, kx * w_.dw);
+      }
+    }
+    parallel.for_each(size_t(batch * w_.groups * tiles), [&](size_t t) {
+      const int64_t tile = int64_t(t) % tiles, g = int64_t(t) / tiles % w_.groups, n = int64_t(t) / tiles / w_.groups;
+      const int64_t p0 = tile * kBlockRows, rows = std::min(kBlockRows, pixels - p0);
+      // Scratch per worker thread, reused by every tile (every element is written below).
+      thread_local std::vector<float> a, out;
+      a.resize(size_t(kBlockRows * k_));
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t py = (p0 + r) / ow, px = (p0 + r) % ow;
+        const int64_t y0 = py * w_.sh - w_.pad_top, x0 = px * w_.sw - w_.pad_left;
+        float* row = &a[size_t(r * k_)];
+        if (y0 >= 0 && y0 + (w_.kh - 1) * w_.dh < ih && x0 >= 0 && x0 + (w_.kw - 1) * w_.dw < iw) {
+          const float* first = xs + x_at(n, g * ig_, y0, x0);
+          for (int64_t kk = 0; kk < k_; ++kk) row[kk] = first[tap_offsets[size_t(kk)]];
+          continue;
+        }
+        for (int64_t ci = 0; ci < ig_; ++ci) {
+          for (int64_t ky = 0; ky < w_.kh; ++ky) {
+            const int64_t yy = y0 + ky * w_.dh;
+            for (int64_t kx = 0; kx < w_.kw; ++kx) {
+              const int64_t xx = x0 + kx * w_.dw;
+              const bool inside = yy >= 0 && yy < ih && xx >= 0 && xx < iw;
+              *row++ = inside ? xs[x_at(n, g * ig_ + ci, yy, xx)] : 0.0f;
+            }
+          }
+        }
+      }
+      if (!w_.nchw) {  // NHWC: the group's columns of the block's output pixels, in place
+        gemm(a.data(), k_, ys + (n * pixels + p0) * out_c_ + g * ocpg_, out_c_, rows, g);
+        return;
+      }
+      out.resize(size_t(kBlockRows * ocpg_));
+      gemm(a.data(), k_, out.data(), ocpg_, rows, g);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < ocpg_; ++j) {
+          ys[((n * out_c_ + g * ocpg_ + j) * oh * ow) + p0 + r] = out[size_t(r * ocpg_ + j)];
+        }
+      }
+    });
+    return Status::ok();
+  }
+
   Op op_;
   Window2d w_;
+  ConvForm form_;
   int64_t out_c_, ig_, ocpg_, k_, n_padded_;
-  std::vector<float> filters_, bias_;  // per group: k x n_padded (padding 0); n_padded each
-  std::optional<FusedClamp> clamp_;
+  // Per group: k x n_padded (padding 0), n_padded bias values. Depthwise: taps x C, C values.
+  std::vector<float> filters_, bias_;
+  float lo_, hi_;  // the fused clamp's bounds rounded to f32 (-inf, +inf without one)
   bool hybrid_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
@@ -122,6 +185,7 @@ struct PreparedF32Conv final : PreparedOp {
   const Graph* graph = nullptr;
   const Op* op = nullptr;
   Window2d w;
+  ConvForm form = ConvForm::kIm2col;
   int64_t out_c = 0, ig = 0;
   std::vector<float> filters, bias;
   bool hybrid = false;
@@ -151,8 +215,18 @@ class F32ConvFamily final : public OpFamily {
     const int64_t out_c = ft.dims[0], ig = w.nchw ? ft.dims[1] : ft.dims[3];
     if (out_c <= 0 || ig <= 0 || w.groups <= 0 || out_c % w.groups != 0) return refuse(why_not, "malformed groups");
     const int64_t ocpg = out_c / w.groups, k = ig * w.kh * w.kw, n_padded = (ocpg + kCols - 1) / kCols * kCols;
-    p->filters.assign(size_t(w.groups * k * n_padded), 0.0f);
+    const bool pads = w.pad_top || w.pad_left || w.pad_bottom || w.pad_right;
+    if (!w.nchw && ig == 1 && ocpg == 1) {
+      p->form = ConvForm::kDepthwise;
+    } else if (!w.nchw && w.groups == 1 && w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && !pads) {
+      p->form = ConvForm::kPointwise;
+    }
+    const bool dw = p->form == ConvForm::kDepthwise;
+    p->filters.assign(size_t(dw ? k * out_c : w.groups * k * n_padded), 0.0f);
     const ElementType& e = ft.element;
+    if (e.kind == ElementKind::kUniformPerAxis && e.axis != 0) {
+      return refuse(why_not, "per-axis filters must be quantized along the output channels");
+    }
     for (int64_t o = 0; o < out_c; ++o) {
       const int64_t g = o / ocpg, j = o % ocpg;
       for (int64_t ci = 0; ci < ig; ++ci) {
@@ -163,16 +237,14 @@ class F32ConvFamily final : public OpFamily {
             float v;
             if (hybrid) {  // the dcast formula, per output channel (axis 0) or per tensor
               const size_t ch = e.kind == ElementKind::kUniformPerAxis ? size_t(o) : 0;
-              if (e.kind == ElementKind::kUniformPerAxis && e.axis != 0) {
-                return refuse(why_not, "per-axis filters must be quantized along the output channels");
-              }
               v = numerics::dequantize_f32(f->int_at(fi), e.zero_points[ch], numerics::compute_scale_f32(e.scales[ch], e.float_kind));
             } else {
               v = float(f->float_at(fi));
             }
             if (!std::isfinite(v)) return refuse(why_not, "a filter value is not finite (padding taps could not be skipped)");
             const int64_t kk = (ci * w.kh + ky) * w.kw + kx;
-            p->filters[size_t((g * k + kk) * n_padded + j)] = v;
+            // Depthwise: tap-major, the channels of a tap contiguous (F32DwArgs::w).
+            p->filters[size_t(dw ? kk * out_c + o : (g * k + kk) * n_padded + j)] = v;
           }
         }
       }
@@ -182,8 +254,10 @@ class F32ConvFamily final : public OpFamily {
       if (!b || !b->type.element.is_float() || !f32(b->type.element) || b->num_elements() != out_c) {
         return refuse(why_not, "the bias is not an f32 constant of one value per output channel");
       }
-      p->bias.assign(size_t(w.groups * n_padded), 0.0f);
-      for (int64_t o = 0; o < out_c; ++o) p->bias[size_t(o / ocpg * n_padded + o % ocpg)] = float(b->float_at(size_t(o)));
+      p->bias.assign(size_t(dw ? out_c : w.groups * n_padded), 0.0f);
+      for (int64_t o = 0; o < out_c; ++o) {
+        p->bias[size_t(dw ? o : o / ocpg * n_padded + o % ocpg)] = float(b->float_at(size_t(o)));
+      }
     }
     p->graph = &graph;
     p->op = &op;
@@ -194,16 +268,23 @@ class F32ConvFamily final : public OpFamily {
     return std::unique_ptr<PreparedOp>(std::move(p));
   }
 
-  std::string check(const PreparedOp&, const Backend* backend) const override {
-    return backend->why_not(f32_gemm_desc(backend->isa(), backend->generator()));
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    return backend->why_not(desc(static_cast<const PreparedF32Conv&>(prepared), backend));
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedF32Conv&>(prepared);
-    const KernelDesc d = f32_gemm_desc(backend->isa(), backend->generator());
+    const KernelDesc d = desc(p, backend);
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
-    return std::unique_ptr<OpKernel>(std::make_unique<FloatConvOpKernel>(
-        *p.graph, *p.op, p.w, p.out_c, p.ig, p.filters, p.bias, fused_clamp(*p.op), p.hybrid, d, std::move(code)));
+    return std::unique_ptr<OpKernel>(std::make_unique<FloatConvOpKernel>(*p.graph, *p.op, p.w, p.form, p.out_c, p.ig,
+                                                                         p.filters, p.bias, fused_clamp(*p.op), p.hybrid,
+                                                                         d, std::move(code)));
+  }
+
+ private:
+  static KernelDesc desc(const PreparedF32Conv& p, const Backend* backend) {
+    return p.form == ConvForm::kDepthwise ? f32_dwconv_desc(backend->isa(), backend->generator())
+                                          : f32_gemm_desc(backend->isa(), backend->generator());
   }
 };
 

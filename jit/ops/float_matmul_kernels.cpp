@@ -3,9 +3,10 @@
 // StableHLO hybrid semantics of docs/numerics.md), then the f32 GEMM micro-kernel of the
 // chosen level, which keeps the reference's order exactly — every output accumulates
 // acc = acc + f32(x·w) in increasing k from +0, separate multiply and add (no FMA), then
-// + bias — in tiles of 4 rows. Batched f32 matmuls of two activations (attention's Q·Kᵀ and
+// + bias, then a fused clamp — in tasks of 48 rows. Batched f32 matmuls of two activations (attention's Q·Kᵀ and
 // P·V) pack each right-hand matrix at run time and run the same micro-kernel.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -19,7 +20,7 @@ namespace qrt::jit {
 
 namespace {
 
-constexpr int64_t kRows = 4, kCols = 16;
+constexpr int64_t kRows = 48, kCols = 16;  // rows per task: a multiple of every native tile's
 
 class FloatMatmulOpKernel final : public OpKernel {
  public:
@@ -27,7 +28,12 @@ class FloatMatmulOpKernel final : public OpKernel {
                       std::vector<float> bias, bool hybrid, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n),
         n_padded_((n + kCols - 1) / kCols * kCols), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
-        desc_(desc), code_(std::move(code)) {}
+        desc_(desc), code_(std::move(code)) {
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to f32
+      lo_ = float(c->min);
+      hi_ = float(c->max);
+    }
+  }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
@@ -48,7 +54,7 @@ class FloatMatmulOpKernel final : public OpKernel {
     parallel.for_each(size_t(tasks), [&](size_t t) {
       const int64_t m0 = int64_t(t) * kRows;
       const F32GemmArgs args{x + m0 * k_, w_.data(), bias_.empty() ? nullptr : bias_.data(), out + m0 * n_,
-                             std::min(kRows, rows - m0), k_, n_, n_padded_};
+                             std::min(kRows, rows - m0), k_, n_, n_padded_, k_, n_, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
@@ -66,6 +72,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   Op op_;
   int64_t k_, n_, n_padded_;
   std::vector<float> w_, bias_;  // w_: k × n_padded, padding 0
+  float lo_ = -INFINITY, hi_ = INFINITY;  // a fused clamp's bounds
   bool hybrid_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
@@ -141,7 +148,8 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     parallel.for_each(size_t(entries * tiles), [&](size_t t) {
       const int64_t e = int64_t(t) / tiles, m0 = int64_t(t) % tiles * kRows;
       const F32GemmArgs args{x + (a_mat[size_t(e)] * m + m0) * k, &packed[size_t(b_mat[size_t(e)] * k * n_padded)],
-                             nullptr, out + (e * m + m0) * n, std::min(kRows, m - m0), k, n, n_padded};
+                             nullptr, out + (e * m + m0) * n, std::min(kRows, m - m0), k, n, n_padded, k, n, -INFINITY,
+                             INFINITY};
       call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
@@ -179,7 +187,6 @@ class F32MatmulFamily final : public OpFamily {
         out.element.float_kind != FloatKind::kF32) {
       return refuse(why_not, "only f32 activations and results have a float GEMM kernel");
     }
-    if (fused_clamp(op)) return refuse(why_not, "float GEMMs with a fused clamp run on the reference");
     const bool hybrid = wt.element.is_uniform();
     if (!(wt.element.is_float() && wt.element.float_kind == FloatKind::kF32) &&
         !(hybrid && wt.element.float_kind == FloatKind::kF32)) {
@@ -189,6 +196,7 @@ class F32MatmulFamily final : public OpFamily {
     if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
       if (hybrid) return refuse(why_not, "hybrid weights must be a non-empty 2-D constant");
       if (op.operands.size() > 2) return refuse(why_not, "a batched f32 matmul with a bias runs on the reference");
+      if (fused_clamp(op)) return refuse(why_not, "a batched f32 matmul with a fused clamp runs on the reference");
       if (x.rank() < 2 || wt.rank() < 2) return refuse(why_not, "a batched f32 matmul needs operands of rank >= 2");
       auto p = std::make_unique<PreparedF32Matmul>();
       p->graph = &graph;

@@ -227,11 +227,32 @@ void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
       float acc = 0.0f;
       for (int64_t k = 0; k < args->k; ++k) {
         // A separate statement and -ffp-contract=off: the product is rounded alone, no FMA.
-        const float p = args->x[r * args->k + k] * args->w[k * args->n_padded + j];
+        const float p = args->x[r * args->x_stride + k] * args->w[k * args->n_padded + j];
         acc = acc + p;
       }
       if (args->bias) acc = acc + args->bias[j];
-      args->y[r * args->n + j] = acc;
+      args->y[r * args->y_stride + j] = clamp_f32(acc, args->lo, args->hi);
+    }
+  }
+}
+
+void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc*) {
+  const int64_t c = args->c;
+  for (int64_t p = 0; p < args->ow; ++p) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      float acc = 0.0f;
+      for (int64_t ky = 0; ky < args->kh; ++ky) {
+        const float* row = args->rows[ky];
+        if (!row) continue;
+        for (int64_t kx = 0; kx < args->kw; ++kx) {
+          const int64_t col = p * args->stride - args->pad_left + kx * args->dilation;
+          if (col < 0 || col >= args->iw) continue;
+          const float prod = row[col * c + ch] * args->w[(ky * args->kw + kx) * c + ch];
+          acc = acc + prod;
+        }
+      }
+      if (args->bias) acc = acc + args->bias[ch];
+      args->y[p * c + ch] = clamp_f32(acc, args->lo, args->hi);
     }
   }
 }
@@ -254,6 +275,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kDwRows: return reinterpret_cast<const void*>(&twin_dw_rows);
     case KernelOp::kEwProgram: return reinterpret_cast<const void*>(&twin_ew_program);
     case KernelOp::kLut8: return reinterpret_cast<const void*>(&twin_lut8);
+    case KernelOp::kF32Dwconv: return reinterpret_cast<const void*>(&twin_f32_dwconv);
     case KernelOp::kCount: break;
   }
   return nullptr;

@@ -34,8 +34,11 @@ void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* desc);
 void twin_clamp(const ClampArgs* args, const KernelDesc* desc);
 /// kLut8: y[i] = table[x[i]].
 void twin_lut8(const LutArgs* args, const KernelDesc* desc);
-/// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias.
+/// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias
+/// and the clamp.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kF32Dwconv: one NHWC depthwise output row, taps in (ky, kx) order, padding skipped.
+void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 
 /// kEwProgram: interprets `program` element by element with the reference's formulas
 /// (numerics::exp_f32 and the rest), args->rows rows of args->n elements.

@@ -186,12 +186,15 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     return b;
   };
   int cases = 0;
-  for (int round = 0; round < 24; ++round) {
+  for (int round = 0; round < 36; ++round) {
     ConvCase cc;
     cc.nchw = round % 2 == 0;
-    cc.groups = round % 6 == 1 ? 2 : round % 6 == 3 ? 6 : 1;  // plain, grouped, depthwise
-    cc.c = cc.groups == 6 ? 6 : 4 * int64_t(1 + rng() % 3);
-    cc.o = cc.groups == 6 ? 6 : cc.groups * int64_t(1 + rng() % 20);
+    // Plain, grouped, depthwise (channel counts around the vector widths).
+    const bool depthwise = round % 6 == 3;
+    const int64_t dw_channels[] = {6, 20, 37};
+    cc.groups = round % 6 == 1 ? 2 : depthwise ? dw_channels[round / 6 % 3] : 1;
+    cc.c = depthwise ? cc.groups : 4 * int64_t(1 + rng() % 3);
+    cc.o = depthwise ? cc.groups : cc.groups * int64_t(1 + rng() % 20);
     cc.n = 1 + int64_t(rng() % 2);
     cc.h = 5 + int64_t(rng() % 6);
     cc.w = 4 + int64_t(rng() % 7);
@@ -202,6 +205,13 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     cc.dh = 1 + int64_t(rng() % 2 == 0 && cc.kh > 1);
     cc.dw = 1;
     cc.pt = int64_t(rng() % 2), cc.pl = int64_t(rng() % 2), cc.pb = int64_t(rng() % 3), cc.pr = int64_t(rng() % 2);
+    // Every sixth round from 5 on: a 1x1 stride-1 convolution without padding (the NHWC ones
+    // read the activations as the GEMM's rows).
+    const bool pointwise = round % 6 == 5;
+    if (pointwise) {
+      cc.kh = cc.kw = cc.sh = cc.sw = cc.dh = 1;
+      cc.pt = cc.pl = cc.pb = cc.pr = 0;
+    }
     const bool hybrid = round % 4 == 2, bias = round % 3 != 0, clamp = round % 5 == 4;
     const int64_t per_group = cc.c / cc.groups;
     const int64_t oh = out_size(cc.h, cc.kh, cc.sh, cc.dh, cc.pt, cc.pb), ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
@@ -240,7 +250,10 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     const std::vector<uint8_t> xb = f32_bytes(size_t(x.num_elements()), 1.0f);
     std::memcpy(x.bytes(), xb.data(), xb.size());
     const std::string how = qrt_test::check_last_op(text, x);
-    CHECK(how.find(hybrid ? "f32_qc8w_f32_conv_im2col" : "f32_f32_f32_conv_im2col") == 0);
+    // NCHW convolutions and grouped ones run on im2col blocks; NHWC depthwise and pointwise
+    // ones on their own forms.
+    const char* form = cc.nchw ? "_conv_im2col" : depthwise ? "_dwconv" : pointwise ? "_conv1x1" : "_conv_im2col";
+    CHECK_MESSAGE(how.find(std::string(hybrid ? "f32_qc8w_f32" : "f32_f32_f32") + form) == 0, how);
     // Pooling over the same input: max (with a NaN planted) and average, both count modes.
     x.set_float(size_t(rng() % uint64_t(x.num_elements())), NAN);
     for (const char* pool : {"qrt.max_pool2d", "qrt.avg_pool2d"}) {

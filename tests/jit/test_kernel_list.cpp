@@ -490,28 +490,98 @@ void check_lut8(const Backend& b, std::mt19937& rng) {
   MESSAGE(cases << " table cases");
 }
 
-void check_f32_gemm(const Backend& b, std::mt19937& rng) {
-  KernelDesc d;
-  d.op = KernelOp::kF32Gemm;
-  d.isa = b.isa();
-  d.generator = b.generator();
+// A random f32 of magnitude 1e-3..1e3, now and then a special value (NaN, ±inf, ±0).
+float random_f32(std::mt19937& rng, bool specials) {
   std::uniform_real_distribution<float> v(-2.0f, 2.0f);
-  for (int64_t rows : {1, 2, 3, 4}) {
-    for (int64_t n : {1, 15, 16, 33}) {
+  if (specials && rng() % 50 == 0) {
+    const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f};
+    return special[rng() % 5];
+  }
+  return v(rng) * std::pow(10.0f, float(int(rng() % 7) - 3));
+}
+
+// The index of the first f32 that differs, any NaN equal to any NaN (docs/numerics.md: which
+// NaN is not part of the contract; every other bit is), or -1.
+long first_f32_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::memcmp(&a[i], &b[i], 4) != 0) return long(i);
+  }
+  return -1;
+}
+
+// One of: no clamp, relu6, a narrow clamp around 0 with -0 as the lower bound.
+std::pair<float, float> random_clamp(std::mt19937& rng) {
+  switch (rng() % 3) {
+    case 0: return {-INFINITY, INFINITY};
+    case 1: return {0.0f, 6.0f};
+    default: return {-0.0f, 0.25f};
+  }
+}
+
+// kF32Gemm: row counts around every tile height, columns around every vector width, strided
+// rows (the gaps must stay untouched), NaN/inf/±0 inputs, bias or none, fused clamps.
+void check_f32_gemm(const Backend& b, std::mt19937& rng) {
+  const KernelDesc d = f32_gemm_desc(b.isa(), b.generator());
+  int cases = 0;
+  for (int64_t rows : {1, 2, 5, 6, 7, 12, 13, 25, 48}) {
+    for (int64_t n : {1, 8, 15, 16, 17, 31, 32, 33, 70}) {
       const int64_t k = 1 + int64_t(rng() % 40), n_padded = (n + 15) / 16 * 16;
-      std::vector<float> x(size_t(rows * k)), w(size_t(k * n_padded), 0.0f), bias(size_t(n_padded), 0.0f);
-      for (auto& e : x) e = v(rng) * std::pow(10.0f, float(int(rng() % 7) - 3));
+      const int64_t xs = k + int64_t(rng() % 3), ys = n + int64_t(rng() % 3);
+      std::vector<float> x(size_t(rows * xs)), w(size_t(k * n_padded), 0.0f), bias(size_t(n_padded), 0.0f);
+      for (auto& e : x) e = random_f32(rng, true);
       for (int64_t kk = 0; kk < k; ++kk) {
-        for (int64_t j = 0; j < n; ++j) w[size_t(kk * n_padded + j)] = v(rng);
+        for (int64_t j = 0; j < n; ++j) w[size_t(kk * n_padded + j)] = random_f32(rng, false);
       }
-      for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = v(rng);
-      std::vector<float> y1(size_t(rows * n), 9.0f), y2 = y1;
+      for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = random_f32(rng, false);
+      std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;
       const float* bp = rng() % 2 ? bias.data() : nullptr;
-      run_both(b, d, F32GemmArgs{x.data(), w.data(), bp, y1.data(), rows, k, n, n_padded},
-               F32GemmArgs{x.data(), w.data(), bp, y2.data(), rows, k, n, n_padded});
-      CHECK_MESSAGE(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0, d.name() << " rows " << rows << " n " << n);
+      const auto [lo, hi] = random_clamp(rng);
+      run_both(b, d, F32GemmArgs{x.data(), w.data(), bp, y1.data(), rows, k, n, n_padded, xs, ys, lo, hi},
+               F32GemmArgs{x.data(), w.data(), bp, y2.data(), rows, k, n, n_padded, xs, ys, lo, hi});
+      CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " rows " << rows << " n " << n);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = n; j < ys; ++j) CHECK(y1[size_t(r * ys + j)] == 9.0f);  // the gaps between rows
+      }
+      ++cases;
     }
   }
+  MESSAGE(cases << " f32 GEMM cases");
+}
+
+// kF32Dwconv: windows 1x1 to 5x5 (the 3-wide fast path and the checked one), strides,
+// dilations, left padding, null (padding) rows, channel counts around the vector widths.
+void check_f32_dwconv(const Backend& b, std::mt19937& rng) {
+  const KernelDesc d = f32_dwconv_desc(b.isa(), b.generator());
+  int cases = 0;
+  const std::pair<int64_t, int64_t> windows[] = {{3, 3}, {1, 1}, {5, 5}, {3, 1}, {2, 3}, {1, 3}};
+  for (int64_t c : {1, 7, 8, 16, 17, 32, 40}) {
+    for (auto [kh, kw] : windows) {
+      const int64_t stride = 1 + int64_t(rng() % 2), dilation = 1 + int64_t(rng() % 2), pad = int64_t(rng() % 3);
+      // Output columns up to the right padding (a pixel may have no tap inside: bias alone).
+      const int64_t iw = 1 + int64_t(rng() % 12);
+      const int64_t ow = std::max<int64_t>(1, (iw + 2 * pad - dilation * (kw - 1) - 1) / stride + 1);
+      std::vector<std::vector<float>> in(static_cast<size_t>(kh));
+      std::vector<const float*> rows(static_cast<size_t>(kh));
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        in[size_t(ky)].resize(size_t(iw * c));
+        for (auto& e : in[size_t(ky)]) e = random_f32(rng, true);
+        rows[size_t(ky)] = rng() % 4 == 0 ? nullptr : in[size_t(ky)].data();  // a padding row
+      }
+      std::vector<float> w(static_cast<size_t>(kh * kw * c)), bias(static_cast<size_t>(c));
+      for (auto& e : w) e = random_f32(rng, false);
+      for (auto& e : bias) e = random_f32(rng, false);
+      std::vector<float> y1(size_t(ow * c), 9.0f), y2 = y1;
+      const float* bp = rng() % 2 ? bias.data() : nullptr;
+      const auto [lo, hi] = random_clamp(rng);
+      run_both(b, d, F32DwArgs{rows.data(), w.data(), bp, y1.data(), c, ow, iw, kh, kw, stride, dilation, pad, lo, hi},
+               F32DwArgs{rows.data(), w.data(), bp, y2.data(), c, ow, iw, kh, kw, stride, dilation, pad, lo, hi});
+      CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " c " << c << " window " << kh << "x" << kw << " stride " << stride << " dilation "
+                             << dilation << " pad " << pad << " iw " << iw);
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " f32 depthwise cases");
 }
 
 // kEwProgram: a broadcast gelu(a - b) program (test_ew_programs.cpp has the random ones).
@@ -574,6 +644,7 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
       case KernelOp::kMaxPool:
       case KernelOp::kAvgPool: check = check_pool; break;
       case KernelOp::kF32Gemm: check = check_f32_gemm; break;
+      case KernelOp::kF32Dwconv: check = check_f32_dwconv; break;
       case KernelOp::kEwProgram: check = check_ew_program; break;
       case KernelOp::kLut8: check = check_lut8; break;
       default: check = check_streams; break;  // convert, element-wise and clamp kinds

@@ -86,12 +86,6 @@ TEST_CASE("clamps that cannot fold stay") {
   // The conv's result has a second reader (returned too).
   const std::string two = kY + ", " + kY;
   CHECK(fuse(graph(clamp("%y", "%z", "0.0", "6.0"), "%z, %y : " + two, kY, "(" + two + ")")) == 0);
-  // A float conv.
-  const std::string fx = "tensor<1x4x4x2xf32>", ff = "tensor<3x3x3x2xf32>", fy = "tensor<1x2x2x3xf32>";
-  const std::string text = "func.func @main(%x: " + fx + ", %f: " + ff + ") -> " + fy + " {\n  %y = \"qrt.conv2d\"(%x, %f) : (" +
-                           fx + ", " + ff + ") -> " + fy + "\n" + clamp("%y", "%z", "0.0", "6.0", fy) + "  return %z : " +
-                           fy + "\n}\n";
-  CHECK(fuse(text) == 0);
   // A second clamp: the first folds, the producer then has one, and the second stays.
   std::string printed;
   CHECK(fuse(graph(clamp("%y", "%c", "-1.0", "6.0") + clamp("%c", "%z", "0.0", "4.0")), &printed) == 1);
@@ -99,6 +93,30 @@ TEST_CASE("clamps that cannot fold stay") {
   // A producer that takes no fused clamp (a max pool).
   const std::string pool = "  %p = \"qrt.max_pool2d\"(%y) {kernel = [1, 1]} : (" + kY + ") -> " + kY + "\n";
   CHECK(fuse(graph(pool + clamp("%p", "%z", "0.0", "6.0"))) == 0);
+}
+
+TEST_CASE("float conv2d and matmul with constant weights take the clamp; a batched float matmul does not") {
+  const std::string fx = "tensor<1x4x4x2xf32>", ff = "tensor<3x3x3x2xf32>", fy = "tensor<1x2x2x3xf32>";
+  const std::string conv = "func.func @main(%x: " + fx + ", %f: " + ff + ") -> " + fy + " {\n  %y = \"qrt.conv2d\"(%x, %f) : (" +
+                           fx + ", " + ff + ") -> " + fy + "\n" + clamp("%y", "%z", "0.0", "6.0", fy) + "  return %z : " +
+                           fy + "\n}\n";
+  std::string printed;
+  CHECK(fuse(conv, &printed) == 1);
+  CHECK(printed.find("clamp_max = 6.000000e+00 : f32, clamp_min = 0.000000e+00 : f32") != std::string::npos);
+  CHECK(printed.find("\"qrt.clamp\"") == std::string::npos);
+  // A relu on a float conv folds as clamp(0, +inf).
+  const std::string relu = "func.func @main(%x: " + fx + ", %f: " + ff + ") -> " + fy + " {\n  %y = \"qrt.conv2d\"(%x, %f) : (" +
+                           fx + ", " + ff + ") -> " + fy + "\n  %z = \"qrt.relu\"(%y) : (" + fy + ") -> " + fy +
+                           "\n  return %z : " + fy + "\n}\n";
+  CHECK(fuse(relu, &printed) == 1);
+  CHECK(printed.find("clamp_min = 0.000000e+00 : f32") != std::string::npos);
+  // Matmul: constant weights fold, two activations do not.
+  const std::string a = "tensor<2x3xf32>", b = "tensor<3x4xf32>", r = "tensor<2x4xf32>";
+  const std::string tail = "  %y = \"qrt.matmul\"(%a, %w) : (" + a + ", " + b + ") -> " + r + "\n" +
+                           clamp("%y", "%z", "-1.0", "1.0", r) + "  return %z : " + r + "\n}\n";
+  CHECK(fuse("func.func @main(%a: " + a + ") -> " + r + " {\n  %w = \"qrt.constant\"() {value = dense<0.5> : " + b +
+             "} : () -> " + b + "\n" + tail) == 1);
+  CHECK(fuse("func.func @main(%a: " + a + ", %w: " + b + ") -> " + r + " {\n" + tail) == 0);
 }
 
 TEST_CASE("the verifier checks fused clamp attributes") {
