@@ -175,4 +175,88 @@ const bool registered_lut = [] {
   return true;
 }();
 
+// The f32 GEMM micro-kernel on one call of M x K x N (rows blocked inside the kernel, as the
+// float_gemm_tasks.h blocks give it): an in-L1 tile, then MobileNetV2's 1x1 convolutions at
+// 224² (112²x16->96, 56²x144->24, 28²x192->32, 14²x384->64, 7²x960->160) and its classifier
+// GEMV (1x1280->1000, weights streamed). GOPS counts 2 ops per multiply-add; BM_peak_f32
+// (bench_peak.cpp) is the ceiling of the separate multiply and add.
+void BM_f32_gemm(benchmark::State& state, const Backend* backend) {
+  const KernelDesc d = f32_gemm_desc(backend->isa(), backend->generator());
+  auto code = code_cache().get(d);
+  if (!code.is_ok()) {
+    state.SkipWithError(code.status().message().c_str());
+    return;
+  }
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2), n_padded = (n + 15) / 16 * 16;
+  std::vector<float> x(size_t(m * k), 0.5f), w(size_t(k * n_padded), 0.25f), bias(size_t(n_padded), 1.0f), y(size_t(m * n));
+  const F32GemmArgs args{x.data(), w.data(), bias.data(), y.data(), m, k, n, n_padded, k, n, 0.0f, 6.0f};
+  for (auto _ : state) {
+    call_microkernel((*code)->entry(), args, d);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * k * n), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetLabel(d.name());
+}
+
+const bool registered_f32 = [] {
+  for (const KernelListRow& row : kernel_list()) {
+    if (row.op != KernelOp::kF32Gemm || !row.backend->available()) continue;
+    const std::string name = std::string("BM_f32_gemm/") + row.backend->name() + "@" + isa_name(row.isa);
+    benchmark::RegisterBenchmark(name.c_str(), BM_f32_gemm, row.backend)
+        ->ArgNames({"m", "k", "n"})
+        ->Args({12, 256, 32})
+        ->Args({12544, 16, 96})
+        ->Args({3136, 144, 24})
+        ->Args({784, 192, 32})
+        ->Args({196, 384, 64})
+        ->Args({49, 960, 160})
+        ->Args({1, 1280, 1000})
+        ->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
+// The f32 depthwise row kernel: one output row of a 3x3 window (pad 1) over three input rows
+// of width iw and c channels, at stride s: MobileNetV2's depthwise layers at 224²
+// (112²x32 s1, 112²x96 s2, 56²x144 s1, 14²x576 s1, 7²x960 s1).
+void BM_f32_dwconv(benchmark::State& state, const Backend* backend) {
+  const KernelDesc d = f32_dwconv_desc(backend->isa(), backend->generator());
+  auto code = code_cache().get(d);
+  if (!code.is_ok()) {
+    state.SkipWithError(code.status().message().c_str());
+    return;
+  }
+  const int64_t iw = state.range(0), c = state.range(1), stride = state.range(2), ow = (iw - 1) / stride + 1;
+  // 64-byte aligned, as the runtime's arena places tensors.
+  AlignedBytes in(size_t(3 * iw * c * 4)), w(size_t(9 * c * 4)), bias(size_t(c * 4)), y(size_t(ow * c * 4));
+  const float* x = reinterpret_cast<const float*>(in.data());
+  const float* rows[3] = {x, x + iw * c, x + 2 * iw * c};
+  const F32DwArgs args{rows, reinterpret_cast<const float*>(w.data()), reinterpret_cast<const float*>(bias.data()),
+                       reinterpret_cast<float*>(y.data()), c, ow, iw, 3, 3, stride, 1, 1, 0.0f, 6.0f};
+  for (auto _ : state) {
+    call_microkernel((*code)->entry(), args, d);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * 9 * double(ow * c), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetLabel(d.name());
+}
+
+const bool registered_f32_dw = [] {
+  for (const KernelListRow& row : kernel_list()) {
+    if (row.op != KernelOp::kF32Dwconv || !row.backend->available()) continue;
+    const std::string name = std::string("BM_f32_dwconv/") + row.backend->name() + "@" + isa_name(row.isa);
+    benchmark::RegisterBenchmark(name.c_str(), BM_f32_dwconv, row.backend)
+        ->ArgNames({"iw", "c", "stride"})
+        ->Args({112, 32, 1})
+        ->Args({112, 96, 2})
+        ->Args({56, 144, 1})
+        ->Args({14, 576, 1})
+        ->Args({7, 960, 1})
+        ->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
 }  // namespace

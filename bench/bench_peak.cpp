@@ -11,6 +11,9 @@
 // The avx2 chains end in vpaddd as qrt's tiles do: vpmaddubsw's s16 pair sums cannot be added
 // with vpaddd directly, so its row widens them with vpmaddwd by ones first, like the kernels.
 //
+// BM_peak_f32/<level>/mul_add/threads:<n>: the f32 kernels' separate vmulps + vaddps per
+// product (qrt's f32 contract has no FMA), 24 accumulator chains; 2 ops per lane.
+//
 // BM_read_bandwidth/<bytes>/threads:<n>: streaming reads of a buffer of that size with 32-byte
 // AVX2 loads summed into registers (no stores), bytes_per_second = the rate at which that
 // level of the hierarchy (L2, L3, DRAM) delivers data; the GEMV rows of bench_gemm.cpp and
@@ -139,6 +142,55 @@ __attribute__((target("avx2"), noinline)) int64_t peak_maddwd_ymm(int64_t reps, 
   return int64_t(s[0]) + s[7];
 }
 
+
+/// The f32 kernels' step: vmulps then vaddps into an accumulator (no FMA: qrt's f32 contract),
+/// 24 zmm accumulators; on cores with separate add pipes the pair issues like one FMA.
+__attribute__((target("avx512f"), noinline)) int64_t peak_f32_zmm(int64_t reps, int32_t seed) {
+  using v16sf = float __attribute__((vector_size(64)));
+  const v16sf a = v16sf{} + float(seed), b = v16sf{} + 0.5f;
+#define DECL(i) v16sf c##i = v16sf{} + float(i);
+  QRT_PEAK_X24(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i)                                                                    \
+  {                                                                                \
+    v16sf t;                                                                       \
+    asm("vmulps %3, %2, %1\n\tvaddps %1, %0, %0" : "+v"(c##i), "=&v"(t) : "v"(a), "v"(b)); \
+  }
+    QRT_PEAK_X24(STEP)
+#undef STEP
+  }
+  v16sf s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X24(SUM)
+#undef SUM
+  return int64_t(s[0]) + int64_t(s[15]);
+}
+
+/// The same on ymm with 12 accumulators (AVX2's 16 registers).
+__attribute__((target("avx2"), noinline)) int64_t peak_f32_ymm(int64_t reps, int32_t seed) {
+  using v8sf = float __attribute__((vector_size(32)));
+  const v8sf a = v8sf{} + float(seed), b = v8sf{} + 0.5f;
+#define DECL(i) v8sf c##i = v8sf{} + float(i);
+  QRT_PEAK_X12(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i)                                                                    \
+  {                                                                                \
+    v8sf t;                                                                        \
+    asm("vmulps %3, %2, %1\n\tvaddps %1, %0, %0" : "+x"(c##i), "=&x"(t) : "x"(a), "x"(b)); \
+  }
+    QRT_PEAK_X12(STEP)
+    QRT_PEAK_X12(STEP)
+#undef STEP
+  }
+  v8sf s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X12(SUM)
+#undef SUM
+  return int64_t(s[0]) + int64_t(s[7]);
+}
+
 #undef QRT_PEAK_X8
 #undef QRT_PEAK_X12
 #undef QRT_PEAK_X24
@@ -157,6 +209,12 @@ const PeakRow kPeakRows[] = {
     {"avx2-vnni/dot4", qrt::jit::Isa::kAvx2Vnni, peak_dot4_ymm, 2.0 * 24 * 32},
     {"avx2/maddubs", qrt::jit::Isa::kAvx2, peak_maddubs_ymm, 2.0 * 8 * 32},
     {"avx2/maddwd", qrt::jit::Isa::kAvx2, peak_maddwd_ymm, 2.0 * 8 * 16},
+};
+
+// f32 multiply + add pairs (2 ops per lane): zmm 24 x 16 lanes, ymm 24 x 8.
+const PeakRow kPeakF32Rows[] = {
+    {"avx512-vnni/mul_add", qrt::jit::Isa::kAvx512Vnni, peak_f32_zmm, 2.0 * 24 * 16},
+    {"avx2/mul_add", qrt::jit::Isa::kAvx2, peak_f32_ymm, 2.0 * 24 * 8},
 };
 
 void BM_peak_dot4(benchmark::State& state, const PeakRow* row) {
@@ -226,6 +284,14 @@ const bool registered = [] {
   for (const PeakRow& row : kPeakRows) {
     if (!host.has(row.isa)) continue;  // not registered: the CPU would fault on the instruction
     benchmark::RegisterBenchmark((std::string("BM_peak_dot4/") + row.name).c_str(), BM_peak_dot4, &row)
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+  }
+  for (const PeakRow& row : kPeakF32Rows) {
+    if (!host.has(row.isa)) continue;
+    benchmark::RegisterBenchmark((std::string("BM_peak_f32/") + row.name).c_str(), BM_peak_dot4, &row)
         ->ArgName("threads")
         ->Arg(1)
         ->Arg(2)

@@ -32,9 +32,9 @@ QRT_AVX2 void gemm_tile(const F32GemmArgs* a, const float* x, float* y, int64_t 
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
   }
-  const int64_t xs = a->x_stride, np = a->n_padded;
-  const float* w = a->w + j0;
-  for (int64_t kk = 0; kk < a->k; ++kk, w += np) {
+  const int64_t xs = a->x_stride;
+  const float* w = a->w + j0 * a->k;  // the 16-column panel of j0 (j0 is a multiple of 16)
+  for (int64_t kk = 0; kk < a->k; ++kk, w += 16) {
     __m256 b[V];
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) b[v] = _mm256_loadu_ps(w + 8 * v);
@@ -55,7 +55,11 @@ QRT_AVX2 void gemm_tile(const F32GemmArgs* a, const float* x, float* y, int64_t 
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m256 t = a->bias ? _mm256_add_ps(acc[r][v], bias) : acc[r][v];
-      _mm256_maskstore_ps(y + r * a->y_stride + col, m, clamp8(t, lo, hi));
+      if (a->n - col >= 8) {
+        _mm256_storeu_ps(y + r * a->y_stride + col, clamp8(t, lo, hi));
+      } else {
+        _mm256_maskstore_ps(y + r * a->y_stride + col, m, clamp8(t, lo, hi));
+      }
     }
   }
 }
@@ -90,7 +94,70 @@ QRT_AVX2 __m256 dw_pixel_checked(const F32DwArgs* a, int64_t p, int64_t ch0, __m
   return acc;
 }
 
-// A 3-wide window's block of 8 channels, its nine weight vectors in registers.
+// 8 lanes at p: all of them (Full: a plain load or store), or those of m (vmaskmovps, which
+// AMD cores run slowly, only for the channel tail).
+template <bool Full>
+QRT_AVX2 __m256 load8(__m256i m, const float* p) {
+  if constexpr (Full) return _mm256_loadu_ps(p);
+  return _mm256_maskload_ps(p, m);
+}
+template <bool Full>
+QRT_AVX2 void store8(float* p, __m256i m, __m256 v) {
+  if constexpr (Full) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    _mm256_maskstore_ps(p, m, v);
+  }
+}
+
+// Pixels [begin, end) of a block of 8 channels, every tap checked, then bias and clamp.
+QRT_AVX2 void dw_pixels_checked(const F32DwArgs* a, int64_t begin, int64_t end, int64_t ch0, __m256i m, __m256 bias,
+                                __m256 lo, __m256 hi) {
+  for (int64_t p = begin; p < end; ++p) {
+    __m256 acc = dw_pixel_checked(a, p, ch0, m);
+    if (a->bias) acc = _mm256_add_ps(acc, bias);
+    _mm256_maskstore_ps(a->y + p * a->c + ch0, m, clamp8(acc, lo, hi));
+  }
+}
+
+// The interior pixels [first, last) of a row: those whose window columns are all inside.
+QRT_AVX2 void interior_pixels(const F32DwArgs* a, int64_t& first, int64_t& last) {
+  const int64_t span = (a->kw - 1) * a->dilation;
+  first = std::min(a->ow, (a->pad_left + a->stride - 1) / a->stride);
+  last = a->iw - 1 - span + a->pad_left < 0 ? first : std::min(a->ow, (a->iw - 1 - span + a->pad_left) / a->stride + 1);
+  last = std::max(first, last);
+}
+
+// P interior pixels from p of a 3-wide window's block of 8 channels (P independent sums).
+template <int P, bool Full>
+QRT_AVX2 void dw_pixels_3wide(const F32DwArgs* a, const float* const* rows, const __m256 (&w)[3][3], int64_t p,
+                              int64_t ch0, __m256i m, __m256 bias, __m256 lo, __m256 hi) {
+  const int64_t c = a->c, step = a->dilation * c, pixel = a->stride * c;
+  __m256 acc[P];
+#pragma GCC unroll 4
+  for (int i = 0; i < P; ++i) acc[i] = _mm256_setzero_ps();
+#pragma GCC unroll 3
+  for (int ky = 0; ky < 3; ++ky) {
+    if (!rows[ky]) continue;
+    const float* x = rows[ky] + (p * a->stride - a->pad_left) * c + ch0;
+#pragma GCC unroll 3
+    for (int kx = 0; kx < 3; ++kx) {
+#pragma GCC unroll 4
+      for (int i = 0; i < P; ++i) {
+        acc[i] = _mm256_add_ps(acc[i], _mm256_mul_ps(load8<Full>(m, x + i * pixel + kx * step), w[ky][kx]));
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < P; ++i) {
+    const __m256 t = a->bias ? _mm256_add_ps(acc[i], bias) : acc[i];
+    store8<Full>(a->y + (p + i) * c + ch0, m, clamp8(t, lo, hi));
+  }
+}
+
+// A 3-wide window's block of 8 channels, its nine weight vectors in registers: the edge
+// pixels check their columns, the interior ones run two at a time (16 registers).
+template <bool Full>
 QRT_AVX2 void dw_block_3wide(const F32DwArgs* a, int64_t ch0, __m256i m, __m256 lo, __m256 hi) {
   const int64_t c = a->c, kh = a->kh;
   __m256 w[3][3];
@@ -103,26 +170,13 @@ QRT_AVX2 void dw_block_3wide(const F32DwArgs* a, int64_t ch0, __m256i m, __m256 
   }
   const float* rows[3] = {kh > 0 ? a->rows[0] : nullptr, kh > 1 ? a->rows[1] : nullptr, kh > 2 ? a->rows[2] : nullptr};
   const __m256 bias = a->bias ? _mm256_maskload_ps(a->bias + ch0, m) : _mm256_setzero_ps();
-  const int64_t step = a->dilation * c;
-  for (int64_t p = 0; p < a->ow; ++p) {
-    const int64_t col0 = p * a->stride - a->pad_left;
-    __m256 acc;
-    if (col0 >= 0 && col0 + 2 * a->dilation < a->iw) {
-      acc = _mm256_setzero_ps();
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-        if (!rows[ky]) continue;
-        const float* x = rows[ky] + col0 * c + ch0;
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_maskload_ps(x, m), w[ky][0]));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_maskload_ps(x + step, m), w[ky][1]));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_maskload_ps(x + 2 * step, m), w[ky][2]));
-      }
-    } else {
-      acc = dw_pixel_checked(a, p, ch0, m);
-    }
-    if (a->bias) acc = _mm256_add_ps(acc, bias);
-    _mm256_maskstore_ps(a->y + p * c + ch0, m, clamp8(acc, lo, hi));
-  }
+  int64_t first, last;
+  interior_pixels(a, first, last);
+  dw_pixels_checked(a, 0, first, ch0, m, bias, lo, hi);
+  int64_t p = first;
+  for (; p + 2 <= last; p += 2) dw_pixels_3wide<2, Full>(a, rows, w, p, ch0, m, bias, lo, hi);
+  for (; p < last; ++p) dw_pixels_3wide<1, Full>(a, rows, w, p, ch0, m, bias, lo, hi);
+  dw_pixels_checked(a, last, a->ow, ch0, m, bias, lo, hi);
 }
 
 }  // namespace
@@ -148,15 +202,15 @@ __attribute__((target("avx2"))) void avx2_f32_dwconv(const F32DwArgs* args, cons
   for (int64_t ch0 = 0; ch0 < args->c; ch0 += 8) {
     const __m256i m = low8(args->c - ch0);
     if (args->kw == 3 && args->kh <= 3) {
-      dw_block_3wide(args, ch0, m, lo, hi);
+      if (args->c - ch0 >= 8) {
+        dw_block_3wide<true>(args, ch0, m, lo, hi);
+      } else {
+        dw_block_3wide<false>(args, ch0, m, lo, hi);
+      }
       continue;
     }
     const __m256 bias = args->bias ? _mm256_maskload_ps(args->bias + ch0, m) : _mm256_setzero_ps();
-    for (int64_t p = 0; p < args->ow; ++p) {
-      __m256 acc = dw_pixel_checked(args, p, ch0, m);
-      if (args->bias) acc = _mm256_add_ps(acc, bias);
-      _mm256_maskstore_ps(args->y + p * args->c + ch0, m, clamp8(acc, lo, hi));
-    }
+    dw_pixels_checked(args, 0, args->ow, ch0, m, bias, lo, hi);
   }
 }
 

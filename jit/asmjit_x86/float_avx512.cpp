@@ -27,6 +27,21 @@ QRT_AVX512 __m512 clamp16(__m512 v, __m512 lo, __m512 hi) {
   return _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, v));
 }
 
+// 16 lanes at p: all of them (Full), or those of m (the rest read as 0, never touched).
+template <bool Full>
+QRT_AVX512 __m512 load16(__mmask16 m, const float* p) {
+  if constexpr (Full) return _mm512_loadu_ps(p);
+  return _mm512_maskz_loadu_ps(m, p);
+}
+template <bool Full>
+QRT_AVX512 void store16(float* p, __mmask16 m, __m512 v) {
+  if constexpr (Full) {
+    _mm512_storeu_ps(p, v);
+  } else {
+    _mm512_mask_storeu_ps(p, m, v);
+  }
+}
+
 // Rows [0, R) by vectors [0, V) of 16 columns from column j0: k in order, then bias, clamp.
 template <int R, int V>
 QRT_AVX512 void gemm_tile(const F32GemmArgs* a, const float* x, float* y, int64_t j0) {
@@ -36,12 +51,12 @@ QRT_AVX512 void gemm_tile(const F32GemmArgs* a, const float* x, float* y, int64_
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   }
-  const int64_t xs = a->x_stride, np = a->n_padded;
-  const float* w = a->w + j0;
-  for (int64_t kk = 0; kk < a->k; ++kk, w += np) {
+  const int64_t xs = a->x_stride, panel = 16 * a->k;
+  const float* w = a->w + j0 * a->k;  // the panel of columns [j0, j0 + 16); the next follows it
+  for (int64_t kk = 0; kk < a->k; ++kk, w += 16) {
     __m512 b[V];
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) b[v] = _mm512_loadu_ps(w + 16 * v);
+    for (int v = 0; v < V; ++v) b[v] = _mm512_loadu_ps(w + panel * v);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_set1_ps(x[r * xs + kk]);
@@ -59,7 +74,11 @@ QRT_AVX512 void gemm_tile(const F32GemmArgs* a, const float* x, float* y, int64_
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 t = a->bias ? _mm512_add_ps(acc[r][v], bias) : acc[r][v];
-      _mm512_mask_storeu_ps(y + r * a->y_stride + col, m, clamp16(t, lo, hi));
+      if (a->n - col >= 16) {
+        _mm512_storeu_ps(y + r * a->y_stride + col, clamp16(t, lo, hi));
+      } else {
+        _mm512_mask_storeu_ps(y + r * a->y_stride + col, m, clamp16(t, lo, hi));
+      }
     }
   }
 }
@@ -100,8 +119,55 @@ QRT_AVX512 __m512 dw_pixel_checked(const F32DwArgs* a, int64_t p, int64_t ch0, _
   return acc;
 }
 
-// A 3-wide window's channel block with its nine weight vectors in registers; the pixels whose
-// three columns are all inside skip the column checks.
+// Pixels [begin, end) of a channel block, every tap checked, then bias and clamp.
+QRT_AVX512 void dw_pixels_checked(const F32DwArgs* a, int64_t begin, int64_t end, int64_t ch0, __mmask16 m, __m512 bias,
+                                  __m512 lo, __m512 hi) {
+  for (int64_t p = begin; p < end; ++p) {
+    __m512 acc = dw_pixel_checked(a, p, ch0, m);
+    if (a->bias) acc = _mm512_add_ps(acc, bias);
+    _mm512_mask_storeu_ps(a->y + p * a->c + ch0, m, clamp16(acc, lo, hi));
+  }
+}
+
+// The interior pixels [first, last) of a row: those whose window columns are all inside.
+QRT_AVX512 void interior_pixels(const F32DwArgs* a, int64_t& first, int64_t& last) {
+  const int64_t span = (a->kw - 1) * a->dilation;
+  first = std::min(a->ow, (a->pad_left + a->stride - 1) / a->stride);
+  last = a->iw - 1 - span + a->pad_left < 0 ? first : std::min(a->ow, (a->iw - 1 - span + a->pad_left) / a->stride + 1);
+  last = std::max(first, last);
+}
+
+// P interior pixels from p of a 3-wide window's channel block: P independent sums, so the
+// adds of neighbouring pixels overlap (each sum is a chain of up to nine dependent adds).
+template <int P, bool Full>
+QRT_AVX512 void dw_pixels_3wide(const F32DwArgs* a, const float* const* rows, const __m512 (&w)[3][3], int64_t p,
+                                int64_t ch0, __mmask16 m, __m512 bias, __m512 lo, __m512 hi) {
+  const int64_t c = a->c, step = a->dilation * c, pixel = a->stride * c;
+  __m512 acc[P];
+#pragma GCC unroll 4
+  for (int i = 0; i < P; ++i) acc[i] = _mm512_setzero_ps();
+#pragma GCC unroll 3
+  for (int ky = 0; ky < 3; ++ky) {
+    if (!rows[ky]) continue;
+    const float* x = rows[ky] + (p * a->stride - a->pad_left) * c + ch0;
+#pragma GCC unroll 3
+    for (int kx = 0; kx < 3; ++kx) {
+#pragma GCC unroll 4
+      for (int i = 0; i < P; ++i) {
+        acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(load16<Full>(m, x + i * pixel + kx * step), w[ky][kx]));
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < P; ++i) {
+    const __m512 t = a->bias ? _mm512_add_ps(acc[i], bias) : acc[i];
+    store16<Full>(a->y + (p + i) * c + ch0, m, clamp16(t, lo, hi));
+  }
+}
+
+// A 3-wide window's channel block with its nine weight vectors in registers: the edge pixels
+// check their columns, the interior ones run four at a time.
+template <bool Full>
 QRT_AVX512 void dw_block_3wide(const F32DwArgs* a, int64_t ch0, __mmask16 m, __m512 lo, __m512 hi) {
   const int64_t c = a->c, kh = a->kh;
   __m512 w[3][3];
@@ -114,26 +180,13 @@ QRT_AVX512 void dw_block_3wide(const F32DwArgs* a, int64_t ch0, __mmask16 m, __m
   }
   const float* rows[3] = {kh > 0 ? a->rows[0] : nullptr, kh > 1 ? a->rows[1] : nullptr, kh > 2 ? a->rows[2] : nullptr};
   const __m512 bias = a->bias ? _mm512_maskz_loadu_ps(m, a->bias + ch0) : _mm512_setzero_ps();
-  const int64_t step = a->dilation * c;
-  for (int64_t p = 0; p < a->ow; ++p) {
-    const int64_t col0 = p * a->stride - a->pad_left;
-    __m512 acc;
-    if (col0 >= 0 && col0 + 2 * a->dilation < a->iw) {
-      acc = _mm512_setzero_ps();
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-        if (!rows[ky]) continue;
-        const float* x = rows[ky] + col0 * c + ch0;
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x), w[ky][0]));
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + step), w[ky][1]));
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + 2 * step), w[ky][2]));
-      }
-    } else {
-      acc = dw_pixel_checked(a, p, ch0, m);
-    }
-    if (a->bias) acc = _mm512_add_ps(acc, bias);
-    _mm512_mask_storeu_ps(a->y + p * c + ch0, m, clamp16(acc, lo, hi));
-  }
+  int64_t first, last;
+  interior_pixels(a, first, last);
+  dw_pixels_checked(a, 0, first, ch0, m, bias, lo, hi);
+  int64_t p = first;
+  for (; p + 4 <= last; p += 4) dw_pixels_3wide<4, Full>(a, rows, w, p, ch0, m, bias, lo, hi);
+  for (; p < last; ++p) dw_pixels_3wide<1, Full>(a, rows, w, p, ch0, m, bias, lo, hi);
+  dw_pixels_checked(a, last, a->ow, ch0, m, bias, lo, hi);
 }
 
 }  // namespace
@@ -161,15 +214,16 @@ __attribute__((target("avx512f"))) void avx512_f32_dwconv(const F32DwArgs* args,
   for (int64_t ch0 = 0; ch0 < args->c; ch0 += 16) {
     const __mmask16 m = low16(args->c - ch0);
     if (args->kw == 3 && args->kh <= 3) {
-      dw_block_3wide(args, ch0, m, lo, hi);
+      // Whole blocks without masks (plain loads and stores), the channel tail under its mask.
+      if (args->c - ch0 >= 16) {
+        dw_block_3wide<true>(args, ch0, m, lo, hi);
+      } else {
+        dw_block_3wide<false>(args, ch0, m, lo, hi);
+      }
       continue;
     }
     const __m512 bias = args->bias ? _mm512_maskz_loadu_ps(m, args->bias + ch0) : _mm512_setzero_ps();
-    for (int64_t p = 0; p < args->ow; ++p) {
-      __m512 acc = dw_pixel_checked(args, p, ch0, m);
-      if (args->bias) acc = _mm512_add_ps(acc, bias);
-      _mm512_mask_storeu_ps(args->y + p * args->c + ch0, m, clamp16(acc, lo, hi));
-    }
+    dw_pixels_checked(args, 0, args->ow, ch0, m, bias, lo, hi);
   }
 }
 

@@ -246,8 +246,10 @@ struct LutArgs {
 /// every output accumulates acc = acc + f32(x·w) in increasing k from +0 (one rounding each,
 /// no FMA), then acc + bias[j] (when bias is not null), then qrt.clamp's formula
 /// (v < lo ? lo : v > hi ? hi : v; NaN passes; lo = -inf and hi = +inf clamp nothing).
-/// x rows are x_stride floats apart, y rows y_stride; w is k x n_padded (n_padded a
-/// multiple of 16, padding 0); bias has n_padded values. Only columns [0, n) are stored.
+/// x rows are x_stride floats apart, y rows y_stride; w holds k x n_padded values (n_padded a
+/// multiple of 16, padding 0) in panels of 16 columns, each panel k rows of 16 contiguous
+/// floats (f32_panel_index), so a tile's weights stream sequentially; bias has n_padded values.
+/// Only columns [0, n) are stored.
 struct F32GemmArgs {
   const float* x;
   const float* w;
@@ -257,6 +259,9 @@ struct F32GemmArgs {
   int64_t x_stride, y_stride;
   float lo, hi;
 };
+
+/// The index of weight (kk, j) in kF32Gemm's panel layout of a k-row matrix.
+inline size_t f32_panel_index(int64_t kk, int64_t j, int64_t k) { return size_t((j / 16 * k + kk) * 16 + j % 16); }
 
 /// qrt.clamp's formula on an f32 (bounds already f32): NaN passes, -0 stays -0.
 inline float clamp_f32(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }

@@ -3,6 +3,7 @@
 // calling thread alone). Nothing here allocates.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -58,6 +59,15 @@ inline int64_t worthwhile_tasks(int64_t work, int64_t min_task_work, const Paral
   if (parallel.split_small_work() || min_task_work <= 0) return cap;
   const int64_t by_work = work / min_task_work;
   return by_work < 1 ? 1 : by_work > cap ? cap : by_work;
+}
+
+/// Activation rows per task when `rows` rows split into `worth` tasks (worthwhile_tasks):
+/// whole tiles of `tile` rows, at most an L2 block of `block` rows; one block at a time when
+/// the work is worth one task.
+inline int64_t rows_per_task(int64_t rows, int64_t tile, int64_t block, int64_t worth) {
+  if (worth <= 1) return block;
+  const int64_t share = ((rows + worth - 1) / worth + tile - 1) / tile * tile;
+  return std::min(block, std::max(tile, share));
 }
 
 /// A process-wide Serial.

@@ -187,66 +187,88 @@ void depthwise16(const DepthwiseArgs* args, const KernelDesc* d) {
   }
 }
 
-// kF32Gemm: a block of up to four rows by 16 columns at a time; each output still sums
-// acc + f32(x·w) in increasing k from +0, then + bias and the clamp, exactly as twin_f32_gemm.
+typedef float f32x16 __attribute__((vector_size(64)));
+
+f32x16 load_f32x16(const float* p) {
+  f32x16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Stores lane j of v at y[j] for j < width after bias (when given) and the clamp, each lane
+// as twin_f32_gemm / twin_f32_dwconv finish an output.
+void finish_f32x16(f32x16 v, const float* bias, float lo, float hi, float* y, int64_t width) {
+  float lanes[16];
+  std::memcpy(lanes, &v, sizeof v);
+  for (int64_t j = 0; j < width; ++j) y[j] = clamp_f32(bias ? lanes[j] + bias[j] : lanes[j], lo, hi);
+}
+
+// kF32Gemm: kRows rows by one 16-column panel at a time, in generic 16-lane vectors (a zmm, two
+// ymm or four xmm); each output still sums acc + f32(x·w) in increasing k from +0 (clang++
+// splats the scalar x; no contraction), then + bias and the clamp, exactly as twin_f32_gemm.
 template <int kRows>
-void f32_gemm_rows(const F32GemmArgs* args, int64_t row0) {
-  const int64_t k = args->k, n = args->n, np = args->n_padded;
+void f32_gemm_rows(const F32GemmArgs* a, int64_t row0) {
+  const int64_t k = a->k, n = a->n;
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
-    float acc[kRows][16] = {};
+    f32x16 acc[kRows];
+    for (int r = 0; r < kRows; ++r) acc[r] = f32x16{};
+    const float* panel = a->w + j0 * k;
     for (int64_t kk = 0; kk < k; ++kk) {
-      const float* wk = args->w + kk * np + j0;
+      const f32x16 wv = load_f32x16(panel + kk * 16);
       for (int r = 0; r < kRows; ++r) {
-        const float x = args->x[(row0 + r) * args->x_stride + kk];
-        for (int j = 0; j < 16; ++j) {
-          const float p = x * wk[j];
-          acc[r][j] = acc[r][j] + p;
-        }
+        const f32x16 p = a->x[(row0 + r) * a->x_stride + kk] * wv;
+        acc[r] = acc[r] + p;
       }
     }
     const int64_t width = n - j0 < 16 ? n - j0 : 16;
     for (int r = 0; r < kRows; ++r) {
-      float* y = args->y + (row0 + r) * args->y_stride + j0;
-      for (int64_t j = 0; j < width; ++j) {
-        y[j] = clamp_f32(args->bias ? acc[r][j] + args->bias[j0 + j] : acc[r][j], args->lo, args->hi);
-      }
+      finish_f32x16(acc[r], a->bias ? a->bias + j0 : nullptr, a->lo, a->hi, a->y + (row0 + r) * a->y_stride + j0, width);
     }
   }
 }
 
-// kF32Dwconv: blocks of 16 channels (a vector for LLVM), taps in (ky, kx) order as
-// twin_f32_dwconv; the channels past the last whole block run on the twin's loop.
+// Rows of at most kRows at a time (a tile for the level's registers), the rest one by one.
+template <int kRows>
+void f32_gemm_blocks(const F32GemmArgs* a) {
+  int64_t r = 0;
+  for (; r + kRows <= a->rows; r += kRows) f32_gemm_rows<kRows>(a, r);
+  for (; r < a->rows; ++r) f32_gemm_rows<1>(a, r);
+}
+
+// kF32Dwconv: 16 channels per generic vector, taps in (ky, kx) order as twin_f32_dwconv; the
+// channels past the last whole block run on the twin's loop.
 void f32_dwconv_blocks(const F32DwArgs* a) {
   const int64_t c = a->c, blocks = c / 16 * 16;
   for (int64_t p = 0; p < a->ow; ++p) {
-    for (int64_t ch0 = 0; ch0 < c; ch0 += 16) {
-      const int64_t width = c - ch0 < 16 ? c - ch0 : 16;
-      float acc[16] = {};
+    const int64_t col0 = p * a->stride - a->pad_left;
+    for (int64_t ch0 = 0; ch0 < blocks; ch0 += 16) {
+      f32x16 acc{};
       for (int64_t ky = 0; ky < a->kh; ++ky) {
         const float* row = a->rows[ky];
         if (!row) continue;
         for (int64_t kx = 0; kx < a->kw; ++kx) {
-          const int64_t col = p * a->stride - a->pad_left + kx * a->dilation;
+          const int64_t col = col0 + kx * a->dilation;
           if (col < 0 || col >= a->iw) continue;
-          const float* x = row + col * c + ch0;
-          const float* w = a->w + (ky * a->kw + kx) * c + ch0;
-          if (ch0 < blocks) {
-            for (int j = 0; j < 16; ++j) {
-              const float prod = x[j] * w[j];
-              acc[j] = acc[j] + prod;
-            }
-          } else {
-            for (int64_t j = 0; j < width; ++j) {
-              const float prod = x[j] * w[j];
-              acc[j] = acc[j] + prod;
-            }
-          }
+          const f32x16 prod = load_f32x16(row + col * c + ch0) * load_f32x16(a->w + (ky * a->kw + kx) * c + ch0);
+          acc = acc + prod;
         }
       }
-      float* y = a->y + p * c + ch0;
-      for (int64_t j = 0; j < width; ++j) {
-        y[j] = clamp_f32(a->bias ? acc[j] + a->bias[ch0 + j] : acc[j], a->lo, a->hi);
+      finish_f32x16(acc, a->bias ? a->bias + ch0 : nullptr, a->lo, a->hi, a->y + p * c + ch0, 16);
+    }
+    for (int64_t ch = blocks; ch < c; ++ch) {
+      float acc = 0.0f;
+      for (int64_t ky = 0; ky < a->kh; ++ky) {
+        const float* row = a->rows[ky];
+        if (!row) continue;
+        for (int64_t kx = 0; kx < a->kw; ++kx) {
+          const int64_t col = col0 + kx * a->dilation;
+          if (col < 0 || col >= a->iw) continue;
+          const float prod = row[col * c + ch] * a->w[(ky * a->kw + kx) * c + ch];
+          acc = acc + prod;
+        }
       }
+      if (a->bias) acc = acc + a->bias[ch];
+      a->y[p * c + ch] = clamp_f32(acc, a->lo, a->hi);
     }
   }
 }
@@ -292,14 +314,14 @@ void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d);
 
 void qrt_kt_f32_dwconv(const F32DwArgs* args, const KernelDesc*) { f32_dwconv_blocks(args); }
 
-void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
-  int64_t r = 0;
-  for (; r + 4 <= args->rows; r += 4) f32_gemm_rows<4>(args, r);
-  switch (args->rows - r) {
-    case 3: return f32_gemm_rows<3>(args, r);
-    case 2: return f32_gemm_rows<2>(args, r);
-    case 1: return f32_gemm_rows<1>(args, r);
-    default: return;
+void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {
+  // d->isa is a constant here: one tile height per level (accumulators + a weight vector +
+  // a broadcast within the level's registers: 12 zmm, 6 x 2 ymm, 2 x 4 xmm or q registers).
+  switch (d->isa) {
+    case Isa::kAvx512Vnni: return f32_gemm_blocks<12>(args);
+    case Isa::kAvx2:
+    case Isa::kAvx2Vnni: return f32_gemm_blocks<6>(args);
+    default: return f32_gemm_blocks<2>(args);
   }
 }
 

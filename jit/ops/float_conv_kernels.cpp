@@ -17,6 +17,7 @@
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
+#include "jit/ops/float_gemm_tasks.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -24,7 +25,7 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kCols = 16;     // the filter matrix's column padding (F32GemmArgs::n_padded)
-constexpr int64_t kBlockRows = 48;  // pixels per task: a multiple of every native tile's rows
+constexpr int64_t kBlockRows = 48;  // im2col pixels per task: a multiple of every native tile's rows
 
 enum class ConvForm { kPointwise, kDepthwise, kIm2col };
 
@@ -58,10 +59,9 @@ class FloatConvOpKernel final : public OpKernel {
     float* ys = reinterpret_cast<float*>(y.bytes());
     if (form_ == ConvForm::kPointwise) {
       // Every pixel is a row of C values: y[pixels x out_c] = x[pixels x C] · W.
-      const int64_t pixels = x.num_elements() / k_, tasks = (pixels + kBlockRows - 1) / kBlockRows;
-      parallel.for_each(size_t(tasks), [&](size_t t) {
-        const int64_t p0 = int64_t(t) * kBlockRows;
-        gemm(xs + p0 * k_, k_, ys + p0 * out_c_, out_c_, std::min(kBlockRows, pixels - p0), 0);
+      const int64_t pixels = x.num_elements() / k_;
+      for_each_f32_row_block(parallel, pixels, k_, out_c_, [&](int64_t p0, int64_t rows) {
+        gemm(xs + p0 * k_, k_, ys + p0 * out_c_, out_c_, rows, 0);
       });
       return Status::ok();
     }
@@ -173,7 +173,8 @@ class FloatConvOpKernel final : public OpKernel {
   Window2d w_;
   ConvForm form_;
   int64_t out_c_, ig_, ocpg_, k_, n_padded_;
-  // Per group: k x n_padded (padding 0), n_padded bias values. Depthwise: taps x C, C values.
+  // Per group: k x n_padded in 16-column panels (padding 0), n_padded bias values. Depthwise:
+  // taps x C, C values.
   std::vector<float> filters_, bias_;
   float lo_, hi_;  // the fused clamp's bounds rounded to f32 (-inf, +inf without one)
   bool hybrid_;
@@ -244,7 +245,7 @@ class F32ConvFamily final : public OpFamily {
             if (!std::isfinite(v)) return refuse(why_not, "a filter value is not finite (padding taps could not be skipped)");
             const int64_t kk = (ci * w.kh + ky) * w.kw + kx;
             // Depthwise: tap-major, the channels of a tap contiguous (F32DwArgs::w).
-            p->filters[size_t(dw ? kk * out_c + o : (g * k + kk) * n_padded + j)] = v;
+            p->filters[dw ? size_t(kk * out_c + o) : size_t(g * k * n_padded) + f32_panel_index(kk, j, k)] = v;
           }
         }
       }

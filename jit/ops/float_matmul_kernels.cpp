@@ -3,7 +3,7 @@
 // StableHLO hybrid semantics of docs/numerics.md), then the f32 GEMM micro-kernel of the
 // chosen level, which keeps the reference's order exactly — every output accumulates
 // acc = acc + f32(x·w) in increasing k from +0, separate multiply and add (no FMA), then
-// + bias, then a fused clamp — in tasks of 48 rows. Batched f32 matmuls of two activations (attention's Q·Kᵀ and
+// + bias, then a fused clamp — in row blocks (float_gemm_tasks.h). Batched f32 matmuls of two activations (attention's Q·Kᵀ and
 // P·V) pack each right-hand matrix at run time and run the same micro-kernel.
 #include <algorithm>
 #include <cmath>
@@ -14,13 +14,14 @@
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
+#include "jit/ops/float_gemm_tasks.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
 
 namespace {
 
-constexpr int64_t kRows = 48, kCols = 16;  // rows per task: a multiple of every native tile's
+constexpr int64_t kRows = 48, kCols = 16;  // batched: rows per task, a multiple of every native tile's
 
 class FloatMatmulOpKernel final : public OpKernel {
  public:
@@ -50,11 +51,9 @@ class FloatMatmulOpKernel final : public OpKernel {
     const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
     float* out = reinterpret_cast<float*>(y.bytes());
     const int64_t rows = operands[0]->num_elements() / k_;
-    const int64_t tasks = (rows + kRows - 1) / kRows;
-    parallel.for_each(size_t(tasks), [&](size_t t) {
-      const int64_t m0 = int64_t(t) * kRows;
-      const F32GemmArgs args{x + m0 * k_, w_.data(), bias_.empty() ? nullptr : bias_.data(), out + m0 * n_,
-                             std::min(kRows, rows - m0), k_, n_, n_padded_, k_, n_, lo_, hi_};
+    for_each_f32_row_block(parallel, rows, k_, n_, [&](int64_t m0, int64_t count) {
+      const F32GemmArgs args{x + m0 * k_, w_.data(), bias_.empty() ? nullptr : bias_.data(), out + m0 * n_, count, k_, n_,
+                             n_padded_, k_, n_, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
@@ -71,7 +70,7 @@ class FloatMatmulOpKernel final : public OpKernel {
  private:
   Op op_;
   int64_t k_, n_, n_padded_;
-  std::vector<float> w_, bias_;  // w_: k × n_padded, padding 0
+  std::vector<float> w_, bias_;  // w_: k × n_padded in 16-column panels (f32_panel_index), padding 0
   float lo_ = -INFINITY, hi_ = INFINITY;  // a fused clamp's bounds
   bool hybrid_;
   KernelDesc desc_;
@@ -90,7 +89,7 @@ std::vector<int64_t> batch_strides(const std::vector<int64_t>& in, const std::ve
 }
 
 // lhs [.., M, K] x rhs [.., K, N] with broadcast batch dimensions, both f32 activations: every
-// right-hand matrix is packed into the micro-kernel's k x n_padded layout per run (an
+// right-hand matrix is packed into the micro-kernel's 16-column panels per run (an
 // O(K·N) copy against O(M·K·N) work), then row tiles of every batch entry run in parallel.
 class BatchedFloatMatmulOpKernel final : public OpKernel {
  public:
@@ -119,12 +118,15 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
     const float* w = reinterpret_cast<const float*>(operands[1]->bytes());
     float* out = reinterpret_cast<float*>(y.bytes());
-    // Each right-hand matrix once, padded with zeros to the panel width.
+    // Each right-hand matrix once, in 16-column panels padded with zeros.
     std::vector<float> packed(size_t(b_mats * k * n_padded), 0.0f);
     parallel.for_each(size_t(b_mats), [&](size_t b) {
+      float* dst = &packed[b * size_t(k * n_padded)];
       for (int64_t kk = 0; kk < k; ++kk) {
-        std::memcpy(&packed[(b * size_t(k) + size_t(kk)) * size_t(n_padded)], w + (int64_t(b) * k + kk) * n,
-                    size_t(n) * sizeof(float));
+        const float* src = w + (int64_t(b) * k + kk) * n;
+        for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+          std::memcpy(dst + f32_panel_index(kk, j0, k), src + j0, size_t(std::min(kCols, n - j0)) * sizeof(float));
+        }
       }
     });
     // Matrix offsets of every batch entry.
@@ -219,7 +221,7 @@ class F32MatmulFamily final : public OpFamily {
         } else {
           v = float(w->float_at(i));
         }
-        wf[size_t(kk * n_padded + j)] = v;
+        wf[f32_panel_index(kk, j, k)] = v;
       }
     }
     std::vector<float>& bias = p->bias;

@@ -13,15 +13,6 @@
 
 namespace qrt::jit {
 
-/// Activation rows per task when `rows` rows split into `worth` tasks (worthwhile_tasks):
-/// whole tiles of `tile` rows, at most an L2 block of `block` rows; one block at a time when
-/// the work is worth one task.
-inline int64_t rows_per_task(int64_t rows, int64_t tile, int64_t block, int64_t worth) {
-  if (worth <= 1) return block;
-  const int64_t share = ((rows + worth - 1) / worth + tile - 1) / tile * tile;
-  return std::min(block, std::max(tile, share));
-}
-
 /// C[m, n] for activations A[m, k] (u8 or s8 stored values) and the packed weights of a
 /// GemmSpec; bit-exact with the reference contract of qrt.matmul.
 class GemmKernel {

@@ -227,7 +227,7 @@ void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
       float acc = 0.0f;
       for (int64_t k = 0; k < args->k; ++k) {
         // A separate statement and -ffp-contract=off: the product is rounded alone, no FMA.
-        const float p = args->x[r * args->x_stride + k] * args->w[k * args->n_padded + j];
+        const float p = args->x[r * args->x_stride + k] * args->w[f32_panel_index(k, j, args->k)];
         acc = acc + p;
       }
       if (args->bias) acc = acc + args->bias[j];

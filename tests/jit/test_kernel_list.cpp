@@ -531,7 +531,7 @@ void check_f32_gemm(const Backend& b, std::mt19937& rng) {
       std::vector<float> x(size_t(rows * xs)), w(size_t(k * n_padded), 0.0f), bias(size_t(n_padded), 0.0f);
       for (auto& e : x) e = random_f32(rng, true);
       for (int64_t kk = 0; kk < k; ++kk) {
-        for (int64_t j = 0; j < n; ++j) w[size_t(kk * n_padded + j)] = random_f32(rng, false);
+        for (int64_t j = 0; j < n; ++j) w[f32_panel_index(kk, j, k)] = random_f32(rng, false);
       }
       for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = random_f32(rng, false);
       std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;

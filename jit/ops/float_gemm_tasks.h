@@ -1,0 +1,30 @@
+// qrt — how the f32 GEMM forms (matmul with constant weights, 1x1 and im2col convolutions)
+// split their rows into tasks and kernel calls.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "jit/core/parallel.h"
+
+namespace qrt::jit {
+
+/// Calls fn(first_row, count) for blocks of an f32 GEMM of `rows` rows by `k` by `n`: tasks as
+/// the work is worth (worthwhile_tasks), each of whole 12-row tiles (every native tile height
+/// divides 12), and blocks of at most 256 KiB of activations, so that a kF32Gemm call, which
+/// walks its weights panel by panel and its rows inside each panel, rereads the rows from L2
+/// and streams each weight panel once per block. One thread: one task, the fewest blocks.
+template <typename F>
+void for_each_f32_row_block(Parallel& parallel, int64_t rows, int64_t k, int64_t n, F&& fn) {
+  constexpr int64_t kTile = 12, kBlockBytes = 256 * 1024, kMinTaskMacs = 256 * 1024;
+  const int64_t block = std::max(kTile, kBlockBytes / (4 * std::max<int64_t>(k, 1)) / kTile * kTile);
+  const int64_t worth = worthwhile_tasks(rows * k * n, kMinTaskMacs, parallel);
+  const int64_t chunk = rows_per_task(rows, kTile, block, worth);
+  Parallel& par = worth > 1 ? parallel : serial();
+  par.for_each(size_t((rows + chunk - 1) / chunk), [&](size_t t) {
+    const int64_t first = int64_t(t) * chunk, count = std::min(chunk, rows - first);
+    for (int64_t r = 0; r < count; r += block) fn(first + r, std::min(block, count - r));
+  });
+}
+
+}  // namespace qrt::jit
