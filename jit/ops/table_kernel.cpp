@@ -3,8 +3,12 @@
 // makes one op, or a fused QDQ region, has 256 possible results. They are computed once at
 // plan time by the program's scalar twin, so the table equals the program bit for bit, and
 // the run is a byte lookup (vpermi2b or vpshufb, docs/performance.md) at copy speed instead
-// of a float quantize per element.
+// of a float quantize per element. When the table turns out to be a clamp of the stored values
+// (a dcast -> clamp -> qcast with the same parameters on both sides, relu6 between QDQ pairs),
+// the region runs as the byte clamp kernel instead: min/max at copy speed on every level.
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
@@ -30,13 +34,29 @@ std::vector<uint8_t> byte_table(const EwProgram& program) {
   return table;
 }
 
-// y[i] = table[x[i]] by a kLut8 micro-kernel, in tasks of 256 KiB.
+// The stored bounds [lo, hi] when table[i] == clamp(value(i), lo, hi) for every byte i, where
+// value(i) reads i as s8 (`signed_bytes`) or u8 and the result is stored the same way.
+std::optional<std::pair<int32_t, int32_t>> table_as_clamp(const std::vector<uint8_t>& table, bool signed_bytes) {
+  auto value = [signed_bytes](uint8_t b) { return signed_bytes ? int32_t(int8_t(b)) : int32_t(b); };
+  int32_t lo = 255, hi = -128;
+  for (size_t i = 0; i < 256; ++i) {
+    lo = std::min(lo, value(table[i]));
+    hi = std::max(hi, value(table[i]));
+  }
+  for (size_t i = 0; i < 256; ++i) {
+    if (value(table[i]) != std::clamp(value(uint8_t(i)), lo, hi)) return std::nullopt;
+  }
+  return std::make_pair(lo, hi);
+}
+
+// y[i] = table[x[i]] by a kLut8 micro-kernel, or clamp(x[i], lo, hi) by a kClamp one where the
+// table is that clamp, in tasks of 256 KiB.
 class TableOpKernel final : public OpKernel {
  public:
-  TableOpKernel(const Graph& graph, const Op& root, std::vector<uint8_t> table, std::string program_name, std::string fused,
-                KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(root.results[0])].type), table_(std::move(table)), program_name_(std::move(program_name)),
-        fused_(std::move(fused)), desc_(desc), code_(std::move(code)) {}
+  TableOpKernel(const Graph& graph, const Op& root, std::vector<uint8_t> table, std::optional<std::pair<int32_t, int32_t>> clamp,
+                std::string program_name, std::string fused, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(root.results[0])].type), table_(std::move(table)), clamp_(clamp),
+        program_name_(std::move(program_name)), fused_(std::move(fused)), desc_(desc), code_(std::move(code)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     return operands[0]->type.dims;  // one operand of the result's shape
@@ -44,19 +64,28 @@ class TableOpKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const size_t n = y.byte_size(), chunk = 256 * 1024;
     parallel.for_each((n + chunk - 1) / chunk, [&](size_t t) {
-      const size_t begin = t * chunk;
-      const LutArgs args{operands[0]->bytes() + begin, y.bytes() + begin, std::min(chunk, n - begin), table_.data()};
+      const size_t begin = t * chunk, count = std::min(chunk, n - begin);
+      if (clamp_) {
+        const ClampArgs args{operands[0]->bytes() + begin, y.bytes() + begin, count, clamp_->first, clamp_->second};
+        call_microkernel(code_->entry(), args, desc_);
+        return;
+      }
+      const LutArgs args{operands[0]->bytes() + begin, y.bytes() + begin, count, table_.data()};
       call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
   }
   bool can_overwrite_operand(size_t) const override { return true; }
   std::string describe() const override {
-    return desc_.name() + " (a 256-entry table of " + program_name_ + (fused_.empty() ? "" : "; fuses " + fused_) + ")";
+    const std::string what = clamp_ ? "its 256-entry table is clamp(x, " + std::to_string(clamp_->first) + ", " +
+                                          std::to_string(clamp_->second) + ") on stored values: " + program_name_
+                                    : "a 256-entry table of " + program_name_;
+    return desc_.name() + " (" + what + (fused_.empty() ? "" : "; fuses " + fused_) + ")";
   }
 
  private:
   std::vector<uint8_t> table_;
+  std::optional<std::pair<int32_t, int32_t>> clamp_;
   std::string program_name_, fused_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
@@ -72,16 +101,32 @@ Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op
     *why_not = kNotByteProgram;
     return std::unique_ptr<OpKernel>();
   }
+  std::vector<uint8_t> table = byte_table(program);
+  // A clamp of the stored values where input and result store bytes the same way.
+  std::optional<std::pair<int32_t, int32_t>> clamp;
+  if (program.inputs[0].storage == program.out) clamp = table_as_clamp(table, program.out == EwStorage::kI8);
   KernelDesc d;
-  d.op = KernelOp::kLut8;
+  d.op = clamp ? KernelOp::kClamp : KernelOp::kLut8;
   d.isa = isa;
   d.generator = generator;
-  const Backend* b = kernel_list_backend(KernelOp::kLut8, isa, generator);
+  d.storage_signed = program.out == EwStorage::kI8;
+  const Backend* b = kernel_list_backend(d.op, isa, generator);
+  // The byte clamp is an AVX2 kernel on every x86 level above it.
+  if (clamp && (!b || !b->why_not(d).empty()) && isa != Isa::kAvx2 && isa_includes(isa, Isa::kAvx2)) {
+    d.isa = Isa::kAvx2;
+    b = kernel_list_backend(d.op, d.isa, generator);
+  }
+  if (clamp && (!b || !b->why_not(d).empty())) {  // no clamp kernel here: the table serves
+    clamp.reset();
+    d.op = KernelOp::kLut8;
+    d.isa = isa;
+    b = kernel_list_backend(d.op, isa, generator);
+  }
   *why_not = !b ? "no table kernel at this level" : !b->available() ? "the backend cannot run here" : b->why_not(d);
   if (!why_not->empty()) return std::unique_ptr<OpKernel>();
   QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
-  return std::unique_ptr<OpKernel>(
-      std::make_unique<TableOpKernel>(graph, root, byte_table(program), program.name(), fused, d, std::move(code)));
+  return std::unique_ptr<OpKernel>(std::make_unique<TableOpKernel>(graph, root, std::move(table), clamp, program.name(),
+                                                                   fused, d, std::move(code)));
 }
 
 }  // namespace qrt::jit
