@@ -1,10 +1,14 @@
-// qrt — f32 max and average pooling (qrt.max_pool2d / qrt.avg_pool2d) in either layout, as
-// plain C++ that runs on every host: the reference's formulas in its window order (rows, then
-// columns; padding skipped): max keeps the first NaN it meets, the average sums in f32 and
-// divides by the count (or the window size with count_include_pad). Dynamic batch and spatial
-// sizes are fine; results are the reference's bytes.
+// qrt — f32 max and average pooling (qrt.max_pool2d / qrt.avg_pool2d) in either layout, and
+// f32 qrt.mean over any axes, as plain C++ that runs on every host: the reference's formulas
+// in its order (pooling: the window's rows, then columns, padding skipped; mean: the input in
+// row-major order): max keeps the first NaN it meets, the averages sum in f32 and divide once.
+// NHWC pooling and means whose innermost dimension is kept work on whole channel rows in
+// generic 4-lane vectors (SSE2 or NEON at the baseline): each lane is one output, its sum in
+// the reference's order. Dynamic sizes are fine; results are the reference's bytes.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 
 #include "ir/nn_params.h"
 #include "ir/ops.h"
@@ -13,6 +17,35 @@
 namespace qrt::jit {
 
 namespace {
+
+using f32x4 = float __attribute__((vector_size(16)));
+
+f32x4 load4(const float* p) {
+  f32x4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store4(float* p, f32x4 v) { std::memcpy(p, &v, sizeof v); }
+
+// acc[i] = acc[i] + x[i], i < n.
+void add_row(float* acc, const float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) store4(acc + i, load4(acc + i) + load4(x + i));
+  for (; i < n; ++i) acc[i] = acc[i] + x[i];
+}
+
+// best[i] = x[i] where x[i] > best[i] or x[i] is NaN, unless best[i] is already NaN (the first
+// NaN stays; equal values, ±0 included, keep the earlier one), i < n.
+void max_row(float* best, const float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const f32x4 b = load4(best + i), v = load4(x + i);
+    store4(best + i, ((v > b) | (v != v)) & (b == b) ? v : b);
+  }
+  for (; i < n; ++i) {
+    if ((x[i] > best[i] || std::isnan(x[i])) && !std::isnan(best[i])) best[i] = x[i];
+  }
+}
 
 class FloatPoolOpKernel final : public OpKernel {
  public:
@@ -41,6 +74,7 @@ class FloatPoolOpKernel final : public OpKernel {
     auto at = [&](int64_t n, int64_t ch, int64_t r, int64_t col, int64_t h, int64_t wd) {
       return w_.nchw ? ((n * c + ch) * h + r) * wd + col : ((n * h + r) * wd + col) * c + ch;
     };
+    if (!w_.nchw) return run_nhwc(xs, ys, xd[0], c, ih, iw, oh, ow, parallel);
     // One task per output row of one image.
     parallel.for_each(size_t(xd[0] * oh), [&](size_t t) {
       const int64_t n = int64_t(t) / oh, py = int64_t(t) % oh;
@@ -74,19 +108,115 @@ class FloatPoolOpKernel final : public OpKernel {
 
   std::string describe() const override {
     return std::string("f32_") + (is_max_ ? "maxpool" : "avgpool") + "_" + std::to_string(w_.kh) + "x" +
-           std::to_string(w_.kw) + " (portable C++; the reference's window order)";
+           std::to_string(w_.kw) + " (portable C++; the reference's window order" + (w_.nchw ? "" : ", channel rows in vectors") + ")";
+  }
+
+ private:
+  // NHWC: per output pixel, the window's channel rows in window order into one row of
+  // accumulators (one lane per channel).
+  Status run_nhwc(const float* xs, float* ys, int64_t batch, int64_t c, int64_t ih, int64_t iw, int64_t oh, int64_t ow,
+                  Parallel& parallel) const {
+    parallel.for_each(size_t(batch * oh), [&](size_t t) {
+      const int64_t n = int64_t(t) / oh, py = int64_t(t) % oh;
+      for (int64_t px = 0; px < ow; ++px) {
+        float* out = ys + ((n * oh + py) * ow + px) * c;
+        std::fill(out, out + c, is_max_ ? -INFINITY : 0.0f);
+        int64_t count = 0;
+        for (int64_t ky = 0; ky < w_.kh; ++ky) {
+          const int64_t r = py * w_.sh - w_.pad_top + ky;
+          if (r < 0 || r >= ih) continue;
+          for (int64_t kx = 0; kx < w_.kw; ++kx) {
+            const int64_t col = px * w_.sw - w_.pad_left + kx;
+            if (col < 0 || col >= iw) continue;
+            const float* x = xs + ((n * ih + r) * iw + col) * c;
+            ++count;
+            if (is_max_) {
+              max_row(out, x, c);
+            } else {
+              add_row(out, x, c);
+            }
+          }
+        }
+        if (!is_max_) {
+          const float divisor = float(w_.count_include_pad ? w_.kh * w_.kw : count);
+          for (int64_t ch = 0; ch < c; ++ch) out[ch] = out[ch] / divisor;
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+  Op op_;
+  Window2d w_;
+  bool is_max_;
+};
+
+// f32 qrt.mean: the input as rows of its kept innermost dimensions (`inner` values), each
+// added in row-major order into the accumulator row of its output, then / count.
+class FloatMeanOpKernel final : public OpKernel {
+ public:
+  FloatMeanOpKernel(const Graph& graph, const Op& op, std::vector<bool> reduced, bool keepdims)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), reduced_(std::move(reduced)), keepdims_(keepdims) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const auto& xd = operands[0]->type.dims;
+    if (xd.size() != reduced_.size()) {
+      return Status::error_at(op_.loc, "'qrt.mean' op input has rank " + std::to_string(xd.size()) + ", the op reduces a rank-" +
+                                           std::to_string(reduced_.size()) + " tensor");
+    }
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < xd.size(); ++d) {
+      if (!reduced_[d]) dims.push_back(xd[d]);
+      else if (keepdims_) dims.push_back(1);
+    }
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const Tensor& x = *operands[0];
+    const auto& xd = x.type.dims;
+    const size_t rank = xd.size();
+    // The kept innermost dimensions form contiguous rows of `inner` values in input and output.
+    size_t split = rank;
+    int64_t inner = 1;
+    while (split > 0 && !reduced_[split - 1]) inner *= xd[--split];
+    int64_t count = 1;
+    for (size_t d = 0; d < rank; ++d) count *= reduced_[d] ? xd[d] : 1;
+    const float* xs = reinterpret_cast<const float*>(x.bytes());
+    float* ys = reinterpret_cast<float*>(y.bytes());
+    const int64_t out_n = y.num_elements();
+    std::fill(ys, ys + out_n, 0.0f);
+    const int64_t rows = inner == 0 ? 0 : x.num_elements() / inner;
+    std::vector<int64_t> idx(split, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t o = 0;  // the output row of input row r: its kept leading indices
+      for (size_t d = 0; d < split; ++d) o = reduced_[d] ? o : o * xd[d] + idx[d];
+      add_row(ys + o * inner, xs + r * inner, inner);
+      for (size_t d = split; d-- > 0;) {
+        if (++idx[d] < xd[d]) break;
+        idx[d] = 0;
+      }
+    }
+    for (int64_t o = 0; o < out_n; ++o) ys[o] = ys[o] / float(count);
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    return "f32_mean (portable C++; the reference's row-major order, kept innermost rows in vectors)";
   }
 
  private:
   Op op_;
-  Window2d w_;
-  bool is_max_;
+  std::vector<bool> reduced_;
+  bool keepdims_;
 };
 
 struct PreparedFloatPool final : PreparedOp {
   const Graph* graph = nullptr;
   const Op* op = nullptr;
   Window2d w;
+  std::vector<bool> reduced;  // qrt.mean: the reduced axes
+  bool keepdims = false;
 };
 
 class FloatPoolFamily final : public OpFamily {
@@ -100,8 +230,19 @@ class FloatPoolFamily final : public OpFamily {
     if (!ex.is_float() || ex.float_kind != FloatKind::kF32 || !(ex == eo)) {
       return refuse(why_not, "only f32 float pooling has a kernel");
     }
-    if (op.kind == OpKind::kMean) return refuse(why_not, "float means run on the reference");
     auto p = std::make_unique<PreparedFloatPool>();
+    if (op.kind == OpKind::kMean) {
+      const size_t rank = graph.values[size_t(op.operands[0])].type.rank();
+      p->reduced.assign(rank, false);
+      for (const Attribute& a : op.attr("axes")->array) {
+        if (a.i < 0 || size_t(a.i) >= rank) return refuse(why_not, "a mean axis is out of range");
+        p->reduced[size_t(a.i)] = true;
+      }
+      p->keepdims = op.attr("keepdims") && op.attr("keepdims")->i != 0;
+      p->graph = &graph;
+      p->op = &op;
+      return std::unique_ptr<PreparedOp>(std::move(p));
+    }
     QRT_ASSIGN_OR_RETURN(p->w, pool2d_window(op));
     p->graph = &graph;
     p->op = &op;
@@ -112,6 +253,9 @@ class FloatPoolFamily final : public OpFamily {
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend*) const override {
     const auto& p = static_cast<const PreparedFloatPool&>(prepared);
+    if (p.op->kind == OpKind::kMean) {
+      return std::unique_ptr<OpKernel>(std::make_unique<FloatMeanOpKernel>(*p.graph, *p.op, p.reduced, p.keepdims));
+    }
     return std::unique_ptr<OpKernel>(std::make_unique<FloatPoolOpKernel>(*p.graph, *p.op, p.w));
   }
 };

@@ -60,7 +60,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kSlice: return &layout_family();
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d: return x.element.is_float() ? &f32_pool_family() : &pool_family();
-    case OpKind::kMean: return &pool_family();
+    case OpKind::kMean: return x.element.is_float() ? &f32_pool_family() : &pool_family();
     default: return nullptr;
   }
 }
