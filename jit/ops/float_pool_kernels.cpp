@@ -151,8 +151,10 @@ class FloatPoolOpKernel final : public OpKernel {
   bool is_max_;
 };
 
-// f32 qrt.mean: the input as rows of its kept innermost dimensions (`inner` values), each
-// added in row-major order into the accumulator row of its output, then / count.
+// f32 qrt.mean, qrt.reduce_sum and qrt.reduce_max: the input as rows of its kept innermost
+// dimensions (`inner` values), each folded in row-major order into the accumulator row of its
+// output. mean: f32 sums, then / count; reduce_sum: double sums rounded once; reduce_max: the
+// first of equal values, NaN when any input is NaN (the reference's formulas).
 class FloatMeanOpKernel final : public OpKernel {
  public:
   FloatMeanOpKernel(const Graph& graph, const Op& op, std::vector<bool> reduced, bool keepdims)
@@ -161,8 +163,8 @@ class FloatMeanOpKernel final : public OpKernel {
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const auto& xd = operands[0]->type.dims;
     if (xd.size() != reduced_.size()) {
-      return Status::error_at(op_.loc, "'qrt.mean' op input has rank " + std::to_string(xd.size()) + ", the op reduces a rank-" +
-                                           std::to_string(reduced_.size()) + " tensor");
+      return Status::error_at(op_.loc, "'" + std::string(op_info(op_.kind).name) + "' op input has rank " + std::to_string(xd.size()) +
+                                           ", the op reduces a rank-" + std::to_string(reduced_.size()) + " tensor");
     }
     std::vector<int64_t> dims;
     for (size_t d = 0; d < xd.size(); ++d) {
@@ -185,24 +187,45 @@ class FloatMeanOpKernel final : public OpKernel {
     const float* xs = reinterpret_cast<const float*>(x.bytes());
     float* ys = reinterpret_cast<float*>(y.bytes());
     const int64_t out_n = y.num_elements();
-    std::fill(ys, ys + out_n, 0.0f);
+    const bool is_max = op_.kind == OpKind::kReduceMax, is_sum = op_.kind == OpKind::kReduceSum;
+    std::fill(ys, ys + out_n, is_max ? -INFINITY : 0.0f);
+    std::vector<double> sums(is_sum ? size_t(out_n) : 0, 0.0);
+    std::vector<uint8_t> nan(is_max ? size_t(out_n) : 0, 0);
     const int64_t rows = inner == 0 ? 0 : x.num_elements() / inner;
     std::vector<int64_t> idx(split, 0);
     for (int64_t r = 0; r < rows; ++r) {
       int64_t o = 0;  // the output row of input row r: its kept leading indices
       for (size_t d = 0; d < split; ++d) o = reduced_[d] ? o : o * xd[d] + idx[d];
-      add_row(ys + o * inner, xs + r * inner, inner);
+      const float* row = xs + r * inner;
+      if (is_sum) {
+        double* acc = &sums[size_t(o * inner)];
+        for (int64_t i = 0; i < inner; ++i) acc[i] = acc[i] + double(row[i]);
+      } else if (is_max) {
+        float* best = ys + o * inner;
+        uint8_t* seen_nan = &nan[size_t(o * inner)];
+        for (int64_t i = 0; i < inner; ++i) {
+          seen_nan[i] |= std::isnan(row[i]) ? 1 : 0;
+          best[i] = best[i] < row[i] ? row[i] : best[i];  // std::max(acc, v): ties keep acc
+        }
+      } else {
+        add_row(ys + o * inner, row, inner);
+      }
       for (size_t d = split; d-- > 0;) {
         if (++idx[d] < xd[d]) break;
         idx[d] = 0;
       }
     }
-    for (int64_t o = 0; o < out_n; ++o) ys[o] = ys[o] / float(count);
+    for (int64_t o = 0; o < out_n; ++o) {
+      if (is_sum) ys[o] = float(sums[size_t(o)]);
+      else if (is_max) ys[o] = nan[size_t(o)] ? NAN : ys[o];
+      else ys[o] = ys[o] / float(count);
+    }
     return Status::ok();
   }
 
   std::string describe() const override {
-    return "f32_mean (portable C++; the reference's row-major order, kept innermost rows in vectors)";
+    const char* what = op_.kind == OpKind::kReduceMax ? "f32_reduce_max" : op_.kind == OpKind::kReduceSum ? "f32_reduce_sum" : "f32_mean";
+    return std::string(what) + " (portable C++; the reference's row-major order, kept innermost rows together)";
   }
 
  private:
@@ -231,7 +254,7 @@ class FloatPoolFamily final : public OpFamily {
       return refuse(why_not, "only f32 float pooling has a kernel");
     }
     auto p = std::make_unique<PreparedFloatPool>();
-    if (op.kind == OpKind::kMean) {
+    if (op.kind == OpKind::kMean || op.kind == OpKind::kReduceSum || op.kind == OpKind::kReduceMax) {
       const size_t rank = graph.values[size_t(op.operands[0])].type.rank();
       p->reduced.assign(rank, false);
       for (const Attribute& a : op.attr("axes")->array) {
@@ -253,7 +276,7 @@ class FloatPoolFamily final : public OpFamily {
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend*) const override {
     const auto& p = static_cast<const PreparedFloatPool&>(prepared);
-    if (p.op->kind == OpKind::kMean) {
+    if (p.op->kind == OpKind::kMean || p.op->kind == OpKind::kReduceSum || p.op->kind == OpKind::kReduceMax) {
       return std::unique_ptr<OpKernel>(std::make_unique<FloatMeanOpKernel>(*p.graph, *p.op, p.reduced, p.keepdims));
     }
     return std::unique_ptr<OpKernel>(std::make_unique<FloatPoolOpKernel>(*p.graph, *p.op, p.w));

@@ -61,6 +61,8 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d: return x.element.is_float() ? &f32_pool_family() : &pool_family();
     case OpKind::kMean: return x.element.is_float() ? &f32_pool_family() : &pool_family();
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax: return x.element.is_float() ? &f32_pool_family() : nullptr;
     default: return nullptr;
   }
 }

@@ -104,39 +104,44 @@ TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exac
   }
 }
 
-TEST_CASE("f32 means over any axes are bit-exact with the reference, NaN and infinities included") {
+TEST_CASE("f32 mean, reduce_sum and reduce_max over any axes are bit-exact with the reference, NaN and infinities included") {
   std::mt19937 rng(30);
   std::uniform_real_distribution<float> any(-3.0f, 3.0f);
   // (dims, axes): global pools of NHWC and NCHW, the last axis alone, every axis, the first.
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2, 5, 7, 35}, {1, 2}}, {{2, 35, 5, 7}, {2, 3}}, {{3, 4, 9}, {2}}, {{3, 4, 9}, {0, 1, 2}}, {{6, 17}, {0}},
       {{1, 7, 7, 1280}, {1, 2}}};
-  for (const auto& [dims, axes] : cases) {
-    for (bool keepdims : {false, true}) {
-      std::string x = "tensor<", y = "tensor<", list;
-      for (size_t d = 0; d < dims.size(); ++d) {
-        x += std::to_string(dims[d]) + "x";
-        const bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-        if (!reduced) y += std::to_string(dims[d]) + "x";
-        else if (keepdims) y += "1x";
+  for (const char* op : {"mean", "reduce_sum", "reduce_max"}) {
+    for (const auto& [dims, axes] : cases) {
+      for (bool keepdims : {false, true}) {
+        std::string x = "tensor<", y = "tensor<", list;
+        for (size_t d = 0; d < dims.size(); ++d) {
+          x += std::to_string(dims[d]) + "x";
+          const bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+          if (!reduced) y += std::to_string(dims[d]) + "x";
+          else if (keepdims) y += "1x";
+        }
+        for (size_t a = 0; a < axes.size(); ++a) list += (a ? ", " : "") + std::to_string(axes[a]);
+        x += "f32>";
+        y += "f32>";
+        const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"qrt." + op + "\"(%x) {axes = [" + list + "]" +
+                                 (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
+                                 "\n  return %y : " + y + "\n}\n";
+        CAPTURE(text);
+        auto t = qrt::parse_type(x);
+        REQUIRE(t.is_ok());
+        qrt::Tensor input = qrt::Tensor::zeros(*t);
+        // Magnitudes over decades (the order of the f32 sums shows), and a few specials.
+        for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
+          input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
+        }
+        // Specials in some rounds only: a NaN makes a whole reduce_max output NaN.
+        if (rng() % 2) {
+          const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
+          for (double s : specials) input.set_float(size_t(rng() % uint64_t(input.num_elements())), s);
+        }
+        CHECK(qrt_test::check_last_op(text, input).find(std::string("f32_") + op) == 0);
       }
-      for (size_t a = 0; a < axes.size(); ++a) list += (a ? ", " : "") + std::to_string(axes[a]);
-      x += "f32>";
-      y += "f32>";
-      const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"qrt.mean\"(%x) {axes = [" + list + "]" +
-                               (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
-                               "\n  return %y : " + y + "\n}\n";
-      CAPTURE(text);
-      auto t = qrt::parse_type(x);
-      REQUIRE(t.is_ok());
-      qrt::Tensor input = qrt::Tensor::zeros(*t);
-      // Magnitudes over decades (the order of the f32 sums shows), and a few specials.
-      for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
-        input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
-      }
-      const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
-      for (double s : specials) input.set_float(size_t(rng() % uint64_t(input.num_elements())), s);
-      CHECK(qrt_test::check_last_op(text, input).find("f32_mean") == 0);
     }
   }
 }
