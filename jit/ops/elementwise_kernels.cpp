@@ -104,6 +104,9 @@ class ElementwiseFamily final : public OpFamily {
  public:
   const char* name() const override { return "elementwise"; }
   KernelOp kind() const override { return KernelOp::kQAdd; }
+  KernelOp kind_of(const Op& op) const override {
+    return op.kind == OpKind::kRequantize ? KernelOp::kRequantize : op.kind == OpKind::kMul ? KernelOp::kQMul : KernelOp::kQAdd;
+  }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
     const bool binary = op.kind != OpKind::kRequantize;

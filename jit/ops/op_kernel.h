@@ -89,6 +89,12 @@ class OpFamily {
   /// backend of each ISA level by it), or KernelOp::kCount for plain C++ families that run on
   /// every host without a backend.
   virtual KernelOp kind() const = 0;
+  /// The micro-kernel kind that runs `op` (selection's lookups and messages): kind() unless a
+  /// family runs several kinds (quantized add, mul and requantize; max and average pooling).
+  virtual KernelOp kind_of(const Op& op) const {
+    (void)op;
+    return kind();
+  }
   /// The ISA-free analysis: a prepared op, or null and `*why_not` (no backend can run it).
   /// Errors are real failures (e.g. a malformed op).
   virtual Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const = 0;

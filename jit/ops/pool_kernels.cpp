@@ -167,6 +167,9 @@ class PoolFamily final : public OpFamily {
  public:
   const char* name() const override { return "pool"; }
   KernelOp kind() const override { return KernelOp::kAvgPool; }
+  KernelOp kind_of(const Op& op) const override {
+    return op.kind == OpKind::kMaxPool2d ? KernelOp::kMaxPool : KernelOp::kAvgPool;
+  }
 
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
     const ElementType& ex = graph.values[size_t(op.operands[0])].type.element;

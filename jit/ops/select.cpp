@@ -87,9 +87,9 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     auto say = [&](const std::string& what) {
       choice.chain += (choice.chain.empty() ? "" : "; ") + std::string(isa_name(isa)) + ": " + what;
     };
-    const Backend* backend = kernel_list_backend(family->kind(), isa, generator);
+    const Backend* backend = kernel_list_backend(family->kind_of(op), isa, generator);
     if (!backend) {
-      say(std::string("no ") + (generator == Generator::kLlvm ? "LLVM " : "") + kernel_op_name(family->kind()) +
+      say(std::string("no ") + (generator == Generator::kLlvm ? "LLVM " : "") + kernel_op_name(family->kind_of(op)) +
           " kernel at this level");
       continue;
     }
