@@ -3,10 +3,16 @@
 // qrt_plan_options.isa, inputs bound once, outputs in the arena):
 // BM_model/model:<i>/threads:<n>/isa:<level>, e.g. BM_model/model:3/threads:1/isa:avx512-vnni.
 // Run: build/bench/bench_qrt --benchmark_filter=model
+// With QRT_BENCH_MODELS=DIR in the environment, the generated benchmark models found there are
+// added after the bundled ones: MobileNetV2 224² in f32 and in QDQ int8 (written by
+// `python3 scripts/make_onnx_test_models.py --bench DIR`), so the float-to-int8 ratio is
+// measured side by side in one run.
 #include <benchmark/benchmark.h>
 
 #include <qrt.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -14,16 +20,30 @@
 
 namespace {
 
-const char* const kModels[] = {
-    "onnx/digits_cnn_qdq_u8.onnx",
-    "onnx/fashion_cnn_qdq_u8.onnx",
-    "tflite-micro/person_detect.tflite",
-    "tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite",
-};
+/// The models' paths: the bundled ones, then the generated ones QRT_BENCH_MODELS names.
+std::vector<std::string> model_paths() {
+  std::vector<std::string> paths;
+  for (const char* m : {"onnx/digits_cnn_qdq_u8.onnx", "onnx/fashion_cnn_qdq_u8.onnx", "tflite-micro/person_detect.tflite",
+                        "tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite", "onnx/digits_cnn_f32.onnx"}) {
+    paths.push_back(std::string(MODELS_DIR) + "/" + m);
+  }
+  if (const char* dir = std::getenv("QRT_BENCH_MODELS"); dir && *dir) {
+    for (const char* m : {"mobilenet_v2_f32_224.onnx", "mobilenet_v2_qdq_224.onnx"}) {
+      const std::string path = std::string(dir) + "/" + m;
+      if (std::ifstream(path).good()) paths.push_back(path);
+    }
+  }
+  return paths;
+}
+
+const std::vector<std::string>& kModels() {
+  static const std::vector<std::string> paths = model_paths();
+  return paths;
+}
 
 /// Runs model `index` (into kModels) on `threads` threads with the JIT capped at `isa`.
 void BM_model(benchmark::State& state, size_t index, size_t threads, const std::string& isa) {
-  const std::string path = std::string(MODELS_DIR) + "/" + kModels[index];
+  const std::string& path = kModels()[index];
   qrt_model_t* model = nullptr;
   qrt_plan_t* plan = nullptr;
   qrt_context_t* ctx = nullptr;
@@ -63,7 +83,7 @@ void BM_model(benchmark::State& state, size_t index, size_t threads, const std::
       break;
     }
   }
-  state.SetLabel(kModels[index]);
+  state.SetLabel(path.substr(path.find_last_of('/') + 1));
   qrt_context_destroy(ctx);
   qrt_plan_destroy(plan);
   qrt_model_destroy(model);
@@ -85,7 +105,7 @@ std::vector<std::string> host_levels() {
 // without a code generator, about 50x slower than avx2, so its rows take a few iterations.
 const bool registered = [] {
   const std::vector<std::string> levels = host_levels();
-  for (size_t model = 0; model < std::size(kModels); ++model) {
+  for (size_t model = 0; model < kModels().size(); ++model) {
     for (size_t threads : {1, 2}) {
       for (const std::string& isa : levels) {
         const std::string name = "BM_model/model:" + std::to_string(model) + "/threads:" + std::to_string(threads) +
