@@ -129,14 +129,6 @@ QRT_AVX512 void dw_pixels_checked(const F32DwArgs* a, int64_t begin, int64_t end
   }
 }
 
-// The interior pixels [first, last) of a row: those whose window columns are all inside.
-QRT_AVX512 void interior_pixels(const F32DwArgs* a, int64_t& first, int64_t& last) {
-  const int64_t span = (a->kw - 1) * a->dilation;
-  first = std::min(a->ow, (a->pad_left + a->stride - 1) / a->stride);
-  last = a->iw - 1 - span + a->pad_left < 0 ? first : std::min(a->ow, (a->iw - 1 - span + a->pad_left) / a->stride + 1);
-  last = std::max(first, last);
-}
-
 // P interior pixels from p of a 3-wide window's channel block: P independent sums, so the
 // adds of neighbouring pixels overlap (each sum is a chain of up to nine dependent adds).
 template <int P, bool Full>
@@ -181,7 +173,7 @@ QRT_AVX512 void dw_block_3wide(const F32DwArgs* a, int64_t ch0, __mmask16 m, __m
   const float* rows[3] = {kh > 0 ? a->rows[0] : nullptr, kh > 1 ? a->rows[1] : nullptr, kh > 2 ? a->rows[2] : nullptr};
   const __m512 bias = a->bias ? _mm512_maskz_loadu_ps(m, a->bias + ch0) : _mm512_setzero_ps();
   int64_t first, last;
-  interior_pixels(a, first, last);
+  f32_dw_interior(*a, &first, &last);
   dw_pixels_checked(a, 0, first, ch0, m, bias, lo, hi);
   int64_t p = first;
   for (; p + 4 <= last; p += 4) dw_pixels_3wide<4, Full>(a, rows, w, p, ch0, m, bias, lo, hi);

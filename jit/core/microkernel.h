@@ -282,6 +282,14 @@ struct F32DwArgs {
   float lo, hi;
 };
 
+/// The interior output pixels [*first, *last) of a kF32Dwconv row: those whose window columns
+/// all lie inside the input (kernels run them without column checks).
+inline void f32_dw_interior(const F32DwArgs& a, int64_t* first, int64_t* last) {
+  const int64_t span = (a.kw - 1) * a.dilation, end = a.iw - 1 - span + a.pad_left;
+  *first = std::min(a.ow, (a.pad_left + a.stride - 1) / a.stride);
+  *last = std::max(*first, end < 0 ? *first : std::min(a.ow, end / a.stride + 1));
+}
+
 /// The description of the kF32Gemm micro-kernel of `generator` at `isa` (no other parameters).
 inline KernelDesc f32_gemm_desc(Isa isa, Generator generator) {
   KernelDesc d;
