@@ -282,6 +282,20 @@ struct F32DwArgs {
   float lo, hi;
 };
 
+/// Calls f(x, w) for the taps of kF32Dwconv output pixel p that lie inside the input, in
+/// (ky, kx) order: x points at the tap's first channel in its input row, w at its weights.
+template <typename F>
+inline void for_each_f32_dw_tap(const F32DwArgs& a, int64_t p, F&& f) {
+  for (int64_t ky = 0; ky < a.kh; ++ky) {
+    const float* row = a.rows[ky];
+    if (!row) continue;
+    for (int64_t kx = 0; kx < a.kw; ++kx) {
+      const int64_t col = p * a.stride - a.pad_left + kx * a.dilation;
+      if (col >= 0 && col < a.iw) f(row + col * a.c, a.w + (ky * a.kw + kx) * a.c);
+    }
+  }
+}
+
 /// The interior output pixels [*first, *last) of a kF32Dwconv row: those whose window columns
 /// all lie inside the input (kernels run them without column checks).
 inline void f32_dw_interior(const F32DwArgs& a, int64_t* first, int64_t* last) {

@@ -240,33 +240,20 @@ void f32_gemm_blocks(const F32GemmArgs* a) {
 void f32_dwconv_blocks(const F32DwArgs* a) {
   const int64_t c = a->c, blocks = c / 16 * 16;
   for (int64_t p = 0; p < a->ow; ++p) {
-    const int64_t col0 = p * a->stride - a->pad_left;
     for (int64_t ch0 = 0; ch0 < blocks; ch0 += 16) {
       f32x16 acc{};
-      for (int64_t ky = 0; ky < a->kh; ++ky) {
-        const float* row = a->rows[ky];
-        if (!row) continue;
-        for (int64_t kx = 0; kx < a->kw; ++kx) {
-          const int64_t col = col0 + kx * a->dilation;
-          if (col < 0 || col >= a->iw) continue;
-          const f32x16 prod = load_f32x16(row + col * c + ch0) * load_f32x16(a->w + (ky * a->kw + kx) * c + ch0);
-          acc = acc + prod;
-        }
-      }
+      for_each_f32_dw_tap(*a, p, [&](const float* x, const float* w) {
+        const f32x16 prod = load_f32x16(x + ch0) * load_f32x16(w + ch0);
+        acc = acc + prod;
+      });
       finish_f32x16(acc, a->bias ? a->bias + ch0 : nullptr, a->lo, a->hi, a->y + p * c + ch0, 16);
     }
     for (int64_t ch = blocks; ch < c; ++ch) {
       float acc = 0.0f;
-      for (int64_t ky = 0; ky < a->kh; ++ky) {
-        const float* row = a->rows[ky];
-        if (!row) continue;
-        for (int64_t kx = 0; kx < a->kw; ++kx) {
-          const int64_t col = col0 + kx * a->dilation;
-          if (col < 0 || col >= a->iw) continue;
-          const float prod = row[col * c + ch] * a->w[(ky * a->kw + kx) * c + ch];
-          acc = acc + prod;
-        }
-      }
+      for_each_f32_dw_tap(*a, p, [&](const float* x, const float* w) {
+        const float prod = x[ch] * w[ch];
+        acc = acc + prod;
+      });
       if (a->bias) acc = acc + a->bias[ch];
       a->y[p * c + ch] = clamp_f32(acc, a->lo, a->hi);
     }

@@ -25,7 +25,6 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kCols = 16;     // the filter matrix's column padding (F32GemmArgs::n_padded)
-constexpr int64_t kMinTaskMacs = 256 * 1024;  // a task's least work (as float_gemm_tasks.h)
 constexpr int64_t kBlockRows = 48;  // im2col pixels per task: a multiple of every native tile's rows
 
 enum class ConvForm { kPointwise, kDepthwise, kIm2col };
@@ -97,21 +96,17 @@ class FloatConvOpKernel final : public OpKernel {
     // Output rows in as many tasks as the work is worth (a 7x7 layer's row is ~2 µs: handing
     // each to another thread would cost more than it saves).
     const int64_t out_rows = batch * oh;
-    const int64_t tasks = std::min(out_rows, worthwhile_tasks(out_rows * ow * c * w_.kh * w_.kw, kMinTaskMacs, parallel));
-    const int64_t per_task = (out_rows + tasks - 1) / tasks;
-    parallel.for_each(size_t((out_rows + per_task - 1) / per_task), [&](size_t t) {
+    for_each_in_worthwhile_tasks(parallel, out_rows, out_rows * ow * c * w_.kh * w_.kw, [&](int64_t r) {
       thread_local std::vector<const float*> rows;
-      for (int64_t r = int64_t(t) * per_task; r < std::min(out_rows, int64_t(t + 1) * per_task); ++r) {
-        const int64_t n = r / oh, oy = r % oh;
-        rows.assign(size_t(w_.kh), nullptr);
-        for (int64_t ky = 0; ky < w_.kh; ++ky) {
-          const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
-          if (iy >= 0 && iy < ih) rows[size_t(ky)] = xs + (n * ih + iy) * iw * c;
-        }
-        const F32DwArgs args{rows.data(), filters_.data(), bias_.empty() ? nullptr : bias_.data(), ys + r * ow * c,
-                             c, ow, iw, w_.kh, w_.kw, w_.sw, w_.dw, w_.pad_left, lo_, hi_};
-        call_microkernel(code_->entry(), args, desc_);
+      const int64_t n = r / oh, oy = r % oh;
+      rows.assign(size_t(w_.kh), nullptr);
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        if (iy >= 0 && iy < ih) rows[size_t(ky)] = xs + (n * ih + iy) * iw * c;
       }
+      const F32DwArgs args{rows.data(), filters_.data(), bias_.empty() ? nullptr : bias_.data(), ys + r * ow * c,
+                           c, ow, iw, w_.kh, w_.kw, w_.sw, w_.dw, w_.pad_left, lo_, hi_};
+      call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
   }
@@ -175,12 +170,7 @@ class FloatConvOpKernel final : public OpKernel {
         }
       }
     };
-    const int64_t blocks = batch * w_.groups * tiles;
-    const int64_t tasks = std::min(blocks, worthwhile_tasks(batch * pixels * out_c_ * k_, kMinTaskMacs, parallel));
-    const int64_t per_task = (blocks + tasks - 1) / tasks;
-    parallel.for_each(size_t((blocks + per_task - 1) / per_task), [&](size_t task) {
-      for (int64_t t = int64_t(task) * per_task; t < std::min(blocks, int64_t(task + 1) * per_task); ++t) im2col_block(t);
-    });
+    for_each_in_worthwhile_tasks(parallel, batch * w_.groups * tiles, batch * pixels * out_c_ * k_, im2col_block);
     return Status::ok();
   }
 

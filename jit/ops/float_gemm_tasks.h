@@ -1,5 +1,5 @@
-// qrt — how the f32 GEMM forms (matmul with constant weights, 1x1 and im2col convolutions)
-// split their rows into tasks and kernel calls.
+// qrt — how the f32 kernels (matmul with constant weights, the convolution forms) split their
+// work into tasks and kernel calls.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,22 @@
 
 namespace qrt::jit {
 
+/// The least work in multiply-adds worth a task of its own in the f32 kernels (~1 µs at their
+/// rates: about what handing a task to another thread costs).
+inline constexpr int64_t kMinF32TaskMacs = 256 * 1024;
+
+/// Calls fn(i) for items [0, items) of `work` multiply-adds in all, in as many tasks as that
+/// work is worth (worthwhile_tasks), each a contiguous run of items.
+template <typename F>
+void for_each_in_worthwhile_tasks(Parallel& parallel, int64_t items, int64_t work, F&& fn) {
+  if (items <= 0) return;
+  const int64_t tasks = std::min(items, worthwhile_tasks(work, kMinF32TaskMacs, parallel));
+  const int64_t per_task = (items + tasks - 1) / tasks;
+  parallel.for_each(size_t((items + per_task - 1) / per_task), [&](size_t t) {
+    for (int64_t i = int64_t(t) * per_task; i < std::min(items, int64_t(t + 1) * per_task); ++i) fn(i);
+  });
+}
+
 /// Calls fn(first_row, count) for blocks of an f32 GEMM of `rows` rows by `k` by `n`: tasks as
 /// the work is worth (worthwhile_tasks), each of whole 12-row tiles (every native tile height
 /// divides 12), and blocks of at most 256 KiB of activations, so that a kF32Gemm call, which
@@ -16,9 +32,9 @@ namespace qrt::jit {
 /// and streams each weight panel once per block. One thread: one task, the fewest blocks.
 template <typename F>
 void for_each_f32_row_block(Parallel& parallel, int64_t rows, int64_t k, int64_t n, F&& fn) {
-  constexpr int64_t kTile = 12, kBlockBytes = 256 * 1024, kMinTaskMacs = 256 * 1024;
+  constexpr int64_t kTile = 12, kBlockBytes = 256 * 1024;
   const int64_t block = std::max(kTile, kBlockBytes / (4 * std::max<int64_t>(k, 1)) / kTile * kTile);
-  const int64_t worth = worthwhile_tasks(rows * k * n, kMinTaskMacs, parallel);
+  const int64_t worth = worthwhile_tasks(rows * k * n, kMinF32TaskMacs, parallel);
   const int64_t chunk = rows_per_task(rows, kTile, block, worth);
   Parallel& par = worth > 1 ? parallel : serial();
   par.for_each(size_t((rows + chunk - 1) / chunk), [&](size_t t) {

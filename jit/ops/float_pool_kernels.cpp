@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 
 #include "ir/nn_params.h"
 #include "ir/ops.h"
@@ -71,10 +70,10 @@ class FloatPoolOpKernel final : public OpKernel {
     const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()];
     const float* xs = reinterpret_cast<const float*>(x.bytes());
     float* ys = reinterpret_cast<float*>(y.bytes());
-    auto at = [&](int64_t n, int64_t ch, int64_t r, int64_t col, int64_t h, int64_t wd) {
-      return w_.nchw ? ((n * c + ch) * h + r) * wd + col : ((n * h + r) * wd + col) * c + ch;
-    };
     if (!w_.nchw) return run_nhwc(xs, ys, xd[0], c, ih, iw, oh, ow, parallel);
+    auto at = [&](int64_t n, int64_t ch, int64_t r, int64_t col, int64_t h, int64_t wd) {
+      return ((n * c + ch) * h + r) * wd + col;  // NCHW
+    };
     // One task per output row of one image.
     parallel.for_each(size_t(xd[0] * oh), [&](size_t t) {
       const int64_t n = int64_t(t) / oh, py = int64_t(t) % oh;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "jit/core/isa.h"
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
 #include "jit/ops/ew_ops.h"
@@ -111,10 +112,13 @@ Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op
   d.generator = generator;
   d.storage_signed = program.out == EwStorage::kI8;
   const Backend* b = kernel_list_backend(d.op, isa, generator);
-  // The byte clamp is an AVX2 kernel on every x86 level above it.
-  if (clamp && (!b || !b->why_not(d).empty()) && isa != Isa::kAvx2 && isa_includes(isa, Isa::kAvx2)) {
-    d.isa = Isa::kAvx2;
-    b = kernel_list_backend(d.op, d.isa, generator);
+  // A byte clamp may live at a lower SIMD level only (the x86 levels above AVX2 run AVX2's):
+  // the host's levels that `isa` includes, best first; a scalar clamp would lose to the table.
+  for (Isa lower : host_isas().by_preference()) {
+    if (!clamp || (b && b->why_not(d).empty()) || lower == Isa::kScalar) break;
+    if (lower == isa || !isa_includes(isa, lower)) continue;
+    d.isa = lower;
+    b = kernel_list_backend(d.op, lower, generator);
   }
   if (clamp && (!b || !b->why_not(d).empty())) {  // no clamp kernel here: the table serves
     clamp.reset();

@@ -241,16 +241,10 @@ void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc*) {
   for (int64_t p = 0; p < args->ow; ++p) {
     for (int64_t ch = 0; ch < c; ++ch) {
       float acc = 0.0f;
-      for (int64_t ky = 0; ky < args->kh; ++ky) {
-        const float* row = args->rows[ky];
-        if (!row) continue;
-        for (int64_t kx = 0; kx < args->kw; ++kx) {
-          const int64_t col = p * args->stride - args->pad_left + kx * args->dilation;
-          if (col < 0 || col >= args->iw) continue;
-          const float prod = row[col * c + ch] * args->w[(ky * args->kw + kx) * c + ch];
-          acc = acc + prod;
-        }
-      }
+      for_each_f32_dw_tap(*args, p, [&](const float* x, const float* w) {
+        const float prod = x[ch] * w[ch];
+        acc = acc + prod;
+      });
       if (args->bias) acc = acc + args->bias[ch];
       args->y[p * c + ch] = clamp_f32(acc, args->lo, args->hi);
     }

@@ -259,6 +259,35 @@ std::string random_byte_chain(std::mt19937& rng, const std::string& in_type, con
   return "func.func @main(%q: " + in_type + ") -> " + out_type + " {\n" + body + "  return %r : " + out_type + "\n}\n";
 }
 
+// Runs `model` (one [2, 128] byte input) on `bytes` and returns its output's bytes;
+// `*kernels` gets the plan's kernel descriptions, one per line.
+std::vector<uint8_t> run_bytes(const qrt_model_t* model, qrt_backend backend, unsigned flags, const char* isa,
+                               const std::vector<uint8_t>& bytes, std::string* kernels) {
+  qrt_plan_t* plan = make_plan(model, backend, flags, isa);
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  kernels->clear();
+  for (size_t o = 0; o < ops; ++o) {
+    qrt_op_info info;
+    REQUIRE(qrt_plan_op_info(plan, o, &info) == QRT_OK);
+    *kernels += std::string(info.kernel) + "\n";
+  }
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  const int64_t dims[] = {2, 128};
+  qrt_tensor_info in_info;
+  qrt_model_input_info(model, 0, &in_info);
+  REQUIRE(qrt_context_set_input(ctx, 0, in_info.dtype, 2, dims, bytes.data(), bytes.size()) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  const auto* p = static_cast<const uint8_t*>(view.data);
+  std::vector<uint8_t> out(p, p + view.bytes);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("single-input 8-bit regions run as byte tables with the reference's bytes at every level") {
@@ -275,32 +304,11 @@ TEST_CASE("single-input 8-bit regions run as byte tables with the reference's by
     for (size_t i = 0; i < 256; ++i) bytes[i] = uint8_t(i * 37 + 11);
     qrt_model_t* model = nullptr;
     REQUIRE(qrt_model_load_buffer(text.data(), text.size(), "bytes.mlir", &model) == QRT_OK);
+    // A table, or the byte clamp a table that is a clamp runs as.
     auto run_one = [&](qrt_backend backend, unsigned flags, const char* isa, bool* table) {
-      qrt_plan_t* plan = make_plan(model, backend, flags, isa);
-      size_t ops = 0;
-      qrt_plan_num_ops(plan, &ops);
-      *table = false;
-      for (size_t o = 0; o < ops; ++o) {
-        qrt_op_info info;
-        REQUIRE(qrt_plan_op_info(plan, o, &info) == QRT_OK);
-        // A table, or the byte clamp a table that is a clamp runs as.
-        if (std::string(info.kernel).find("256-entry table") != std::string::npos) *table = true;
-      }
-      qrt_context_t* ctx = nullptr;
-      REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
-      const int64_t dims[] = {2, 128};
-      size_t in_count = 0;
-      qrt_model_num_inputs(model, &in_count);
-      qrt_tensor_info in_info;
-      qrt_model_input_info(model, 0, &in_info);
-      REQUIRE(qrt_context_set_input(ctx, 0, in_info.dtype, 2, dims, bytes.data(), bytes.size()) == QRT_OK);
-      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
-      qrt_tensor_view view;
-      REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
-      const auto* p = static_cast<const uint8_t*>(view.data);
-      std::vector<uint8_t> out(p, p + view.bytes);
-      qrt_context_destroy(ctx);
-      qrt_plan_destroy(plan);
+      std::string kernels;
+      std::vector<uint8_t> out = run_bytes(model, backend, flags, isa, bytes, &kernels);
+      *table = kernels.find("256-entry table") != std::string::npos;
       return out;
     };
     bool table = false;
@@ -348,34 +356,11 @@ TEST_CASE("a byte region whose table is a clamp of the stored values runs as the
     REQUIRE(qrt_model_load_buffer(text.data(), text.size(), "relu.mlir", &model) == QRT_OK);
     std::vector<uint8_t> bytes(256);
     for (size_t i = 0; i < 256; ++i) bytes[i] = uint8_t(i * 37 + 11);
-    auto run_one = [&](qrt_backend backend, const char* isa, std::string* kernels) {
-      qrt_plan_t* plan = make_plan(model, backend, 0, isa);
-      size_t ops = 0;
-      qrt_plan_num_ops(plan, &ops);
-      for (size_t o = 0; o < ops; ++o) {
-        qrt_op_info info;
-        REQUIRE(qrt_plan_op_info(plan, o, &info) == QRT_OK);
-        *kernels += std::string(info.kernel) + "\n";
-      }
-      qrt_context_t* ctx = nullptr;
-      REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
-      const int64_t dims[] = {2, 128};
-      REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_U8, 2, dims, bytes.data(), bytes.size()) == QRT_OK);
-      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
-      qrt_tensor_view view;
-      REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
-      const auto* p = static_cast<const uint8_t*>(view.data);
-      std::vector<uint8_t> y(p, p + view.bytes);
-      qrt_context_destroy(ctx);
-      qrt_plan_destroy(plan);
-      return y;
-    };
     std::string kernels;
-    const std::vector<uint8_t> want = run_one(QRT_BACKEND_REF, nullptr, &kernels);
+    const std::vector<uint8_t> want = run_bytes(model, QRT_BACKEND_REF, 0, nullptr, bytes, &kernels);
     for (const std::string& level : levels()) {
       CAPTURE(level);
-      kernels.clear();
-      CHECK(run_one(QRT_BACKEND_JIT, level.c_str(), &kernels) == want);
+      CHECK(run_bytes(model, QRT_BACKEND_JIT, 0, level.c_str(), bytes, &kernels) == want);
       // The scalar level's clamp is its twin; every level names the clamp it found.
       CHECK_MESSAGE(kernels.find("qu8_clamp__") != std::string::npos, kernels);
       CHECK_MESSAGE(kernels.find("its 256-entry table is " + bounds) != std::string::npos, kernels);
