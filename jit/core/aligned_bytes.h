@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace qrt::jit {
 
@@ -24,5 +25,13 @@ class AlignedBytes {
   std::unique_ptr<uint8_t, Free> data_;
   size_t size_ = 0;
 };
+
+/// Scratch of at least n elements in `v`, grown only: per-call scratch whose size changes from
+/// call to call (the last, shorter row block of a GEMM) is not zero-filled again each time.
+template <class T>
+T* scratch(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
 
 }  // namespace qrt::jit

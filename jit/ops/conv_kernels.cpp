@@ -18,21 +18,48 @@ constexpr int64_t kIm2colBlockBytes = 192 * 1024;
 // An im2col task's least work in multiply-adds (as kMinGemmTaskMacs: ~1.5 µs at VNNI rates).
 constexpr int64_t kMinConvTaskMacs = 512 * 1024;
 
-// Copies n bytes, n small (a window row of a few channels: 9 bytes for a 3x3 window over RGB)
-// with two fixed-size, overlapping moves the compiler inlines: a libc memcpy call of an
-// unknown size costs more than the copy, once per window row of every output pixel.
-inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n >= 16 && n <= 32) {
-    std::memcpy(dst, src, 16);
-    std::memcpy(dst + n - 16, src + n - 16, 16);
-  } else if (n >= 8 && n < 16) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4 && n < 8) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
+// 16 bytes as one vector (SSE2 or NEON register; GCC and Clang vector extension).
+typedef uint8_t Bytes16 __attribute__((vector_size(16)));
+inline Bytes16 load16(const uint8_t* p) {
+  Bytes16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+
+// Copies n bytes, each XORed with `flip` (0x80 turns s8 into the u8 the GEMM multiplies, 0
+// copies), n small (a window row of a few channels: 9 bytes for a 3x3 window over RGB): the
+// tail as one overlapping move of the same size, inlined. A libc memcpy call of an unknown
+// size costs more than the copy, once per window row of every output pixel.
+inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip) {
+  if (n >= 16) {
+    const Bytes16 f = Bytes16{} ^ flip;  // the scalar splats across the lanes
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const Bytes16 v = load16(src + i) ^ f;
+      std::memcpy(dst + i, &v, 16);
+    }
+    if (i < n) {
+      const Bytes16 v = load16(src + n - 16) ^ f;
+      std::memcpy(dst + n - 16, &v, 16);
+    }
+  } else if (n >= 8) {
+    const uint64_t f = 0x0101010101010101ull * flip;
+    uint64_t lo, hi;
+    std::memcpy(&lo, src, 8);
+    std::memcpy(&hi, src + n - 8, 8);
+    lo ^= f, hi ^= f;
+    std::memcpy(dst, &lo, 8);
+    std::memcpy(dst + n - 8, &hi, 8);
+  } else if (n >= 4) {
+    const uint32_t f = 0x01010101u * flip;
+    uint32_t lo, hi;
+    std::memcpy(&lo, src, 4);
+    std::memcpy(&hi, src + n - 4, 4);
+    lo ^= f, hi ^= f;
+    std::memcpy(dst, &lo, 4);
+    std::memcpy(dst + n - 4, &hi, 4);
   } else {
-    std::memcpy(dst, src, n);
+    for (size_t i = 0; i < n; ++i) dst[i] = uint8_t(src[i] ^ flip);
   }
 }
 
@@ -97,20 +124,24 @@ class ConvOpKernel final : public OpKernel {
         thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
         const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
-        packed.resize(size_t(mc * row_bytes));
-        sums.resize(size_t(mc));
-        // Byte paths: the windows go straight into the packed rows and are packed in place;
-        // the widened path stages them (its packed rows are twice as wide).
+        uint8_t* packed_rows = scratch(packed, size_t(mc * row_bytes));
+        int32_t* row_sums = scratch(sums, size_t(mc));
+        // Byte paths: the windows go straight into the packed rows. Without row sums they are
+        // the packed rows already (flipped as they are copied, the k padding zeroed): a
+        // separate pass over rows just written would wait for every small store to land.
+        // With row sums they are packed in place; the widened path stages them (its packed
+        // rows are twice as wide).
         const bool in_place = p.traits.a_bytes == 1;
-        const int64_t stride = in_place ? row_bytes : p.k;
-        uint8_t* windows = packed.data();
-        if (!in_place) {
-          rows.resize(size_t(mc * p.k));
-          windows = rows.data();
+        if (in_place && !p.row_correction) {
+          im2col_rows(x, n, m0, mc, ow, packed_rows, row_bytes, p.a_flip ? 0x80 : 0);
+          gemm_->run_packed(packed_rows, nullptr, mc, out + m0 * out_c * ob, out_c * ob);
+          return;
         }
-        for (int64_t m = 0; m < mc; ++m) im2col_row(x, n, (m0 + m) / ow, (m0 + m) % ow, windows + m * stride);
-        p.pack_a_rows(windows, stride, mc, packed.data(), sums.data());
-        gemm_->run_packed(packed.data(), sums.data(), mc, out + m0 * out_c * ob, out_c * ob);
+        const int64_t stride = in_place ? row_bytes : p.k;
+        uint8_t* windows = in_place ? packed_rows : scratch(rows, size_t(mc * p.k));
+        im2col_rows(x, n, m0, mc, ow, windows, stride, 0);
+        p.pack_a_rows(windows, stride, mc, packed_rows, row_sums);
+        gemm_->run_packed(packed_rows, row_sums, mc, out + m0 * out_c * ob, out_c * ob);
       });
       if (w_.nchw) {
         uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
@@ -128,9 +159,47 @@ class ConvOpKernel final : public OpKernel {
   std::string describe() const override { return gemm_->name() + " via im2col (" + gemm_->packed().path_reason + ")"; }
 
  private:
+  // GEMM rows [m0, m0 + mc) (output pixels of image n, `ow` per output row) at `dst`,
+  // `stride` bytes apart, each XORed with `flip`; the bytes from k to `stride` are zeroed.
+  // NHWC window rows inside the input are copied one output row at a time, with the input
+  // row addresses worked out once per output row.
+  void im2col_rows(const Tensor& x, int64_t n, int64_t m0, int64_t mc, int64_t ow, uint8_t* dst, int64_t stride,
+                   uint8_t flip) const {
+    const auto& d = x.type.dims;
+    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
+    const int64_t k = w_.kh * w_.kw * c, run = w_.kw * c;
+    const uint8_t pad = uint8_t(pad_byte_ ^ flip);
+    // Output columns whose windows lie inside the input horizontally.
+    const int64_t ox_lo = std::min(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
+    const int64_t last_ix0 = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left;  // < 0: no window fits
+    const int64_t ox_hi = last_ix0 < 0 ? ox_lo : std::max(ox_lo, std::min(ow, last_ix0 / w_.sw + 1));
+    for (int64_t m = 0; m < mc;) {
+      const int64_t oy = (m0 + m) / ow, ox_first = (m0 + m) % ow, ox_end = std::min(ow, ox_first + mc - m);
+      for (int64_t ox = ox_first; ox < ox_end; ++ox, ++m) {
+        uint8_t* row = dst + m * stride;
+        std::fill(row + k, row + stride, uint8_t(0));
+        if (w_.nchw || w_.dw != 1 || ox < ox_lo || ox >= ox_hi) {
+          im2col_row(x, n, oy, ox, row, flip);
+          continue;
+        }
+        const int64_t ix0 = ox * w_.sw - w_.pad_left;
+        for (int64_t ky = 0; ky < w_.kh; ++ky, row += run) {
+          const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+          if (iy < 0 || iy >= h) {
+            fill_bytes(row, pad, size_t(run));
+          } else {
+            copy_bytes(row, x.bytes() + ((n * h + iy) * wd + ix0) * c, size_t(run), flip);
+          }
+        }
+      }
+    }
+  }
+
   // One GEMM row: the window of output pixel (oy, ox) of image n, in the filter's k order —
-  // NHWC: (ky, kx, c); NCHW: (c, ky, kx). Positions in the padding hold the zero point.
-  void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row) const {
+  // NHWC: (ky, kx, c); NCHW: (c, ky, kx). Positions in the padding hold the zero point. Every
+  // byte is XORed with `flip`.
+  void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row, uint8_t flip) const {
+    const uint8_t pad = uint8_t(pad_byte_ ^ flip);
     const auto& d = x.type.dims;
     const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
     const uint8_t* src = x.bytes();
@@ -140,16 +209,16 @@ class ConvOpKernel final : public OpKernel {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
         if (w_.dw == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix_last < wd) {
           // The window row lies inside the input: kw·c contiguous bytes, one copy.
-          copy_bytes(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c));
+          copy_bytes(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c), flip);
           row += w_.kw * c;
           continue;
         }
         for (int64_t kx = 0; kx < w_.kw; ++kx, row += c) {
           const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
           if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
-            fill_bytes(row, pad_byte_, size_t(c));
+            fill_bytes(row, pad, size_t(c));
           } else {
-            copy_bytes(row, src + ((n * h + iy) * wd + ix) * c, size_t(c));
+            copy_bytes(row, src + ((n * h + iy) * wd + ix) * c, size_t(c), flip);
           }
         }
       }
@@ -161,7 +230,7 @@ class ConvOpKernel final : public OpKernel {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
         for (int64_t kx = 0; kx < w_.kw; ++kx) {
           const int64_t ix = ox * w_.sw - w_.pad_left + kx * w_.dw;
-          *row++ = iy < 0 || iy >= h || ix < 0 || ix >= wd ? pad_byte_ : plane[iy * wd + ix];
+          *row++ = iy < 0 || iy >= h || ix < 0 || ix >= wd ? pad : uint8_t(plane[iy * wd + ix] ^ flip);
         }
       }
     }

@@ -73,13 +73,20 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   Parallel& par = worth > 1 ? parallel : serial();
   const int64_t threads = int64_t(par.threads());
   // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
+  const bool unpacked = p.reads_rows_unpacked();
   auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1) {
+    uint8_t* out = static_cast<uint8_t*>(c) + m0 * ldc;
+    if (unpacked) {
+      // u8 rows of whole k quads: the tiles read them where they are.
+      run_packed(a + m0 * lda, nullptr, mc, out, ldc, p0, p1, lda);
+      return;
+    }
     thread_local std::vector<uint8_t> packed_a;
     thread_local std::vector<int32_t> row_sums;
-    packed_a.resize(size_t(mc * row_bytes));
-    row_sums.resize(size_t(mc));
-    p.pack_a_rows(a + m0 * lda, lda, mc, packed_a.data(), row_sums.data());
-    run_packed(packed_a.data(), row_sums.data(), mc, static_cast<uint8_t*>(c) + m0 * ldc, ldc, p0, p1);
+    uint8_t* packed_rows = scratch(packed_a, size_t(mc * row_bytes));
+    int32_t* sums = scratch(row_sums, size_t(mc));
+    p.pack_a_rows(a + m0 * lda, lda, mc, packed_rows, sums);
+    run_packed(packed_rows, sums, mc, out, ldc, p0, p1);
   };
   const int64_t block_m = block_rows();
   if (rows >= 2 * tile * threads || threads == 1) {
@@ -103,9 +110,9 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
 }
 
 void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
-                            int64_t panel_begin, int64_t panel_end) const {
+                            int64_t panel_begin, int64_t panel_end, int64_t a_stride) const {
   const PackedGemm& p = *packed_;
-  const int64_t row_bytes = p.a_row_bytes();
+  const int64_t row_bytes = a_stride > 0 ? a_stride : p.a_row_bytes();
   const int64_t panel = p.traits.panel, k_steps = p.k_padded / p.traits.k_group;
   const int64_t panel_bytes = k_steps * panel * p.traits.k_group;
   const int64_t ep_bytes = int64_t(kEpFields) * panel * 4;
@@ -123,7 +130,7 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
       const int64_t mr = std::min<int64_t>(p.tile_rows(), rows - m);
       args.a = packed_a + m * row_bytes;
       args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
-      args.row_sums = row_sums + m;
+      args.row_sums = row_sums ? row_sums + m : nullptr;
       const int which = narrow ? 1 : 0;
       call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
     }

@@ -28,9 +28,10 @@ class GemmKernel {
   /// panels). Thread-safe: per-call scratch is thread-local.
   void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const;
   /// Computes weight panels [panel_begin, panel_end) of `rows` rows from activations already
-  /// packed with packed().pack_a_rows (a_row_bytes() apart) and their row sums.
+  /// packed with packed().pack_a_rows (`a_stride` bytes apart, by default a_row_bytes()) and
+  /// their row sums.
   void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
-                  int64_t panel_begin = 0, int64_t panel_end = -1) const;
+                  int64_t panel_begin = 0, int64_t panel_end = -1, int64_t a_stride = 0) const;
   /// Rows per cache block: packed activations of one block stay in L2.
   int64_t block_rows() const;
 

@@ -10,6 +10,13 @@
 namespace qrt::jit {
 
 void PackedGemm::pack_a_rows(const uint8_t* src, int64_t src_stride, int64_t rows, uint8_t* dst, int32_t* sums) const {
+  if (!row_correction && src_stride == k && a_row_bytes() == k) {
+    // Rows back to back on both sides and no sums wanted: one long row, whole vectors of
+    // several short rows at a time (1x1 convolutions over 16 or 24 channels).
+    PackRowsArgs whole{src, dst, k * rows, k * rows, nullptr, 1, k * rows, k * rows};
+    call_microkernel(pack_kernel->entry(), whole, pack_desc);
+    return;
+  }
   PackRowsArgs args{src, dst, k, k_padded, row_correction ? sums : nullptr, rows, src_stride, a_row_bytes()};
   call_microkernel(pack_kernel->entry(), args, pack_desc);
 }

@@ -66,6 +66,9 @@ struct PackedGemm {
   unsigned tile_rows() const { return traits.mr; }
   /// Bytes per packed activation row.
   int64_t a_row_bytes() const { return int64_t(traits.a_bytes) * k_padded; }
+  /// Whether the tiles can read activation rows as they are (u8, bytes, k a whole number
+  /// of k groups, no row sums): then no pack is needed at all.
+  bool reads_rows_unpacked() const { return traits.a_bytes == 1 && !a_flip && k_padded == k && !row_correction; }
   /// Packs `rows` activation rows of k stored values (`src_stride` bytes apart) into `dst`
   /// (a_row_bytes() apart); with row_correction, sums[r] = Σ a' of row r (else `sums` is not
   /// written). In place (src == dst, src_stride == a_row_bytes()) unless a_bytes == 2.

@@ -112,6 +112,19 @@ TEST_CASE("conv2d through the GEMM kernels is bit-exact with the reference") {
     c = ConvCase{};
     c.nchw = nchw, c.c = 1, c.o = 1, c.kh = 2, c.kw = 2;
     shapes.push_back(c);                                                  // single channel
+    c = ConvCase{};
+    c.nchw = nchw, c.h = 4, c.w = 2, c.c = 3, c.o = 5, c.kh = 3, c.kw = 5, c.pt = c.pb = 1, c.pl = c.pr = 2;
+    shapes.push_back(c);                                                  // window wider than the input
+    c = ConvCase{};
+    c.nchw = nchw, c.h = 7, c.w = 7, c.c = 40, c.o = 9, c.pt = c.pl = c.pb = c.pr = 1;
+    shapes.push_back(c);                                                  // window rows of 120 bytes
+    c = ConvCase{};
+    c.nchw = nchw, c.h = 6, c.w = 9, c.c = 2, c.o = 7, c.dh = 2, c.dw = 2, c.pt = c.pl = c.pb = c.pr = 2;
+    shapes.push_back(c);                                                  // dilated across, padded
+    c = ConvCase{};
+    c.nchw = nchw, c.h = 21, c.w = 20, c.c = 3, c.o = 16, c.kh = c.kw = 7, c.sh = c.sw = 2;
+    c.pt = c.pl = c.pb = c.pr = 3;
+    shapes.push_back(c);                                                  // a 7x7 s2 stem over RGB
   }
   int cases = 0;
   for (const ConvCase& c : shapes) {
