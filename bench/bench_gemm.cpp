@@ -145,7 +145,10 @@ namespace {
 const bool registered = [] {
   for (const qrt::jit::KernelListRow& row : qrt::jit::kernel_list()) {
     if (row.op != qrt::jit::KernelOp::kGemm || !row.backend->available() || row.isa == qrt::jit::Isa::kScalar) continue;
-    const std::string level = qrt::jit::isa_name(row.isa);
+    // The native backend's rows by level; the LLVM backend's GEMM rows as llvm@<level>.
+    // Convolutions go through select_kernel, which picks the native backend.
+    const bool native = row.backend->generator() == qrt::jit::Generator::kNative;
+    const std::string level = (native ? "" : std::string(row.backend->name()) + "@") + qrt::jit::isa_name(row.isa);
     benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/s16_exact").c_str(), BM_qrt_gemm, true, row.backend)
         ->Apply(gemm_args);
     if (row.isa == qrt::jit::Isa::kAvx2) {
@@ -153,7 +156,7 @@ const bool registered = [] {
                                    row.backend)
           ->Apply(gemm_args);
     }
-    benchmark::RegisterBenchmark(("BM_qrt_conv/" + level).c_str(), BM_qrt_conv, row.isa)->Apply(conv_args);
+    if (native) benchmark::RegisterBenchmark(("BM_qrt_conv/" + level).c_str(), BM_qrt_conv, row.isa)->Apply(conv_args);
   }
   return true;
 }();

@@ -39,7 +39,9 @@ struct ConvShape {
 /// The convolution rows, by index (the `shape:` argument of the conv rows):
 /// 0: 1x1 56x56x64->64; 1: 3x3 56x56x64->64 pad 1; 2: depthwise 3x3 112x112x32 pad 1;
 /// 3: 3x3 stride 2 56x56x64->128 pad 1 (a ResNet stage's downsampling conv, 28x28 out);
-/// 4: 7x7 stride 2 224x224x3->64 pad 3 (ResNet's stem, 112x112 out: K = 147, few channels).
+/// 4: 7x7 stride 2 224x224x3->64 pad 3 (ResNet's stem, 112x112 out: K = 147, few channels);
+/// 5: 3x3 stride 2 224x224x3->32 pad 1 (MobileNet's stem, 112x112 out: K = 27);
+/// 6: 1x1 112x112x16->96 (MobileNetV2's first expansion: K = 16).
 inline const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
       {56, 56, 64, 64, 1, 0, false},
@@ -47,6 +49,8 @@ inline const std::vector<ConvShape>& conv_shapes() {
       {112, 112, 32, 32, 3, 1, true},
       {56, 56, 64, 128, 3, 1, false, 2},
       {224, 224, 3, 64, 7, 3, false, 2},
+      {224, 224, 3, 32, 3, 1, false, 2},
+      {112, 112, 16, 96, 1, 0, false},
   };
   return shapes;
 }

@@ -120,9 +120,10 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
     a.vmulps(v, v, ep(kEpMultiplier, j));
     if (d.out == OutKind::kF32) continue;
     // clamp(rne(t) + zo, lo, hi) == clamp(t, lo - zo, hi - zo) rounded, then + zo: the bounds
-    // are integers, so clamping before or after rounding agrees.
-    a.vmaxps(v, v, ep(kEpLowerBound, j));
-    a.vminps(v, v, ep(kEpUpperBound, j));
+    // are integers, so clamping before or after rounding agrees. With desc.saturate the
+    // bounds on a side are the storage's and rne(t) + zo fits int32: the saturating packs clamp.
+    if (!(d.saturate & kSatLower)) a.vmaxps(v, v, ep(kEpLowerBound, j));
+    if (!(d.saturate & kSatUpper)) a.vminps(v, v, ep(kEpUpperBound, j));
     a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
     a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
   }
@@ -142,7 +143,8 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const La
     }
     return;
   }
-  // Values are already inside the output bounds, so the saturating packs are exact.
+  // Values are inside the output bounds already, or (desc.saturate) inside int32 with the
+  // storage bounds as the output bounds: the saturating packs give the clamped bytes.
   a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, 1));
   a.vpermq(x86::ymm12, x86::ymm12, 0xD8);
   a.vextracti128(x86::xmm13, x86::ymm12, 1);

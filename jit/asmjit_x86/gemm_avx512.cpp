@@ -9,11 +9,11 @@
 // per column, 4 bytes).
 //
 // Registers:  rdi args   rsi rows 0-2 of A   rax rows 3-5   r9 rows 6-8   r10 rows 9-11
-//             rdx A row stride   r8 weights   rcx k steps left
+//             rdx A row stride   r8 weights   rcx k steps left   r11 epilogue block
 //             zmm0-23 accumulators (row r, half j in zmm(2r + j)), zmm28-29 the two 16-column
 //             halves of the weight step, zmm30-31 broadcast activations (alternating)
 //   epilogue: r11 epilogue block  rax row sums  r9 C row  r10 C stride  k1/k2 the store masks
-//             of the two halves, zmm30-31 temps
+//             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results)
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -54,8 +54,13 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.add(x86::r9, x86::rdx);
   a.lea(x86::r10, x86::ptr(x86::r9, x86::rdx, 1));
   a.add(x86::r10, x86::rdx);
+  // The accumulators start at the column's bias (and folded zero-point terms): one load
+  // each instead of a zeroing here and an add in the epilogue.
+  a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   for (unsigned r = 0; r < d.mr; ++r) {
-    for (unsigned j = 0; j < 2; ++j) a.vpxord(acc(r, j), acc(r, j), acc(r, j));
+    for (unsigned j = 0; j < 2; ++j) {
+      a.vmovdqa32(acc(r, j), x86::zmmword_ptr(x86::r11, int32_t(kEpBias * kPanel * 4 + j * 64)));
+    }
   }
   Label loop = a.newLabel(), done = a.newLabel();
   a.test(x86::rcx, x86::rcx);
@@ -86,8 +91,7 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
   };
   for (unsigned j = 0; j < 2; ++j) {
     if (16 * j >= d.nr) break;  // the half holds no stored column
-    const x86::Zmm v = acc(r, j);
-    a.vpaddd(v, v, ep(kEpBias, j));
+    const x86::Zmm v = acc(r, j);  // the bias is in already (emit_main_loop)
     if (d.row_correction) {
       a.vpbroadcastd(x86::zmm30, x86::dword_ptr(x86::rax, int32_t(4 * r)));
       a.vpmulld(x86::zmm30, x86::zmm30, ep(kEpWeightZeroPoint, j));
@@ -97,11 +101,14 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
     a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
     a.vmulps(v, v, ep(kEpMultiplier, j));
     if (d.out == OutKind::kF32) continue;
-    // Clamping to the integer bounds before rounding equals clamping after.
-    a.vmaxps(v, v, ep(kEpLowerBound, j));
-    a.vminps(v, v, ep(kEpUpperBound, j));
+    // Clamping to the integer bounds before rounding equals clamping after. With
+    // desc.saturate a side's bounds are the storage's and rne(t) + zo fits int32: the narrowing
+    // saturates to them (u8 after a max with 0, vpmovusdb reading its input unsigned).
+    if (!(d.saturate & kSatLower)) a.vmaxps(v, v, ep(kEpLowerBound, j));
+    if (!(d.saturate & kSatUpper)) a.vminps(v, v, ep(kEpUpperBound, j));
     a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
     a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
+    if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpmaxsd(v, v, x86::zmm24);
   }
 }
 
@@ -117,7 +124,8 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
       else a.k(mask).vmovdqu32(dst, acc(r, j));
       continue;
     }
-    // The values lie inside the output bounds already: the narrowing never saturates.
+    // The values lie inside the output bounds already (or, with desc.saturate, the
+    // narrowing's saturation puts them there).
     if (d.out == OutKind::kU8) a.vpmovusdb(x86::xmm30, acc(r, j));
     else a.vpmovsdb(x86::xmm30, acc(r, j));
     const x86::Mem dst = x86::xmmword_ptr(x86::r9, int32_t(16 * j));
@@ -143,8 +151,8 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
   }
   a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c)));
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
-  a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
+  if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
   for (unsigned r = 0; r < d.mr; ++r) {
     emit_row_epilogue(a, d, r);
     emit_row_store(a, d, r);

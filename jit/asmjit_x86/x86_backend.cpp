@@ -28,16 +28,17 @@ class X86Backend final : public Backend {
       case Isa::kAvx2:
         // vpmaddubsw needs a register for its s16 ones: 4 rows x 2 accumulators; the widened
         // vpmaddwd path fits 6 x 2 of the 16 ymm registers.
-        if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1};
-        if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2};
+        // Every tile narrows with saturating packs, so each honours KernelDesc::saturate.
+        if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1, true};
+        if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2, true};
         return std::nullopt;
       case Isa::kAvx2Vnni:
         // 12 ymm accumulators, 2 weight registers, 1 broadcast.
-        if (path == GemmPath::kDot4) return GemmTraits{6, 16, 4, 1};
+        if (path == GemmPath::kDot4) return GemmTraits{6, 16, 4, 1, true};
         return std::nullopt;
       case Isa::kAvx512Vnni:
         // 24 zmm accumulators, 2 weight registers, broadcasts: 28 of 32.
-        if (path == GemmPath::kDot4) return GemmTraits{x86gen::kAvx512GemmRows, 32, 4, 1};
+        if (path == GemmPath::kDot4) return GemmTraits{x86gen::kAvx512GemmRows, 32, 4, 1, true};
         return std::nullopt;
       default:
         return std::nullopt;

@@ -22,6 +22,7 @@ struct GemmTraits {
   unsigned panel = 0;    ///< columns per packed weight panel (nr of a full tile)
   unsigned k_group = 0;  ///< k values per column per packed step (4: u8 quads, 2: s16 pairs)
   unsigned a_bytes = 0;  ///< bytes per packed activation (1: u8, 2: zero-extended u16)
+  bool saturating_narrow = false;  ///< the tiles honour KernelDesc::saturate (drop the clamp)
 };
 
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the

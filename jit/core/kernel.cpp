@@ -10,7 +10,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && generator == o.generator && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
-         row_correction == o.row_correction && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels;
+         row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels;
 }
 
 size_t KernelDesc::hash() const {
@@ -21,7 +21,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint32_t(zero_point)) << 32) | uint32_t(qmin)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint32_t>()(uint32_t(qmax)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
-                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) |
+                             (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
   h ^= std::hash<uint64_t>()((uint64_t(kh) << 32) | channels) + 0x9e3779b97f4a7c15ull + (h << 6);
   return h;
@@ -82,7 +82,7 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kGemm) {
     // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
     return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +
-           "_" + path_name + (row_correction ? "_wzp" : "") + suffix;
+           "_" + path_name + (row_correction ? "_wzp" : "") + (saturate == (kSatLower | kSatUpper) ? "_sat" : saturate == kSatLower ? "_satlo" : saturate ? "_sathi" : "") + suffix;
   }
   if (op == KernelOp::kDepthwise) {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +

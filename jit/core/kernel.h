@@ -65,6 +65,9 @@ enum class OutKind : uint8_t {
 
 /// A kernel's whole contract: op, storage, baked-in quantization parameters and ISA. Equal
 /// descriptions mean identical code, so the code cache is keyed by it.
+/// KernelDesc::saturate bits.
+enum SaturateBits : uint8_t { kSatLower = 1, kSatUpper = 2 };
+
 struct KernelDesc {
   KernelOp op = KernelOp::kQuantize;
   Isa isa = Isa::kScalar;      ///< the level the kernel is generated for
@@ -82,6 +85,11 @@ struct KernelDesc {
   uint8_t nr = 0;               ///< columns stored (kGemm; at most `panel`)
   uint8_t panel = 16;           ///< kGemm: columns per packed weight panel (the backend's trait)
   bool row_correction = false;  ///< kGemm: subtract rowsum[m] * zw[n] (some weight zero point != 0)
+  /// kGemm, 8-bit results: the bounds the saturating narrowing enforces by itself
+  /// (kSatLower | kSatUpper), so the tile need not clamp to them: set where every column's
+  /// bound on that side is its storage's and the rounded scaled accumulator plus the zero
+  /// point provably fits int32.
+  uint8_t saturate = 0;
   bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
   uint16_t taps = 0;            ///< kernel window positions (kDepthwise); window width (kDwInterleave, kDwRows)
   uint8_t kh = 0;               ///< window height (kDwRows)

@@ -3,6 +3,7 @@
 // goes through im2col rows built one L2 block at a time and packed directly. Depthwise
 // convolutions have their own kernel (depthwise_kernels.cpp).
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "ir/nn_params.h"
@@ -15,6 +16,11 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kIm2colBlockBytes = 192 * 1024;
+// Bytes of scratch beyond the last im2col row: whole 16-byte moves of short window rows and
+// the 4-byte zeroing of the k padding may run past it.
+constexpr size_t kIm2colSlack = 16;
+// Window heights whose input rows im2col_rows tracks per output row (taller ones go pixel by pixel).
+constexpr int64_t kMaxIm2colTaps = 16;
 // An im2col task's least work in multiply-adds (as kMinGemmTaskMacs: ~1.5 µs at VNNI rates).
 constexpr int64_t kMinConvTaskMacs = 512 * 1024;
 
@@ -100,9 +106,7 @@ class ConvOpKernel final : public OpKernel {
     const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];
     const unsigned ob = gemm_->out_bytes();
     const int64_t pixels = dims[w_.height_dim()] * dims[w_.width_dim()], ow = dims[w_.width_dim()];
-    const bool direct = !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 &&
-                        w_.pad_left == 0 && w_.pad_bottom == 0 && w_.pad_right == 0;
-    if (direct) {
+    if (direct()) {
       gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel);
       return Status::ok();
     }
@@ -124,7 +128,7 @@ class ConvOpKernel final : public OpKernel {
         thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
         const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
-        uint8_t* packed_rows = scratch(packed, size_t(mc * row_bytes));
+        uint8_t* packed_rows = scratch(packed, size_t(mc * row_bytes) + kIm2colSlack);
         int32_t* row_sums = scratch(sums, size_t(mc));
         // Byte paths: the windows go straight into the packed rows. Without row sums they are
         // the packed rows already (flipped as they are copied, the k padding zeroed): a
@@ -138,7 +142,7 @@ class ConvOpKernel final : public OpKernel {
           return;
         }
         const int64_t stride = in_place ? row_bytes : p.k;
-        uint8_t* windows = in_place ? packed_rows : scratch(rows, size_t(mc * p.k));
+        uint8_t* windows = in_place ? packed_rows : scratch(rows, size_t(mc * p.k) + kIm2colSlack);
         im2col_rows(x, n, m0, mc, ow, windows, stride, 0);
         p.pack_a_rows(windows, stride, mc, packed_rows, row_sums);
         gemm_->run_packed(packed_rows, row_sums, mc, out + m0 * out_c * ob, out_c * ob);
@@ -156,41 +160,73 @@ class ConvOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
-  std::string describe() const override { return gemm_->name() + " via im2col (" + gemm_->packed().path_reason + ")"; }
+  std::string describe() const override {
+    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
+  }
 
  private:
+  // A 1x1 stride-1 unpadded NHWC convolution: a GEMM over the input's pixels as they are.
+  bool direct() const {
+    return !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 && w_.pad_left == 0 &&
+           w_.pad_bottom == 0 && w_.pad_right == 0;
+  }
+
   // GEMM rows [m0, m0 + mc) (output pixels of image n, `ow` per output row) at `dst`,
-  // `stride` bytes apart, each XORed with `flip`; the bytes from k to `stride` are zeroed.
-  // NHWC window rows inside the input are copied one output row at a time, with the input
-  // row addresses worked out once per output row.
+  // `stride` bytes apart, each XORed with `flip`; the bytes from k to `stride` (< 4) are
+  // zeroed. dst has kIm2colSlack bytes beyond the last row. NHWC window rows inside the input
+  // are copied with the input rows of each output row worked out once; window rows of at most
+  // 16 bytes (a few channels) move as one 16-byte vector each, the bytes past the window row
+  // landing where the next window row (or the slack) is written after.
   void im2col_rows(const Tensor& x, int64_t n, int64_t m0, int64_t mc, int64_t ow, uint8_t* dst, int64_t stride,
                    uint8_t flip) const {
     const auto& d = x.type.dims;
     const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
     const int64_t k = w_.kh * w_.kw * c, run = w_.kw * c;
     const uint8_t pad = uint8_t(pad_byte_ ^ flip);
+    const Bytes16 flip16 = Bytes16{} ^ flip, pad16 = Bytes16{} ^ pad;
+    const int64_t bytes = int64_t(x.byte_size());  // 16-byte reads stay below it
+    const uint8_t* xb = x.bytes();
+    const int64_t kh = w_.kh, sw_c = w_.sw * c;
     // Output columns whose windows lie inside the input horizontally.
     const int64_t ox_lo = std::min(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
     const int64_t last_ix0 = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left;  // < 0: no window fits
     const int64_t ox_hi = last_ix0 < 0 ? ox_lo : std::max(ox_lo, std::min(ow, last_ix0 / w_.sw + 1));
+    const bool rows_path = !w_.nchw && w_.dw == 1 && w_.kh <= kMaxIm2colTaps;
+    constexpr int64_t kPadRow = INT64_MIN;
+    int64_t src_rows[kMaxIm2colTaps];  // per ky: the offset of the input row's x = -pad_left, or kPadRow
     for (int64_t m = 0; m < mc;) {
       const int64_t oy = (m0 + m) / ow, ox_first = (m0 + m) % ow, ox_end = std::min(ow, ox_first + mc - m);
+      for (int64_t ky = 0; rows_path && ky < w_.kh; ++ky) {
+        const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
+        src_rows[ky] = iy < 0 || iy >= h ? kPadRow : ((n * h + iy) * wd - w_.pad_left) * c;
+      }
       for (int64_t ox = ox_first; ox < ox_end; ++ox, ++m) {
         uint8_t* row = dst + m * stride;
-        std::fill(row + k, row + stride, uint8_t(0));
-        if (w_.nchw || w_.dw != 1 || ox < ox_lo || ox >= ox_hi) {
+        if (!rows_path || ox < ox_lo || ox >= ox_hi) {
           im2col_row(x, n, oy, ox, row, flip);
-          continue;
-        }
-        const int64_t ix0 = ox * w_.sw - w_.pad_left;
-        for (int64_t ky = 0; ky < w_.kh; ++ky, row += run) {
-          const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
-          if (iy < 0 || iy >= h) {
-            fill_bytes(row, pad, size_t(run));
-          } else {
-            copy_bytes(row, x.bytes() + ((n * h + iy) * wd + ix0) * c, size_t(run), flip);
+        } else if (run <= 16) {
+          const int64_t at = ox * sw_c;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t from = src_rows[ky] + at;
+            Bytes16 v = pad16;
+            if (src_rows[ky] == kPadRow) {
+            } else if (from + 16 <= bytes) {
+              v = load16(xb + from) ^ flip16;
+            } else {  // the input's last bytes: no read past them
+              uint8_t last[16] = {};
+              copy_bytes(last, xb + from, size_t(run), flip);
+              v = load16(last);
+            }
+            std::memcpy(row + ky * run, &v, 16);
+          }
+        } else {
+          const int64_t at = ox * sw_c;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            if (src_rows[ky] != kPadRow) copy_bytes(row + ky * run, xb + src_rows[ky] + at, size_t(run), flip);
+            else fill_bytes(row + ky * run, pad, size_t(run));
           }
         }
+        if (stride > k) std::memset(row + k, 0, 4);  // the k padding, into the next row or the slack
       }
     }
   }

@@ -2,6 +2,7 @@
 #include "jit/ops/gemm_pack.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -63,6 +64,9 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
   }
   // Every result must fit int32 (then wrapping int32 arithmetic is exact).
   const int64_t a_dev = activation_deviation(s);
+  const bool byte_out = s.out == OutKind::kU8 || s.out == OutKind::kS8;
+  const int32_t storage_lo = s.out == OutKind::kS8 ? -128 : 0, storage_hi = s.out == OutKind::kS8 ? 127 : 255;
+  a.saturate = byte_out ? kSatLower | kSatUpper : 0;
   for (int64_t n = 0; n < s.n; ++n) {
     const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
     int64_t bound = s.bias.empty() ? 0 : std::llabs(s.bias[size_t(n)]);
@@ -70,6 +74,13 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
     a.why_not = int32_bound_why_not(n, bound);
     if (!a.why_not.empty()) return a;
     if (zw != 0) a.row_correction = true;
+    // |f32(acc)| <= bound (f32 rounding is monotonic and bound < 2^31), and the product is
+    // one more rounding: 2^30 leaves room for both and for the zero point.
+    if (a.saturate) {
+      if (!(double(bound) * std::fabs(double(s.multiplier[size_t(n)])) <= double(1 << 30))) a.saturate = 0;
+      if (s.out_lo[size_t(n)] != storage_lo) a.saturate &= uint8_t(~kSatLower);
+      if (s.out_hi[size_t(n)] != storage_hi) a.saturate &= uint8_t(~kSatUpper);
+    }
   }
   a.why_not = multipliers_why_not(s);
   return a;
@@ -97,6 +108,7 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   p->generator = backend.generator();
   p->path_reason = *path == GemmPath::kDot4 ? "u8 x s8 quads summed into int32: exact for every input" : a.path_reason;
   p->row_correction = a.row_correction;
+  p->saturate = a.saturate;
   const int64_t group = p->traits.k_group, panel = p->traits.panel;
   p->k = s.k;
   p->n = s.n;

@@ -38,6 +38,9 @@ struct GemmAnalysis {
   bool pair_sum_exact = false;   ///< no weight pair can saturate an s16 pair sum
   std::string path_reason;       ///< why (names the first saturating pair where not)
   bool row_correction = false;   ///< some zw' != 0
+  /// KernelDesc::saturate bits: for 8-bit results with |f32(acc) · multiplier| <= 2^30 in
+  /// every column, each side where every column's bound is the storage's.
+  uint8_t saturate = 0;
 };
 
 /// Proves, per column and k pair, whether an s16 pair sum can saturate for any activation
@@ -55,6 +58,7 @@ struct PackedGemm {
   Generator generator = Generator::kNative;  ///< who generated its kernels
   std::string path_reason;     ///< why this path
   bool row_correction = false; ///< some zw' != 0
+  uint8_t saturate = 0;        ///< GemmAnalysis::saturate
   bool a_flip = false;         ///< activations are s8: flip the sign bit when packing
   OutKind out = OutKind::kU8;
   AlignedBytes weights;        ///< panel-major packed s8 weights

@@ -115,14 +115,19 @@ inline QuantCase random_quant_case(std::mt19937& rng, int64_t k, int64_t n, int 
   c.out.lo = c.out.is_signed ? -128 : 0;
   c.out.hi = c.out.is_signed ? 127 : 255;
   if (pick(rng) == 0) c.out.lo += 10, c.out.hi -= 10;  // a fused clamp
-  // Output scales near the typical accumulator magnitude, some far below (saturation).
+  // Output scales near the typical accumulator magnitude, some far below (saturation), and
+  // in one case of six so far below that acc · multiplier leaves int32 (the kernels' float
+  // clamp, not their narrowing, must bound those).
   const double typical = c.x.scales[0] * c.w.scales[0] * std::sqrt(double(k)) * 64.0;
+  const bool beyond_int32 = pick(rng) == 0;
   const bool out_per_channel = pick(rng) == 0;
   c.out.axis = out_per_channel ? out_axis : -1;
   c.out.scales.clear();
   c.out.zps.clear();
   for (int64_t j = 0; j < (out_per_channel ? n : 1); ++j) {
-    c.out.scales.push_back(typical * std::pow(10.0, std::uniform_real_distribution<double>(-2.0, 1.0)(rng)));
+    const double decades = beyond_int32 ? std::uniform_real_distribution<double>(-11.0, -8.0)(rng)
+                                        : std::uniform_real_distribution<double>(-2.0, 1.0)(rng);
+    c.out.scales.push_back(typical * std::pow(10.0, decades));
     c.out.zps.push_back(zero_point(c.out));
   }
   if (!c.accumulator_out) c.clamp_attrs = random_clamp_attrs(rng, c.out);
