@@ -23,6 +23,10 @@ namespace qrt::jit {
 
 namespace {
 
+// A pooling task's least work in window bytes read (outputs x taps): ~1.5 µs of vector max
+// or sum, above the ~1 µs a hand-off to another thread costs.
+constexpr int64_t kMinPoolTaskBytes = 96 * 1024;
+
 bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
 
 // Input positions of a window along one axis: start .. start + k - 1 clipped to [0, size).
@@ -63,7 +67,7 @@ class PoolOpKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
     const std::vector<int64_t> dims = window_output_dims(x.type.dims, w_, desc_.channels);
-    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2], oh = dims[1], ow = dims[2];
+    const int64_t c = desc_.channels, oh = dims[1], ow = dims[2];
     // The calling thread's row; workers read it through `pad` (naming a thread_local inside
     // the task would give each worker its own, empty one).
     thread_local std::vector<uint8_t> pad_row;
@@ -71,29 +75,15 @@ class PoolOpKernel final : public OpKernel {
     const uint8_t* pad = pad_row.data();
     const unsigned taps = desc_.taps;
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;
-    parallel.for_each(size_t(dims[0] * oh), [&](size_t task) {
-      thread_local std::vector<const uint8_t*> ptrs;
-      const int64_t n = int64_t(task) / oh, oy = int64_t(task) % oh;
-      PoolArgs args = params_;
-      args.out_stride = c;
-      uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
-      const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
-      for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
-                          [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
-                            args.taps_stride = stepping ? 0 : int64_t(8 * taps);
-                            args.pixel_step = stepping ? w_.sw * c : 0;
-                            // Average without count_include_pad: the divisor is the pixel's
-                            // count of input positions (the same along a stepped run).
-                            const int64_t step = per_pixel_count && !stepping ? 1 : to - from;
-                            for (int64_t p = from; p < to; p += step) {
-                              const int64_t cols = stepping ? w_.kw : inside(p * w_.sw - w_.pad_left, w_.kw, wd);
-                              args.m = multipliers_[per_pixel_count ? size_t(rows * cols) : multipliers_.size() - 1];
-                              args.taps = row + (p - from) * (stepping ? 0 : int64_t(taps));
-                              args.out = out_row + p * c;
-                              args.pixels = step;
-                              call_microkernel(code_->entry(), args, desc_);
-                            }
-                          });
+    // Tasks of whole output rows, as many as the work is worth (a small model's pooling runs
+    // on the calling thread: a hand-off costs more than the pooling).
+    const int64_t rows = dims[0] * oh;
+    const int64_t tasks = std::min(rows, worthwhile_tasks(rows * ow * c * taps, kMinPoolTaskBytes, parallel));
+    const int64_t rows_per_task = (rows + tasks - 1) / tasks;
+    parallel.for_each(size_t((rows + rows_per_task - 1) / rows_per_task), [&](size_t task) {
+      for (int64_t r = int64_t(task) * rows_per_task; r < std::min(rows, (int64_t(task) + 1) * rows_per_task); ++r) {
+        pool_row(x, y, r / oh, r % oh, oh, ow, pad, per_pixel_count);
+      }
     });
     return Status::ok();
   }
@@ -101,6 +91,34 @@ class PoolOpKernel final : public OpKernel {
   std::string describe() const override { return desc_.name(); }
 
  private:
+  // Output row oy of image n.
+  void pool_row(const Tensor& x, Tensor& y, int64_t n, int64_t oy, int64_t oh, int64_t ow, const uint8_t* pad,
+                bool per_pixel_count) const {
+    const int64_t c = desc_.channels, h = x.type.dims[1], wd = x.type.dims[2];
+    const unsigned taps = desc_.taps;
+    thread_local std::vector<const uint8_t*> ptrs;
+    PoolArgs args = params_;
+    args.out_stride = c;
+    uint8_t* out_row = y.bytes() + (n * oh + oy) * ow * c;
+    const int64_t rows = inside(oy * w_.sh - w_.pad_top, w_.kh, h);
+    for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
+                        [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
+                          args.taps_stride = stepping ? 0 : int64_t(8 * taps);
+                          args.pixel_step = stepping ? w_.sw * c : 0;
+                          // Average without count_include_pad: the divisor is the pixel's
+                          // count of input positions (the same along a stepped run).
+                          const int64_t step = per_pixel_count && !stepping ? 1 : to - from;
+                          for (int64_t p = from; p < to; p += step) {
+                            const int64_t cols = stepping ? w_.kw : inside(p * w_.sw - w_.pad_left, w_.kw, wd);
+                            args.m = multipliers_[per_pixel_count ? size_t(rows * cols) : multipliers_.size() - 1];
+                            args.taps = row + (p - from) * (stepping ? 0 : int64_t(taps));
+                            args.out = out_row + p * c;
+                            args.pixels = step;
+                            call_microkernel(code_->entry(), args, desc_);
+                          }
+                        });
+  }
+
   Op op_;
   Window2d w_;
   KernelDesc desc_;
