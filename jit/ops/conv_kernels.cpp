@@ -200,7 +200,30 @@ class ConvOpKernel final : public OpKernel {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
         src_rows[ky] = iy < 0 || iy >= h ? kPadRow : ((n * h + iy) * wd - w_.pad_left) * c;
       }
+      // Interior pixels of short window rows with every window row inside the input (and
+      // 16-byte reads inside it): the tight loop of short_window_rows.
+      int64_t fast_lo = ox_end, fast_hi = ox_end;
+      const uint8_t* srcs[kMaxIm2colTaps];
+      if (rows_path && run <= 16) {
+        bool inside = true;
+        for (int64_t ky = 0; ky < kh && inside; ++ky) {
+          inside = src_rows[ky] != kPadRow;
+          if (inside) srcs[ky] = xb + src_rows[ky];
+        }
+        if (inside) {
+          fast_lo = std::max(ox_first, ox_lo);
+          const int64_t last_read = bytes - 16 - src_rows[kh - 1];  // the lowest row reads the furthest
+          fast_hi = std::min({ox_end, ox_hi, last_read < 0 ? int64_t(0) : last_read / sw_c + 1});
+          if (fast_hi <= fast_lo) fast_lo = fast_hi = ox_end;
+        }
+      }
       for (int64_t ox = ox_first; ox < ox_end; ++ox, ++m) {
+        if (ox == fast_lo) {
+          short_window_rows(srcs, fast_lo, fast_hi, dst + m * stride, stride, run, sw_c, k, flip16);
+          m += fast_hi - fast_lo - 1;
+          ox = fast_hi - 1;
+          continue;
+        }
         uint8_t* row = dst + m * stride;
         if (!rows_path || ox < ox_lo || ox >= ox_hi) {
           im2col_row(x, n, oy, ox, row, flip);
@@ -228,6 +251,23 @@ class ConvOpKernel final : public OpKernel {
         }
         if (stride > k) std::memset(row + k, 0, 4);  // the k padding, into the next row or the slack
       }
+    }
+  }
+
+  // GEMM rows of output columns [ox_begin, ox_end) (the first at `row`, `stride` apart): window
+  // row ky of column ox is the `run` (<= 16) bytes at srcs[ky] + ox·sw_c, each moved as one
+  // 16-byte vector (the excess lands on the next window row, written after, or on the slack),
+  // XORed with `flip16`; the k padding (stride - k < 4 bytes) is zeroed.
+  static void short_window_rows(const uint8_t* const* srcs, int64_t ox_begin, int64_t ox_end, uint8_t* row,
+                                int64_t stride, int64_t run, int64_t sw_c, int64_t k, Bytes16 flip16) {
+    const int64_t kh = k / run;
+    for (int64_t ox = ox_begin; ox < ox_end; ++ox, row += stride) {
+      const int64_t at = ox * sw_c;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const Bytes16 v = load16(srcs[ky] + at) ^ flip16;
+        std::memcpy(row + ky * run, &v, 16);
+      }
+      if (stride > k) std::memset(row + k, 0, 4);
     }
   }
 
