@@ -37,7 +37,9 @@ inline Bytes16 load16(const uint8_t* p) {
 // tail as one overlapping move of the same size, inlined. A libc memcpy call of an unknown
 // size costs more than the copy, once per window row of every output pixel.
 inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip) {
-  if (n >= 16) {
+  if (flip == 0 && n > 64) {
+    std::memcpy(dst, src, n);  // long rows: libc's widest moves pay for the call
+  } else if (n >= 16) {
     const Bytes16 f = Bytes16{} ^ flip;  // the scalar splats across the lanes
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
