@@ -32,6 +32,18 @@ inline Bytes16 load16(const uint8_t* p) {
   return v;
 }
 
+// Copies n bytes (sizeof(Word) <= n <= 2 sizeof(Word)) XORed with `flip` as two overlapping words.
+template <class Word>
+inline void copy_ends(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip) {
+  const Word f = Word(0x0101010101010101ull) * flip;
+  Word lo, hi;
+  std::memcpy(&lo, src, sizeof(Word));
+  std::memcpy(&hi, src + n - sizeof(Word), sizeof(Word));
+  lo ^= f, hi ^= f;
+  std::memcpy(dst, &lo, sizeof(Word));
+  std::memcpy(dst + n - sizeof(Word), &hi, sizeof(Word));
+}
+
 // Copies n bytes, each XORed with `flip` (0x80 turns s8 into the u8 the GEMM multiplies, 0
 // copies), n small (a window row of a few channels: 9 bytes for a 3x3 window over RGB): the
 // tail as one overlapping move of the same size, inlined. A libc memcpy call of an unknown
@@ -51,21 +63,9 @@ inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip)
       std::memcpy(dst + n - 16, &v, 16);
     }
   } else if (n >= 8) {
-    const uint64_t f = 0x0101010101010101ull * flip;
-    uint64_t lo, hi;
-    std::memcpy(&lo, src, 8);
-    std::memcpy(&hi, src + n - 8, 8);
-    lo ^= f, hi ^= f;
-    std::memcpy(dst, &lo, 8);
-    std::memcpy(dst + n - 8, &hi, 8);
+    copy_ends<uint64_t>(dst, src, n, flip);
   } else if (n >= 4) {
-    const uint32_t f = 0x01010101u * flip;
-    uint32_t lo, hi;
-    std::memcpy(&lo, src, 4);
-    std::memcpy(&hi, src + n - 4, 4);
-    lo ^= f, hi ^= f;
-    std::memcpy(dst, &lo, 4);
-    std::memcpy(dst + n - 4, &hi, 4);
+    copy_ends<uint32_t>(dst, src, n, flip);
   } else {
     for (size_t i = 0; i < n; ++i) dst[i] = uint8_t(src[i] ^ flip);
   }
@@ -239,7 +239,7 @@ class ConvOpKernel final : public OpKernel {
               v = load16(xb + from) ^ flip16;
             } else {  // the input's last bytes: no read past them
               uint8_t last[16] = {};
-              copy_bytes(last, xb + from, size_t(run), flip);
+              copy_bytes(last, xb + from, std::min<size_t>(size_t(run), 16), flip);  // run <= 16 here
               v = load16(last);
             }
             std::memcpy(row + ky * run, &v, 16);
