@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Layer rules (STYLE.md): ir depends on nothing; passes on ir; jit on ir; runtime on all
-# three; tools on the public C API only; asmjit only under jit/asmjit*, LLVM only under
+# three; tools and the fuzzers (fuzz/) on the public C API only; asmjit only under jit/asmjit*, LLVM only under
 # jit/llvm*. Inside jit/ (docs/architecture.md): the core (jit/core) knows no ISA, no backend
 # and no operator; the reference and scalar twins (jit/ref) see only the core; the operator
 # layer (jit/ops) sees no backend folder; no ISA header (intrinsics, cpuid) outside a
@@ -28,6 +28,7 @@ check "passes/ includes jit, runtime, importers or tools" '#include "(jit|runtim
 check "importers/ includes passes, jit, runtime or tools" '#include "(passes|jit|runtime|tools)/' importers/*.h importers/*.cpp
 check "jit/ includes passes, runtime, importers or tools" '#include "(passes|runtime|importers|tools)/' $(find jit -name '*.h' -o -name '*.cpp')
 check "tools/ includes qrt internals" '#include "(ir|passes|jit|runtime|importers)/' tools/*.h tools/*.cpp
+check "fuzz/ includes qrt internals (it drives the public C API)" '#include "(ir|passes|jit|runtime|importers)/' fuzz/*.h fuzz/*.cpp
 check "protobuf/ONNX outside importers/" '#include <(onnx|google/protobuf)/' $(git ls-files '*.h' '*.cpp' | grep -v -e '^importers/' -e '^tests/')
 check "asmjit outside jit/asmjit*" '#include[[:space:]]*<asmjit' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/asmjit')
 check "LLVM outside jit/llvm*" '#include[[:space:]]*<llvm/' $(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^jit/llvm')

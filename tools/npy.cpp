@@ -57,7 +57,10 @@ bool read_npy(const std::string& path, NpyArray& out, std::string& error) {
   }
   std::ostringstream buf;
   buf << in.rdbuf();
-  const std::string bytes = buf.str();
+  return parse_npy(buf.str(), path, out, error);
+}
+
+bool parse_npy(const std::string& bytes, const std::string& path, NpyArray& out, std::string& error) {
   auto bad = [&](const std::string& why) {
     error = path + ": not a valid .npy file: " + why;
     return false;
@@ -96,7 +99,8 @@ bool read_npy(const std::string& path, NpyArray& out, std::string& error) {
   }
   p = find_key(header, "fortran_order");
   if (p == std::string::npos) return bad("header has no 'fortran_order'");
-  if (header.compare(header.find_first_not_of(' ', p), 4, "True") == 0) {
+  const size_t value_at = header.find_first_not_of(' ', p);
+  if (value_at != std::string::npos && header.compare(value_at, 4, "True") == 0) {
     error = path + ": Fortran-order arrays are not supported (save with numpy.ascontiguousarray)";
     return false;
   }
@@ -115,6 +119,8 @@ bool read_npy(const std::string& path, NpyArray& out, std::string& error) {
     if (j == i || j - i > 12) return bad("malformed 'shape' entry in (" + dims + ")");
     const int64_t d = std::stoll(dims.substr(i, j - i));
     out.shape.push_back(d);
+    // A product past 2^48 bytes cannot be a real file; stopping there keeps it from wrapping.
+    if (d != 0 && count > (size_t{1} << 48) / size_t(d)) return bad("shape (" + dims + ") is too large");
     count *= size_t(d);
     i = j;
   }

@@ -20,6 +20,9 @@ struct NpyArray {
 /// the problem (missing file, bad magic, unsupported dtype, Fortran order, truncated data).
 bool read_npy(const std::string& path, NpyArray& out, std::string& error);
 
+/// Parses the bytes of a .npy file; `name` is used in messages. Same errors as read_npy.
+bool parse_npy(const std::string& bytes, const std::string& name, NpyArray& out, std::string& error);
+
 /// Writes `array` to `path` as a version 1.0 file. bf16 is written as '<u2' bit patterns.
 bool write_npy(const std::string& path, const NpyArray& array, std::string& error);
 

@@ -39,7 +39,7 @@ void max_row(float* best, const float* x, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const f32x4 b = load4(best + i), v = load4(x + i);
-    store4(best + i, ((v > b) | (v != v)) & (b == b) ? v : b);
+    store4(best + i, (((v > b) | (v != v)) & (b == b)) ? v : b);
   }
   for (; i < n; ++i) {
     if ((x[i] > best[i] || std::isnan(x[i])) && !std::isnan(best[i])) best[i] = x[i];

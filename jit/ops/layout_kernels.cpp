@@ -23,7 +23,7 @@ namespace {
 class ClampOpKernel final : public OpKernel {
  public:
   ClampOpKernel(const Graph& graph, const Op& op, int lo, int hi, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), lo_(lo), hi_(hi), signed_(result_type_.element.storage.is_signed),
+      : OpKernel(graph.values[size_t(op.results[0])].type), lo_(lo), hi_(hi),
         desc_(desc), code_(std::move(code)) {}
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     return operands[0]->type.dims;  // element-wise: any shape
@@ -44,7 +44,6 @@ class ClampOpKernel final : public OpKernel {
 
  private:
   int lo_, hi_;
-  bool signed_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };

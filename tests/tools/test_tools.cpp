@@ -388,3 +388,27 @@ TEST_CASE("qrun --bench prints the startup costs, the latency statistics and thr
   const Run quiet = run(kQrun + " " + kExamples + "/mlp.mlir --random 7");
   CHECK(quiet.out.find("startup:") == std::string::npos);
 }
+
+TEST_CASE("parse_npy: hostile headers give an error, never an exception or a wrapped size") {
+  auto npy = [](const std::string& header) {
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    return bytes + header;
+  };
+  qrt_tools::NpyArray a;
+  std::string error;
+  // 'fortran_order' is the header's last text: no value after it.
+  CHECK_FALSE(qrt_tools::parse_npy(npy("{'descr': '<f4', 'shape': (1,), 'fortran_order'"), "x.npy", a, error));
+  CHECK(error.find("x.npy") != std::string::npos);
+  // 2^32 * 2^32 elements wraps size_t to 0: refused, not read as an empty array.
+  error.clear();
+  CHECK_FALSE(qrt_tools::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"),
+                                   "x.npy", a, error));
+  CHECK(error.find("too large") != std::string::npos);
+  // A well-formed file still reads.
+  std::string ok = npy("{'descr': '<i1', 'fortran_order': False, 'shape': (2,), }") + std::string("\x01\x02", 2);
+  REQUIRE(qrt_tools::parse_npy(ok, "ok.npy", a, error));
+  CHECK(a.shape == std::vector<int64_t>{2});
+  CHECK(a.data == std::vector<uint8_t>{1, 2});
+}

@@ -1,0 +1,114 @@
+// The differential graph fuzzer as a test: the saved regressions, a fixed seed range on every
+// configuration the host offers, and the generator's own guarantees.
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "diff_check.h"
+#include "graph_gen.h"
+#include "regression_file.h"
+
+namespace {
+
+std::vector<std::string> saved_regressions() {
+  std::vector<std::string> files;
+  if (DIR* dir = opendir(FUZZ_REGRESSIONS_DIR)) {
+    while (const dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".mlir") == 0)
+        files.push_back(std::string(FUZZ_REGRESSIONS_DIR) + "/" + name);
+    }
+    closedir(dir);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+qrt_fuzz::DiffOutcome check_seed(uint64_t seed, const std::vector<qrt_fuzz::RunConfig>& configs, int max_ops) {
+  qrt_fuzz::SeededChooser chooser(seed);
+  qrt_fuzz::GenLimits limits;
+  limits.max_ops = max_ops;
+  return qrt_fuzz::diff_graph(qrt_fuzz::generate_graph(chooser, limits).mlir, seed, configs);
+}
+
+}  // namespace
+
+TEST_CASE("fuzz-diff: the configurations cover every ISA level of the host at 1 and 3 threads") {
+  const auto configs = qrt_fuzz::host_configs({});
+  const std::string levels = qrt_host_isas();
+  size_t jit_single = 0;
+  for (const auto& c : configs) {
+    if (c.backend == QRT_BACKEND_JIT && c.threads == 1 && c.flags == 0 && !c.no_passes) {
+      ++jit_single;
+      CHECK(levels.find(c.isa) != std::string::npos);
+    }
+  }
+  CHECK(jit_single == static_cast<size_t>(std::count(levels.begin(), levels.end(), ',') + 1));
+  CHECK(std::any_of(configs.begin(), configs.end(), [](const auto& c) { return c.threads == 3; }));
+  CHECK(std::any_of(configs.begin(), configs.end(), [](const auto& c) { return c.no_passes; }));
+}
+
+TEST_CASE("fuzz-diff: graphs that do not load or run are reported, not counted as matches") {
+  const auto configs = qrt_fuzz::host_configs({});
+  const qrt_fuzz::DiffOutcome bad = qrt_fuzz::diff_graph("func.func @main(", 1, configs);
+  CHECK(bad.kind == qrt_fuzz::DiffOutcome::kInvalid);
+  CHECK(bad.message.find("load") != std::string::npos);
+  const std::string ok =
+      "func.func @main(%x: tensor<3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<3xf32> {\n"
+      "  %y = \"quant.dcast\"(%x) : (tensor<3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<3xf32>\n"
+      "  return %y : tensor<3xf32>\n}\n";
+  const qrt_fuzz::DiffOutcome same = qrt_fuzz::diff_graph(ok, 7, configs);
+  CHECK_MESSAGE(same.kind == qrt_fuzz::DiffOutcome::kSame, same.message);
+  CHECK(same.runs == static_cast<int>(configs.size()) + 2);  // + the references with and without passes
+}
+
+TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
+  const auto configs = qrt_fuzz::host_configs({false, 1});
+  for (size_t size : {0, 1, 9, 64, 300}) {
+    std::vector<uint8_t> bytes(size);
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 37 + size);
+    qrt_fuzz::ByteChooser chooser(bytes.data(), bytes.size());
+    const qrt_fuzz::GeneratedGraph g = qrt_fuzz::generate_graph(chooser, {});
+    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(g.mlir, size, configs);
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, "bytes " << size << ": " << o.message << "\n" << g.mlir);
+  }
+  qrt_fuzz::SeededChooser a(42), b(42);
+  CHECK(qrt_fuzz::generate_graph(a, {}).mlir == qrt_fuzz::generate_graph(b, {}).mlir);
+  // A smaller step limit keeps the earlier steps (the minimizer relies on it).
+  qrt_fuzz::SeededChooser c(42), d(42);
+  qrt_fuzz::GenLimits few;
+  few.max_ops = 2;
+  const std::string full = qrt_fuzz::generate_graph(c, {}).summary, prefix = qrt_fuzz::generate_graph(d, few).summary;
+  CHECK(full.compare(0, prefix.size(), prefix) == 0);
+}
+
+TEST_CASE("fuzz-diff: saved regressions match the reference on every configuration") {
+  const auto configs = qrt_fuzz::host_configs({});
+  for (const std::string& path : saved_regressions()) {
+    qrt_fuzz::RegressionCase rc;
+    std::string error;
+    REQUIRE_MESSAGE(qrt_fuzz::read_regression(path, &rc, &error), error);
+    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(rc.mlir, rc.input_seed, configs);
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, path << ": " << o.message);
+  }
+}
+
+TEST_CASE("fuzz-diff: seeds 1..60 match the reference (JIT levels, threads, no fusion, no passes)") {
+  const auto configs = qrt_fuzz::host_configs({false, 3});
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const qrt_fuzz::DiffOutcome o = check_seed(seed, configs, 6);
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, "seed " << seed << ": " << o.message);
+  }
+}
+
+TEST_CASE("fuzz-diff: seeds 1..8 match the reference on the LLVM backend too") {
+  const auto configs = qrt_fuzz::host_configs({true, 3});
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const qrt_fuzz::DiffOutcome o = check_seed(seed, configs, 4);
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, "seed " << seed << ": " << o.message);
+  }
+}
