@@ -198,6 +198,19 @@ class Reader {
     }
     Status ok = t.verify();
     if (!ok.is_ok()) return bad(what + ": " + ok.message());
+    // Only the fields of its kind survive: a file may carry others (the writer leaves them at
+    // their defaults), and they would make two types that print alike compare unequal.
+    switch (t.kind) {
+      case ElementKind::kFloat: return ElementType::make_float(t.float_kind);
+      case ElementKind::kInteger: return ElementType::make_int(t.int_width, t.int_sign);
+      case ElementKind::kUniform:
+        return ElementType::make_uniform(t.storage, t.float_kind, t.scales[0], t.zero_points[0]);
+      case ElementKind::kUniformPerAxis:
+        return ElementType::make_per_axis(t.storage, t.float_kind, t.axis, t.scales, t.zero_points);
+      case ElementKind::kCalibrated: return ElementType::make_calibrated(t.float_kind, t.cal_min, t.cal_max);
+      case ElementKind::kAny:
+        return ElementType::make_any(t.storage, t.has_expressed, t.has_expressed ? t.float_kind : ElementType{}.float_kind);
+    }
     return t;
   }
 
