@@ -122,7 +122,14 @@ RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs,
     r.kernels += std::string("    ") + info.op + ": " + info.kernel + "\n";
     if (counts && backend != QRT_BACKEND_REF && std::strcmp(info.op, "qrt.constant") != 0) {
       // The contract name alone: the remarks after it name op indices and weights.
-      const std::string kernel(info.kernel, std::strcspn(info.kernel, " "));
+      std::string kernel(info.kernel, std::strcspn(info.kernel, " "));
+      // Why the reference runs it, without the values that make each reason unique.
+      if (kernel == "reference" && info.reason[0]) {
+        std::string reason = info.reason;
+        for (char& ch : reason)
+          if (ch >= '0' && ch <= '9') ch = '#';
+        kernel += " (" + reason.substr(0, 90) + ")";
+      }
       ++(*counts)[std::string(info.op) + " -> " + kernel];
     }
   }

@@ -320,16 +320,22 @@ class Generator {
                            : groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
     const Window win = random_window(h, w, false, 7);
     const Elem we = weight_elem(0, co);
-    const Shape wshape{co, win.kh, win.kw, ci / groups};
+    // NCHW, as ONNX graphs hold them before the to-nhwc pass: transposes around the conv.
+    const bool nchw = c_.chance(1, 8);
+    const Shape wshape = nchw ? Shape{co, ci / groups, win.kh, win.kw} : Shape{co, win.kh, win.kw, ci / groups};
     const Val filter = g_.constant_ints(wshape, we, random_stored(num_elements(wshape), we.qmin, we.qmax));
-    std::vector<Val> operands{x, filter};
+    const Val input = nchw ? g_.emit("qrt.transpose", {x}, "perm = [0, 3, 1, 2]", {n, ci, h, w}, x.elem) : x;
+    std::vector<Val> operands{input, filter};
     if (c_.chance(3, 4)) operands.push_back(bias_for(x, we, co));
-    const Elem out = accumulate_result(x, we, co, 3);
+    Elem out = accumulate_result(x, we, co, nchw ? 1 : 3);
     std::string attrs = "dilations = " + list_text({win.dh, win.dw}) + ", groups = " + std::to_string(groups) +
-                        " : i64, pads = " + list_text({win.pt, win.pl, win.pb, win.pr}) +
-                        ", strides = " + list_text({win.sh, win.sw});
-    if (out.scales.size() == 1 && out.bits == 8) attrs += fused_clamp(out);
-    return finish_activation(g_.emit("qrt.conv2d", operands, attrs, {n, win.oh, win.ow, co}, out));
+                        " : i64, " + (nchw ? "layout = \"NCHW\", " : "") + "pads = " +
+                        list_text({win.pt, win.pl, win.pb, win.pr}) + ", strides = " + list_text({win.sh, win.sw});
+    if (out.scales.size() == 1 && out.bits == 8 && !out.per_axis()) attrs += fused_clamp(out);
+    if (!nchw) return finish_activation(g_.emit("qrt.conv2d", operands, attrs, {n, win.oh, win.ow, co}, out));
+    const Val y = g_.emit("qrt.conv2d", operands, attrs, {n, co, win.oh, win.ow}, out);
+    if (out.per_axis()) out.axis = 3;
+    return finish_activation(g_.emit("qrt.transpose", {y}, "perm = [0, 2, 3, 1]", {n, win.oh, win.ow, co}, out));
   }
 
   Val matmul(const Val& x) {

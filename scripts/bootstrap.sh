@@ -11,6 +11,7 @@ packages=(
   g++ pkg-config cmake meson ninja-build   # toolchain and build system
   llvm-19-dev                              # LLVM 19 (llvm-config-19), the portable JIT path
   clang-19                                 # clang++-19: the LLVM backend's kernel templates as bitcode
+  libclang-rt-19-dev                       # clang-19's sanitizer and libFuzzer runtimes (CI's sanitizer tree, fuzz/)
   libasmjit-dev                            # asmjit, the x86/AArch64 JIT assembler
   doctest-dev                              # unit tests
   libonnx-dev libprotobuf-dev              # ONNX protobuf classes (importers/)
