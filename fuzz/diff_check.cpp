@@ -88,11 +88,11 @@ struct RunResult {
   std::vector<std::vector<uint8_t>> bytes;
   std::vector<std::vector<int64_t>> dims;
   std::string kernels;                    // "op: kernel" lines of the plan
-  bool skipped = false;                   // over the arena budget: not run
+  bool skipped = false;                   // over the memory budget: not run
 };
 
 RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs, qrt_backend backend,
-                     const RunConfig& config, KernelCounts* counts, size_t max_arena_bytes) {
+                     const RunConfig& config, KernelCounts* counts, size_t max_memory) {
   RunResult r;
   qrt_plan_options options;
   qrt_plan_options_init(&options);
@@ -100,20 +100,16 @@ RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs,
   options.threads = config.threads;
   options.isa = config.isa.empty() ? nullptr : config.isa.c_str();
   options.flags = config.flags;
+  options.max_memory = max_memory;
   if (config.no_passes) options.passes = "";
   qrt_plan_t* raw_plan = nullptr;
   r.status = qrt_plan_create(model, &options, &raw_plan);
   if (r.status != QRT_OK) {
     r.error = "plan: " + status_text(r.status);
+    r.skipped = r.status == QRT_OUT_OF_MEMORY;  // over the budget: not run
     return r;
   }
   PlanPtr plan(raw_plan);
-  qrt_memory_info memory;
-  if (qrt_plan_memory_info(plan.get(), &memory) == QRT_OK && memory.arena_bytes > max_arena_bytes) {
-    r.skipped = true;
-    r.error = "the plan's arena holds " + std::to_string(memory.arena_bytes) + " bytes";
-    return r;
-  }
   size_t ops = 0;
   qrt_plan_num_ops(plan.get(), &ops);
   for (size_t i = 0; i < ops; ++i) {
@@ -294,7 +290,7 @@ DiffOutcome diff_model(const qrt_model_t* model, uint64_t input_seed, const std:
       RunConfig ref_config = config;
       ref_config.threads = 1;
       ref_config.isa.clear();
-      refs[which] = run_config(model, inputs, QRT_BACKEND_REF, ref_config, nullptr, budget.max_arena_bytes);
+      refs[which] = run_config(model, inputs, QRT_BACKEND_REF, ref_config, nullptr, budget.max_memory);
       ++out.runs;
       have_ref[which] = true;
       if (refs[which].skipped) {
@@ -308,7 +304,7 @@ DiffOutcome diff_model(const qrt_model_t* model, uint64_t input_seed, const std:
         return out;
       }
     }
-    const RunResult got = run_config(model, inputs, config.backend, config, kernels, budget.max_arena_bytes);
+    const RunResult got = run_config(model, inputs, config.backend, config, kernels, budget.max_memory);
     ++out.runs;
     if (got.skipped) {
       out.kind = DiffOutcome::kSkipped;

@@ -54,10 +54,11 @@ DiffOutcome diff_graph(const std::string& mlir, uint64_t input_seed, const std::
 /// Resource bounds for models nobody generated (the loader fuzz targets).
 struct DiffBudget {
   int64_t max_input_elements = int64_t{1} << 22;  ///< per input; dynamic dimensions become 1
-  size_t max_arena_bytes = size_t{1} << 28;       ///< of the reference plan's context
+  size_t max_memory = 0;  ///< every plan's memory budget (qrt_plan_options.max_memory; 0: the default)
 };
 
-/// diff_graph on a loaded model. kSkipped where an input or the arena exceeds `budget`.
+/// diff_graph on a loaded model. kSkipped where an input exceeds `budget` or a plan its
+/// memory budget (QRT_OUT_OF_MEMORY from qrt_plan_create).
 DiffOutcome diff_model(const qrt_model_t* model, uint64_t input_seed, const std::vector<RunConfig>& configs,
                        KernelCounts* kernels = nullptr, const DiffBudget& budget = {});
 

@@ -1,6 +1,7 @@
 // The loader fuzz targets' oracle, shared with the test that replays their findings: a model
 // either fails to load with a message, or prints as MLIR text that loads again and prints
-// identically (the printer and the parser agree on every graph a loader accepts).
+// identically (the printer and the parser agree on every graph a loader accepts). Loads run
+// under a 16 MiB memory budget (qrt_load_options.max_memory).
 #pragma once
 
 #include <cstddef>

@@ -132,6 +132,11 @@ typedef struct qrt_plan_options {
                                     "neon-i8mm"; one the host lacks fails with
                                     QRT_UNSUPPORTED (see qrt_host_isas) */
   unsigned flags;              /**< QRT_PLAN_* bits; 0: the defaults */
+  size_t max_memory;           /**< the memory budget in bytes: the plan's constants, their
+                                    prepacked or evaluated copies and one context's arena must
+                                    fit in it, else qrt_plan_create fails with
+                                    QRT_OUT_OF_MEMORY before allocating them; 0: the host's
+                                    physical memory */
 } qrt_plan_options;
 
 /** qrt_plan_options.flags. */
@@ -175,6 +180,18 @@ const char* qrt_dtype_name(qrt_dtype dtype);
 /** Frees memory returned by qrt (e.g. by qrt_model_print). NULL is ignored. */
 void qrt_free(void* p);
 
+/** Options for the qrt_model_load_*_ex functions; initialise with qrt_load_options_init(). */
+typedef struct qrt_load_options {
+  size_t struct_size;          /**< sizeof(qrt_load_options), for ABI evolution */
+  size_t max_memory;           /**< the memory budget in bytes for the model's constants (and
+                                    the bytes read): a model claiming more (e.g. a text splat
+                                    of gigabytes) fails with QRT_OUT_OF_MEMORY before the
+                                    constant is allocated; 0: the host's physical memory */
+} qrt_load_options;
+
+/** Fills `options` with defaults. */
+void qrt_load_options_init(qrt_load_options* options);
+
 /** Loads a model from a file: MLIR text (.mlir), the .qrt binary container (mapped, its
  *  weights used in place), ONNX (.onnx) or TFLite (.tflite); other names are recognised by
  *  content. */
@@ -182,6 +199,11 @@ qrt_status qrt_model_load_file(const char* path, qrt_model_t** model_out);
 /** Loads a model from memory; `name` is used in diagnostics (may be NULL). */
 qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name,
                                  qrt_model_t** model_out);
+/** qrt_model_load_file with options (NULL: the defaults). */
+qrt_status qrt_model_load_file_ex(const char* path, const qrt_load_options* options, qrt_model_t** model_out);
+/** qrt_model_load_buffer with options (NULL: the defaults). */
+qrt_status qrt_model_load_buffer_ex(const void* data, size_t size, const char* name,
+                                    const qrt_load_options* options, qrt_model_t** model_out);
 /** Destroys a model. NULL is ignored. Plans made from it stay valid. */
 void qrt_model_destroy(qrt_model_t* model);
 /** Writes the model to `path` in `format` (text or the .qrt binary container). */

@@ -26,6 +26,7 @@ enum class ErrorCode : int {
   kIo,                   ///< a file could not be read or written
   kUnsupported,          ///< valid but not supported (op, format, type)
   kRuntime,              ///< a failure while running (overflow, run-time shape)
+  kOutOfMemory,          ///< the request exceeds the memory budget (or an allocation failed)
 };
 
 /// Success, or an error message with an optional source location.

@@ -14,6 +14,11 @@ namespace qrt {
 /// `file:line:col: error: message` through Status::to_string().
 Result<Graph> parse_graph(std::string_view text, const std::string& file = "");
 
+/// parse_graph with a budget: the graph's dense constants together may hold at most
+/// `max_constant_bytes` (literals and splats are stored expanded, so a few bytes of text can
+/// claim gigabytes); the first constant past it fails, naming it, before it is allocated.
+Result<Graph> parse_graph(std::string_view text, const std::string& file, size_t max_constant_bytes);
+
 /// Prints the canonical text form: generic op syntax, MLIR-formatted types and attributes,
 /// value names kept where the graph has them. `mlir-opt --allow-unregistered-dialect` reads it.
 std::string print_graph(const Graph& graph);

@@ -93,6 +93,13 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
     return error_at(l, "dense attribute of type " + type.to_string() + " would hold " +
                            std::to_string(n * nbytes) + " bytes (the limit is 4 GiB)");
   }
+  if (n * nbytes > constant_budget_) {
+    return error_at(l, "dense attribute of type " + type.to_string() + " would hold " + std::to_string(n * nbytes) +
+                           " bytes, more than the " + std::to_string(constant_budget_) +
+                           " bytes left of the memory budget for the graph's constants")
+        .with_code(ErrorCode::kOutOfMemory);
+  }
+  constant_budget_ -= n * nbytes;
   if (!hex.empty()) {
     const size_t digits = hex.size() - 2;
     if (digits % 2 != 0) return error_at(l, "hex dense literal has an odd number of digits");
@@ -559,7 +566,11 @@ Result<Graph> Parser::parse_file() {
 namespace qrt {
 
 Result<Graph> parse_graph(std::string_view text, const std::string& file) {
-  Result<Graph> g = text_detail::Parser(text, file).parse_file();
+  return parse_graph(text, file, SIZE_MAX);
+}
+
+Result<Graph> parse_graph(std::string_view text, const std::string& file, size_t max_constant_bytes) {
+  Result<Graph> g = text_detail::Parser(text, file, max_constant_bytes).parse_file();
   if (!g.is_ok() && g.status().code() == ErrorCode::kGeneric) {
     return g.status().with_code(ErrorCode::kParse);
   }

@@ -4,6 +4,8 @@
 // context sensitive (`tensor<4x8xf32>` lexes differently from an expression).
 #pragma once
 
+#include <cstdint>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -41,7 +43,8 @@ struct DenseLit {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+  Parser(std::string_view text, std::string file, size_t max_constant_bytes = SIZE_MAX)
+      : text_(text), file_(std::move(file)), constant_budget_(max_constant_bytes) {}
 
   Result<Graph> parse_file();
   Result<Type> parse_type_only();
@@ -153,6 +156,7 @@ class Parser {
 
   std::string_view text_;
   std::string file_;
+  size_t constant_budget_;      // bytes the dense constants may still claim
   size_t pos_ = 0;
   int line_ = 1;
   int col_ = 1;

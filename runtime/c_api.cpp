@@ -48,6 +48,7 @@ qrt_status status_of(const qrt::Status& s) {
     case ErrorCode::kIo: return QRT_IO_ERROR;
     case ErrorCode::kUnsupported: return QRT_UNSUPPORTED;
     case ErrorCode::kRuntime: return QRT_RUNTIME_ERROR;
+    case ErrorCode::kOutOfMemory: return QRT_OUT_OF_MEMORY;
     case ErrorCode::kGeneric: break;
   }
   return QRT_INTERNAL_ERROR;
@@ -184,21 +185,57 @@ const char* qrt_dtype_name(qrt_dtype dtype) {
 
 void qrt_free(void* p) { std::free(p); }
 
+void qrt_load_options_init(qrt_load_options* options) {
+  if (!options) return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+}
+
+namespace {
+
+// The caller's load options over the defaults; false (with the error set) for a bad size.
+bool read_load_options(const char* fn, const qrt_load_options* options, qrt_load_options* out) {
+  qrt_load_options_init(out);
+  if (!options) return true;
+  if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof *out) {
+    fail(QRT_INVALID_ARGUMENT, std::string(fn) + ": options->struct_size " + std::to_string(options->struct_size) +
+                                   " is not a known qrt_load_options size");
+    return false;
+  }
+  std::memcpy(out, options, options->struct_size);
+  return true;
+}
+
+}  // namespace
+
 qrt_status qrt_model_load_file(const char* path, qrt_model_t** model_out) {
+  return qrt_model_load_file_ex(path, nullptr, model_out);
+}
+
+qrt_status qrt_model_load_file_ex(const char* path, const qrt_load_options* options, qrt_model_t** model_out) {
   return guarded([&] {
     if (!path) return null_argument("qrt_model_load_file", "path");
     if (!model_out) return null_argument("qrt_model_load_file", "model_out");
-    return adopt_model(qrt::runtime::load_model_file(path), model_out);
+    qrt_load_options opts;
+    if (!read_load_options("qrt_model_load_file_ex", options, &opts)) return QRT_INVALID_ARGUMENT;
+    return adopt_model(qrt::runtime::load_model_file(path, opts.max_memory), model_out);
   });
 }
 
 qrt_status qrt_model_load_buffer(const void* data, size_t size, const char* name,
                                  qrt_model_t** model_out) {
+  return qrt_model_load_buffer_ex(data, size, name, nullptr, model_out);
+}
+
+qrt_status qrt_model_load_buffer_ex(const void* data, size_t size, const char* name,
+                                    const qrt_load_options* options, qrt_model_t** model_out) {
   return guarded([&] {
     if (!data && size > 0) return null_argument("qrt_model_load_buffer", "data");
     if (!model_out) return null_argument("qrt_model_load_buffer", "model_out");
+    qrt_load_options opts;
+    if (!read_load_options("qrt_model_load_buffer_ex", options, &opts)) return QRT_INVALID_ARGUMENT;
     const std::string text(static_cast<const char*>(data), size);
-    return adopt_model(qrt::runtime::load_model(text, name ? name : "<buffer>"), model_out);
+    return adopt_model(qrt::runtime::load_model(text, name ? name : "<buffer>", opts.max_memory), model_out);
   });
 }
 

@@ -1,7 +1,10 @@
 // qrt — model loading, plan creation and execution behind the C API (see session.h).
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -167,12 +170,47 @@ void mark_skippable_ops(Plan& plan) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name) {
+size_t default_memory_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : size_t(16) << 30;
+}
+
+size_t graph_constant_bytes(const Graph& graph) {
+  size_t bytes = 0;
+  for (const Op& op : graph.ops) {
+    if (op.kind != OpKind::kConstant) continue;
+    if (const Attribute* v = op.attr("value"); v && v->kind == Attribute::Kind::kDense) bytes += v->dense.size();
+  }
+  return bytes;
+}
+
+namespace {
+
+// A model's constants over the budget: they were read from the bytes, so this refuses what an
+// importer built, before any plan copies it.
+Status check_model_budget(const Graph& g, const std::string& name, size_t budget, bool mapped) {
+  const size_t held = mapped ? 0 : graph_constant_bytes(g);
+  if (held <= budget) return Status::ok();
+  return Status::error(name + ": the model's constants hold " + std::to_string(held) + " bytes, more than the memory budget of " +
+                       std::to_string(budget) + " bytes (qrt_load_options.max_memory, qrun --max-memory)")
+      .with_code(ErrorCode::kOutOfMemory);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::string& name, size_t max_memory) {
+  const size_t budget = max_memory ? max_memory : default_memory_budget();
+  if (bytes.size() > budget) {
+    return Status::error(name + ": the model's " + std::to_string(bytes.size()) + " bytes exceed the memory budget of " +
+                         std::to_string(budget) + " bytes (qrt_load_options.max_memory, qrun --max-memory)")
+        .with_code(ErrorCode::kOutOfMemory);
+  }
   if (looks_like_binary_graph(bytes.data(), bytes.size())) {
     // A copy that the weight views can share.
     auto owned = std::make_shared<std::string>(bytes);
     QRT_ASSIGN_OR_RETURN(Graph g, read_binary_graph(owned, reinterpret_cast<const uint8_t*>(owned->data()),
                                                     owned->size(), name));
+    QRT_RETURN_IF_ERROR(check_model_budget(g, name, budget, false));
     return describe_model(std::move(g));
   }
   // The format comes from the extension, else from the first bytes.
@@ -183,12 +221,13 @@ Result<std::unique_ptr<Model>> load_model(const std::string& bytes, const std::s
                                       (!known_text && importers::looks_like_onnx(bytes.data(), bytes.size())));
   QRT_ASSIGN_OR_RETURN(Graph g, is_tflite ? importers::import_tflite(bytes.data(), bytes.size(), name)
                                 : is_onnx ? importers::import_onnx(bytes.data(), bytes.size(), name)
-                                          : parse_graph(bytes, name));
+                                          : parse_graph(bytes, name, budget));
+  QRT_RETURN_IF_ERROR(check_model_budget(g, name, budget, false));
   return describe_model(std::move(g));
 }
 
 
-Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
+Result<std::unique_ptr<Model>> load_model_file(const std::string& path, size_t max_memory) {
   if (ends_with(path, ".qrt")) {
     // Mapped, not read: the weights are used in place.
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<Mapping> m, map_file(path));
@@ -205,6 +244,12 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
   std::string bytes;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
+  const size_t budget = max_memory ? max_memory : default_memory_budget();
+  if (size >= 0 && size_t(size) > budget) {
+    return Status::error(path + ": the file's " + std::to_string(size) + " bytes exceed the memory budget of " +
+                         std::to_string(budget) + " bytes (qrt_load_options.max_memory, qrun --max-memory)")
+        .with_code(ErrorCode::kOutOfMemory);
+  }
   if (size >= 0) {
     in.seekg(0, std::ios::beg);
     bytes.resize(size_t(size));
@@ -217,7 +262,7 @@ Result<std::unique_ptr<Model>> load_model_file(const std::string& path) {
     bytes = std::move(buffer).str();
   }
   if (in.bad()) return Status::error(path + ": read error").with_code(ErrorCode::kIo);
-  return load_model(bytes, path);
+  return load_model(bytes, path, max_memory);
 }
 
 qrt_backend resolved_backend(qrt_backend requested) {
@@ -256,8 +301,23 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     return Status::error("threads must be at most 1024, got " + std::to_string(options.threads))
         .with_code(ErrorCode::kInvalidArgument);
   }
+  // The memory budget (docs/c-api.md): the plan holds the constants twice (its copy of the
+  // graph, then their prepacked or evaluated form) and each context one arena. Checked before
+  // the passes copy the graph, and again once the arena's size is known, before any context
+  // allocates it.
+  const size_t budget = options.max_memory ? options.max_memory : default_memory_budget();
+  const size_t model_constants = graph_constant_bytes(*model.graph);
+  auto over_budget = [&](size_t constants, size_t arena) -> Status {
+    const size_t need = (constants > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * constants) + std::min(arena, SIZE_MAX / 2);
+    if (need <= budget) return Status::ok();
+    return Status::error("the plan needs at least " + std::to_string(need) + " bytes (2 x " + std::to_string(constants) +
+                         " bytes of constants, " + (arena ? std::to_string(arena) + " bytes of arena" : "before its arena") +
+                         "), more than the memory budget of " + std::to_string(budget) +
+                         " bytes (qrt_plan_options.max_memory, qrun --max-memory)")
+        .with_code(ErrorCode::kOutOfMemory);
+  };
+  QRT_RETURN_IF_ERROR(over_budget(model_constants, 0));
   auto plan = std::make_unique<Plan>();
-  // Values nothing returns need not be computed.
   // The pass pipeline (default: explicit pads fold into the quantized convolutions reading
   // them), then dead-op elimination: values nothing returns need not be computed.
   auto lowered = passes::run_pipeline(*model.graph, options.passes ? options.passes : passes::kDefaultPipeline);
@@ -324,6 +384,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   plan->threads = options.threads > 0 ? options.threads : 1;
   QRT_RETURN_IF_ERROR(prepare_execution(*plan));
+  QRT_RETURN_IF_ERROR(over_budget(graph_constant_bytes(*plan->graph), plan->memory.arena_bytes));
   return plan;
 }
 

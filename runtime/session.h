@@ -40,9 +40,15 @@ struct Model {
 
 /// Loads a model from MLIR text or an ONNX protobuf (by `name`'s extension, else by content);
 /// `name` is used in diagnostics.
-Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name);
-/// Reads a file and loads it.
-Result<std::unique_ptr<Model>> load_model_file(const std::string& path);
+/// `max_memory` (0: default_memory_budget()) bounds the bytes and the constants they claim.
+Result<std::unique_ptr<Model>> load_model(const std::string& text, const std::string& name, size_t max_memory = 0);
+/// Reads a file and loads it (a .qrt container is mapped; its weights are not counted).
+Result<std::unique_ptr<Model>> load_model_file(const std::string& path, size_t max_memory = 0);
+
+/// The memory budget when the caller names none: the host's physical memory.
+size_t default_memory_budget();
+/// Bytes held by the graph's dense constants (views into a mapped file included).
+size_t graph_constant_bytes(const Graph& graph);
 
 /// The memory layout qrt uses for an element type.
 qrt_dtype dtype_of(const ElementType& element);

@@ -1,6 +1,7 @@
 // qrun — runs a qrt graph with .npy inputs and outputs. Uses only the public C API.
 #include <qrt.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +23,7 @@ namespace {
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
     "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--kernels] [--bench ITER]\n"
-    "            [--profile] [--trace FILE.json] [--passes LIST]\n"
+    "            [--profile] [--trace FILE.json] [--passes LIST] [--max-memory SIZE]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -50,6 +51,10 @@ const char* kUsage =
     "                         must have it (--version lists the host's levels). Default: the\n"
     "                         host's best. Results are identical at every level.\n"
     "  --threads N            threads per run, the calling thread included (default 1)\n"
+    "  --max-memory SIZE      the memory budget (e.g. 512M, 2G; K/M/G/T are powers of 1024):\n"
+    "                         loading and planning fail with a clear error, before allocating,\n"
+    "                         when the model's constants, their prepacked copies and the\n"
+    "                         arena would exceed it. Default: the host's physical memory\n"
     "  --no-fusion            run every element-wise op on its own kernel (default: chains of\n"
     "                         them run as one fused element-wise program; same results).\n"
     "                         QRT_CACHE_DIR=DIR in the environment keeps the LLVM backend's\n"
@@ -274,8 +279,30 @@ struct Options {
   size_t threads = 1;
   bool has_passes = false;
   std::string passes;
+  size_t max_memory = 0;  // 0: the host's physical memory
   qrt_tools::BenchOptions bench;
 };
+
+// "512M", "2G", "1.5GiB", "1000000" -> bytes (K, M, G, T are powers of 1024); false if malformed.
+bool parse_size(const std::string& text, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno || end == text.c_str() || !(v > 0)) return false;
+  std::string unit(end);
+  if (unit.size() == 3 && unit.compare(1, 2, "iB") == 0) unit.resize(1);
+  const char* units = "KMGT";
+  double scale = 1;
+  if (!unit.empty()) {
+    const char* u = unit.size() == 1 ? std::strchr(units, unit[0]) : nullptr;
+    if (!u || !*u) return false;
+    for (const char* p = units; p <= u; ++p) scale *= 1024;
+  }
+  const double bytes = v * scale;
+  if (bytes < 1 || bytes > 1.8e19) return false;
+  *out = size_t(bytes);
+  return true;
+}
 
 // Owns the C handles so every exit path releases them.
 struct Handles {
@@ -360,6 +387,11 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       }
       if (a == "--threads") o.threads = size_t(n);
       else o.bench.iterations = int(n);
+    } else if (a == "--max-memory") {
+      const char* v = value("--max-memory");
+      if (!v || !parse_size(v, &o.max_memory)) {
+        return fail("--max-memory needs a size such as 512M, 2G or a byte count, got '" + std::string(v ? v : "") + "'", 2);
+      }
     } else if (a == "--passes") {
       const char* v = value("--passes");
       if (!v) return fail("--passes needs a comma-separated list", 2);
@@ -397,7 +429,10 @@ int run_main(int argc, char** argv) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   auto t0 = Clock::now();
-  if (qrt_model_load_file(o.model.c_str(), &h.model) != QRT_OK) return fail(qrt_last_error_message());
+  qrt_load_options load_options;
+  qrt_load_options_init(&load_options);
+  load_options.max_memory = o.max_memory;
+  if (qrt_model_load_file_ex(o.model.c_str(), &load_options, &h.model) != QRT_OK) return fail(qrt_last_error_message());
   size_t n_in = 0, n_out = 0;
   const double load_ms = ms_since(t0);
   qrt_model_num_inputs(h.model, &n_in);
@@ -406,6 +441,7 @@ int run_main(int argc, char** argv) {
   qrt_plan_options_init(&plan_options);
   plan_options.backend = o.backend;
   plan_options.threads = o.threads;
+  plan_options.max_memory = o.max_memory;
   if (o.has_passes) plan_options.passes = o.passes.c_str();
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
   if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;

@@ -351,3 +351,65 @@ TEST_CASE("several threads run one plan with their own contexts") {
     }
   }
 }
+
+TEST_CASE("memory budget: hostile but valid models fail before allocating, naming the budget") {
+  // Two 4 MB splats: a few bytes of text that claim 8 MB of constants.
+  const std::string splats =
+      "func.func @main() -> tensor<1000000xf32> {\n"
+      "  %c = \"qrt.constant\"() {value = dense<1.0> : tensor<1000000xf32>} : () -> tensor<1000000xf32>\n"
+      "  %d = \"qrt.constant\"() {value = dense<2.0> : tensor<1000000xf32>} : () -> tensor<1000000xf32>\n"
+      "  %y = \"qrt.add\"(%c, %d) : (tensor<1000000xf32>, tensor<1000000xf32>) -> tensor<1000000xf32>\n"
+      "  return %y : tensor<1000000xf32>\n}\n";
+  qrt_load_options load;
+  qrt_load_options_init(&load);
+  load.max_memory = 6000000;  // the first splat fits, the second does not
+  qrt_model_t* model = nullptr;
+  CHECK(qrt_model_load_buffer_ex(splats.data(), splats.size(), "splats.mlir", &load, &model) == QRT_OUT_OF_MEMORY);
+  CHECK(model == nullptr);
+  const std::string load_error = qrt_last_error_message();
+  CHECK(load_error.find("splats.mlir:3:") != std::string::npos);
+  CHECK(load_error.find("memory budget") != std::string::npos);
+
+  // Loaded with room to spare, the plan needs both copies of the constants and the arena.
+  load.max_memory = 64 << 20;
+  REQUIRE(qrt_model_load_buffer_ex(splats.data(), splats.size(), "splats.mlir", &load, &model) == QRT_OK);
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  opts.max_memory = 10000000;
+  qrt_plan_t* plan = nullptr;
+  CHECK(qrt_plan_create(model, &opts, &plan) == QRT_OUT_OF_MEMORY);
+  CHECK(plan == nullptr);
+  CHECK(std::string(qrt_last_error_message()).find("8000000 bytes of constants") != std::string::npos);
+  opts.max_memory = 64 << 20;
+  REQUIRE(qrt_plan_create(model, &opts, &plan) == QRT_OK);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(model);
+
+  // A 4 TB arena (no constants at all) is refused at plan time under the default budget,
+  // the host's physical memory; a small one passes under a small budget and not under a
+  // smaller one.
+  auto chain = [](const std::string& shape) {
+    const std::string t = "tensor<" + shape + "xf32>";
+    return "func.func @main(%x: " + t + ") -> " + t + " {\n  %y = \"qrt.relu\"(%x) : (" + t + ") -> " + t +
+           "\n  %z = \"qrt.relu\"(%y) : (" + t + ") -> " + t + "\n  return %z : " + t + "\n}\n";
+  };
+  const std::string huge = chain("1000000x1000000");
+  REQUIRE(qrt_model_load_buffer(huge.data(), huge.size(), "huge.mlir", &model) == QRT_OK);
+  qrt_plan_options_init(&opts);
+  CHECK(qrt_plan_create(model, &opts, &plan) == QRT_OUT_OF_MEMORY);
+  CHECK(std::string(qrt_last_error_message()).find("bytes of arena") != std::string::npos);
+  qrt_model_destroy(model);
+  const std::string small = chain("1000x1000");
+  REQUIRE(qrt_model_load_buffer(small.data(), small.size(), "small.mlir", &model) == QRT_OK);
+  opts.max_memory = 1 << 20;
+  CHECK(qrt_plan_create(model, &opts, &plan) == QRT_OUT_OF_MEMORY);
+  opts.max_memory = 64 << 20;
+  REQUIRE(qrt_plan_create(model, &opts, &plan) == QRT_OK);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(model);
+
+  // Options from a future, larger struct are refused, not misread.
+  load.struct_size = sizeof load + 8;
+  CHECK(qrt_model_load_buffer_ex(small.data(), small.size(), "small.mlir", &load, &model) == QRT_INVALID_ARGUMENT);
+  CHECK(std::string(qrt_last_error_message()).find("struct_size") != std::string::npos);
+}

@@ -412,3 +412,19 @@ TEST_CASE("parse_npy: hostile headers give an error, never an exception or a wra
   CHECK(a.shape == std::vector<int64_t>{2});
   CHECK(a.data == std::vector<uint8_t>{1, 2});
 }
+
+TEST_CASE("qrun --max-memory: a budget the model exceeds is one clear error, a bad size a usage error") {
+  const fs::path mlp = fs::path(kExamples) / "mlp.mlir";
+  Run r = run(kQrun + " " + mlp.string() + " --random 1 --max-memory 64M");
+  CHECK(r.exit_code == 0);
+  // The file itself is larger than 100 bytes: refused before it is read.
+  r = run(kQrun + " " + mlp.string() + " --random 1 --max-memory 100");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("memory budget") != std::string::npos);
+  CHECK(r.err.find("mlp.mlir:") != std::string::npos);
+  for (const char* bad : {"0", "-5", "12X", "G", "1.5Q"}) {
+    r = run(kQrun + " " + mlp.string() + " --random 1 --max-memory " + bad);
+    CHECK_MESSAGE(r.exit_code == 2, bad);
+    CHECK(r.err.find("--max-memory") != std::string::npos);
+  }
+}
