@@ -235,8 +235,20 @@ class Reader {
     if (a->s()) attr.s = a->s()->str();
     if (attr.kind == Attribute::Kind::kInt || attr.kind == Attribute::Kind::kFloat) {
       QRT_ASSIGN_OR_RETURN(attr.scalar_type, element(a->scalar_type(), where));
+      // The text form can only say `1 : i64` and `1.5 : f32`: an integer typed as a float (or
+      // the reverse) would print as the other kind and reload differently.
+      const bool is_int = attr.kind == Attribute::Kind::kInt;
+      if (is_int ? !attr.scalar_type.is_integer() : !attr.scalar_type.is_float()) {
+        return bad(where + " has " + (is_int ? "an integer" : "a float") + " attribute of type " +
+                   attr.scalar_type.to_string());
+      }
     }
-    for (size_t i = 0; a->array() && i < a->array()->size(); ++i) {
+    // Only the fields of its kind survive (as for element types).
+    if (attr.kind != Attribute::Kind::kBool) attr.b = false;
+    if (attr.kind != Attribute::Kind::kInt) attr.i = 0;
+    if (attr.kind != Attribute::Kind::kFloat) attr.f = 0.0;
+    if (attr.kind != Attribute::Kind::kString) attr.s.clear();
+    for (size_t i = 0; attr.kind == Attribute::Kind::kArray && a->array() && i < a->array()->size(); ++i) {
       QRT_ASSIGN_OR_RETURN(Attribute e, attribute(a->array()->Get(flatbuffers::uoffset_t(i)), where));
       attr.array.push_back(std::move(e));
     }
