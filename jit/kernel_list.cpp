@@ -6,6 +6,9 @@
 #if QRT_BACKEND_X86
 #include "jit/asmjit_x86/x86_backend.h"
 #endif
+#if QRT_BACKEND_A64
+#include "jit/asmjit_a64/a64_backend.h"
+#endif
 
 namespace qrt::jit {
 
@@ -35,6 +38,13 @@ std::vector<KernelListRow> make_rows() {
     rows.push_back({op, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
   }
   every_kind(x86_avx2_backend());
+#endif
+#if QRT_BACKEND_A64
+  // AArch64: GEMM tiles and their activation packing at each level; the twins serve the rest.
+  for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
+    rows.push_back({KernelOp::kGemm, b->isa(), b});
+    rows.push_back({KernelOp::kPackRows, b->isa(), b});
+  }
 #endif
   // Element-wise programs: LLVM at each level it serves (its baseline level ahead of the
   // scalar twin, which interprets them).

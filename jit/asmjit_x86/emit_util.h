@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "jit/asmjit_common/asmjit_finish.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 
@@ -116,27 +117,7 @@ void emit_depthwise_loops(asmjit::x86::Assembler& a, const KernelDesc& d, unsign
   emit_pixel_loop_end(a, offsetof(DepthwiseArgs, pixel_step), offsetof(DepthwiseArgs, out_stride), pixel, done);
 }
 
-/// Turns what the assembler holds into sealed executable code; asmjit errors become qrt
-/// errors naming `what`.
-inline Result<std::shared_ptr<ExecutableCode>> finish(asmjit::CodeHolder& code, const std::string& what) {
-  using namespace asmjit;
-  if (Error err = code.flatten(); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + what);
-  }
-  if (Error err = code.resolveUnresolvedLinks(); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + what);
-  }
-  const size_t size = code.codeSize();
-  return ExecutableCode::create(size, [&](void* dst, uint64_t base) -> Status {
-    if (Error err = code.relocateToBase(base); err != kErrorOk) {
-      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " relocating " + what);
-    }
-    if (Error err = code.copyFlattenedData(dst, size); err != kErrorOk) {
-      return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " copying " + what);
-    }
-    return Status::ok();
-  });
-}
+using asmjit_common::finish;
 
 }  // namespace qrt::jit::x86gen
 

@@ -20,7 +20,7 @@ namespace qrt::jit {
 struct GemmTraits {
   unsigned mr = 0;       ///< rows per micro-kernel tile (the largest; smaller tiles exist too)
   unsigned panel = 0;    ///< columns per packed weight panel (nr of a full tile)
-  unsigned k_group = 0;  ///< k values per column per packed step (4: u8 quads, 2: s16 pairs)
+  unsigned k_group = 0;  ///< k values per column per packed step: gemm_path_k_group(path)
   unsigned a_bytes = 0;  ///< bytes per packed activation (1: u8, 2: zero-extended u16)
   bool saturating_narrow = false;  ///< the tiles honour KernelDesc::saturate (drop the clamp)
 };

@@ -72,8 +72,23 @@ const char* gemm_path_name(GemmPath path) {
     case GemmPath::kMaddubs: return "maddubs";
     case GemmPath::kMaddwd: return "maddwd";
     case GemmPath::kDot4: return "dot4";
+    case GemmPath::kMlal: return "mlal";
+    case GemmPath::kSdot4: return "sdot4";
+    case GemmPath::kUsmmla8: return "usmmla8";
   }
   return "?";
+}
+
+unsigned gemm_path_k_group(GemmPath path) {
+  switch (path) {
+    case GemmPath::kMaddwd: return 2;
+    case GemmPath::kMlal: return 1;
+    case GemmPath::kUsmmla8: return 8;
+    case GemmPath::kMaddubs:
+    case GemmPath::kDot4:
+    case GemmPath::kSdot4: return 4;
+  }
+  return 4;
 }
 
 std::string KernelDesc::name() const {

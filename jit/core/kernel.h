@@ -39,7 +39,20 @@ enum class GemmPath : uint8_t {
   kMaddubs,  ///< vpmaddubsw -> vpmaddwd(1) -> vpaddd: only where the weights prove no s16 pair saturates
   kMaddwd,   ///< both sides widened to s16, vpmaddwd -> vpaddd: exact for every input
   kDot4,     ///< u8 x s8 quads summed straight into s32 (vpdpbusd): exact for every input
+  /// AArch64 NEON: one k value per step, u8 activations widened to s16 times s16 weights,
+  /// multiply-accumulated into s32 by element (smlal): exact for every input.
+  kMlal,
+  /// AArch64 dot product: s8 quads times s8 quads into s32 (sdot). The packed activations are
+  /// a' - 128 (s8); the packer adds 128 · Σ_k w to every column's bias, so the sum is Σ a'·w,
+  /// exact for every input.
+  kSdot4,
+  /// AArch64 i8mm: 2 rows x 8 k of u8 times 8 k x 2 columns of s8 into a 2 x 2 s32 block
+  /// (usmmla), k_group 8: exact for every input.
+  kUsmmla8,
 };
+
+/// k values per column per packed step of `path` (the packed layout's group; GemmTraits::k_group).
+unsigned gemm_path_k_group(GemmPath path);
 
 /// The path's name in kernel names: "maddubs", "maddwd", "dot4".
 const char* gemm_path_name(GemmPath path);

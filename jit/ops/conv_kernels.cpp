@@ -139,7 +139,7 @@ class ConvOpKernel final : public OpKernel {
         // rows are twice as wide).
         const bool in_place = p.traits.a_bytes == 1;
         if (in_place && !p.row_correction) {
-          im2col_rows(x, n, m0, mc, ow, packed_rows, row_bytes, p.a_flip ? 0x80 : 0);
+          im2col_rows(x, n, m0, mc, ow, packed_rows, row_bytes, p.packed_flip());
           gemm_->run_packed(packed_rows, nullptr, mc, out + m0 * out_c * ob, out_c * ob);
           return;
         }

@@ -87,11 +87,15 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
 }
 
 std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& backend, std::string* why_not) {
-  // The exact quad dot product is the fast path where a level has it; then the pair-sum
-  // path where it is proven exact; then the widened path, exact for every input.
-  if (backend.gemm_traits(GemmPath::kDot4)) return GemmPath::kDot4;
+  // The exact quad dot product is the fast path where a level has it (AArch64: the 2 x 8
+  // matrix multiply, then sdot); then the pair-sum path where it is proven exact; then the
+  // widened paths, exact for every input.
+  for (GemmPath exact : {GemmPath::kUsmmla8, GemmPath::kDot4, GemmPath::kSdot4}) {
+    if (backend.gemm_traits(exact)) return exact;
+  }
   if (a.pair_sum_exact && backend.gemm_traits(GemmPath::kMaddubs)) return GemmPath::kMaddubs;
   if (backend.gemm_traits(GemmPath::kMaddwd)) return GemmPath::kMaddwd;
+  if (backend.gemm_traits(GemmPath::kMlal)) return GemmPath::kMlal;
   if (why_not) *why_not = a.pair_sum_exact ? "no GEMM path at this level" : "no exact GEMM path at this level (" + a.path_reason + ")";
   return std::nullopt;
 }
@@ -106,7 +110,13 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   p->traits = *backend.gemm_traits(*path);
   p->isa = backend.isa();
   p->generator = backend.generator();
-  p->path_reason = *path == GemmPath::kDot4 ? "u8 x s8 quads summed into int32: exact for every input" : a.path_reason;
+  switch (*path) {
+    case GemmPath::kDot4: p->path_reason = "u8 x s8 quads summed into int32: exact for every input"; break;
+    case GemmPath::kSdot4: p->path_reason = "s8 x s8 quads summed into int32 (sdot), 128 x column sums in the bias: exact for every input"; break;
+    case GemmPath::kUsmmla8: p->path_reason = "u8 x s8 2x8 blocks summed into int32 (usmmla): exact for every input"; break;
+    case GemmPath::kMlal: p->path_reason = "u8 x s8 widened to s16, multiply-accumulated into int32 (smlal): exact for every input"; break;
+    default: p->path_reason = a.path_reason; break;
+  }
   p->row_correction = a.row_correction;
   p->saturate = a.saturate;
   const int64_t group = p->traits.k_group, panel = p->traits.panel;
@@ -137,7 +147,9 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
     const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
     int64_t colsum = 0;
     for (int64_t k = 0; k < s.k; ++k) colsum += w_at(k, n);
-    const int64_t bias = (s.bias.empty() ? 0 : s.bias[size_t(n)]) - int64_t(za) * colsum + s.k * int64_t(za) * zw;
+    int64_t bias = (s.bias.empty() ? 0 : s.bias[size_t(n)]) - int64_t(za) * colsum + s.k * int64_t(za) * zw;
+    // sdot4 multiplies a' - 128: Σ a'·w = Σ (a' - 128)·w + 128·Σ w.
+    if (p->path == GemmPath::kSdot4) bias += 128 * colsum;
     uint8_t* block = p->epilogue.data() + (n / panel) * kEpFields * panel * 4;
     // modulo 2^32: the total fits
     put_epilogue_lane(block, unsigned(panel), unsigned(n % panel), s, size_t(n), int32_t(uint32_t(uint64_t(bias))), zw);

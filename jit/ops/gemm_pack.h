@@ -72,7 +72,13 @@ struct PackedGemm {
   int64_t a_row_bytes() const { return int64_t(traits.a_bytes) * k_padded; }
   /// Whether the tiles can read activation rows as they are (u8, bytes, k a whole number
   /// of k groups, no row sums): then no pack is needed at all.
-  bool reads_rows_unpacked() const { return traits.a_bytes == 1 && !a_flip && k_padded == k && !row_correction; }
+  /// The XOR that turns a stored activation byte into its packed byte on the byte paths:
+  /// 0x80 for s8 rows (a' = a + 128), and once more on sdot4 (a' - 128).
+  uint8_t packed_flip() const { return uint8_t((a_flip != (path == GemmPath::kSdot4)) ? 0x80 : 0); }
+  /// (sdot4 packs a' - 128, which is what s8 rows hold, so there s8 rows are read as they are.)
+  bool reads_rows_unpacked() const {
+    return traits.a_bytes == 1 && a_flip == (path == GemmPath::kSdot4) && k_padded == k && !row_correction;
+  }
   /// Packs `rows` activation rows of k stored values (`src_stride` bytes apart) into `dst`
   /// (a_row_bytes() apart); with row_correction, sums[r] = Σ a' of row r (else `sums` is not
   /// written). In place (src == dst, src_stride == a_row_bytes()) unless a_bytes == 2.

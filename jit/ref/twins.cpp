@@ -36,10 +36,10 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
 
 void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
   // The packed layout (gemm_pack.cpp): per k step, per column of the panel, `group`
-  // consecutive k values as s8. The widened path has s16 pairs (k_group 2) against
-  // activations zero-extended to u16; maddubs and dot4 have u8 quads (k_group 4).
-  const bool u16 = d->path == GemmPath::kMaddwd;
-  const int64_t group = u16 ? 2 : 4, panel = d->panel;
+  // consecutive k values as s8 (gemm_path_k_group). The widened path has s16 pairs against
+  // activations zero-extended to u16; sdot4 has s8 activations (a' - 128); the others u8.
+  const bool u16 = d->path == GemmPath::kMaddwd, s8 = d->path == GemmPath::kSdot4;
+  const int64_t group = gemm_path_k_group(d->path), panel = d->panel;
   const auto* a = static_cast<const uint8_t*>(args->a);
   const auto* w = static_cast<const int8_t*>(args->w);
   const void* ep = args->epilogue;
@@ -52,7 +52,9 @@ void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
         for (int64_t g = 0; g < group; ++g) {
           const int64_t k = s * group + g;
           // u16 little-endian; the high byte is 0 from the packer, but read it as the kernel does.
-          const int32_t av = u16 ? int32_t(row[2 * k]) | (int32_t(row[2 * k + 1]) << 8) : int32_t(row[k]);
+          const int32_t av = u16  ? int32_t(row[2 * k]) | (int32_t(row[2 * k + 1]) << 8)
+                             : s8 ? int32_t(int8_t(row[k]))
+                                  : int32_t(row[k]);
           // Exact: maddubs is used only where its s16 pair sums are proven not to saturate.
           acc = wrap_add(acc, wrap_mul(av, w[(s * panel + j) * group + g]));
         }
@@ -71,6 +73,8 @@ void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* d) {
   // s8 activations become u8 by flipping the sign bit (a' = a + 128), as PackedGemm expects.
   const uint8_t flip = d->storage_signed ? 0x80 : 0;
   const bool u16 = d->path == GemmPath::kMaddwd;
+  // sdot4 stores a' - 128 as s8 (a' with the sign bit flipped back) and sums a'.
+  const uint8_t store_flip = d->path == GemmPath::kSdot4 ? 0x80 : 0;
   for (int64_t r = 0; r < args->rows; ++r) {
     const uint8_t* src = args->src + r * args->src_stride;
     uint8_t* dst = args->dst + r * args->dst_stride;
@@ -83,7 +87,7 @@ void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* d) {
         dst[2 * k] = v;  // u16 little-endian, zero-extended
         dst[2 * k + 1] = 0;
       } else {
-        dst[k] = v;
+        dst[k] = k < args->k ? uint8_t(v ^ store_flip) : 0;
       }
     }
     if (args->sums) args->sums[r] = sum;

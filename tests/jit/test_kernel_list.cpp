@@ -102,7 +102,8 @@ unsigned out_bytes(OutKind k) { return k == OutKind::kS32 || k == OutKind::kF32 
 
 void check_gemm(const Backend& b, std::mt19937& rng) {
   int cases = 0;
-  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4}) {
+  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4, GemmPath::kMlal, GemmPath::kSdot4,
+                        GemmPath::kUsmmla8}) {
     const auto traits = b.gemm_traits(path);
     if (!traits) continue;
     for (OutKind out : {OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8}) {
@@ -153,7 +154,8 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
 }
 
 void check_pack_rows(const Backend& b, std::mt19937& rng) {
-  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4}) {
+  for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4, GemmPath::kMlal, GemmPath::kSdot4,
+                        GemmPath::kUsmmla8}) {
     const auto traits = b.gemm_traits(path);
     if (!traits) continue;
     for (int64_t k : {1, 2, 3, 8, 9, 15, 16, 17, 24, 27, 31, 32, 33, 40, 48, 56, 63, 64, 65, 100, 127, 128, 257}) {
@@ -664,6 +666,10 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
     if (llvm_kernel_templates_built()) CHECK(llvm_rows == int(KernelOp::kCount) - 3);
   }
   if (qrt_test::test_isa() == Isa::kAvx2Vnni || qrt_test::test_isa() == Isa::kAvx512Vnni) CHECK(rows >= 2);
+  // AArch64: the a64 backend's GEMM tiles and packing at every NEON level.
+  if (qrt_test::test_isa() == Isa::kNeon || qrt_test::test_isa() == Isa::kNeonDot || qrt_test::test_isa() == Isa::kNeonI8mm) {
+    CHECK(native_rows >= 2);
+  }
 }
 
 TEST_CASE("the kernel list has the scalar twins of every kind, and rows name their level") {

@@ -18,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
 for graph in "$@"; do
-  "$qopt" "$graph" > "$tmp/qrt.mlir"
+  # QRT_EXE_WRAPPER: empty natively, qemu-user in a cross build (word-split on purpose).
+  ${QRT_EXE_WRAPPER:-} "$qopt" "$graph" > "$tmp/qrt.mlir"
   if ! mlir-opt-19 --allow-unregistered-dialect --mlir-print-elementsattrs-with-hex-if-larger=64 \
        "$tmp/qrt.mlir" > "$tmp/mlir.mlir" 2> "$tmp/err.txt"; then
     echo "FAIL $graph: mlir-opt-19 rejected qopt's output:"

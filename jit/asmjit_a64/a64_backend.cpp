@@ -1,0 +1,79 @@
+// qrt — the AArch64 backend, one Backend per level (see a64_backend.h): traits,
+// applicability and dispatch to the generators.
+//   neon:      GEMM tiles, 4 rows x 16 columns, on smlal by element (k_group 1).
+//   neon-dot:  GEMM tiles on sdot by element (k_group 4; activations packed as a' - 128).
+//   neon-i8mm: GEMM tiles on usmmla (k_group 8).
+// Activation rows are packed by the portable packing kernel (the twin); every other kernel
+// kind comes from the scalar twins (the kernel list's last rows).
+#include "jit/asmjit_a64/a64_backend.h"
+
+#include <string>
+
+#include "jit/asmjit_a64/generators.h"
+#include "jit/ref/twins.h"
+
+namespace qrt::jit {
+
+namespace {
+
+class A64Backend final : public Backend {
+ public:
+  explicit A64Backend(Isa isa) : isa_(isa) {}
+  const char* name() const override { return "a64"; }
+  Isa isa() const override { return isa_; }
+  bool available() const override { return host_isas().has(isa_); }
+
+  std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
+    // Each level offers its fastest exact path only: 16 accumulators (4 rows x 16 columns
+    // of s32) leave the other 16 vector registers to operands.
+    const GemmPath own = isa_ == Isa::kNeonI8mm ? GemmPath::kUsmmla8 : isa_ == Isa::kNeonDot ? GemmPath::kSdot4 : GemmPath::kMlal;
+    if (path != own) return std::nullopt;
+    return GemmTraits{a64gen::kGemmRows, 16, gemm_path_k_group(own), 1, true};
+  }
+  DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
+  StreamTraits stream_traits() const override { return {8}; }
+
+  std::string why_not(const KernelDesc& d) const override {
+    if (d.isa != isa_) {
+      return std::string("the a64 ") + isa_name(isa_) + " backend does not generate " + isa_name(d.isa) + " kernels";
+    }
+    if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
+    if (d.op != KernelOp::kGemm && d.op != KernelOp::kPackRows) {
+      return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
+    }
+    if (d.op == KernelOp::kPackRows) return gemm_traits(d.path) ? "" : "no such GEMM path at this level";
+    return gemm_tile_why_not(d, gemm_traits(d.path));
+  }
+
+  Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {
+    if (std::string why = why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
+    if (d.op == KernelOp::kPackRows) {
+      return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(twin_entry(KernelOp::kPackRows)));
+    }
+    Result<std::shared_ptr<ExecutableCode>> r = a64gen::generate_gemm(d);
+    if (!r.is_ok()) return r.status();
+    return std::shared_ptr<const CompiledKernel>(std::move(r).value());
+  }
+
+ private:
+  Isa isa_;
+};
+
+}  // namespace
+
+const Backend& a64_neon_backend() {
+  static const A64Backend backend(Isa::kNeon);
+  return backend;
+}
+
+const Backend& a64_neon_dot_backend() {
+  static const A64Backend backend(Isa::kNeonDot);
+  return backend;
+}
+
+const Backend& a64_neon_i8mm_backend() {
+  static const A64Backend backend(Isa::kNeonI8mm);
+  return backend;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# AArch64 without ARM hardware (docs/aarch64.md): cross-builds qrt for aarch64-linux-gnu, runs
+# the whole test suite under qemu-user once per CPU model (no dot product; dot product; dot
+# product and i8mm), and checks that every bundled model gives the x86 build's bytes: same
+# plan, same numerics, a different machine. Exits non-zero on any failure.
+#   bash scripts/test_arm64.sh                       # QEMU CPUs: cortex-a53 neoverse-n1 max
+#   QRT_QEMU_CPUS=max bash scripts/test_arm64.sh     # one CPU model
+# The x86 comparison needs build/tools/qrun (scripts/bootstrap.sh); without it, it is skipped
+# and says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QRT_ARM64_SYSROOT=${QRT_ARM64_SYSROOT:-$PWD/build-arm64-sysroot}
+sysroot=$QRT_ARM64_SYSROOT
+bash scripts/arm64_sysroot.sh
+if [ ! -f build-arm64/build.ninja ]; then
+  # LLVM's ORC backend is not cross-built: the arm64 tree has the asmjit a64 backend and the
+  # scalar twins (qrun --version says "llvm: not built").
+  meson setup build-arm64 --cross-file "$sysroot/sysroot.ini" --cross-file meson/aarch64-linux-gnu.ini \
+    -Dllvm=disabled -Dllvm_kernels=disabled
+fi
+ninja -C build-arm64
+
+failed=0
+for cpu in ${QRT_QEMU_CPUS:-cortex-a53 neoverse-n1 max}; do
+  echo "== $(date -u +%H:%M:%S) the test suite under qemu-aarch64, QEMU_CPU=$cpu"
+  if ! QEMU_CPU=$cpu meson test -C build-arm64 --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3; then
+    failed=1
+  fi
+  cp build-arm64/meson-logs/testlog.json "build-arm64/meson-logs/testlog-$cpu.json"
+done
+
+echo "== $(date -u +%H:%M:%S) bundled models: AArch64 bytes against x86, on every QEMU CPU"
+if [ ! -x build/tools/qrun ]; then
+  echo "SKIPPED: no x86 build/tools/qrun to compare with (bash scripts/bootstrap.sh builds it)"
+else
+  out=$(mktemp -d)
+  outputs() { (cd "$1" && cat $(ls)); }  # a run's outputs, in name order, as one byte stream
+  for model in models/onnx/*.onnx models/tflite-micro/*.tflite examples/*.mlir; do
+    name=$(basename "$model")
+    inputs=(--random 1)
+    # Token ids must index the embedding table: the encoder runs on its bundled inputs.
+    [ "$name" = encoder_dynamic_int8.onnx ] && inputs=(--input input_ids=models/onnx/encoder_dynamic_int8_ids.npy
+                                                      --input attention_mask=models/onnx/encoder_dynamic_int8_mask.npy)
+    # x86 at its best level and at the scalar level; AArch64 at the best level of each CPU.
+    mkdir -p "$out/$name"
+    build/tools/qrun "$model" "${inputs[@]}" --output-dir "$out/$name/x86" > /dev/null
+    build/tools/qrun "$model" "${inputs[@]}" --isa scalar --output-dir "$out/$name/x86-scalar" > /dev/null
+    same=1
+    cmp -s <(outputs "$out/$name/x86") <(outputs "$out/$name/x86-scalar") || same=0
+    for cpu in ${QRT_QEMU_CPUS:-cortex-a53 neoverse-n1 max}; do
+      env QEMU_CPU="$cpu" QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \
+        "QEMU_SET_ENV=LD_LIBRARY_PATH=$sysroot/usr/lib/aarch64-linux-gnu:$sysroot/lib/aarch64-linux-gnu" \
+        qemu-aarch64-static build-arm64/tools/qrun "$model" "${inputs[@]}" --output-dir "$out/$name/$cpu" > /dev/null
+      cmp -s <(outputs "$out/$name/x86") <(outputs "$out/$name/$cpu") || same=0
+    done
+    if [ $same -eq 1 ]; then
+      echo "identical: $model ($(ls "$out/$name/x86" | wc -l) outputs; x86, x86 scalar, ${QRT_QEMU_CPUS:-cortex-a53 neoverse-n1 max})"
+    else
+      echo "DIFFERENT: $model"; failed=1
+    fi
+  done
+  rm -rf "$out"
+fi
+exit $failed
