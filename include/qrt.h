@@ -73,7 +73,7 @@ typedef enum qrt_format {
 /** Which backend executes a plan. */
 typedef enum qrt_backend {
   QRT_BACKEND_DEFAULT = 0,   /**< the best available: QRT_BACKEND_JIT where the host has an ISA
-                                  level with a native code generator (x86-64 with AVX2), else
+                                  level with a native code generator (x86-64 with AVX2, AArch64), else
                                   QRT_BACKEND_LLVM where this build has it, else JIT */
   QRT_BACKEND_REF = 1,       /**< the scalar reference interpreter (the numerics oracle) */
   QRT_BACKEND_JIT = 2,       /**< kernels of the best allowed ISA level where they apply

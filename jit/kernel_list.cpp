@@ -40,10 +40,12 @@ std::vector<KernelListRow> make_rows() {
   every_kind(x86_avx2_backend());
 #endif
 #if QRT_BACKEND_A64
-  // AArch64: GEMM tiles and their activation packing at each level; the twins serve the rest.
+  // AArch64: GEMM tiles and their activation packing at each level, and the element-wise
+  // kinds; the twins serve the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
-    rows.push_back({KernelOp::kGemm, b->isa(), b});
-    rows.push_back({KernelOp::kPackRows, b->isa(), b});
+    for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize}) {
+      rows.push_back({op, b->isa(), b});
+    }
   }
 #endif
   // Element-wise programs: LLVM at each level it serves (its baseline level ahead of the

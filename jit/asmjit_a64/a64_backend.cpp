@@ -3,8 +3,9 @@
 //   neon:      GEMM tiles, 4 rows x 16 columns, on smlal by element (k_group 1).
 //   neon-dot:  GEMM tiles on sdot by element (k_group 4; activations packed as a' - 128).
 //   neon-i8mm: GEMM tiles on usmmla (k_group 8).
-// Activation rows are packed by the portable packing kernel (the twin); every other kernel
-// kind comes from the scalar twins (the kernel list's last rows).
+// Every level: quantized add, multiply and requantize, 8 elements per step. Activation rows are
+// packed by the portable packing kernel (the twin); every other kernel kind comes from the
+// scalar twins (the kernel list's last rows).
 #include "jit/asmjit_a64/a64_backend.h"
 
 #include <string>
@@ -38,11 +39,12 @@ class A64Backend final : public Backend {
       return std::string("the a64 ") + isa_name(isa_) + " backend does not generate " + isa_name(d.isa) + " kernels";
     }
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
-    if (d.op != KernelOp::kGemm && d.op != KernelOp::kPackRows) {
+    if (!serves(d.op)) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
     if (d.op == KernelOp::kPackRows) return gemm_traits(d.path) ? "" : "no such GEMM path at this level";
-    return gemm_tile_why_not(d, gemm_traits(d.path));
+    if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    return "";  // the element-wise kinds take every signedness and 8-bit output
   }
 
   Result<std::shared_ptr<const CompiledKernel>> generate(const KernelDesc& d) const override {
@@ -50,12 +52,17 @@ class A64Backend final : public Backend {
     if (d.op == KernelOp::kPackRows) {
       return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(twin_entry(KernelOp::kPackRows)));
     }
-    Result<std::shared_ptr<ExecutableCode>> r = a64gen::generate_gemm(d);
+    Result<std::shared_ptr<ExecutableCode>> r =
+        d.op == KernelOp::kGemm ? a64gen::generate_gemm(d) : a64gen::generate_elementwise(d);
     if (!r.is_ok()) return r.status();
     return std::shared_ptr<const CompiledKernel>(std::move(r).value());
   }
 
  private:
+  static bool serves(KernelOp op) {
+    return op == KernelOp::kGemm || op == KernelOp::kPackRows || op == KernelOp::kQAdd || op == KernelOp::kQMul ||
+           op == KernelOp::kRequantize;
+  }
   Isa isa_;
 };
 

@@ -18,5 +18,7 @@ constexpr unsigned kGemmRows = 4;
 /// kGemm: one tile (GemmTileArgs) of the mlal (NEON), sdot4 (dot product) or usmmla8 (i8mm)
 /// path, 1..4 rows x 1..16 columns.
 Result<std::shared_ptr<ExecutableCode>> generate_gemm(const KernelDesc& desc);
+/// kQAdd / kQMul / kRequantize (ElementwiseArgs), 8 elements per step; every NEON level.
+Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& desc);
 
 }  // namespace qrt::jit::a64gen

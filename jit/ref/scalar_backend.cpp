@@ -31,7 +31,12 @@ class ScalarBackend final : public Backend {
     if (d.isa != Isa::kScalar) return std::string("the scalar backend does not serve ") + isa_name(d.isa);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
     if (d.op == KernelOp::kEwProgram) return "element-wise programs are compiled with compile_program";
-    if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    if (d.op == KernelOp::kGemm) {
+      // The twins compute every path's layout (the other levels' tiles are compared with
+      // them): up to 16 rows of 16-column panels on paths this level does not choose.
+      const auto own = gemm_traits(d.path);
+      return gemm_tile_why_not(d, own ? own : GemmTraits{16, 16, gemm_path_k_group(d.path), 1});
+    }
     if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32);
     return window_kernel_why_not(d, depthwise_traits().block);
   }

@@ -8,10 +8,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/gemm_pack.h"
+#include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
+#include "jit/ref/scalar_backend.h"
 #include "op_kernel_check.h"
 
 namespace {
@@ -94,9 +101,26 @@ qrt::Tensor random_input(const MatmulCase& c, std::mt19937& rng, std::vector<int
 
 }  // namespace
 
+namespace {
+
+// The level's one path where it has no pair-sum path (VNNI: dot4; AArch64: usmmla8, sdot4 or
+// mlal): exact for every input, so chosen whatever the weights. nullopt on pair-sum levels.
+std::optional<qrt::jit::GemmPath> only_exact_path(const qrt::jit::Backend& backend) {
+  using qrt::jit::GemmPath;
+  if (backend.gemm_traits(GemmPath::kMaddubs)) return std::nullopt;
+  for (GemmPath p : {GemmPath::kUsmmla8, GemmPath::kDot4, GemmPath::kSdot4, GemmPath::kMlal}) {
+    if (backend.gemm_traits(p)) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   std::mt19937 rng(7);
-  int maddubs = 0, maddwd = 0, dot4 = 0, cases = 0;
+  std::map<std::string, int> on_path;  // tiles' path names ("_maddubs", ...) -> cases
+  int cases = 0;
+  const std::vector<std::string> paths = {"maddubs", "maddwd", "dot4", "mlal", "sdot4", "usmmla8"};
   for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 33}) {
     for (int64_t k : {1, 2, 3, 4, 5, 17, 64, 131}) {
       for (int64_t n : {1, 7, 15, 16, 17, 40}) {
@@ -106,28 +130,28 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
         const std::string text = matmul_text(c, rng, w_dev);
         CAPTURE(text);
         const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
-        maddubs += how.find("_maddubs") != std::string::npos;
-        maddwd += how.find("_maddwd") != std::string::npos;
-        dot4 += how.find("_dot4") != std::string::npos;
+        for (const std::string& p : paths) on_path[p] += how.find("_" + p + "_") != std::string::npos || how.find("_" + p + "__") != std::string::npos;
         ++cases;
       }
     }
   }
-  MESSAGE(cases << " cases: " << maddubs << " on vpmaddubsw, " << maddwd << " on vpmaddwd, " << dot4
-                 << " on vpdpbusd");
-  if (qrt_test::test_backend(qrt::jit::KernelOp::kGemm).gemm_traits(qrt::jit::GemmPath::kDot4)) {
-    CHECK(dot4 == cases);  // exact for every input: the only path on VNNI levels
-  } else {
-    CHECK(maddubs > 50);
-    CHECK(maddwd > 50);
+  std::string counts;
+  for (const std::string& p : paths) counts += " " + p + " " + std::to_string(on_path[p]);
+  MESSAGE(cases << " cases; tiles per path:" << counts);
+  const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
+  if (const auto only = only_exact_path(backend)) {
+    CHECK(on_path[qrt::jit::gemm_path_name(*only)] == cases);  // exact for every input: the level's only path
+  } else if (backend.gemm_traits(qrt::jit::GemmPath::kMaddubs)) {
+    CHECK(on_path["maddubs"] > 50);
+    CHECK(on_path["maddwd"] > 50);
   }
 }
 
 TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pair can saturate") {
   using qrt::jit::GemmPath;
   const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
-  // On a level with the exact quad dot product, that path is chosen whatever the weights.
-  const bool dot4 = backend.gemm_traits(GemmPath::kDot4).has_value();
+  // On a level with one path exact for every input, that path is chosen whatever the weights.
+  const std::optional<GemmPath> only = only_exact_path(backend);
   auto path_of = [&](const qrt::jit::GemmSpec& spec) {
     auto p = qrt::jit::pack_gemm(spec, qrt::jit::analyze_gemm(spec), backend);
     REQUIRE(p.is_ok());
@@ -140,19 +164,19 @@ TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pai
   // u8 activations up to 255: two weights of 64 and 64 give 255 * 128 = 32640 <= 32767.
   s.w = {64, 64, -128, 127};
   CHECK(qrt::jit::analyze_gemm(s).pair_sum_exact);  // (-128, 127): opposite signs never saturate
-  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddubs));
+  CHECK(path_of(s) == only.value_or(GemmPath::kMaddubs));
   s.w = {65, 64, 0, 0};  // 255 * 129 = 32895 > 32767
   CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
   CHECK(qrt::jit::analyze_gemm(s).path_reason.find("k = 0, n = 0") != std::string::npos);
-  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddwd));
+  CHECK(path_of(s) == only.value_or(GemmPath::kMaddwd));
   // The same weights are safe when the activations' bounds are narrower.
   s.a_max = 200;
   CHECK(qrt::jit::analyze_gemm(s).pair_sum_exact);
-  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddubs));
+  CHECK(path_of(s) == only.value_or(GemmPath::kMaddubs));
   // s8 activations are flipped to u8: [-128, 127] becomes [0, 255].
   s.a_signed = true, s.a_min = -128, s.a_max = 127;
   CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
-  CHECK(path_of(s) == (dot4 ? GemmPath::kDot4 : GemmPath::kMaddwd));
+  CHECK(path_of(s) == only.value_or(GemmPath::kMaddwd));
 }
 
 TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference") {
@@ -301,4 +325,82 @@ TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding 
     CHECK(how.find("f32_f32_f32_gemm") == 0);
     CHECK(how.find("batched") != std::string::npos);
   }
+}
+
+namespace {
+
+// A scalar-level backend that offers one GEMM path with the AArch64 tiles' traits and runs
+// the twins: pack_gemm's layout for that path (k group, sdot4's activation offset folded into
+// the bias, rows read unpacked) is then tested on every host, not only under qemu.
+class OnePathBackend final : public qrt::jit::Backend {
+ public:
+  explicit OnePathBackend(qrt::jit::GemmPath path) : path_(path) {}
+  const char* name() const override { return "one-path"; }
+  qrt::jit::Isa isa() const override { return qrt::jit::Isa::kScalar; }
+  bool available() const override { return true; }
+  std::optional<qrt::jit::GemmTraits> gemm_traits(qrt::jit::GemmPath path) const override {
+    if (path != path_) return std::nullopt;
+    return qrt::jit::GemmTraits{4, 16, qrt::jit::gemm_path_k_group(path), 1, false};
+  }
+  qrt::jit::DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
+  qrt::jit::StreamTraits stream_traits() const override { return {8}; }
+  std::string why_not(const qrt::jit::KernelDesc&) const override { return "generates nothing: the twins serve"; }
+  qrt::Result<std::shared_ptr<const qrt::jit::CompiledKernel>> generate(const qrt::jit::KernelDesc& d) const override {
+    return qrt::Status::error(d.name() + ": " + why_not(d));
+  }
+
+ private:
+  qrt::jit::GemmPath path_;
+};
+
+}  // namespace
+
+TEST_CASE("the AArch64 GEMM paths' packing (mlal, sdot4, usmmla8) gives the widened path's bytes") {
+  using qrt::jit::GemmPath;
+  using qrt::jit::OutKind;
+  std::mt19937 rng(2811);
+  int cases = 0, unpacked = 0;
+  for (GemmPath path : {GemmPath::kMlal, GemmPath::kSdot4, GemmPath::kUsmmla8}) {
+    const OnePathBackend backend(path);
+    for (int i = 0; i < 48; ++i) {
+      qrt::jit::GemmSpec s;
+      s.k = int64_t(1 + rng() % 70), s.n = int64_t(1 + rng() % 40);
+      if (i % 4 == 0) s.k = 8 * int64_t(1 + rng() % 8);  // whole k groups: rows may be read unpacked
+      s.a_signed = rng() % 2;
+      s.a_min = s.a_signed ? -128 : 0, s.a_max = s.a_signed ? 127 : 255;
+      s.a_zero_point = s.a_min + int32_t(rng() % 256);
+      s.w_signed = rng() % 2;
+      const bool wzp = rng() % 2;
+      s.out = OutKind(rng() % 4);
+      for (int64_t j = 0; j < s.n; ++j) {
+        s.w_zero_point.push_back(wzp ? int32_t(rng() % 7) - 3 + (s.w_signed ? 0 : 128) : (s.w_signed ? 0 : 128));
+        s.bias.push_back(int64_t(rng() % 20001) - 10000);
+        s.multiplier.push_back(s.out == OutKind::kS32 ? 1.0f : std::ldexp(1.0f + float(rng() % 100) / 100, -int(8 + rng() % 6)));
+        const int32_t lo = s.out == OutKind::kS8 ? -128 : 0;
+        s.out_zero_point.push_back(lo + int32_t(rng() % 256));
+        s.out_lo.push_back(lo);
+        s.out_hi.push_back(lo + 255);
+      }
+      for (int64_t e = 0; e < s.k * s.n; ++e) s.w.push_back(s.w_signed ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256));
+      const qrt::jit::GemmAnalysis analysis = qrt::jit::analyze_gemm(s);
+      REQUIRE(analysis.why_not.empty());
+      auto fast = qrt::jit::GemmKernel::create(s, analysis, backend);
+      auto widened = qrt::jit::GemmKernel::create(s, analysis, qrt::jit::scalar_backend());
+      REQUIRE(fast.is_ok());
+      REQUIRE(widened.is_ok());
+      CHECK((*fast)->packed().path == path);
+      unpacked += (*fast)->packed().reads_rows_unpacked();
+      const int64_t m = int64_t(1 + rng() % 9);
+      std::vector<uint8_t> a(size_t(m * s.k));
+      for (auto& x : a) x = uint8_t(rng());
+      const int64_t ldc = s.n * (*fast)->out_bytes();
+      std::vector<uint8_t> c1(size_t(m * ldc), 0x5A), c2(size_t(m * ldc), 0xA5);
+      (*fast)->run(a.data(), m, s.k, c1.data(), ldc, qrt::jit::serial());
+      (*widened)->run(a.data(), m, s.k, c2.data(), ldc, qrt::jit::serial());
+      CHECK_MESSAGE(c1 == c2, (*fast)->name() << " k " << s.k << " n " << s.n << " m " << m);
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " GEMMs, " << unpacked << " reading rows unpacked");
+  CHECK(unpacked > 0);
 }
