@@ -43,7 +43,8 @@ std::vector<KernelListRow> make_rows() {
   // AArch64: GEMM tiles and their activation packing at each level, and the element-wise
   // kinds; the twins serve the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
-    for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize}) {
+    for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
+                        KernelOp::kQuantize, KernelOp::kDequantize}) {
       rows.push_back({op, b->isa(), b});
     }
   }
