@@ -7,8 +7,9 @@
 //   usmmla8 (neon-i8mm): per 8 k, eight 16-byte weight registers (2 columns x 8 k each) and one
 //                        register per row pair (2 rows x 8 k); usmmla gives 2 x 2 blocks that
 //                        zip1/zip2 turn back into rows.
-// The epilogue adds the bias, subtracts row sums x weight zero points, and stores s32, f32 or
-// clamped, rounded (fcvtns: nearest even) and saturated 8-bit values, exactly as the twins.
+// The epilogue (epilogue_a64.cpp) adds the bias, subtracts row sums x weight zero points, and
+// stores s32, f32 or clamped, rounded (fcvtns: nearest even) and saturated 8-bit values,
+// exactly as the twins.
 #include <asmjit/arm/a64assembler.h>
 
 #include <cstddef>
@@ -166,91 +167,6 @@ void emit_usmmla8(Assembler& a, unsigned mr) {
   }
 }
 
-// ---- the shared epilogue ----
-
-// Stores `bytes` (< 16) low bytes of `x` at [base + offset] lane by lane.
-void store_low_bytes(Assembler& a, const VecV& x, const GpX& base, unsigned offset, unsigned bytes) {
-  unsigned at = 0;
-  for (unsigned w : {8u, 4u, 2u, 1u}) {
-    if (bytes - at < w) continue;
-    a.add(kTmp, base, offset + at);
-    if (w == 8) a.st1(x.d(at / 8), a64::ptr(kTmp));
-    if (w == 4) a.st1(x.s(at / 4), a64::ptr(kTmp));
-    if (w == 2) a.st1(x.h(at / 2), a64::ptr(kTmp));
-    if (w == 1) a.st1(x.b(at), a64::ptr(kTmp));
-    at += w;
-  }
-}
-
-void emit_epilogue(Assembler& a, const KernelDesc& d, unsigned acc_base, unsigned tmp_base) {
-  const unsigned mr = d.mr, nr = d.nr, vecs = (nr + 3) / 4, panel_bytes = 4u * d.panel;
-  auto acc = [&](unsigned r, unsigned j) { return v(acc_base + 4 * r + j).s4(); };
-  auto tmp = [&](unsigned i) { return v(tmp_base + i); };
-  auto field = [&](GemmEpilogueField f, unsigned j) { return a64::ptr(kEp, int32_t(f * panel_bytes + 16 * j)); };
-  if (d.row_correction) {
-    for (unsigned r = 0; r < mr; ++r) {
-      a.ldr(a64::w14, a64::ptr(kRowSums, int32_t(4 * r)));
-      a.dup(tmp(8 + r).s4(), a64::w14);
-    }
-  }
-  const bool byte_out = d.out == OutKind::kU8 || d.out == OutKind::kS8;
-  for (unsigned j = 0; j < vecs; ++j) {
-    a.ldr(tmp(0), field(kEpBias, j));
-    for (unsigned r = 0; r < mr; ++r) a.add(acc(r, j), acc(r, j), tmp(0).s4());
-    if (d.row_correction) {
-      a.ldr(tmp(1), field(kEpWeightZeroPoint, j));
-      for (unsigned r = 0; r < mr; ++r) a.mls(acc(r, j), tmp(1).s4(), tmp(8 + r).s4());
-    }
-    if (d.out == OutKind::kS32) continue;
-    a.ldr(tmp(2), field(kEpMultiplier, j));
-    for (unsigned r = 0; r < mr; ++r) {
-      a.scvtf(acc(r, j), acc(r, j));
-      a.fmul(acc(r, j), acc(r, j), tmp(2).s4());
-    }
-    if (!byte_out) continue;
-    a.ldr(tmp(3), field(kEpLowerBound, j));
-    a.ldr(tmp(4), field(kEpUpperBound, j));
-    a.ldr(tmp(5), field(kEpOutputZeroPoint, j));
-    for (unsigned r = 0; r < mr; ++r) {
-      // fmaxnm/fminnm: a NaN would become the bound, as vmaxps/vminps make it (none reaches here).
-      a.fmaxnm(acc(r, j), acc(r, j), tmp(3).s4());
-      a.fminnm(acc(r, j), acc(r, j), tmp(4).s4());
-      a.fcvtns(acc(r, j), acc(r, j));
-      a.add(acc(r, j), acc(r, j), tmp(5).s4());
-    }
-  }
-  // Stores, row by row.
-  a.mov(kOut, kC);
-  for (unsigned r = 0; r < mr; ++r) {
-    if (r > 0) a.add(kOut, kOut, kCStride);
-    if (byte_out) {
-      // s32 -> s16 -> 8 bit, saturating (vpackssdw then vpack{ss,us}wb); columns past nr are
-      // narrowed too but never stored.
-      const VecV lo = tmp(6), hi = tmp(7);
-      a.sqxtn(lo.h4(), acc(r, 0));
-      a.sqxtn2(lo.h8(), acc(r, 1));
-      a.sqxtn(hi.h4(), acc(r, 2));
-      a.sqxtn2(hi.h8(), acc(r, 3));
-      if (d.out == OutKind::kU8) {
-        a.sqxtun(lo.b8(), lo.h8());
-        a.sqxtun2(lo.b16(), hi.h8());
-      } else {
-        a.sqxtn(lo.b8(), lo.h8());
-        a.sqxtn2(lo.b16(), hi.h8());
-      }
-      if (nr == 16) a.str(lo, a64::ptr(kOut));
-      else store_low_bytes(a, lo, kOut, 0, nr);
-      continue;
-    }
-    for (unsigned j = 0; j < vecs; ++j) {
-      const VecV x = v(acc_base + 4 * r + j);
-      const unsigned cols = nr - 4 * j < 4 ? nr - 4 * j : 4;
-      if (cols == 4) a.str(x, a64::ptr(kOut, int32_t(16 * j)));
-      else store_low_bytes(a, x, kOut, 16 * j, 4 * cols);
-    }
-  }
-}
-
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_gemm(const KernelDesc& d) {
@@ -272,7 +188,13 @@ Result<std::shared_ptr<ExecutableCode>> generate_gemm(const KernelDesc& d) {
       break;
     default: return Status::error(d.name() + ": no AArch64 GEMM tile for the " + gemm_path_name(d.path) + " path");
   }
-  emit_epilogue(a, d, acc_base, tmp_base);
+  EpilogueLayout ep;
+  ep.rows = d.mr, ep.cols = d.nr, ep.out = d.out, ep.row_correction = d.row_correction;
+  ep.field_bytes = 4u * d.panel;
+  ep.acc = [acc_base](unsigned r, unsigned j) { return VecV(acc_base + 4 * r + j); };
+  ep.tmp_base = tmp_base;
+  const EpilogueRegs regs{kEp, kRowSums, kC, kCStride, kOut, kTmp};
+  emit_epilogue(a, ep, regs);
   restore_d8_d15(a);
   a.ret(a64::x30);
   return finish(code, d.name());

@@ -2,6 +2,9 @@
 // jit/core/microkernel.h.
 #pragma once
 
+#include <asmjit/arm/a64assembler.h>
+
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,6 +15,35 @@
 namespace qrt::jit::a64gen {
 
 using asmjit_common::finish;
+
+/// Where an epilogue's operands live: the epilogue block, the row sums (row correction only),
+/// the first output row and the bytes between rows, and two scratch registers.
+struct EpilogueRegs {
+  asmjit::a64::GpX ep, row_sums, out_base, out_stride, out, tmp;
+};
+
+/// What an epilogue computes: `rows` rows of 16 lanes held as 4 vectors each (acc(r, j): lanes
+/// 4j..4j+3, the epilogue block's lane order), `cols` columns stored from the vectors in
+/// store_order; vector registers tmp_base..tmp_base + 7 (+ rows with row_correction) are free.
+struct EpilogueLayout {
+  unsigned rows = 1, cols = 16;
+  OutKind out = OutKind::kU8;
+  bool row_correction = false;
+  unsigned field_bytes = 64;  ///< bytes per epilogue field (4 x the panel or block width)
+  std::function<asmjit::a64::VecV(unsigned, unsigned)> acc;
+  unsigned store_order[4] = {0, 1, 2, 3};
+  unsigned tmp_base = 0;
+};
+
+/// The requantization epilogue of GemmTileArgs / DepthwiseArgs (epilogue_a64.cpp).
+void emit_epilogue(asmjit::a64::Assembler& a, const EpilogueLayout& layout, const EpilogueRegs& regs);
+/// Stores the low `bytes` (< 16) bytes of `x` at [base + offset], lane by lane.
+void store_low_bytes(asmjit::a64::Assembler& a, const asmjit::a64::VecV& x, const asmjit::a64::GpX& base,
+                     unsigned offset, unsigned bytes, const asmjit::a64::GpX& tmp);
+/// Loads `bytes` (1..16) bytes at [base] into the low bytes of `x`, zeroing the rest, without
+/// reading past them.
+void load_low_bytes(asmjit::a64::Assembler& a, const asmjit::a64::VecV& x, const asmjit::a64::GpX& base,
+                    unsigned bytes, const asmjit::a64::GpX& tmp);
 
 /// Rows of every AArch64 GEMM tile (16 columns per panel).
 constexpr unsigned kGemmRows = 4;
@@ -28,6 +60,16 @@ inline std::string convert_why_not(const KernelDesc& d) {
 }
 /// kQuantize / kDequantize (ConvertArgs), 8 elements per step; convert_why_not(desc) == "".
 Result<std::shared_ptr<ExecutableCode>> generate_convert(const KernelDesc& desc);
+/// "" when generate_depthwise can build `d`: 16-channel blocks, tap pairs, at most 2^20
+/// channels and 1024 taps (immediate counts).
+inline std::string depthwise_why_not(const KernelDesc& d) {
+  if (d.panel != 16) return "the AArch64 depthwise kernel works in 16-channel blocks";
+  if (d.taps == 0 || d.taps % 2 != 0 || d.taps > 1024) return "the window must have an even number of taps, at most 1024";
+  if (d.channels == 0 || d.channels > (1u << 20)) return "the AArch64 depthwise kernel takes 1 to 2^20 channels";
+  return "";
+}
+/// kDepthwise (DepthwiseArgs): 16-channel blocks, the x86 lane order (microkernel.h).
+Result<std::shared_ptr<ExecutableCode>> generate_depthwise(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs), 8 elements per step; every NEON level.
 Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& desc);
 
