@@ -44,7 +44,8 @@ std::vector<KernelListRow> make_rows() {
   // kinds; the twins serve the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
-                        KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise}) {
+                        KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
+                        KernelOp::kAvgPool}) {
       rows.push_back({op, b->isa(), b});
     }
   }

@@ -3,7 +3,7 @@
 //   neon:      GEMM tiles, 4 rows x 16 columns, on smlal by element (k_group 1).
 //   neon-dot:  GEMM tiles on sdot by element (k_group 4; activations packed as a' - 128).
 //   neon-i8mm: GEMM tiles on usmmla (k_group 8).
-// Every level: depthwise convolution (16-channel blocks); quantized add, multiply and
+// Every level: depthwise convolution and pooling (16-channel blocks); quantized add, multiply and
 // requantize, quantize and dequantize, 8 elements per step. Activation rows are
 // packed by the portable packing kernel (the twin); every other kernel kind comes from the
 // scalar twins (the kernel list's last rows).
@@ -46,6 +46,10 @@ class A64Backend final : public Backend {
     if (d.op == KernelOp::kPackRows) return gemm_traits(d.path) ? "" : "no such GEMM path at this level";
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
     if (d.op == KernelOp::kQuantize || d.op == KernelOp::kDequantize) return a64gen::convert_why_not(d);
+    if (d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool) {
+      if (std::string why = window_kernel_why_not(d, depthwise_traits().block); !why.empty()) return why;
+      return a64gen::pool_why_not(d);
+    }
     if (d.op == KernelOp::kDepthwise) {
       if (std::string why = window_kernel_why_not(d, depthwise_traits().block); !why.empty()) return why;
       return a64gen::depthwise_why_not(d);
@@ -60,6 +64,8 @@ class A64Backend final : public Backend {
     }
     Result<std::shared_ptr<ExecutableCode>> r = d.op == KernelOp::kGemm        ? a64gen::generate_gemm(d)
                                                 : d.op == KernelOp::kDepthwise ? a64gen::generate_depthwise(d)
+                                                : d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool
+                                                    ? a64gen::generate_pool(d)
                                                 : d.op == KernelOp::kQuantize || d.op == KernelOp::kDequantize
                                                     ? a64gen::generate_convert(d)
                                                     : a64gen::generate_elementwise(d);
@@ -71,7 +77,7 @@ class A64Backend final : public Backend {
   static bool serves(KernelOp op) {
     return op == KernelOp::kGemm || op == KernelOp::kPackRows || op == KernelOp::kQAdd || op == KernelOp::kQMul ||
            op == KernelOp::kRequantize || op == KernelOp::kQuantize || op == KernelOp::kDequantize ||
-           op == KernelOp::kDepthwise;
+           op == KernelOp::kDepthwise || op == KernelOp::kMaxPool || op == KernelOp::kAvgPool;
   }
   Isa isa_;
 };

@@ -70,6 +70,15 @@ inline std::string depthwise_why_not(const KernelDesc& d) {
 }
 /// kDepthwise (DepthwiseArgs): 16-channel blocks, the x86 lane order (microkernel.h).
 Result<std::shared_ptr<ExecutableCode>> generate_depthwise(const KernelDesc& desc);
+/// "" when generate_pool can build `d`: 1 to 2^20 channels, at least one tap.
+inline std::string pool_why_not(const KernelDesc& d) {
+  if (d.op != KernelOp::kMaxPool && d.op != KernelOp::kAvgPool) return "not a pooling kernel";
+  if (d.taps == 0) return "the window has no taps";
+  if (d.channels == 0 || d.channels > (1u << 20)) return "the AArch64 pooling kernel takes 1 to 2^20 channels";
+  return "";
+}
+/// kMaxPool / kAvgPool (PoolArgs): 16-channel blocks, a loop over the taps.
+Result<std::shared_ptr<ExecutableCode>> generate_pool(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs), 8 elements per step; every NEON level.
 Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& desc);
 
