@@ -19,9 +19,6 @@ namespace qrt::jit::a64gen {
 namespace {
 
 using namespace asmjit;
-using a64::Assembler;
-using a64::GpX;
-using a64::VecV;
 
 const GpX kArgs = a64::x0, kIn = a64::x1, kOut = a64::x2, kBlocks = a64::x3;
 
@@ -89,9 +86,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_convert(const KernelDesc& d) {
   // The clamp bounds and the zero point must be exact in f32 and fit int32 after the sum.
   if (std::string why = convert_why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
   CodeHolder code;
-  if (Error err = code.init(Environment(Arch::kAArch64)); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
-  }
+  QRT_RETURN_IF_ERROR(init_code(code, d));
   Assembler a(&code);
   Label pool = a.newLabel();
   a.ldr(kIn, a64::ptr(kArgs, offsetof(ConvertArgs, in)));

@@ -1,7 +1,7 @@
 // qrt — AArch64 depthwise convolution (DepthwiseArgs, jit/core/microkernel.h) generated with
 // asmjit's a64 assembler: per output pixel, per block of 16 channels, per tap pair, two 16-byte
 // input loads widened to s16 and 2 x 4 smlal/smlal2 against the block's s16 weights, then the
-// shared requantization epilogue (epilogue_a64.cpp).
+// shared requantization epilogue (shared_a64.cpp).
 //
 // The weights come in the layout of microkernel.h (depthwise_weight_index, panel 16): per
 // tap pair, two registers of 8 lanes, each lane holding its two taps' weights side by side,
@@ -22,9 +22,6 @@ namespace qrt::jit::a64gen {
 namespace {
 
 using namespace asmjit;
-using a64::Assembler;
-using a64::GpX;
-using a64::VecV;
 
 // x0: args. Row pointers and counters in caller-saved registers.
 const GpX kArgs = a64::x0, kTaps = a64::x1, kOutPixel = a64::x2, kOutStride = a64::x3, kPixels = a64::x4,
@@ -111,44 +108,23 @@ void emit_block(Assembler& a, const KernelDesc& d, unsigned width, const GpX& sc
 Result<std::shared_ptr<ExecutableCode>> generate_depthwise(const KernelDesc& d) {
   if (std::string why = depthwise_why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
   CodeHolder code;
-  if (Error err = code.init(Environment(Arch::kAArch64)); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
-  }
+  QRT_RETURN_IF_ERROR(init_code(code, d));
   Assembler a(&code);
-  a.ldr(kTaps, a64::ptr(kArgs, offsetof(DepthwiseArgs, taps)));
-  a.ldr(kOutPixel, a64::ptr(kArgs, offsetof(DepthwiseArgs, out)));
-  a.ldr(kOutStride, a64::ptr(kArgs, offsetof(DepthwiseArgs, out_stride)));
-  a.ldr(kPixels, a64::ptr(kArgs, offsetof(DepthwiseArgs, pixels)));
   a.ldr(kWeights, a64::ptr(kArgs, offsetof(DepthwiseArgs, weights)));
   a.ldr(kEpBase, a64::ptr(kArgs, offsetof(DepthwiseArgs, epilogue)));
-  a.ldr(kTapsStride, a64::ptr(kArgs, offsetof(DepthwiseArgs, taps_stride)));
-  a.ldr(kPixelStep, a64::ptr(kArgs, offsetof(DepthwiseArgs, pixel_step)));
-  a.mov(kPixelOffset, 0);
-  const uint32_t full_blocks = d.channels / kBlock, tail = d.channels % kBlock;
-
-  Label pixel = a.newLabel(), done = a.newLabel();
-  a.cbz(kPixels, done);
-  a.bind(pixel);
-  a.mov(kChannel, 0);
-  a.mov(kW, kWeights);
-  a.mov(kEp, kEpBase);
-  if (full_blocks > 0) {
-    Label block = a.newLabel();
-    a.mov(kBlockCount, full_blocks);
-    a.bind(block);
-    emit_block(a, d, kBlock, kScratch);
-    a.add(kChannel, kChannel, kBlock);
-    a.add(kEp, kEp, kBlockEpBytes);
-    a.subs(kBlockCount, kBlockCount, 1);
-    a.b_ne(block);
-  }
-  if (tail > 0) emit_block(a, d, tail, kScratch);
-  a.add(kTaps, kTaps, kTapsStride);
-  a.add(kPixelOffset, kPixelOffset, kPixelStep);
-  a.add(kOutPixel, kOutPixel, kOutStride);
-  a.subs(kPixels, kPixels, 1);
-  a.b_ne(pixel);
-  a.bind(done);
+  const WindowRegs regs{kArgs,       kTaps,        kOutPixel,     kOutStride, kPixels,
+                        kTapsStride, kPixelStep,   kPixelOffset,  kChannel,   kBlockCount};
+  const WindowArgOffsets offsets{offsetof(DepthwiseArgs, taps),        offsetof(DepthwiseArgs, out),
+                                 offsetof(DepthwiseArgs, out_stride),  offsetof(DepthwiseArgs, pixels),
+                                 offsetof(DepthwiseArgs, taps_stride), offsetof(DepthwiseArgs, pixel_step)};
+  // The weights and epilogue blocks follow the channel blocks; each pixel starts over.
+  emit_window_pixels(
+      a, regs, offsets, d.channels,
+      [&] {
+        a.mov(kW, kWeights);
+        a.mov(kEp, kEpBase);
+      },
+      [&](unsigned width) { emit_block(a, d, width, kScratch); }, [&] { a.add(kEp, kEp, kBlockEpBytes); });
   a.ret(a64::x30);
   return finish(code, d.name());
 }

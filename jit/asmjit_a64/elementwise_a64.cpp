@@ -17,9 +17,6 @@ namespace qrt::jit::a64gen {
 namespace {
 
 using namespace asmjit;
-using a64::Assembler;
-using a64::GpX;
-using a64::VecV;
 
 const GpX kArgs = a64::x0, kA = a64::x1, kB = a64::x2, kY = a64::x3, kBlocks = a64::x4, kAddr = a64::x5;
 // Parameters broadcast to every lane, in caller-saved registers.
@@ -51,9 +48,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& d
     return Status::error(d.name() + ": not an element-wise kernel kind");
   }
   CodeHolder code;
-  if (Error err = code.init(Environment(Arch::kAArch64)); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
-  }
+  QRT_RETURN_IF_ERROR(init_code(code, d));
   Assembler a(&code);
   const bool binary = d.op != KernelOp::kRequantize;
   a.ldr(kA, a64::ptr(kArgs, offsetof(ElementwiseArgs, a)));

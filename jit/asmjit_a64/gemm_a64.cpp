@@ -7,7 +7,7 @@
 //   usmmla8 (neon-i8mm): per 8 k, eight 16-byte weight registers (2 columns x 8 k each) and one
 //                        register per row pair (2 rows x 8 k); usmmla gives 2 x 2 blocks that
 //                        zip1/zip2 turn back into rows.
-// The epilogue (epilogue_a64.cpp) adds the bias, subtracts row sums x weight zero points, and
+// The epilogue (shared_a64.cpp) adds the bias, subtracts row sums x weight zero points, and
 // stores s32, f32 or clamped, rounded (fcvtns: nearest even) and saturated 8-bit values,
 // exactly as the twins.
 #include <asmjit/arm/a64assembler.h>
@@ -22,9 +22,6 @@ namespace qrt::jit::a64gen {
 namespace {
 
 using namespace asmjit;
-using a64::Assembler;
-using a64::GpX;
-using a64::VecV;
 
 // The arguments and the tile's row pointers (caller-saved registers only).
 const GpX kArgs = a64::x0, kA = a64::x1, kAStride = a64::x2, kW = a64::x3, kKSteps = a64::x4, kC = a64::x5,
@@ -171,10 +168,7 @@ void emit_usmmla8(Assembler& a, unsigned mr) {
 
 Result<std::shared_ptr<ExecutableCode>> generate_gemm(const KernelDesc& d) {
   CodeHolder code;
-  Environment env(Arch::kAArch64);
-  if (Error err = code.init(env); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
-  }
+  QRT_RETURN_IF_ERROR(init_code(code, d));
   Assembler a(&code);
   save_d8_d15(a);
   load_args(a, d.mr);

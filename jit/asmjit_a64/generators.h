@@ -15,6 +15,32 @@
 namespace qrt::jit::a64gen {
 
 using asmjit_common::finish;
+using asmjit::a64::Assembler;
+using asmjit::a64::GpX;
+using asmjit::a64::VecV;
+
+/// Prepares `code` for AArch64; asmjit errors become qrt errors naming d's kernel.
+Status init_code(asmjit::CodeHolder& code, const KernelDesc& d);
+
+/// Narrows four int32 vectors (16 lanes, `v[0]` first) to 16 saturated bytes of `out` (s8 or
+/// u8) in `dst`, as vpackssdw then vpack{ss,us}wb; `hi` is scratch.
+void emit_narrow16(Assembler& a, OutKind out, const VecV (&v)[4], const VecV& dst, const VecV& hi);
+
+/// Registers of a window kernel's pixel loop (DepthwiseArgs and PoolArgs).
+struct WindowRegs {
+  GpX args, taps, out_pixel, out_stride, pixels, taps_stride, pixel_step, pixel_offset, channel, block_count;
+};
+/// Where a window kernel's argument block keeps the loop's fields.
+struct WindowArgOffsets {
+  size_t taps, out, out_stride, pixels, taps_stride, pixel_step;
+};
+/// Loads the loop's arguments, then per output pixel: per_pixel(), then block(16) over the
+/// whole 16-channel blocks (after_block() after each) and block(tail) for the last channels,
+/// with `channel` at each block's first channel and `pixel_offset` at p · pixel_step; the
+/// pixel's tap pointers are at `taps`.
+void emit_window_pixels(Assembler& a, const WindowRegs& r, const WindowArgOffsets& o, uint32_t channels,
+                        const std::function<void()>& per_pixel, const std::function<void(unsigned)>& block,
+                        const std::function<void()>& after_block);
 
 /// Where an epilogue's operands live: the epilogue block, the row sums (row correction only),
 /// the first output row and the bytes between rows, and two scratch registers.
@@ -35,7 +61,7 @@ struct EpilogueLayout {
   unsigned tmp_base = 0;
 };
 
-/// The requantization epilogue of GemmTileArgs / DepthwiseArgs (epilogue_a64.cpp).
+/// The requantization epilogue of GemmTileArgs / DepthwiseArgs (shared_a64.cpp).
 void emit_epilogue(asmjit::a64::Assembler& a, const EpilogueLayout& layout, const EpilogueRegs& regs);
 /// Stores the low `bytes` (< 16) bytes of `x` at [base + offset], lane by lane.
 void store_low_bytes(asmjit::a64::Assembler& a, const asmjit::a64::VecV& x, const asmjit::a64::GpX& base,

@@ -16,9 +16,6 @@ namespace qrt::jit::a64gen {
 namespace {
 
 using namespace asmjit;
-using a64::Assembler;
-using a64::GpX;
-using a64::VecV;
 
 const GpX kArgs = a64::x0, kTaps = a64::x1, kOutPixel = a64::x2, kOutStride = a64::x3, kPixels = a64::x4,
           kTapsStride = a64::x5, kPixelStep = a64::x6, kPixelOffset = a64::x7, kChannel = a64::x8,
@@ -79,17 +76,8 @@ void emit_block(Assembler& a, const KernelDesc& d, unsigned width) {
       a.fcvtns(s.s4(), s.s4());
       a.add(s.s4(), s.s4(), kZo.s4());
     }
-    a.sqxtn(lo.h4(), VecV(16).s4());
-    a.sqxtn2(lo.h8(), VecV(17).s4());
-    a.sqxtn(hi.h4(), VecV(18).s4());
-    a.sqxtn2(hi.h8(), VecV(19).s4());
-    if (d.out == OutKind::kS8) {
-      a.sqxtn(acc.b8(), lo.h8());
-      a.sqxtn2(acc.b16(), hi.h8());
-    } else {
-      a.sqxtun(acc.b8(), lo.h8());
-      a.sqxtun2(acc.b16(), hi.h8());
-    }
+    const VecV sums[4] = {VecV(16), VecV(17), VecV(18), VecV(19)};
+    emit_narrow16(a, d.out, sums, acc, hi);
   }
   a.add(kOut, kOutPixel, kChannel);
   if (width == 16) a.str(acc, a64::ptr(kOut));
@@ -101,16 +89,8 @@ void emit_block(Assembler& a, const KernelDesc& d, unsigned width) {
 Result<std::shared_ptr<ExecutableCode>> generate_pool(const KernelDesc& d) {
   if (std::string why = pool_why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
   CodeHolder code;
-  if (Error err = code.init(Environment(Arch::kAArch64)); err != kErrorOk) {
-    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
-  }
+  QRT_RETURN_IF_ERROR(init_code(code, d));
   Assembler a(&code);
-  a.ldr(kTaps, a64::ptr(kArgs, offsetof(PoolArgs, taps)));
-  a.ldr(kOutPixel, a64::ptr(kArgs, offsetof(PoolArgs, out)));
-  a.ldr(kOutStride, a64::ptr(kArgs, offsetof(PoolArgs, out_stride)));
-  a.ldr(kPixels, a64::ptr(kArgs, offsetof(PoolArgs, pixels)));
-  a.ldr(kTapsStride, a64::ptr(kArgs, offsetof(PoolArgs, taps_stride)));
-  a.ldr(kPixelStep, a64::ptr(kArgs, offsetof(PoolArgs, pixel_step)));
   if (d.op == KernelOp::kAvgPool) {
     broadcast(a, kM, offsetof(PoolArgs, m));
     broadcast(a, kBias, offsetof(PoolArgs, bias));
@@ -118,28 +98,12 @@ Result<std::shared_ptr<ExecutableCode>> generate_pool(const KernelDesc& d) {
     broadcast(a, kLo, offsetof(PoolArgs, lo));
     broadcast(a, kHi, offsetof(PoolArgs, hi));
   }
-  a.mov(kPixelOffset, 0);
-  const uint32_t full_blocks = d.channels / 16, tail = d.channels % 16;
-  Label pixel = a.newLabel(), done = a.newLabel();
-  a.cbz(kPixels, done);
-  a.bind(pixel);
-  a.mov(kChannel, 0);
-  if (full_blocks > 0) {
-    Label block = a.newLabel();
-    a.mov(kBlockCount, full_blocks);
-    a.bind(block);
-    emit_block(a, d, 16);
-    a.add(kChannel, kChannel, 16);
-    a.subs(kBlockCount, kBlockCount, 1);
-    a.b_ne(block);
-  }
-  if (tail > 0) emit_block(a, d, tail);
-  a.add(kTaps, kTaps, kTapsStride);
-  a.add(kPixelOffset, kPixelOffset, kPixelStep);
-  a.add(kOutPixel, kOutPixel, kOutStride);
-  a.subs(kPixels, kPixels, 1);
-  a.b_ne(pixel);
-  a.bind(done);
+  const WindowRegs regs{kArgs, kTaps, kOutPixel, kOutStride, kPixels, kTapsStride, kPixelStep, kPixelOffset, kChannel,
+                        kBlockCount};
+  const WindowArgOffsets offsets{offsetof(PoolArgs, taps),   offsetof(PoolArgs, out),         offsetof(PoolArgs, out_stride),
+                                 offsetof(PoolArgs, pixels), offsetof(PoolArgs, taps_stride), offsetof(PoolArgs, pixel_step)};
+  emit_window_pixels(
+      a, regs, offsets, d.channels, [] {}, [&](unsigned width) { emit_block(a, d, width); }, [] {});
   a.ret(a64::x30);
   return finish(code, d.name());
 }

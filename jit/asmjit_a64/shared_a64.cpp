@@ -1,19 +1,76 @@
-// qrt — the AArch64 requantization epilogue shared by the GEMM tiles and depthwise blocks (see
-// generators.h): per output vector, + bias, - row sum x zw (mls), then s32 as is; f32:
+// qrt — what the AArch64 generators share (see generators.h): code set-up, partial loads and
+// stores, the 16-byte narrowing, the window kernels' pixel loop, and the requantization
+// epilogue of the GEMM tiles and depthwise blocks: per output vector, + bias, - row sum x zw (mls), then s32 as is; f32:
 // scvtf, fmul; 8-bit: fmaxnm/fminnm against lo - zo and hi - zo (a NaN becomes the bound, as
 // vmaxps/vminps make it), fcvtns (nearest even), + zo, sqxtn then sqxtun/sqxtn — the twins'
 // store_epilogue, bit for bit.
 #include <asmjit/arm/a64assembler.h>
+
+#include <string>
 
 #include "jit/asmjit_a64/generators.h"
 
 namespace qrt::jit::a64gen {
 
 using namespace asmjit;
-using a64::GpX;
-using a64::VecV;
 
-void store_low_bytes(a64::Assembler& a, const VecV& x, const GpX& base, unsigned offset, unsigned bytes, const GpX& tmp) {
+Status init_code(CodeHolder& code, const KernelDesc& d) {
+  if (Error err = code.init(Environment(Arch::kAArch64)); err != kErrorOk) {
+    return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " generating " + d.name());
+  }
+  return Status::ok();
+}
+
+void emit_narrow16(Assembler& a, OutKind out, const VecV (&v)[4], const VecV& dst, const VecV& hi) {
+  a.sqxtn(dst.h4(), v[0].s4());
+  a.sqxtn2(dst.h8(), v[1].s4());
+  a.sqxtn(hi.h4(), v[2].s4());
+  a.sqxtn2(hi.h8(), v[3].s4());
+  if (out == OutKind::kU8) {
+    a.sqxtun(dst.b8(), dst.h8());
+    a.sqxtun2(dst.b16(), hi.h8());
+  } else {
+    a.sqxtn(dst.b8(), dst.h8());
+    a.sqxtn2(dst.b16(), hi.h8());
+  }
+}
+
+void emit_window_pixels(Assembler& a, const WindowRegs& r, const WindowArgOffsets& o, uint32_t channels,
+                        const std::function<void()>& per_pixel, const std::function<void(unsigned)>& block,
+                        const std::function<void()>& after_block) {
+  a.ldr(r.taps, a64::ptr(r.args, int32_t(o.taps)));
+  a.ldr(r.out_pixel, a64::ptr(r.args, int32_t(o.out)));
+  a.ldr(r.out_stride, a64::ptr(r.args, int32_t(o.out_stride)));
+  a.ldr(r.pixels, a64::ptr(r.args, int32_t(o.pixels)));
+  a.ldr(r.taps_stride, a64::ptr(r.args, int32_t(o.taps_stride)));
+  a.ldr(r.pixel_step, a64::ptr(r.args, int32_t(o.pixel_step)));
+  a.mov(r.pixel_offset, 0);
+  const uint32_t full_blocks = channels / 16, tail = channels % 16;
+  Label pixel = a.newLabel(), done = a.newLabel();
+  a.cbz(r.pixels, done);
+  a.bind(pixel);
+  a.mov(r.channel, 0);
+  per_pixel();
+  if (full_blocks > 0) {
+    Label loop = a.newLabel();
+    a.mov(r.block_count, full_blocks);
+    a.bind(loop);
+    block(16);
+    after_block();
+    a.add(r.channel, r.channel, 16);
+    a.subs(r.block_count, r.block_count, 1);
+    a.b_ne(loop);
+  }
+  if (tail > 0) block(tail);
+  a.add(r.taps, r.taps, r.taps_stride);
+  a.add(r.pixel_offset, r.pixel_offset, r.pixel_step);
+  a.add(r.out_pixel, r.out_pixel, r.out_stride);
+  a.subs(r.pixels, r.pixels, 1);
+  a.b_ne(pixel);
+  a.bind(done);
+}
+
+void store_low_bytes(Assembler& a, const VecV& x, const GpX& base, unsigned offset, unsigned bytes, const GpX& tmp) {
   unsigned at = 0;
   for (unsigned w : {8u, 4u, 2u, 1u}) {
     if (bytes - at < w) continue;
@@ -26,7 +83,7 @@ void store_low_bytes(a64::Assembler& a, const VecV& x, const GpX& base, unsigned
   }
 }
 
-void load_low_bytes(a64::Assembler& a, const VecV& x, const GpX& base, unsigned bytes, const GpX& tmp) {
+void load_low_bytes(Assembler& a, const VecV& x, const GpX& base, unsigned bytes, const GpX& tmp) {
   if (bytes == 16) {
     a.ldr(x, a64::ptr(base));
     return;
@@ -50,7 +107,7 @@ void load_low_bytes(a64::Assembler& a, const VecV& x, const GpX& base, unsigned 
   }
 }
 
-void emit_epilogue(a64::Assembler& a, const EpilogueLayout& e, const EpilogueRegs& g) {
+void emit_epilogue(Assembler& a, const EpilogueLayout& e, const EpilogueRegs& g) {
   const unsigned vecs = 4;  // epilogue math on every vector: lanes past `cols` are never stored
   auto acc = [&](unsigned r, unsigned j) { return e.acc(r, j).s4(); };
   auto tmp = [&](unsigned i) { return VecV(e.tmp_base + i); };
@@ -94,17 +151,8 @@ void emit_epilogue(a64::Assembler& a, const EpilogueLayout& e, const EpilogueReg
     if (byte_out) {
       // s32 -> s16 -> 8 bit, saturating (vpackssdw then vpack{ss,us}wb).
       const VecV lo = tmp(6), hi = tmp(7);
-      a.sqxtn(lo.h4(), stored(r, 0).s4());
-      a.sqxtn2(lo.h8(), stored(r, 1).s4());
-      a.sqxtn(hi.h4(), stored(r, 2).s4());
-      a.sqxtn2(hi.h8(), stored(r, 3).s4());
-      if (e.out == OutKind::kU8) {
-        a.sqxtun(lo.b8(), lo.h8());
-        a.sqxtun2(lo.b16(), hi.h8());
-      } else {
-        a.sqxtn(lo.b8(), lo.h8());
-        a.sqxtn2(lo.b16(), hi.h8());
-      }
+      const VecV parts[4] = {stored(r, 0), stored(r, 1), stored(r, 2), stored(r, 3)};
+      emit_narrow16(a, e.out, parts, lo, hi);
       if (e.cols == 16) a.str(lo, a64::ptr(g.out));
       else store_low_bytes(a, lo, g.out, 0, e.cols, g.tmp);
       continue;
