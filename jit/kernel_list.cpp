@@ -45,7 +45,7 @@ std::vector<KernelListRow> make_rows() {
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                         KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
-                        KernelOp::kAvgPool}) {
+                        KernelOp::kAvgPool, KernelOp::kClamp, KernelOp::kLut8}) {
       rows.push_back({op, b->isa(), b});
     }
   }

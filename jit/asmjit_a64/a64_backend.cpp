@@ -4,7 +4,8 @@
 //   neon-dot:  GEMM tiles on sdot by element (k_group 4; activations packed as a' - 128).
 //   neon-i8mm: GEMM tiles on usmmla (k_group 8).
 // Every level: depthwise convolution and pooling (16-channel blocks); quantized add, multiply and
-// requantize, quantize and dequantize, 8 elements per step. Activation rows are
+// requantize, quantize and dequantize, 8 elements per step; clamp and 256-entry tables, 16
+// bytes per step. Activation rows are
 // packed by the portable packing kernel (the twin); every other kernel kind comes from the
 // scalar twins (the kernel list's last rows).
 #include "jit/asmjit_a64/a64_backend.h"
@@ -66,6 +67,8 @@ class A64Backend final : public Backend {
                                                 : d.op == KernelOp::kDepthwise ? a64gen::generate_depthwise(d)
                                                 : d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool
                                                     ? a64gen::generate_pool(d)
+                                                : d.op == KernelOp::kClamp || d.op == KernelOp::kLut8
+                                                    ? a64gen::generate_bytes(d)
                                                 : d.op == KernelOp::kQuantize || d.op == KernelOp::kDequantize
                                                     ? a64gen::generate_convert(d)
                                                     : a64gen::generate_elementwise(d);
@@ -77,7 +80,8 @@ class A64Backend final : public Backend {
   static bool serves(KernelOp op) {
     return op == KernelOp::kGemm || op == KernelOp::kPackRows || op == KernelOp::kQAdd || op == KernelOp::kQMul ||
            op == KernelOp::kRequantize || op == KernelOp::kQuantize || op == KernelOp::kDequantize ||
-           op == KernelOp::kDepthwise || op == KernelOp::kMaxPool || op == KernelOp::kAvgPool;
+           op == KernelOp::kDepthwise || op == KernelOp::kMaxPool || op == KernelOp::kAvgPool || op == KernelOp::kClamp ||
+           op == KernelOp::kLut8;
   }
   Isa isa_;
 };

@@ -105,6 +105,8 @@ inline std::string pool_why_not(const KernelDesc& d) {
 }
 /// kMaxPool / kAvgPool (PoolArgs): 16-channel blocks, a loop over the taps.
 Result<std::shared_ptr<ExecutableCode>> generate_pool(const KernelDesc& desc);
+/// kClamp (ClampArgs) and kLut8 (LutArgs), 16 bytes per step, then byte by byte.
+Result<std::shared_ptr<ExecutableCode>> generate_bytes(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs), 8 elements per step; every NEON level.
 Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& desc);
 
