@@ -23,7 +23,7 @@ constexpr int64_t kMaxFoldedElements = int64_t(1) << 20;
 DenseElements zeros(const Type& t) {
   DenseElements d;
   d.type = t;
-  d.bytes.assign(size_t(t.num_elements()) * element_byte_size(t.element), 0);
+  d.bytes.assign(dense_byte_size(t), 0);
   return d;
 }
 

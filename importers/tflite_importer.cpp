@@ -167,7 +167,7 @@ Result<int> TfliteImporter::value(int index) {
     d.type.element = ElementType::make_int(t.element.storage.width,
                                            t.element.storage.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
   }
-  const size_t expected = size_t(d.type.num_elements()) * element_byte_size(d.type.element);
+  const size_t expected = dense_byte_size(d.type);  // TFLite packs INT4 two per byte, as qrt does
   if (data->size() != expected) {
     return error("constant tensor '" + tname + "' " + t.to_string() + " has " + std::to_string(data->size()) +
                      " bytes of data, expected " + std::to_string(expected), ErrorCode::kParse);

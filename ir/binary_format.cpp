@@ -59,7 +59,9 @@ class Writer {
     return fb::CreateElementType(b_, uint8_t(e.kind), uint8_t(e.float_kind), e.has_expressed, e.int_width,
                                  uint8_t(e.int_sign), e.storage.width, e.storage.is_signed, e.storage.min,
                                  e.storage.max, e.axis, b_.CreateVector(e.scales), b_.CreateVector(e.zero_points),
-                                 e.cal_min, e.cal_max);
+                                 e.cal_min, e.cal_max, e.is_sub_channel() ? b_.CreateVector(e.block_axes) : 0,
+                                 e.is_sub_channel() ? b_.CreateVector(e.block_sizes) : 0,
+                                 e.is_sub_channel() ? b_.CreateVector(e.param_dims) : 0);
   }
   flatbuffers::Offset<fb::TensorType> tensor_type(const Type& t) {
     return fb::CreateTensorType(b_, t.is_tensor, b_.CreateVector(t.dims), element(t.element));
@@ -94,6 +96,7 @@ class Reader {
 
   Result<Graph> read(const fb::Graph* root) {
     root_ = root;
+    version_ = root->format_version();
     Graph g;
     if (root->name()) g.name = root->name()->str();
     if (g.name.empty()) g.name = "main";
@@ -164,10 +167,11 @@ class Reader {
 
   Result<ElementType> element(const fb::ElementType* e, const std::string& what) {
     if (!e) return bad(what + " has no element type");
-    if (!elements_aligned(e->scales()) || !elements_aligned(e->zero_points())) {
+    if (!elements_aligned(e->scales()) || !elements_aligned(e->zero_points()) || !elements_aligned(e->block_axes()) ||
+        !elements_aligned(e->block_sizes()) || !elements_aligned(e->param_dims())) {
       return bad(what + " has misaligned scale or zero-point data");
     }
-    if (e->kind() > uint8_t(ElementKind::kAny) || e->float_kind() > uint8_t(FloatKind::kF64) ||
+    if (e->kind() > uint8_t(ElementKind::kUniformSubChannel) || e->float_kind() > uint8_t(FloatKind::kF64) ||
         e->int_sign() > uint8_t(Signedness::kUnsigned)) {
       return bad(what + " has an invalid element type code");
     }
@@ -186,12 +190,20 @@ class Reader {
     t.cal_max = e->cal_max();
     if (e->scales()) t.scales.assign(e->scales()->begin(), e->scales()->end());
     if (e->zero_points()) t.zero_points.assign(e->zero_points()->begin(), e->zero_points()->end());
+    if (e->block_axes()) t.block_axes.assign(e->block_axes()->begin(), e->block_axes()->end());
+    if (e->block_sizes()) t.block_sizes.assign(e->block_sizes()->begin(), e->block_sizes()->end());
+    if (e->param_dims()) t.param_dims.assign(e->param_dims()->begin(), e->param_dims()->end());
+    if (t.is_sub_channel() && (t.block_axes.size() != t.block_sizes.size() || t.scales.size() != t.zero_points.size())) {
+      return bad(what + " has " + std::to_string(t.block_axes.size()) + " quantized dimensions but " +
+                 std::to_string(t.block_sizes.size()) + " block sizes, or " + std::to_string(t.scales.size()) +
+                 " scales but " + std::to_string(t.zero_points.size()) + " zero points");
+    }
     if (t.is_uniform() && (t.scales.size() != t.zero_points.size() ||
                            (t.kind == ElementKind::kUniform && t.scales.size() != 1))) {
       return bad(what + " has " + std::to_string(t.scales.size()) + " scales but " +
                  std::to_string(t.zero_points.size()) + " zero points");
     }
-    if (t.is_uniform() || t.kind == ElementKind::kAny) {
+    if (t.is_any_uniform() || t.kind == ElementKind::kAny) {
       if (t.storage.width < 2 || t.storage.width > 32) {
         return bad(what + ": illegal storage type size " + std::to_string(t.storage.width));
       }
@@ -208,6 +220,9 @@ class Reader {
       case ElementKind::kUniformPerAxis:
         return ElementType::make_per_axis(t.storage, t.float_kind, t.axis, t.scales, t.zero_points);
       case ElementKind::kCalibrated: return ElementType::make_calibrated(t.float_kind, t.cal_min, t.cal_max);
+      case ElementKind::kUniformSubChannel:
+        return ElementType::make_sub_channel(t.storage, t.float_kind, t.block_axes, t.block_sizes, t.param_dims,
+                                             t.scales, t.zero_points);
       case ElementKind::kAny:
         return ElementType::make_any(t.storage, t.has_expressed, t.has_expressed ? t.float_kind : ElementType{}.float_kind);
     }
@@ -261,7 +276,9 @@ class Reader {
         return bad(where + " refers to weight blob " + std::to_string(a->dense_blob()) + ", which does not exist");
       }
       const fb::Blob* blob = blobs->Get(a->dense_blob());
-      const size_t need = size_t(attr.dense.type.num_elements()) * element_byte_size(attr.dense.type.element);
+      // Version 1 held integers of 2-4 bits one per byte; they are repacked below.
+      const bool unpacked_nibbles = version_ < 2 && is_nibble_packed(attr.dense.type.element);
+      const size_t need = unpacked_nibbles ? size_t(attr.dense.type.num_elements()) : dense_byte_size(attr.dense.type);
       if (blob->offset() % kAlign != 0 || blob->offset() > size_ || blob->size() > size_ - blob->offset()) {
         return bad("weight blob " + std::to_string(a->dense_blob()) + " at byte offset " +
                    std::to_string(blob->offset()) + " (" + std::to_string(blob->size()) +
@@ -270,6 +287,12 @@ class Reader {
       if (blob->size() != need) {
         return bad("weight blob " + std::to_string(a->dense_blob()) + " has " + std::to_string(blob->size()) +
                    " bytes, its type " + attr.dense.type.to_string() + " needs " + std::to_string(need));
+      }
+      if (unpacked_nibbles) {
+        DenseElements packed = DenseElements::zeros(attr.dense.type);
+        for (size_t i = 0; i < need; ++i) packed.set_int(i, data_[blob->offset() + i]);
+        attr.dense = std::move(packed);
+        return attr;
       }
       attr.dense.view_owner = owner_;
       attr.dense.view_data = data_ + blob->offset();
@@ -282,6 +305,7 @@ class Reader {
   const uint8_t* data_;
   size_t size_;
   const fb::Graph* root_ = nullptr;
+  uint32_t version_ = kBinaryFormatVersion;
 };
 
 }  // namespace
@@ -329,10 +353,11 @@ Result<Graph> read_binary_graph(std::shared_ptr<const void> owner, const uint8_t
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0 || !elements_aligned(root->blobs())) {
     return fail(Status::error("corrupted .qrt file: misaligned metadata").with_code(ErrorCode::kParse));
   }
-  if (root->format_version() != kBinaryFormatVersion) {
+  if (root->format_version() < kOldestReadableBinaryFormatVersion || root->format_version() > kBinaryFormatVersion) {
     return fail(Status::error(".qrt format version " + std::to_string(root->format_version()) + " (written by " +
                               (root->producer() ? root->producer()->str() : std::string("an unknown producer")) +
-                              ") is not readable by this qrt, which reads version " +
+                              ") is not readable by this qrt, which reads versions " +
+                              std::to_string(kOldestReadableBinaryFormatVersion) + " to " +
                               std::to_string(kBinaryFormatVersion)).with_code(ErrorCode::kUnsupported));
   }
   Result<Graph> g = Reader(std::move(owner), data, size).read(root);

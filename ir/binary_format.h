@@ -10,8 +10,11 @@
 
 namespace qrt {
 
-/// The format version this build writes and reads.
-inline constexpr uint32_t kBinaryFormatVersion = 1;
+/// The format version this build writes. Version 2 added sub-channel quantized types and
+/// packs integers of 2-4 bits two per byte in weight blobs.
+inline constexpr uint32_t kBinaryFormatVersion = 2;
+/// The oldest format version this build reads (version 1 blobs hold one byte per 4-bit value).
+inline constexpr uint32_t kOldestReadableBinaryFormatVersion = 1;
 
 /// Serializes a verified graph into the .qrt layout (the returned bytes are the whole file).
 Result<std::string> write_binary_graph(const Graph& graph, const std::string& producer);

@@ -12,14 +12,50 @@ unsigned element_byte_size(const ElementType& element) {
     case ElementKind::kFloat: return float_kind_bytes(element.float_kind);
     case ElementKind::kInteger: width = element.int_width; break;
     case ElementKind::kUniform:
-    case ElementKind::kUniformPerAxis: width = element.storage.width; break;
+    case ElementKind::kUniformPerAxis:
+    case ElementKind::kUniformSubChannel: width = element.storage.width; break;
     case ElementKind::kCalibrated:
     case ElementKind::kAny: return 0;
   }
   return width <= 8 ? 1 : width <= 16 ? 2 : width <= 32 ? 4 : 8;
 }
 
+bool is_nibble_packed(const ElementType& element) {
+  return element.kind == ElementKind::kInteger && element.int_width >= 2 && element.int_width <= 4;
+}
+
+size_t dense_byte_size(const Type& type) {
+  const size_t n = size_t(type.num_elements());
+  return is_nibble_packed(type.element) ? (n + 1) / 2 : n * element_byte_size(type.element);
+}
+
+DenseElements DenseElements::zeros(const Type& type) {
+  DenseElements d;
+  d.type = type;
+  d.bytes.assign(dense_byte_size(type), 0);
+  return d;
+}
+
+void DenseElements::set_int(size_t i, int64_t v) {
+  if (is_nibble_packed(type.element)) {
+    const unsigned shift = (i & 1) ? 4 : 0;
+    const uint8_t mask = (1u << type.element.int_width) - 1;
+    uint8_t& b = bytes[i / 2];
+    b = uint8_t((b & ~(0xF << shift)) | ((uint8_t(v) & mask) << shift));
+    return;
+  }
+  const unsigned n = element_byte_size(type.element);
+  const uint64_t raw = uint64_t(v);
+  std::memcpy(bytes.data() + i * n, &raw, n);
+}
+
 int64_t DenseElements::int_at(size_t i) const {
+  if (is_nibble_packed(type.element)) {
+    const unsigned width = type.element.int_width;
+    const int64_t raw = (data()[i / 2] >> ((i & 1) ? 4 : 0)) & ((1 << width) - 1);
+    const bool is_signed = type.element.int_sign != Signedness::kUnsigned;
+    return is_signed && (raw >> (width - 1)) ? raw - (int64_t(1) << width) : raw;
+  }
   const unsigned n = element_byte_size(type.element);
   uint64_t raw = 0;
   std::memcpy(&raw, data() + i * n, n);
@@ -39,6 +75,13 @@ double DenseElements::float_at(size_t i) const {
 }
 
 bool DenseElements::is_splat() const {
+  if (is_nibble_packed(type.element)) {
+    const size_t count = size_t(type.num_elements());
+    for (size_t i = 1; i < count; ++i) {
+      if (int_at(i) != int_at(0)) return false;
+    }
+    return true;
+  }
   const unsigned n = element_byte_size(type.element);
   if (n == 0 || size() <= n) return true;
   for (size_t off = n; off < size(); off += n) {
@@ -160,7 +203,15 @@ std::string dense_to_string(const DenseElements& d) {
   } else if (n > kHexElementsThreshold && d.type.element.int_width != 1) {
     static const char* hex = "0123456789ABCDEF";
     body = "\"0x";
-    for (size_t k = 0; k < d.size(); ++k) {
+    if (is_nibble_packed(d.type.element)) {  // one byte per element, as MLIR's hex has it
+      const unsigned mask = (1u << d.type.element.int_width) - 1;
+      for (size_t k = 0; k < size_t(n); ++k) {
+        const uint8_t b = uint8_t(unsigned(d.int_at(k)) & mask);
+        body += hex[b >> 4];
+        body += hex[b & 15];
+      }
+    }
+    for (size_t k = 0; !is_nibble_packed(d.type.element) && k < d.size(); ++k) {
       const uint8_t b = d.data()[k];
       body += hex[b >> 4];
       body += hex[b & 15];

@@ -17,14 +17,24 @@ namespace qrt {
 /// Returns 0 for element kinds without a memory layout (`!quant.calibrated`, `!quant.any`).
 unsigned element_byte_size(const ElementType& element);
 
+/// True for builtin integers of 2 to 4 bits (the storage of i4/u4 weights): dense elements of
+/// them are packed two per byte, element 2j in the low nibble of byte j and element 2j + 1 in
+/// its high nibble (ONNX's and TFLite's int4 order); an odd count leaves the last high nibble 0.
+bool is_nibble_packed(const ElementType& element);
+
+/// Bytes of a dense tensor of `type` (static shape) as DenseElements hold it: two elements per
+/// byte where is_nibble_packed(), else num_elements × element_byte_size.
+size_t dense_byte_size(const Type& type);
+
 /// A dense elements attribute: `dense<[1, 2]> : tensor<2xi8>`, `dense<"0x0102"> : ...`.
 /// Elements are stored expanded (never as a splat), little-endian, in the layout given by
-/// element_byte_size(); integer elements are sign- or zero-extended by their signedness.
+/// element_byte_size(); integer elements are sign- or zero-extended by their signedness,
+/// except integers of 2 to 4 bits, packed two per byte (is_nibble_packed).
 /// The bytes are either owned (`bytes`) or a read-only view into memory kept alive by
 /// `view_owner` (weights of a mapped .qrt file, loaded without copying).
 struct DenseElements {
   Type type;                   ///< a static tensor of float or builtin integer elements
-  std::vector<uint8_t> bytes;  ///< owned data: num_elements × element_byte_size bytes
+  std::vector<uint8_t> bytes;  ///< owned data: dense_byte_size(type) bytes
   std::shared_ptr<const void> view_owner;  ///< keeps a view's memory alive (null: owned)
   const uint8_t* view_data = nullptr;      ///< the view's first byte
   size_t view_size = 0;                    ///< the view's size in bytes
@@ -38,6 +48,11 @@ struct DenseElements {
 
   /// Element `i` as an integer (integer element types).
   int64_t int_at(size_t i) const;
+  /// Stores the integer `v` at `i` in the owned bytes (integer element types; truncated to
+  /// the width).
+  void set_int(size_t i, int64_t v);
+  /// Owned, zero-filled elements of `type` (static shape).
+  static DenseElements zeros(const Type& type);
   /// Element `i` as a double (float element types; exact).
   double float_at(size_t i) const;
   /// True when every element equals the first (printed as a splat).

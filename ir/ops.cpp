@@ -195,8 +195,8 @@ Status verify_dcast(const Graph& g, const Op& op) {
 Status verify_scast(const Graph& g, const Op& op) {
   const Type& in = operand_type(g, op, 0);
   const Type& out = result_type(g, op);
-  const bool int_to_quant = in.element.is_integer() && out.element.is_uniform();
-  const bool quant_to_int = in.element.is_uniform() && out.element.is_integer();
+  const bool int_to_quant = in.element.is_integer() && out.element.is_any_uniform();
+  const bool quant_to_int = in.element.is_any_uniform() && out.element.is_integer();
   if (!int_to_quant && !quant_to_int) {
     return op_error(op, "input must be integer and result must be quantized, or vice versa (got " +
                             in.to_string() + " and " + out.to_string() + ")");
@@ -227,7 +227,7 @@ Status verify_constant(const Graph& g, const Op& op) {
     return op_error(op, "value shape " + d.type.to_string() + " does not match result type " +
                             out.to_string());
   }
-  const size_t expected_bytes = size_t(d.type.num_elements()) * element_byte_size(d.type.element);
+  const size_t expected_bytes = dense_byte_size(d.type);
   if (d.size() != expected_bytes) {
     return op_error(op, "value holds " + std::to_string(d.size()) + " bytes, its type " + d.type.to_string() +
                             " needs " + std::to_string(expected_bytes));
@@ -241,7 +241,7 @@ Status verify_constant(const Graph& g, const Op& op) {
     }
     return Status::ok();
   }
-  if (!re.is_uniform()) {
+  if (!re.is_any_uniform()) {
     return op_error(op, "result element type must be float, integer or !quant.uniform, got " +
                             re.to_string());
   }
@@ -324,7 +324,7 @@ Status verify_matmul(const Graph& g, const Op& op) {
   }
   const ElementType &le = lhs.element, &re = rhs.element, &oe = out.element;
   const bool is_float = le.is_float() && re.is_float() && oe.is_float();
-  const bool is_hybrid = le.is_float() && re.is_uniform() && oe.is_float();
+  const bool is_hybrid = le.is_float() && re.is_any_uniform() && oe.is_float();
   const bool is_quant = le.kind == ElementKind::kUniform && re.is_uniform() && oe.is_uniform();
   if (!is_float && !is_hybrid && !is_quant) {
     return op_error(op, "expects float x float -> float, float x quantized -> float (hybrid) or "
@@ -577,6 +577,33 @@ Result<std::vector<int64_t>> reshape_dims(const Type& declared, int64_t elements
   return dims;
 }
 
+// Sub-channel (block-wise) types carry weights: only constants, the quant casts, transposes
+// of them and the weights of a hybrid matmul may use them.
+static Status check_sub_channel_use(const Graph& g, const Op& op) {
+  switch (op.kind) {
+    case OpKind::kConstant:
+    case OpKind::kQCast:
+    case OpKind::kDCast:
+    case OpKind::kSCast:
+    case OpKind::kTranspose:
+      return Status::ok();
+    default:
+      break;
+  }
+  auto check = [&](int v, const char* what, size_t i) -> Status {
+    if (v < 0 || size_t(v) >= g.values.size()) return Status::ok();  // reported by the caller
+    const Type& t = g.values[size_t(v)].type;
+    if (!t.element.is_sub_channel()) return Status::ok();
+    if (op.kind == OpKind::kMatmul && std::string(what) == "operand" && i == 1) return Status::ok();
+    return op_error(op, std::string(what) + " " + std::to_string(i) + " has the sub-channel quantized type " +
+                            t.to_string() + ", which only constants, quant casts, transposes and the weights "
+                            "(rhs) of a hybrid qrt.matmul may use");
+  };
+  for (size_t i = 0; i < op.operands.size(); ++i) QRT_RETURN_IF_ERROR(check(op.operands[i], "operand", i));
+  for (size_t i = 0; i < op.results.size(); ++i) QRT_RETURN_IF_ERROR(check(op.results[i], "result", i));
+  return Status::ok();
+}
+
 bool scales_match(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(a); }
 
 Status verify_graph(const Graph& graph) {
@@ -617,6 +644,7 @@ Status verify_graph(const Graph& graph) {
                                 (allowed.empty() ? std::string("none") : allowed) + ")");
       }
     }
+    QRT_RETURN_IF_ERROR(check_sub_channel_use(graph, op));
     QRT_RETURN_IF_ERROR(info.verify(graph, op));
     QRT_RETURN_IF_ERROR(verify_fused_clamp(op));
     for (int r : op.results) defined[size_t(r)] = true;

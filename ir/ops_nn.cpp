@@ -129,11 +129,8 @@ Status verify_transpose(const Graph& g, const Op& op) {
   }
   std::vector<int64_t> expected(in.rank());
   for (size_t i = 0; i < perm.size(); ++i) expected[i] = in.dims[size_t(perm[i])];
-  ElementType expected_element = in.element;
-  if (in.element.kind == ElementKind::kUniformPerAxis) {
-    // The channel axis moves with its dimension.
-    expected_element.axis = int32_t(std::find(perm.begin(), perm.end(), in.element.axis) - perm.begin());
-  }
+  // A channel axis or sub-channel blocks move with their dimensions.
+  const ElementType expected_element = in.element.permuted(perm);
   if (!(out.element == expected_element)) {
     return op_error(op, "result element type must be " + expected_element.to_string() + ", got " +
                             out.element.to_string());

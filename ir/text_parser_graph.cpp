@@ -72,6 +72,8 @@ Result<DenseLit> Parser::parse_dense_lit() {
   return lit;
 }
 
+DenseElements pack_if_nibbles(DenseElements d);
+
 Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string& hex,
                                           const Type& type, const SourceLoc& l) {
   if (!type.is_tensor || !type.has_static_shape()) {
@@ -121,7 +123,7 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
                              type.to_string() + " needs " + std::to_string(size_t(nbytes) * n) +
                              " (or " + std::to_string(nbytes) + " for a splat)");
     }
-    return d;
+    return pack_if_nibbles(std::move(d));
   }
   std::vector<int64_t> shape;
   std::vector<const DenseLit*> scalars;
@@ -189,7 +191,16 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
     for (size_t i = 1; i < n; ++i) d.bytes.insert(d.bytes.end(), one.begin(), one.end());
     if (n == 0) d.bytes.clear();
   }
-  return d;
+  return pack_if_nibbles(std::move(d));
+}
+
+// The text form (like MLIR's hex) has one byte per element; integers of 2-4 bits are held
+// two per byte (is_nibble_packed).
+DenseElements pack_if_nibbles(DenseElements d) {
+  if (!is_nibble_packed(d.type.element)) return d;
+  DenseElements packed = DenseElements::zeros(d.type);
+  for (size_t i = 0; i < d.bytes.size(); ++i) packed.set_int(i, d.bytes[i]);
+  return packed;
 }
 
 // attribute ::= 'true' | 'false' | 'unit' | string | number (':' type)?

@@ -136,6 +136,11 @@ class Parser {
   Result<Type> parse_type();
   Result<ElementType> parse_element_type();
   Result<ElementType> parse_quant_type();
+  /// The sub-channel form after `:{`: block sizes, then the nested scale tensor.
+  Result<ElementType> parse_sub_channel_rest(const QuantStorage& storage, FloatKind expressed);
+  /// One brace level of a sub-channel scale tensor (its '{' consumed).
+  Status parse_quant_param_list(std::vector<double>& scales, std::vector<int64_t>& zps, std::vector<int64_t>& dims,
+                                int depth);
   Result<QuantStorage> parse_storage();
   Result<FloatKind> parse_float_kind(const char* what);
   Result<std::vector<Type>> parse_type_list_parens();

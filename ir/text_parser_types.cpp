@@ -182,7 +182,73 @@ Result<QuantStorage> Parser::parse_storage() {
 }
 
 // uniform    ::= '!quant.uniform' '<' storage ':' expressed
-//                  (',' scale (':' zp)? | ':' axis ',' '{' scale (':' zp)? (',' ...)* '}') '>'
+//                  (',' scale (':' zp)? | ':' axis ',' '{' scale (':' zp)? (',' ...)* '}'
+//                   | ':' '{' (axis ':' block (',' ...)*)? '}' ',' params) '>'
+// params     ::= '{' (params | scale (':' zp)?) (',' ...)* '}'   (upstream MLIR's sub-channel form)
+Result<ElementType> Parser::parse_sub_channel_rest(const QuantStorage& storage, FloatKind expressed) {
+  std::vector<int32_t> axes;
+  std::vector<int64_t> blocks;
+  if (!consume('}')) {
+    do {
+      const SourceLoc l = loc();
+      QRT_ASSIGN_OR_RETURN(int64_t axis, parse_int("quantized dimension"));
+      if (axis < 0 || axis > INT32_MAX) {
+        return error_at(l, "illegal quantized dimension " + std::to_string(axis) + " (must be >= 0)");
+      }
+      QRT_RETURN_IF_ERROR(expect(':', "between the quantized dimension and its block size"));
+      QRT_ASSIGN_OR_RETURN(int64_t block, parse_int("block size"));
+      axes.push_back(int32_t(axis));
+      blocks.push_back(block);
+    } while (consume(','));
+    QRT_RETURN_IF_ERROR(expect('}', "to close the block sizes"));
+  }
+  QRT_RETURN_IF_ERROR(expect(',', "after the block sizes"));
+  QRT_RETURN_IF_ERROR(expect('{', "to open the sub-channel scale tensor"));
+  std::vector<double> scales;
+  std::vector<int64_t> zps;
+  std::vector<int64_t> dims;
+  QRT_RETURN_IF_ERROR(parse_quant_param_list(scales, zps, dims, 0));
+  return ElementType::make_sub_channel(storage, expressed, std::move(axes), std::move(blocks), std::move(dims),
+                                       std::move(scales), std::move(zps));
+}
+
+// One brace level of a sub-channel scale tensor, its '{' consumed: `dims` gets this level's
+// extent followed by the (equal) shape of its elements.
+Status Parser::parse_quant_param_list(std::vector<double>& scales, std::vector<int64_t>& zps,
+                                      std::vector<int64_t>& dims, int depth) {
+  if (depth > 32) return error_at(loc(), "sub-channel scale tensor nests deeper than 32 levels");
+  int64_t count = 0;
+  std::vector<int64_t> inner;
+  bool first = true;
+  do {
+    std::vector<int64_t> this_dims;
+    const SourceLoc l = loc();
+    if (consume('{')) {
+      QRT_RETURN_IF_ERROR(parse_quant_param_list(scales, zps, this_dims, depth + 1));
+    } else {
+      QRT_ASSIGN_OR_RETURN(double scale, parse_float("scale", FloatKind::kF64));
+      int64_t zp = 0;
+      if (consume(':')) {
+        QRT_ASSIGN_OR_RETURN(zp, parse_int("zero point"));
+      }
+      scales.push_back(scale);
+      zps.push_back(zp);
+    }
+    if (!first && this_dims != inner) {
+      return error_at(l, "sub-channel scale tensor is invalid; ranks or sizes are not consistent between elements");
+    }
+    inner = std::move(this_dims);
+    first = false;
+    ++count;
+  } while (consume(','));
+  QRT_RETURN_IF_ERROR(expect('}', "to close a level of the sub-channel scale tensor"));
+  dims.clear();
+  dims.push_back(count);
+  dims.insert(dims.end(), inner.begin(), inner.end());
+  return Status::ok();
+}
+
+// uniform (per-layer and per-axis forms) and the other quant types:
 // any        ::= '!quant.any' '<' storage (':' expressed)? '>'
 // calibrated ::= '!quant.calibrated' '<' expressed '<' float ':' float '>' '>'
 Result<ElementType> Parser::parse_quant_type() {
@@ -195,7 +261,10 @@ Result<ElementType> Parser::parse_quant_type() {
     QRT_ASSIGN_OR_RETURN(QuantStorage storage, parse_storage());
     QRT_RETURN_IF_ERROR(expect(':', "after the storage type"));
     QRT_ASSIGN_OR_RETURN(FloatKind expressed, parse_float_kind("expressed type"));
-    if (consume(':')) {
+    const bool has_axis_spec = consume(':');
+    if (has_axis_spec && consume('{')) {
+      QRT_ASSIGN_OR_RETURN(t, parse_sub_channel_rest(storage, expressed));
+    } else if (has_axis_spec) {
       QRT_ASSIGN_OR_RETURN(int64_t axis, parse_int("channel axis"));
       if (axis < 0 || axis > INT32_MAX) {
         return error_at(start, "illegal channel axis " + std::to_string(axis) + " (must be >= 0)");

@@ -1,6 +1,7 @@
 // qrt — element and value types (see types.h).
 #include "ir/types.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -59,6 +60,53 @@ ElementType ElementType::make_per_axis(QuantStorage storage, FloatKind expressed
   t.axis = axis;
   t.scales = std::move(scales);
   t.zero_points = std::move(zero_points);
+  return t;
+}
+
+ElementType ElementType::make_sub_channel(QuantStorage storage, FloatKind expressed, std::vector<int32_t> block_axes,
+                                          std::vector<int64_t> block_sizes, std::vector<int64_t> param_dims,
+                                          std::vector<double> scales, std::vector<int64_t> zero_points) {
+  ElementType t;
+  t.kind = ElementKind::kUniformSubChannel;
+  t.storage = storage;
+  t.float_kind = expressed;
+  t.block_axes = std::move(block_axes);
+  t.block_sizes = std::move(block_sizes);
+  t.param_dims = std::move(param_dims);
+  t.scales = std::move(scales);
+  t.zero_points = std::move(zero_points);
+  return t;
+}
+
+int64_t ElementType::block_size_along(size_t dim) const {
+  for (size_t i = 0; i < block_axes.size(); ++i) {
+    if (size_t(block_axes[i]) == dim) return block_sizes[i];
+  }
+  return 0;
+}
+
+ElementType ElementType::permuted(const std::vector<int64_t>& perm) const {
+  auto position_of = [&](int64_t dim) { return int32_t(std::find(perm.begin(), perm.end(), dim) - perm.begin()); };
+  ElementType t = *this;
+  if (kind == ElementKind::kUniformPerAxis) t.axis = position_of(axis);
+  if (kind != ElementKind::kUniformSubChannel || perm.size() != param_dims.size()) return t;
+  for (int32_t& a : t.block_axes) a = position_of(a);
+  const size_t rank = perm.size();
+  for (size_t i = 0; i < rank; ++i) t.param_dims[i] = param_dims[size_t(perm[i])];
+  // Row-major strides of the source parameters, then a walk over the result's index space.
+  std::vector<size_t> stride(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * size_t(param_dims[d]);
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t i = 0; i < scales.size(); ++i) {
+    size_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += size_t(idx[d]) * stride[size_t(perm[d])];
+    t.scales[i] = scales[src];
+    t.zero_points[i] = zero_points[src];
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < t.param_dims[d]) break;
+      idx[d] = 0;
+    }
+  }
   return t;
 }
 
@@ -121,6 +169,41 @@ Status verify_scale(double scale, FloatKind expressed, const std::string& where)
   return Status::ok();
 }
 
+// The block list and the parameters' shape, on their own (the element type's half of the rules).
+Status verify_sub_channel_shape(const ElementType& t) {
+  QRT_ASSERT(t.block_axes.size() == t.block_sizes.size());
+  for (size_t i = 0; i < t.block_axes.size(); ++i) {
+    if (t.block_axes[i] < 0) {
+      return Status::error("illegal quantized dimension " + std::to_string(t.block_axes[i]) + " (must be >= 0)");
+    }
+    if (t.block_sizes[i] <= 0) {
+      return Status::error("illegal block size " + std::to_string(t.block_sizes[i]) + " for quantized dimension " +
+                           std::to_string(t.block_axes[i]) + " (must be > 0)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (t.block_axes[j] == t.block_axes[i]) {
+        return Status::error("duplicate quantized dimension " + std::to_string(t.block_axes[i]) + " in the block sizes");
+      }
+    }
+    if (size_t(t.block_axes[i]) >= t.param_dims.size()) {
+      return Status::error("quantized dimension " + std::to_string(t.block_axes[i]) +
+                           " is out of range for scales of rank " + std::to_string(t.param_dims.size()));
+    }
+  }
+  if (t.param_dims.empty()) return Status::error("sub-channel quantized type needs a scale tensor of rank >= 1");
+  size_t count = 1;
+  for (int64_t d : t.param_dims) {
+    if (d <= 0) return Status::error("sub-channel scale tensor has an empty dimension");
+    if (count > (size_t(1) << 40) / size_t(d)) return Status::error("sub-channel scale tensor is too large");
+    count *= size_t(d);
+  }
+  if (count != t.scales.size() || count != t.zero_points.size()) {
+    return Status::error("sub-channel scale tensor of shape [" + dims_to_string(t.param_dims) + "] needs " +
+                         std::to_string(count) + " scales, got " + std::to_string(t.scales.size()));
+  }
+  return Status::ok();
+}
+
 std::string quant_params_to_string(double scale, int64_t zero_point) {
   std::string s = fmt_double(scale);
   if (zero_point != 0) s += ":" + std::to_string(zero_point);
@@ -154,6 +237,9 @@ Status ElementType::verify() const {
     case ElementKind::kUniform:
     case ElementKind::kUniformPerAxis:
       break;
+    case ElementKind::kUniformSubChannel:
+      QRT_RETURN_IF_ERROR(verify_sub_channel_shape(*this));
+      break;
   }
   QRT_RETURN_IF_ERROR(verify_storage(storage));
   if (scales.empty()) return Status::error("per-axis quantized type needs at least one scale");
@@ -162,8 +248,9 @@ Status ElementType::verify() const {
     return Status::error("illegal channel axis " + std::to_string(axis) + " (must be >= 0)");
   }
   for (size_t c = 0; c < scales.size(); ++c) {
-    const std::string where =
-        kind == ElementKind::kUniformPerAxis ? " of channel " + std::to_string(c) : "";
+    const std::string where = kind == ElementKind::kUniformPerAxis    ? " of channel " + std::to_string(c)
+                              : kind == ElementKind::kUniformSubChannel ? " of block " + std::to_string(c)
+                                                                        : "";
     QRT_RETURN_IF_ERROR(verify_scale(scales[c], float_kind, where));
     if (zero_points[c] < storage.min || zero_points[c] > storage.max) {
       return Status::error("zero point " + std::to_string(zero_points[c]) + where +
@@ -212,6 +299,36 @@ std::string ElementType::to_string() const {
       }
       return s + "}>";
     }
+    case ElementKind::kUniformSubChannel: {
+      // As upstream MLIR prints it: `{axis:block, ...}` then the nested parameter tensor,
+      // elements separated by ", ".
+      std::string s = "!quant.uniform<" + storage_to_string(storage) + ":" + float_kind_name(float_kind) + ":{";
+      for (size_t i = 0; i < block_axes.size(); ++i) {
+        if (i) s += ", ";
+        s += std::to_string(block_axes[i]) + ":" + std::to_string(block_sizes[i]);
+      }
+      s += "}, ";
+      const size_t rank = param_dims.size();
+      std::vector<int64_t> counter(rank, 0);
+      size_t open = 0;
+      for (size_t i = 0; i < scales.size(); ++i) {
+        if (i) s += ", ";
+        while (open < rank) {
+          s += "{";
+          ++open;
+        }
+        s += quant_params_to_string(scales[i], zero_points[i]);
+        ++counter[rank - 1];
+        for (size_t d = rank - 1; d > 0 && counter[d] >= param_dims[d]; --d) {
+          counter[d] = 0;
+          ++counter[d - 1];
+          --open;
+          s += "}";
+        }
+      }
+      while (open-- > 0) s += "}";
+      return s + ">";
+    }
   }
   return "?";
 }
@@ -259,6 +376,7 @@ Status Type::verify() const {
     if (d >= 0) count *= d;
   }
   QRT_RETURN_IF_ERROR(element.verify());
+  if (element.kind == ElementKind::kUniformSubChannel) return verify_sub_channel_container();
   if (element.kind != ElementKind::kUniformPerAxis) return Status::ok();
   if (!is_tensor) {
     return Status::error("per-axis quantized type " + element.to_string() +
@@ -274,6 +392,39 @@ Status Type::verify() const {
     return Status::error("channel axis " + std::to_string(element.axis) + " has size " +
                          std::to_string(axis_dim) + " but the quantized type has " +
                          std::to_string(element.scales.size()) + " scales");
+  }
+  return Status::ok();
+}
+
+Status Type::verify_sub_channel_container() const {
+  const ElementType& e = element;
+  if (!is_tensor) return Status::error("scalar types may not use sub-channel quantization (" + e.to_string() + ")");
+  for (int64_t d : dims) {
+    if (d == 0) return Status::error(to_string() + ": a dimension of size zero is not allowed with sub-channel quantization");
+  }
+  if (e.param_dims.size() != dims.size()) {
+    return Status::error("the scales of " + e.to_string() + " have rank " + std::to_string(e.param_dims.size()) +
+                         ", which must match the rank of the tensor " + std::to_string(dims.size()));
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t block = e.block_size_along(d);
+    if (block == 0) {
+      if (e.param_dims[d] != 1) {
+        return Status::error("dimension " + std::to_string(d) + " is not quantized, so the scales' extent along it must be 1, got " +
+                             std::to_string(e.param_dims[d]));
+      }
+      continue;
+    }
+    if (dims[d] < 0) continue;
+    if (dims[d] % block != 0) {
+      return Status::error("tensor dimension size " + std::to_string(dims[d]) + " at axis " + std::to_string(d) +
+                           " must be divisible by the corresponding block size " + std::to_string(block));
+    }
+    if (dims[d] / block != e.param_dims[d]) {
+      return Status::error("dimension size " + std::to_string(e.param_dims[d]) + " of the scales at axis " +
+                           std::to_string(d) + " should match (tensor dimension / block size) = " +
+                           std::to_string(dims[d] / block));
+    }
   }
   return Status::ok();
 }

@@ -21,6 +21,10 @@ enum class ElementKind : uint8_t {
   kUniformPerAxis,   ///< !quant.uniform per-axis
   kCalibrated,       ///< !quant.calibrated<f32<min:max>>
   kAny,              ///< !quant.any<storage(:expressed)?>
+  /// !quant.uniform sub-channel (block-wise): `i4:f32:{1:32}, {{s:z, ...}, ...}`. One
+  /// (scale, zero point) pair per block; the blocks tile the tensor, `block_sizes[i]` elements
+  /// along dimension `block_axes[i]` and the whole extent along every other dimension.
+  kUniformSubChannel,
 };
 
 /// Storage of a quantized type: `i8`, `u16<0:1023>`. Bounds are inclusive.
@@ -57,6 +61,9 @@ struct ElementType {
   int32_t axis = -1;                       ///< kUniformPerAxis channel axis
   std::vector<double> scales;              ///< one (per-layer) or per-channel scales
   std::vector<int64_t> zero_points;        ///< same length as scales
+  std::vector<int32_t> block_axes;         ///< kUniformSubChannel: the quantized dimensions
+  std::vector<int64_t> block_sizes;        ///< kUniformSubChannel: block size along each of them
+  std::vector<int64_t> param_dims;         ///< kUniformSubChannel: shape of scales / zero points
   double cal_min = 0.0;                    ///< kCalibrated min
   double cal_max = 0.0;                    ///< kCalibrated max
 
@@ -70,6 +77,10 @@ struct ElementType {
   /// A per-axis `!quant.uniform`.
   static ElementType make_per_axis(QuantStorage storage, FloatKind expressed, int32_t axis,
                                    std::vector<double> scales, std::vector<int64_t> zero_points);
+  /// A sub-channel `!quant.uniform`: `scales` and `zero_points` row-major over `param_dims`.
+  static ElementType make_sub_channel(QuantStorage storage, FloatKind expressed, std::vector<int32_t> block_axes,
+                                      std::vector<int64_t> block_sizes, std::vector<int64_t> param_dims,
+                                      std::vector<double> scales, std::vector<int64_t> zero_points);
   /// A `!quant.calibrated<expressed<min:max>>`.
   static ElementType make_calibrated(FloatKind expressed, double min, double max);
   /// A `!quant.any<storage:expressed>`.
@@ -85,6 +96,16 @@ struct ElementType {
   bool is_uniform() const {
     return kind == ElementKind::kUniform || kind == ElementKind::kUniformPerAxis;
   }
+  /// True for a sub-channel (block-wise) `!quant.uniform`.
+  bool is_sub_channel() const { return kind == ElementKind::kUniformSubChannel; }
+  /// True for every `!quant.uniform` form: per-layer, per-axis and sub-channel.
+  bool is_any_uniform() const { return is_uniform() || is_sub_channel(); }
+  /// The block size along dimension `dim` of a sub-channel type (0: not a quantized dimension).
+  int64_t block_size_along(size_t dim) const;
+  /// The element type of this type's tensor transposed by `perm` (result dimension i is
+  /// operand dimension perm[i]): a per-axis channel axis and sub-channel block axes move with
+  /// their dimensions, and a sub-channel parameter tensor is transposed with them.
+  ElementType permuted(const std::vector<int64_t>& perm) const;
   /// Number of (scale, zero point) pairs: 1 for per-layer.
   size_t num_channels() const { return scales.size(); }
 
@@ -120,8 +141,15 @@ struct Type {
   int64_t num_elements() const;
 
   /// element.verify() plus the per-axis integrity rules of the seed: per-axis only inside
-  /// a tensor, rank > axis, and a static axis dimension equal to the number of scales.
+  /// a tensor, rank > axis, and a static axis dimension equal to the number of scales; and
+  /// upstream MLIR's sub-channel rules: only inside a tensor, no zero-sized dimension, the
+  /// scales' rank equal to the tensor's, every quantized dimension below the rank and a
+  /// multiple of its block size, and the scales' extent along every dimension equal to
+  /// (dimension / block size), or 1 along a dimension that is not quantized.
   Status verify() const;
+
+  /// The sub-channel half of verify(): the container rules of upstream MLIR.
+  Status verify_sub_channel_container() const;
 
   /// The canonical MLIR spelling, e.g. `tensor<2x?x!quant.uniform<i8:f32, 5.000000e-01>>`.
   std::string to_string() const;

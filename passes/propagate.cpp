@@ -394,11 +394,8 @@ class Propagator {
   void add_constant(int v, ElementType e, const std::vector<int64_t>& stored, const std::string& rule) {
     Type t = type(v);
     t.element = e;
-    DenseElements d;
-    d.type = Type::tensor(t.dims, ElementType::make_int(e.storage.width));
-    const unsigned bytes = element_byte_size(d.type.element);
-    d.bytes.resize(stored.size() * bytes);
-    for (size_t i = 0; i < stored.size(); ++i) std::memcpy(d.bytes.data() + i * bytes, &stored[i], bytes);
+    DenseElements d = DenseElements::zeros(Type::tensor(t.dims, ElementType::make_int(e.storage.width)));
+    for (size_t i = 0; i < stored.size(); ++i) d.set_int(i, stored[i]);
     quantized_data_[v] = std::move(d);
     constants_[v] = {t, rule};
   }

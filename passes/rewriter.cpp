@@ -64,10 +64,8 @@ std::vector<bool> constant_values(const Graph& graph) {
 
 Type transposed_type(const Type& t, const std::vector<int64_t>& perm) {
   Type nt = t;
-  for (size_t i = 0; i < perm.size(); ++i) {
-    nt.dims[i] = t.dims[size_t(perm[i])];
-    if (t.element.kind == ElementKind::kUniformPerAxis && perm[i] == t.element.axis) nt.element.axis = int32_t(i);
-  }
+  for (size_t i = 0; i < perm.size(); ++i) nt.dims[i] = t.dims[size_t(perm[i])];
+  nt.element = t.element.permuted(perm);
   return nt;
 }
 

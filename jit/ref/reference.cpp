@@ -92,6 +92,10 @@ Tensor eval_scast(const Tensor& x, const Type& rt) {
 Tensor eval_constant(const Op& op, const Type& rt) {
   Tensor y = Tensor::zeros(rt);
   const DenseElements& d = op.attr("value")->dense;
+  if (is_nibble_packed(d.type.element)) {  // tensors hold one element per byte
+    for (size_t i = 0; i < size_t(y.num_elements()); ++i) y.set_int(i, d.int_at(i));
+    return y;
+  }
   y.storage.assign(d.data(), d.data() + d.size());
   return y;
 }
@@ -384,7 +388,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
     case OpKind::kQCast:
     case OpKind::kDCast: {
       const Type& q = op.kind == OpKind::kQCast ? rt : x.type;
-      if (!q.element.is_uniform()) {
+      if (!q.element.is_any_uniform()) {
         return op_error(op, "cannot run on " + q.element.to_string() +
                                 ": calibrated and any types are placeholders; resolve them with the 'propagate' pass");
       }
@@ -416,6 +420,12 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
 }  // namespace
 
 Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op, const std::vector<const Tensor*>& in) {
+  // Sub-channel blocks must tile the run-time shape (dimensions may have been dynamic).
+  for (const Tensor* t : in) {
+    if (!t->type.element.is_sub_channel()) continue;
+    Status s = t->type.verify_sub_channel_container();
+    if (!s.is_ok()) return op_error(op, "operand " + t->type.to_string() + ": " + s.message());
+  }
   QRT_ASSIGN_OR_RETURN(Tensor y, evaluate_unfused(graph, op, in));
   // A fused clamp is exactly a qrt.clamp on the result.
   if (const std::optional<FusedClamp> c = fused_clamp(op)) return eval_clamp(op, y, c->min, c->max);

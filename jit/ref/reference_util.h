@@ -14,19 +14,46 @@ inline Status op_error(const Op& op, const std::string& message) {
   return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
 }
 
-/// Per-element quantization parameters of a uniform type laid out over `dims`.
+/// Per-element quantization parameters of a uniform type laid out over `dims`: per-layer,
+/// per-axis (the channel of element i) or sub-channel (the block of element i).
 struct QuantView {
   const ElementType* e = nullptr;
   size_t inner = 1;     // elements per step along the channel axis
   size_t channels = 1;  // size of the channel axis (1 for per-layer)
+  // Sub-channel: per dimension, the tensor's row-major stride, its block size and the
+  // parameters' row-major stride (0 along dimensions with one block).
+  std::vector<size_t> dim_stride, block, param_stride;
+  std::vector<int64_t> dims_;
 
   QuantView(const ElementType& element, const std::vector<int64_t>& dims) : e(&element) {
     if (element.kind == ElementKind::kUniformPerAxis) {
       channels = size_t(dims[size_t(element.axis)]);
       for (size_t d = size_t(element.axis) + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
     }
+    if (element.kind == ElementKind::kUniformSubChannel) {
+      const size_t rank = dims.size();
+      dims_ = dims;
+      dim_stride.assign(rank, 1);
+      param_stride.assign(rank, 0);
+      block.assign(rank, 1);
+      size_t ps = 1;
+      for (size_t d = rank; d-- > 0;) {
+        if (d + 1 < rank) dim_stride[d] = dim_stride[d + 1] * size_t(dims[d + 1]);
+        const int64_t b = element.block_size_along(d);
+        block[d] = b > 0 ? size_t(b) : size_t(dims[d]);
+        param_stride[d] = element.param_dims[d] > 1 ? ps : 0;
+        ps *= size_t(element.param_dims[d]);
+      }
+    }
   }
-  size_t channel(size_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+  size_t channel(size_t i) const {
+    if (!dims_.empty() || e->kind == ElementKind::kUniformSubChannel) {
+      size_t p = 0;
+      for (size_t d = 0; d < dims_.size(); ++d) p += (i / dim_stride[d] % size_t(dims_[d])) / block[d] * param_stride[d];
+      return p;
+    }
+    return channels == 1 ? 0 : (i / inner) % channels;
+  }
   double scale(size_t i) const { return e->scales[channel(i)]; }
   int64_t zp(size_t i) const { return e->zero_points[channel(i)]; }
 };
@@ -53,6 +80,12 @@ inline Status check_result_shape(const Op& op, const Type& declared, const std::
     return op_error(op, "channel axis has size " + std::to_string(dims[size_t(declared.element.axis)]) +
                             " at run time but the type has " +
                             std::to_string(declared.element.num_channels()) + " scales");
+  }
+  if (declared.element.is_sub_channel()) {
+    Type t = declared;
+    t.dims = dims;
+    Status s = t.verify_sub_channel_container();
+    if (!s.is_ok()) return op_error(op, "result at run time: " + s.message());
   }
   return Status::ok();
 }
