@@ -34,7 +34,7 @@ std::vector<KernelListRow> make_rows() {
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
   }
   for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows, KernelOp::kLut8, KernelOp::kF32Gemm,
-                      KernelOp::kF32Dwconv}) {
+                      KernelOp::kF32Dwconv, KernelOp::kWoGemm}) {
     rows.push_back({op, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
   }
   every_kind(x86_avx2_backend());

@@ -47,6 +47,10 @@ void avx512_lut8(const LutArgs* args, const KernelDesc* desc);
 void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 /// kF32Gemm with AVX-512 intrinsics: 12 x 32 tiles, masked column tails.
 void avx512_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kWoGemm with AVX2 (weight_only_x86.cpp): 16 columns x up to 4 rows per step.
+void avx2_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
+/// kWoGemm with AVX-512 (weight_only_x86.cpp): 64 columns x up to 4 rows per step, masked tails.
+void avx512_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
 /// kF32Dwconv with AVX2 intrinsics: 8 channels per vector, 3-wide windows' weights in registers.
 void avx2_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 /// kF32Dwconv with AVX-512 intrinsics: 16 channels per vector, masked channel tail.

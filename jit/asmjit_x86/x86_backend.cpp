@@ -5,7 +5,8 @@
 //   avx2-vnni:   the GEMM tile on VEX vpdpbusd over ymm (6 rows x 16 columns) and its
 //                activation packing; other kinds come from the avx2 level.
 //   avx512-vnni: the GEMM tile on EVEX vpdpbusd over zmm (12 rows x 32 columns, masked
-//                tails) and its activation packing; depthwise on zmm (32-channel blocks).
+//                tails) and its activation packing; depthwise on zmm (32-channel blocks);
+//                f32 GEMM, byte tables and the weight-only matmul on zmm.
 #include "jit/asmjit_x86/x86_backend.h"
 
 #include <string>
@@ -59,7 +60,8 @@ class X86Backend final : public Backend {
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
-                                                      d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv));
+                                                      d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv ||
+                                                      d.op == KernelOp::kWoGemm));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
@@ -97,6 +99,9 @@ class X86Backend final : public Backend {
       case KernelOp::kF32Dwconv:
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_f32_dwconv : &x86gen::avx2_f32_dwconv);
       case KernelOp::kLut8: return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_lut8 : &x86gen::avx2_lut8);
+      case KernelOp::kWoGemm:
+        if (d.weight_bits != 8 && d.weight_bits != 4) return Status::error(d.name() + ": weights of 8 or 4 bits only");
+        return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_wo_gemm : &x86gen::avx2_wo_gemm);
       case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;
     }

@@ -10,7 +10,8 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && generator == o.generator && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
-         row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels;
+         row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels &&
+         weight_bits == o.weight_bits && weight_zp == o.weight_zp;
 }
 
 size_t KernelDesc::hash() const {
@@ -23,7 +24,8 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(kh) << 32) | channels) + 0x9e3779b97f4a7c15ull + (h << 6);
+  h ^= std::hash<uint64_t>()((uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+       0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
 
@@ -62,6 +64,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kEwProgram: return "ewprogram";
     case KernelOp::kLut8: return "lut8";
     case KernelOp::kF32Dwconv: return "f32dwconv";
+    case KernelOp::kWoGemm: return "wogemm";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -134,6 +137,12 @@ std::string KernelDesc::name() const {
   // The tile the native kernels use (the LLVM templates block the same way).
   if (op == KernelOp::kF32Gemm) return std::string("f32_f32_f32_gemm_") + (isa == Isa::kAvx512Vnni ? "12x32" : isa == Isa::kScalar ? "1x1" : "6x16") + suffix;
   if (op == KernelOp::kF32Dwconv) return "f32_f32_f32_dwconv" + suffix;
+  if (op == KernelOp::kWoGemm) {
+    // e.g. f32_qs4w_f32_wogemm_4x64__avx512vnni (activations, packed weights, output; tile).
+    const char* tile = isa == Isa::kAvx512Vnni ? "4x64" : isa == Isa::kScalar ? "1x1" : "4x16";
+    return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w" +
+           (weight_zp ? "_zp" : "") + "_f32_wogemm_" + tile + suffix;
+  }
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + suffix;
 }

@@ -28,6 +28,9 @@ enum class KernelOp : uint8_t {
   kEwProgram,     ///< an element-wise program (ew_program.h), compiled by Backend::compile_program
   kLut8,          ///< y[i] = table[x[i]] over bytes: a 256-entry table (a single-input 8-bit region)
   kF32Dwconv,     ///< one output row of an NHWC f32 depthwise convolution (the reference's order)
+  /// weight-only matmul: f32 rows times 8- or 4-bit weights kept packed, dequantized in
+  /// registers per block of k (WoGemmArgs); the reference's order and roundings
+  kWoGemm,
   kCount
 };
 
@@ -107,6 +110,8 @@ struct KernelDesc {
   uint16_t taps = 0;            ///< kernel window positions (kDepthwise); window width (kDwInterleave, kDwRows)
   uint8_t kh = 0;               ///< window height (kDwRows)
   uint32_t channels = 0;        ///< channels (kDepthwise)
+  uint8_t weight_bits = 8;      ///< kWoGemm: 8 or 4 (two weights per byte); storage_signed: i or u
+  bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

@@ -263,6 +263,36 @@ struct F32GemmArgs {
 /// The index of weight (kk, j) in kF32Gemm's panel layout of a k-row matrix.
 inline size_t f32_panel_index(int64_t kk, int64_t j, int64_t k) { return size_t((j / 16 * k + kk) * 16 + j % 16); }
 
+/// kWoGemm: y[r][j] for rows r < rows and columns j < n of a weight-only matmul whose
+/// weights stay packed. Weight (kk, j) is stored value q = byte kk·w_stride + j of w (8-bit)
+/// or nibble j of row kk (4-bit: byte j/2, the low nibble for even j), sign- or zero-extended
+/// by desc.storage_signed. Block b = kk / block has compute scale scales[b·p_stride + j] and
+/// zero point zps[b·p_stride + j] (int16; zps is read only when desc.weight_zp). The kernel
+/// computes exactly the reference's hybrid matmul: w = f32(q − zp) · scale, acc = +0, then
+/// acc = acc + f32(x[r][kk]·w) in increasing kk (one rounding each, no FMA), then + bias[j]
+/// (bias not null) and the clamp to [lo, hi]. Columns may be split between calls at any
+/// multiple of 16 (w, scales, zps, bias and y then point at the call's first column).
+struct WoGemmArgs {
+  const float* x;
+  const uint8_t* w;
+  const float* scales;
+  const int16_t* zps;
+  const float* bias;
+  float* y;
+  int64_t rows, k, n;
+  int64_t x_stride, w_stride, p_stride, y_stride;  ///< floats, bytes, parameters, floats
+  int64_t block;                                   ///< k values per block (k: per channel)
+  float lo, hi;
+};
+
+/// Stored weight (kk, j) of kWoGemm's layout (see WoGemmArgs).
+inline int32_t wo_weight_at(const WoGemmArgs& a, int64_t kk, int64_t j, unsigned bits, bool is_signed) {
+  const uint8_t* row = a.w + kk * a.w_stride;
+  if (bits == 8) return is_signed ? int32_t(int8_t(row[j])) : int32_t(row[j]);
+  const int32_t nib = (row[j / 2] >> ((j & 1) * 4)) & 15;
+  return is_signed && nib >= 8 ? nib - 16 : nib;
+}
+
 /// qrt.clamp's formula on an f32 (bounds already f32): NaN passes, -0 stays -0.
 inline float clamp_f32(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
 

@@ -235,6 +235,44 @@ void f32_gemm_blocks(const F32GemmArgs* a) {
   for (; r < a->rows; ++r) f32_gemm_rows<1>(a, r);
 }
 
+// kWoGemm: kRows rows by 16 columns in generic vectors; the weights of a column block are
+// dequantized once per k into a vector (the description's bits, signedness and zero points are
+// constants here), then acc = acc + f32(x·w) in increasing k from +0, as twin_wo_gemm.
+template <int kRows>
+void wo_gemm_rows(const WoGemmArgs* a, const KernelDesc* d, int64_t row0) {
+  for (int64_t j0 = 0; j0 < a->n; j0 += 16) {
+    const int64_t cols = a->n - j0 < 16 ? a->n - j0 : 16;
+    f32x16 acc[kRows];
+    for (int r = 0; r < kRows; ++r) acc[r] = f32x16{};
+    for (int64_t b0 = 0; b0 < a->k; b0 += a->block) {
+      const int64_t p = b0 / a->block * a->p_stride + j0;
+      float scale[16];
+      int32_t zp[16];
+      for (int c = 0; c < 16; ++c) {
+        scale[c] = c < cols ? a->scales[p + c] : 0.0f;
+        zp[c] = c < cols && d->weight_zp ? a->zps[p + c] : 0;
+      }
+      const int64_t end = b0 + a->block < a->k ? b0 + a->block : a->k;
+      for (int64_t kk = b0; kk < end; ++kk) {
+        float wl[16];
+        for (int c = 0; c < 16; ++c) {
+          const int32_t q = c < cols ? wo_weight_at(*a, kk, j0 + c, d->weight_bits, d->storage_signed) : 0;
+          wl[c] = float(q - zp[c]) * scale[c];
+        }
+        f32x16 w;
+        std::memcpy(&w, wl, sizeof w);
+        for (int r = 0; r < kRows; ++r) {
+          const f32x16 prod = a->x[(row0 + r) * a->x_stride + kk] * w;
+          acc[r] = acc[r] + prod;
+        }
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      finish_f32x16(acc[r], a->bias ? a->bias + j0 : nullptr, a->lo, a->hi, a->y + (row0 + r) * a->y_stride + j0, cols);
+    }
+  }
+}
+
 // kF32Dwconv: 16 channels per generic vector, taps in (ky, kx) order as twin_f32_dwconv; the
 // channels past the last whole block run on the twin's loop.
 void f32_dwconv_blocks(const F32DwArgs* a) {
@@ -310,6 +348,12 @@ void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {
     case Isa::kAvx2Vnni: return f32_gemm_blocks<6>(args);
     default: return f32_gemm_blocks<2>(args);
   }
+}
+
+void qrt_kt_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
+  int64_t r = 0;
+  for (; r + 4 <= args->rows; r += 4) wo_gemm_rows<4>(args, d, r);
+  for (; r < args->rows; ++r) wo_gemm_rows<1>(args, d, r);
 }
 
 }  // extern "C"

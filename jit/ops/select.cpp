@@ -13,7 +13,9 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
   switch (op.kind) {
     case OpKind::kQCast:
     case OpKind::kDCast: return &convert_family();
-    case OpKind::kMatmul: return x.element.is_quant() ? &qgemm_matmul_family() : &f32_matmul_family();
+    case OpKind::kMatmul:
+      if (x.element.is_quant()) return &qgemm_matmul_family();
+      return weight_only_matmul_applies(graph, op) ? &weight_only_matmul_family() : &f32_matmul_family();
     case OpKind::kConv2d: {
       if (x.element.is_float()) return &f32_conv_family();
       // Depthwise: one input channel per group, as many groups as filters.

@@ -255,6 +255,24 @@ void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc*) {
   }
 }
 
+void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
+  const WoGemmArgs& a = *args;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t j = 0; j < a.n; ++j) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < a.k; ++kk) {
+        const int64_t p = kk / a.block * a.p_stride + j;
+        const int32_t q = wo_weight_at(a, kk, j, d->weight_bits, d->storage_signed) - (d->weight_zp ? a.zps[p] : 0);
+        const float w = float(q) * a.scales[p];
+        const float prod = a.x[r * a.x_stride + kk] * w;
+        acc = acc + prod;
+      }
+      if (a.bias) acc = acc + a.bias[j];
+      a.y[r * a.y_stride + j] = clamp_f32(acc, a.lo, a.hi);
+    }
+  }
+}
+
 const void* twin_entry(KernelOp op) {
   switch (op) {
     case KernelOp::kQuantize:
@@ -274,6 +292,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kEwProgram: return reinterpret_cast<const void*>(&twin_ew_program);
     case KernelOp::kLut8: return reinterpret_cast<const void*>(&twin_lut8);
     case KernelOp::kF32Dwconv: return reinterpret_cast<const void*>(&twin_f32_dwconv);
+    case KernelOp::kWoGemm: return reinterpret_cast<const void*>(&twin_wo_gemm);
     case KernelOp::kCount: break;
   }
   return nullptr;

@@ -37,6 +37,8 @@ void twin_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias
 /// and the clamp.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kWoGemm: the reference's hybrid matmul over packed weights, element by element.
+void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
 /// kF32Dwconv: one NHWC depthwise output row, taps in (ky, kx) order, padding skipped.
 void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 

@@ -595,6 +595,58 @@ void check_f32_dwconv(const Backend& b, std::mt19937& rng) {
   MESSAGE(cases << " f32 depthwise cases");
 }
 
+// kWoGemm: 8- and 4-bit weights of both signs, with and without zero points (storage extremes
+// among them), per-column or block-wise scales (blocks that do not divide K), columns around
+// every step (odd counts for nibble packing), rows around the 4-row tile, strided rows, NaN/inf/±0
+// activations, bias or none, fused clamps.
+void check_wo_gemm(const Backend& b, std::mt19937& rng) {
+  int cases = 0;
+  for (unsigned bits : {8u, 4u}) {
+    for (bool is_signed : {true, false}) {
+      for (bool zp : {false, true}) {
+        KernelDesc d;
+        d.op = KernelOp::kWoGemm;
+        d.isa = b.isa();
+        d.generator = b.generator();
+        d.storage_signed = is_signed;
+        d.weight_bits = uint8_t(bits);
+        d.weight_zp = zp;
+        const int32_t qmin = is_signed ? -(1 << (bits - 1)) : 0, qmax = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+        for (int64_t rows : {1, 3, 4, 5, 9}) {
+          for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
+            const int64_t k = 1 + int64_t(rng() % 70);
+            const int64_t block = rng() % 3 == 0 ? k : 1 + int64_t(rng() % 33);
+            const int64_t blocks = (k + block - 1) / block;
+            const int64_t w_stride = bits == 8 ? n + int64_t(rng() % 3) : (n + 1) / 2 + int64_t(rng() % 2);
+            const int64_t xs = k + int64_t(rng() % 3), ys = n + int64_t(rng() % 3), ps = n + int64_t(rng() % 2);
+            std::vector<float> x(size_t(rows * xs)), scales(size_t(blocks * ps)), bias(static_cast<size_t>(n));
+            std::vector<uint8_t> w(size_t(k * w_stride));
+            std::vector<int16_t> zps(size_t(blocks * ps));
+            for (auto& e : x) e = random_f32(rng, true);
+            for (auto& e : w) e = uint8_t(rng());
+            for (auto& e : scales) e = std::ldexp(float(1 + rng() % 1000) / 1000.0f, -int(rng() % 12));
+            for (auto& e : zps) e = int16_t(rng() % 4 == 0 ? (rng() % 2 ? qmin : qmax) : qmin + int32_t(rng() % uint32_t(qmax - qmin + 1)));
+            for (auto& e : bias) e = random_f32(rng, false);
+            std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;
+            const float* bp = rng() % 2 ? bias.data() : nullptr;
+            const auto [lo, hi] = random_clamp(rng);
+            const int16_t* zp_ptr = zp ? zps.data() : nullptr;
+            run_both(b, d,
+                     WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y1.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi},
+                     WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y2.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi});
+            CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " rows " << rows << " n " << n << " k " << k << " block " << block);
+            for (int64_t r = 0; r < rows; ++r) {
+              for (int64_t j = n; j < ys; ++j) CHECK(y1[size_t(r * ys + j)] == 9.0f);  // the gaps between rows
+            }
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " weight-only GEMM cases");
+}
+
 // kEwProgram: a broadcast gelu(a - b) program (test_ew_programs.cpp has the random ones).
 void check_ew_program(const Backend& b, std::mt19937& rng) {
   EwProgram p;
@@ -656,6 +708,7 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
       case KernelOp::kAvgPool: check = check_pool; break;
       case KernelOp::kF32Gemm: check = check_f32_gemm; break;
       case KernelOp::kF32Dwconv: check = check_f32_dwconv; break;
+      case KernelOp::kWoGemm: check = check_wo_gemm; break;
       case KernelOp::kEwProgram: check = check_ew_program; break;
       case KernelOp::kLut8: check = check_lut8; break;
       default: check = check_streams; break;  // convert, element-wise and clamp kinds

@@ -1,0 +1,254 @@
+// qrt — weight-only (hybrid) qrt.matmul whose weights stay packed: f32 activations times 8- or
+// 4-bit weights, per-layer, per-column or sub-channel (block-wise along K) scales and zero
+// points, run by the kWoGemm micro-kernel of the chosen level, which dequantizes the weights in
+// registers with the dcast formula and keeps the reference's order (docs/numerics.md), so the
+// result is bit-identical to dequantize-then-matmul.
+//
+// Memory: a weight that is a constant in the [K, N] layout the kernel reads (the matmul's own
+// right-hand side) is used in place — the graph's bytes, mapped from a .qrt file or shared with
+// the model — so a plan holds the packed weights once, plus f32 scales (and int16 zero points
+// where any is non-zero) per block and column. A weight reached through a transpose is folded
+// and packed once, at plan time.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/numerics.h"
+#include "ir/ops.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+#include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+namespace {
+
+constexpr int64_t kColumnChunk = 64;  // columns per task unit: a multiple of every kernel's step
+
+// The weight's bytes and parameters in kWoGemm's layout (WoGemmArgs).
+struct PackedWeights {
+  DenseElements bytes;        // [K, N] stored values: a view of the graph's constant, or owned
+  std::vector<float> scales;  // [K / block, N] compute scales
+  std::vector<int16_t> zps;   // same layout, empty when every zero point is 0
+  int64_t k = 0, n = 0, block = 0, w_stride = 0;
+  unsigned bits = 8;
+  bool is_signed = true;
+};
+
+// Where `e` puts block boundaries along K and which parameter serves (kb, j); false when the
+// weight-only kernel cannot express it (the caller says why).
+bool fill_parameters(const ElementType& e, int64_t k, int64_t n, PackedWeights& p, std::string* why) {
+  int64_t block = k, col_block = n, param_cols = 1;
+  switch (e.kind) {
+    case ElementKind::kUniform: break;
+    case ElementKind::kUniformPerAxis:
+      if (e.axis != 1) {
+        *why = "per-axis weights quantized along K (axis 0) have a scale per row";
+        return false;
+      }
+      col_block = 1;
+      param_cols = n;
+      break;
+    case ElementKind::kUniformSubChannel: {
+      const int64_t bk = e.block_size_along(0), bn = e.block_size_along(1);
+      block = bk > 0 ? bk : k;
+      col_block = bn > 0 ? bn : n;
+      param_cols = e.param_dims[1];
+      break;
+    }
+    default: *why = "the weights are not !quant.uniform"; return false;
+  }
+  const int64_t blocks = (k + block - 1) / block;
+  p.block = block;
+  p.scales.assign(size_t(blocks * n), 0.0f);
+  std::vector<int16_t> zps(size_t(blocks * n), 0);
+  bool any_zp = false;
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t src = size_t((e.kind == ElementKind::kUniformSubChannel ? b : 0) * param_cols + j / col_block);
+      p.scales[size_t(b * n + j)] = numerics::compute_scale_f32(e.scales[src], e.float_kind);
+      zps[size_t(b * n + j)] = int16_t(e.zero_points[src]);
+      any_zp = any_zp || e.zero_points[src] != 0;
+    }
+  }
+  if (any_zp) p.zps = std::move(zps);
+  return true;
+}
+
+class WeightOnlyMatmulOpKernel final : public OpKernel {
+ public:
+  WeightOnlyMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const PackedWeights> w, std::vector<float> bias,
+                           KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(std::move(w)), bias_(std::move(bias)), desc_(desc),
+        code_(std::move(code)) {
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {
+      lo_ = float(c->min);
+      hi_ = float(c->max);
+    }
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    if (x.type.dims.back() != w_->k) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(w_->k));
+    }
+    std::vector<int64_t> dims = x.type.dims;
+    dims.back() = w_->n;
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const PackedWeights& w = *w_;
+    const int64_t rows = operands[0]->num_elements() / w.k;
+    if (rows == 0) return Status::ok();
+    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    float* out = reinterpret_cast<float*>(y.bytes());
+    // Columns split between tasks (a GEMV has one row: its weights are the work to share),
+    // each task all rows of its columns.
+    const int64_t chunks = (w.n + kColumnChunk - 1) / kColumnChunk;
+    const int64_t tasks = std::min(chunks, worthwhile_tasks(rows * w.k * w.n, kMinF32TaskMacs, parallel));
+    const int64_t per_task = (chunks + tasks - 1) / tasks;
+    Parallel& par = tasks > 1 ? parallel : serial();
+    par.for_each(size_t((chunks + per_task - 1) / per_task), [&](size_t t) {
+      const int64_t c0 = int64_t(t) * per_task * kColumnChunk;
+      const int64_t c1 = std::min(w.n, c0 + per_task * kColumnChunk);
+      WoGemmArgs a{x, w.bytes.data() + (w.bits == 8 ? c0 : c0 / 2), w.scales.data() + c0,
+                   w.zps.empty() ? nullptr : w.zps.data() + c0, bias_.empty() ? nullptr : bias_.data() + c0, out + c0,
+                   rows, w.k, c1 - c0, w.k, w.w_stride, w.n, w.n, w.block, lo_, hi_};
+      call_microkernel(code_->entry(), a, desc_);
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights held by the kernel
+  std::string describe() const override {
+    const PackedWeights& w = *w_;
+    return desc_.name() + " (weights packed: " + std::to_string(w.bytes.size()) + " bytes" +
+           (w.bytes.is_view() ? " in place" : "") + ", blocks of " + std::to_string(w.block) +
+           " along K; k-ordered f32 sums, no FMA)";
+  }
+
+ private:
+  Op op_;
+  std::shared_ptr<const PackedWeights> w_;
+  std::vector<float> bias_;
+  float lo_ = -INFINITY, hi_ = INFINITY;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+};
+
+struct PreparedWeightOnly final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  std::shared_ptr<PackedWeights> w;
+  std::vector<float> bias;
+};
+
+KernelDesc wo_desc(const PackedWeights& w, const Backend* backend) {
+  KernelDesc d;
+  d.op = KernelOp::kWoGemm;
+  d.isa = backend->isa();
+  d.generator = backend->generator();
+  d.storage_signed = w.is_signed;
+  d.weight_bits = uint8_t(w.bits);
+  d.weight_zp = !w.zps.empty();
+  return d;
+}
+
+class WeightOnlyMatmulFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "wogemm"; }
+  KernelOp kind() const override { return KernelOp::kWoGemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    const Type& x = graph.values[size_t(op.operands[0])].type;
+    const Type& wt = graph.values[size_t(op.operands[1])].type;
+    const Type& out = graph.values[size_t(op.results[0])].type;
+    if (!x.element.is_float() || x.element.float_kind != FloatKind::kF32 || !out.element.is_float() ||
+        out.element.float_kind != FloatKind::kF32) {
+      return refuse(why_not, "only f32 activations and results have a weight-only kernel");
+    }
+    const ElementType& e = wt.element;
+    if (!e.is_any_uniform() || e.float_kind != FloatKind::kF32) return refuse(why_not, "weights must be !quant.uniform with f32 expressed type");
+    if (e.storage.width != 8 && e.storage.width != 4) {
+      return refuse(why_not, "weight storage of " + std::to_string(e.storage.width) + " bits (the kernel reads 8 or 4)");
+    }
+    if (wt.rank() != 2 || !wt.has_static_shape() || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
+      return refuse(why_not, "weights must be a non-empty 2-D constant");
+    }
+    auto p = std::make_unique<PreparedWeightOnly>();
+    auto w = std::make_shared<PackedWeights>();
+    w->k = wt.dims[0];
+    w->n = wt.dims[1];
+    w->bits = e.storage.width;
+    w->is_signed = e.storage.is_signed;
+    if (std::string why; !fill_parameters(e, w->k, w->n, *w, &why)) return refuse(why_not, why);
+    const Type bytes_type = Type::tensor(wt.dims, ElementType::make_int(w->bits));
+    const int pv = graph.values[size_t(op.operands[1])].producer;
+    const Op* producer = pv >= 0 ? &graph.ops[size_t(pv)] : nullptr;
+    if (producer && producer->kind == OpKind::kConstant) {
+      // The constant's own bytes: [K, N] row-major, nibbles packed along N.
+      w->bytes = producer->attr("value")->dense;
+      w->bytes.type = bytes_type;
+    } else {
+      std::unique_ptr<Tensor> folded = constant_operand(graph, op.operands[1]);
+      if (!folded) return refuse(why_not, "the weights are not a constant");
+      w->bytes = DenseElements::zeros(bytes_type);
+      for (size_t i = 0; i < size_t(w->k * w->n); ++i) w->bytes.set_int(i, folded->int_at(i));
+    }
+    w->w_stride = w->bits == 8 ? w->n : (w->n + 1) / 2;
+    if (w->bits == 4 && w->n % 2 != 0) {
+      // Rows of an odd width share a byte: repack with each row starting on a byte.
+      DenseElements rows = DenseElements::zeros(Type::tensor({w->k, w->n + 1}, ElementType::make_int(4)));
+      for (int64_t kk = 0; kk < w->k; ++kk) {
+        for (int64_t j = 0; j < w->n; ++j) rows.set_int(size_t(kk * (w->n + 1) + j), w->bytes.int_at(size_t(kk * w->n + j)));
+      }
+      w->bytes = std::move(rows);
+    }
+    if (op.operands.size() > 2) {
+      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
+        return refuse(why_not, "the bias is not an f32 constant");
+      }
+      p->bias.resize(size_t(w->n));
+      for (int64_t j = 0; j < w->n; ++j) p->bias[size_t(j)] = float(b->float_at(size_t(j)));
+    }
+    p->graph = &graph;
+    p->op = &op;
+    p->w = std::move(w);
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    return backend->why_not(wo_desc(*static_cast<const PreparedWeightOnly&>(prepared).w, backend));
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedWeightOnly&>(prepared);
+    const KernelDesc d = wo_desc(*p.w, backend);
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    return std::unique_ptr<OpKernel>(
+        std::make_unique<WeightOnlyMatmulOpKernel>(*p.graph, *p.op, p.w, p.bias, d, std::move(code)));
+  }
+};
+
+}  // namespace
+
+bool weight_only_matmul_applies(const Graph& graph, const Op& op) {
+  if (op.kind != OpKind::kMatmul || op.operands.size() < 2) return false;
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& w = graph.values[size_t(op.operands[1])].type;
+  const ElementType& e = w.element;
+  return x.element.is_float() && x.element.float_kind == FloatKind::kF32 && e.is_any_uniform() &&
+         e.float_kind == FloatKind::kF32 && (e.storage.width == 8 || e.storage.width == 4) && w.rank() == 2 &&
+         w.has_static_shape() && !(e.kind == ElementKind::kUniformPerAxis && e.axis != 1);
+}
+
+const OpFamily& weight_only_matmul_family() {
+  static const WeightOnlyMatmulFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit
