@@ -20,7 +20,7 @@ int quantized_weights(const Graph& g, int v, std::vector<const Op*>& transposes)
   }
   if (p->kind != OpKind::kDCast) return -1;
   const Op* c = producer_of(g, p->operands[0]);
-  return c && c->kind == OpKind::kConstant && g.values[size_t(p->operands[0])].type.element.is_uniform()
+  return c && c->kind == OpKind::kConstant && g.values[size_t(p->operands[0])].type.element.is_any_uniform()
              ? p->operands[0]
              : -1;
 }
@@ -127,8 +127,7 @@ Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log) {
       log.push_back("qrt.matmul %" + yname + ": kept weight-only: " + why);
     }
     rw.copy(op, {{1, v}});
-    log.push_back("qrt.matmul %" + graph.values[size_t(op.results[0])].name + ": hybrid, f32 x " +
-                  t.element.to_string() + " (weights dequantized once at load)");
+    log.push_back("qrt.matmul %" + graph.values[size_t(op.results[0])].name + ": hybrid, f32 x " + t.element.to_string());
   }
   return rw.finish();
 }

@@ -2,6 +2,7 @@
 #include "passes/pipeline.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "passes/lower_hybrid.h"
 #include "passes/lower_reduce.h"
 #include "passes/propagate.h"
+#include "passes/quantize_weights.h"
 
 namespace qrt::passes {
 
@@ -91,6 +93,26 @@ Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions& o, PassLog& lo
   return lower_hybrid(g, mode == "dynamic-range", log);
 }
 
+Result<Graph> run_quantize_weights(const Graph& g, const PassOptions& o, PassLog& log) {
+  WeightQuantOptions w;
+  QRT_ASSIGN_OR_RETURN(std::string bits, o.choice("quantize-weights", "bits", {"i8", "u8", "i4", "u4"}, "i8"));
+  w.bits = bits[1] == '8' ? 8 : 4;
+  w.is_signed = bits[0] == 'i';
+  const std::string block = o.get("block", "0");
+  char* end = nullptr;
+  const long long b = std::strtoll(block.c_str(), &end, 10);
+  if (block.empty() || *end != '\0' || b < 0 || b > (1ll << 40)) {
+    return Status::error("pass 'quantize-weights': option block=" + block + " must be a block size >= 0 (0: per column)")
+        .with_code(ErrorCode::kInvalidArgument);
+  }
+  w.block = b;
+  QRT_ASSIGN_OR_RETURN(std::string sym, o.choice("quantize-weights", "symmetric", {"false", "true"}, "false"));
+  w.symmetric = sym == "true";
+  QRT_ASSIGN_OR_RETURN(std::string search, o.choice("quantize-weights", "search", {"rtn", "mse"}, "rtn"));
+  w.mse = search == "mse";
+  return quantize_weights(g, w, log);
+}
+
 Result<Graph> run_lower_reduce(const Graph& g, const PassOptions&, PassLog& log) { return lower_reduce(g, log); }
 
 Result<Graph> run_check_integer(const Graph& g, const PassOptions&, PassLog& log) {
@@ -110,6 +132,8 @@ const std::vector<PassInfo>& registered_passes() {
        {"activations", "weights"}, run_propagate},
       {"lower-hybrid", "float x dcast(quantized weights) matmul -> hybrid (mode=weight-only) or, asked for, dynamic range",
        {"mode"}, run_lower_hybrid},
+      {"quantize-weights", "float matmul weights and conv filters -> 8- or 4-bit constants, per column or block-wise along K (weight-only)",
+       {"bits", "block", "symmetric", "search"}, run_quantize_weights},
       {"lower-reduce", "dcast -> mean -> qcast -> quantized mean accumulating in i32 (explicit accumulator type)", {},
        run_lower_reduce},
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},

@@ -15,9 +15,11 @@ namespace {
 const char* kUsage =
     "usage: qopt FILE [-o OUT] [--emit text|binary] [--passes LIST | --pass NAME ...]\n"
     "            [--calibrate DATA.npy ... [--samples N] [--batch N] [--activations u8|i8]]\n"
+    "            [--weight-only i8|u8|i4|u4 [--block N] [--symmetric] [--mse]]\n"
     "            [--report | --quant-report] [--print-ir-after-all] [--timing]\n"
     "       e.g. qopt model.onnx -o model.qrt    (convert to the binary container)\n"
     "            qopt model_f32.onnx --calibrate data.npy -o model_q.qrt --quant-report\n"
+    "            qopt model_f32.onnx --weight-only i4 --block 32 -o model_w4.qrt --report\n"
     "\n"
     "Reads FILE (qrt MLIR text, a .qrt binary, ONNX or TFLite; '-' reads standard input),\n"
     "verifies every rule of the qrt IR (quant types, per-axis integrity, op operand/result\n"
@@ -41,6 +43,16 @@ const char* kUsage =
     "  --samples N    calibrate on the first N samples only (default: all)\n"
     "  --batch N      samples per calibration run (default 100)\n"
     "  --activations S  storage of calibrated activations: u8 (default) or i8\n"
+    "  --weight-only S  weight-only quantization: float matmul weights and conv filters become\n"
+    "                 S constants (i8, u8, i4 or u4; 4-bit ones packed two per byte), the\n"
+    "                 activations stay float, and the weight-only kernels read the weights packed.\n"
+    "                 Runs the quantize-weights pass unless --passes/--pass say otherwise\n"
+    "  --block N      weight-only matmuls: one scale and zero point per N weights along K (a\n"
+    "                 sub-channel type; N must divide K, else per column). Default: per column\n"
+    "  --symmetric    weight-only: zero point 0 (signed) or the middle (unsigned) and the\n"
+    "                 scale from the largest magnitude. Default: asymmetric min/max\n"
+    "  --mse          weight-only: search each group's clipping range for the least squared\n"
+    "                 error (slower) instead of rounding the min/max range\n"
     "  --report       print what the passes decided, one line each, on standard error\n"
     "  --quant-report print the quantization report on standard error: per quantized value the\n"
     "                 type chosen and the rule that chose it, every rescale inserted and why,\n"
@@ -78,7 +90,9 @@ void print_report(const char* lines, bool all, bool quant_only, bool timing) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output, emit, passes, activations;
+  std::string input, output, emit, passes, activations, weight_bits;
+  long long weight_block = 0;
+  bool weight_symmetric = false, weight_mse = false;
   bool report = false, quant_report = false, print_ir = false, timing = false, passes_given = false;
   qrt_tools::CalibrationOptions calibration;
   auto number = [&](int& i, long long& out) {
@@ -118,6 +132,18 @@ int run_main(int argc, char** argv) {
       if (i + 1 >= argc) return fail("--activations needs u8 or i8", 2);
       activations = argv[++i];
       if (activations != "u8" && activations != "i8") return fail("--activations must be u8 or i8, got '" + activations + "'", 2);
+    } else if (a == "--weight-only") {
+      if (i + 1 >= argc) return fail("--weight-only needs i8, u8, i4 or u4", 2);
+      weight_bits = argv[++i];
+      if (weight_bits != "i8" && weight_bits != "u8" && weight_bits != "i4" && weight_bits != "u4") {
+        return fail("--weight-only must be i8, u8, i4 or u4, got '" + weight_bits + "'", 2);
+      }
+    } else if (a == "--block") {
+      if (!number(i, weight_block)) return fail("--block needs a positive number of weights", 2);
+    } else if (a == "--symmetric") {
+      weight_symmetric = true;
+    } else if (a == "--mse") {
+      weight_mse = true;
     } else if (a == "--report") {
       report = true;
     } else if (a == "--quant-report") {
@@ -140,6 +166,16 @@ int run_main(int argc, char** argv) {
   if (input.empty()) return fail("no FILE given (see qopt --help)", 2);
   if (calibration.files.empty() && (calibration.samples > 0 || !activations.empty())) {
     return fail("--samples and --activations need --calibrate", 2);
+  }
+  if (weight_bits.empty() && (weight_block > 0 || weight_symmetric || weight_mse)) {
+    return fail("--block, --symmetric and --mse need --weight-only", 2);
+  }
+  if (!weight_bits.empty() && !calibration.files.empty()) {
+    return fail("--weight-only and --calibrate do not combine: weight-only keeps float activations", 2);
+  }
+  if (!weight_bits.empty() && !passes_given) {
+    passes = "quantize-weights{bits=" + weight_bits + " block=" + std::to_string(weight_block) +
+             " symmetric=" + (weight_symmetric ? "true" : "false") + " search=" + (weight_mse ? "mse" : "rtn") + "}";
   }
   // Without --emit, the output's extension decides: .qrt is binary, anything else text.
   if (emit.empty()) {

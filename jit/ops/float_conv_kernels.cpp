@@ -32,7 +32,7 @@ enum class ConvForm { kPointwise, kDepthwise, kIm2col };
 class FloatConvOpKernel final : public OpKernel {
  public:
   FloatConvOpKernel(const Graph& graph, const Op& op, Window2d w, ConvForm form, int64_t out_c, int64_t in_per_group,
-                    std::vector<float> filters, std::vector<float> bias, std::optional<FusedClamp> clamp, bool hybrid,
+                    std::vector<float> filters, std::vector<float> bias, std::optional<FusedClamp> clamp, unsigned hybrid,
                     KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), form_(form), out_c_(out_c),
         ig_(in_per_group), ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw),
@@ -72,7 +72,7 @@ class FloatConvOpKernel final : public OpKernel {
   bool reads_operand(size_t index) const override { return index == 0; }  // filters and bias prepared once
   std::string describe() const override {
     std::string name = desc_.name();
-    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc8w_f32");
+    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc" + std::to_string(hybrid_) + "w_f32");
     if (form_ != ConvForm::kDepthwise) {
       name.replace(name.find("gemm"), 4, form_ == ConvForm::kPointwise ? "conv1x1" : "conv_im2col");
     }
@@ -182,7 +182,7 @@ class FloatConvOpKernel final : public OpKernel {
   // taps x C, C values.
   std::vector<float> filters_, bias_;
   float lo_, hi_;  // the fused clamp's bounds rounded to f32 (-inf, +inf without one)
-  bool hybrid_;
+  unsigned hybrid_;  // the weights' storage bits; 0: f32 weights
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };
@@ -194,7 +194,7 @@ struct PreparedF32Conv final : PreparedOp {
   ConvForm form = ConvForm::kIm2col;
   int64_t out_c = 0, ig = 0;
   std::vector<float> filters, bias;
-  bool hybrid = false;
+  unsigned hybrid = 0;  // the weights' storage bits; 0: f32 weights
 };
 
 class F32ConvFamily final : public OpFamily {
@@ -270,7 +270,7 @@ class F32ConvFamily final : public OpFamily {
     p->w = w;
     p->out_c = out_c;
     p->ig = ig;
-    p->hybrid = hybrid;
+    p->hybrid = hybrid ? ft.element.storage.width : 0;
     return std::unique_ptr<PreparedOp>(std::move(p));
   }
 

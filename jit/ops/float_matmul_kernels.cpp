@@ -26,7 +26,7 @@ constexpr int64_t kRows = 48, kCols = 16;  // batched: rows per task, a multiple
 class FloatMatmulOpKernel final : public OpKernel {
  public:
   FloatMatmulOpKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> w,
-                      std::vector<float> bias, bool hybrid, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+                      std::vector<float> bias, unsigned hybrid, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n),
         n_padded_((n + kCols - 1) / kCols * kCols), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
         desc_(desc), code_(std::move(code)) {
@@ -63,7 +63,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   std::string describe() const override {
     // The contract name says what the weights are: qc8w (quantized, dequantized once) or f32.
     std::string name = desc_.name();
-    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc8w_f32");
+    if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc" + std::to_string(hybrid_) + "w_f32");
     return name + " (k-ordered f32 sums, no FMA" + (hybrid_ ? "; weights dequantized once" : "") + ")";
   }
 
@@ -72,7 +72,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   int64_t k_, n_, n_padded_;
   std::vector<float> w_, bias_;  // w_: k × n_padded in 16-column panels (f32_panel_index), padding 0
   float lo_ = -INFINITY, hi_ = INFINITY;  // a fused clamp's bounds
-  bool hybrid_;
+  unsigned hybrid_;  // the weights' storage bits; 0: f32 weights
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };
@@ -172,7 +172,7 @@ struct PreparedF32Matmul final : PreparedOp {
   const Op* op = nullptr;
   int64_t k = 0, n = 0;
   std::vector<float> w, bias;
-  bool hybrid = false;
+  unsigned hybrid = 0;  // the weights' storage bits; 0: f32 weights
   bool batched = false;  // two f32 activations (no constant weights to prepare)
 };
 
@@ -237,7 +237,7 @@ class F32MatmulFamily final : public OpFamily {
     p->op = &op;
     p->k = k;
     p->n = n;
-    p->hybrid = hybrid;
+    p->hybrid = hybrid ? wt.element.storage.width : 0;
     return std::unique_ptr<PreparedOp>(std::move(p));
   }
 

@@ -237,7 +237,10 @@ TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's
   std::mt19937 rng(43);
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
   int cases = 0;
-  for (bool hybrid : {false, true}) {
+  // 0: f32 weights; 1: per-column i8 weights, which take the weight-only kernel;
+  // 2: per-column i16 weights, which are dequantized once for the f32 GEMM.
+  for (int weights : {0, 1, 2}) {
+    const bool hybrid = weights != 0;
     for (int64_t m : {1, 3, 4, 9}) {
       for (int64_t k : {1, 7, 64}) {
         for (int64_t n : {1, 8, 17, 40}) {
@@ -247,10 +250,15 @@ TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's
           std::string wt, wconst;
           if (hybrid) {
             std::string scales;
+            const std::string storage = weights == 1 ? "i8" : "i16";
             for (int64_t j = 0; j < n; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
-            wt = "tensor<" + qrt_test::shape({k, n}) + "!quant.uniform<i8:f32:1, {" + scales + "}>>";
-            wconst = qrt_test::hex_dense(qrt_test::bytes_of(qrt_test::random_values(rng, size_t(k * n), -128, 127))) +
-                     " : tensor<" + qrt_test::shape({k, n}) + "i8>";
+            wt = "tensor<" + qrt_test::shape({k, n}) + "!quant.uniform<" + storage + ":f32:1, {" + scales + "}>>";
+            std::vector<uint8_t> bytes;
+            for (int v : qrt_test::random_values(rng, size_t(k * n), weights == 1 ? -128 : -32768, weights == 1 ? 127 : 32767)) {
+              bytes.push_back(uint8_t(v & 0xff));
+              if (weights == 2) bytes.push_back(uint8_t((v >> 8) & 0xff));  // little-endian i16
+            }
+            wconst = qrt_test::hex_dense(bytes) + " : tensor<" + qrt_test::shape({k, n}) + storage + ">";
           } else {
             wt = "tensor<" + qrt_test::shape({k, n}) + "f32>";
             std::vector<uint8_t> bytes(size_t(k * n) * 4);
@@ -284,7 +292,10 @@ TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's
             x.set_float(i, double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))));
           }
           const std::string how = qrt_test::check_last_op(text, x);
-          CHECK(how.find(hybrid ? "f32_qc8w_f32_gemm" : "f32_f32_f32_gemm") == 0);
+          // The first channel's zero point is -2, so the weight-only kernel carries zero points.
+          const std::string expect = weights == 0 ? "f32_f32_f32_gemm" : weights == 2 ? "f32_qc16w_f32_gemm"
+                                                                      : "f32_qs8w_zp_f32_wogemm";
+          CHECK_MESSAGE(how.find(expect) == 0, how);
           ++cases;
         }
       }
