@@ -1,0 +1,142 @@
+// Tests: weight-only quantization of the bundled float ONNX models through the C API, as
+// `qopt --weight-only` does it — the quantize-weights pass, then plans on the reference and on
+// the JIT at every ISA level this host has (and LLVM where built). The generated kernels keep
+// the weights packed (the weight-only GEMM for matmuls) and give the reference's bytes; the
+// accuracy lost against the float model stays within the bound each case states.
+#include <doctest/doctest.h>
+
+#include <qrt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/npy.h"
+
+namespace {
+
+const std::string kModels = MODELS_DIR;
+
+qrt_tools::NpyArray load(const std::string& file) {
+  qrt_tools::NpyArray a;
+  std::string error;
+  REQUIRE_MESSAGE(qrt_tools::read_npy(kModels + "/onnx/" + file, a, error), error);
+  return a;
+}
+
+struct Outcome {
+  double accuracy = 0;
+  std::vector<uint8_t> logits;        // the output's bytes
+  std::vector<std::string> matmuls;   // the kernel of every qrt.matmul
+};
+
+// Runs `m` on all of x (as `dims`) with `backend` capped at `isa` (nullptr: the host's best).
+Outcome run(qrt_model_t* m, const qrt_tools::NpyArray& x, const std::vector<int64_t>& dims, const qrt_tools::NpyArray& y,
+            qrt_backend backend, const char* isa) {
+  qrt_plan_options o;
+  qrt_plan_options_init(&o);
+  o.backend = backend;
+  o.isa = isa;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(m, &o, &plan) == QRT_OK, qrt_last_error_message());
+  Outcome r;
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  for (size_t i = 0; i < ops; ++i) {
+    qrt_op_info info;
+    qrt_plan_op_info(plan, i, &info);
+    if (std::strcmp(info.op, "qrt.matmul") == 0) r.matmuls.push_back(info.kernel);
+  }
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(), x.data.size()) == QRT_OK,
+                  qrt_last_error_message());
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  qrt_tensor_view view;
+  REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+  const float* logits = static_cast<const float*>(view.data);
+  r.logits.assign(static_cast<const uint8_t*>(view.data), static_cast<const uint8_t*>(view.data) + view.bytes);
+  const int64_t* labels = reinterpret_cast<const int64_t*>(y.data.data());
+  size_t correct = 0;
+  for (int64_t i = 0; i < view.dims[0]; ++i) {
+    int best = 0;
+    for (int j = 1; j < 10; ++j) best = logits[i * 10 + j] > logits[i * 10 + best] ? j : best;
+    correct += best == labels[i];
+  }
+  r.accuracy = 100.0 * double(correct) / double(view.dims[0]);
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  return r;
+}
+
+std::vector<std::string> host_levels() {
+  std::vector<std::string> levels;
+  std::stringstream ss(qrt_host_isas());
+  for (std::string l; std::getline(ss, l, ',');) levels.push_back(l.substr(l.find_first_not_of(' ')));
+  return levels;
+}
+
+// Quantizes `model`'s weights with `spec`, checks every backend and level against the reference,
+// and returns the accuracy points lost against the float model.
+double points_lost(const std::string& model, const std::string& dataset, std::vector<int64_t> sample_dims, const std::string& spec) {
+  CAPTURE(model);
+  CAPTURE(spec);
+  const qrt_tools::NpyArray x = load(dataset + "_test_x.npy");
+  const qrt_tools::NpyArray y = load(dataset + "_test_y.npy");
+  std::vector<int64_t> dims = {x.shape[0]};
+  dims.insert(dims.end(), sample_dims.begin(), sample_dims.end());
+  qrt_model_t* m = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
+  const Outcome f = run(m, x, dims, y, QRT_BACKEND_REF, nullptr);
+  char* report = nullptr;
+  REQUIRE_MESSAGE(qrt_model_apply_passes(m, spec.c_str(), &report) == QRT_OK, qrt_last_error_message());
+  const std::string r = report;
+  qrt_free(report);
+  CHECK(r.find("kept float") == std::string::npos);  // every matmul and conv weight quantized
+  const Outcome ref = run(m, x, dims, y, QRT_BACKEND_REF, nullptr);
+  for (const std::string& level : host_levels()) {
+    CAPTURE(level);
+    const Outcome jit = run(m, x, dims, y, QRT_BACKEND_JIT, level.c_str());
+    CHECK(jit.logits == ref.logits);
+    REQUIRE(!jit.matmuls.empty());
+    for (const std::string& k : jit.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
+  }
+  qrt_plan_options o;
+  qrt_plan_options_init(&o);
+  o.backend = QRT_BACKEND_LLVM;
+  qrt_plan_t* probe = nullptr;
+  if (qrt_plan_create(m, &o, &probe) == QRT_OK) {
+    qrt_plan_destroy(probe);
+    const Outcome llvm = run(m, x, dims, y, QRT_BACKEND_LLVM, nullptr);
+    CHECK(llvm.logits == ref.logits);
+    for (const std::string& k : llvm.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
+  } else {
+    MESSAGE("LLVM backend not in this build: " << qrt_last_error_message());
+  }
+  qrt_model_destroy(m);
+  char line[200];
+  std::snprintf(line, sizeof line, "%s %s: float %.2f%%, weight-only %.2f%%", model.c_str(), spec.c_str(), f.accuracy,
+                ref.accuracy);
+  MESSAGE(std::string(line));
+  return f.accuracy - ref.accuracy;
+}
+
+}  // namespace
+
+TEST_CASE("qopt --weight-only on the bundled float models: the reference's bytes at every level, few points lost") {
+  // 8-bit weights lose (nearly) nothing; 4-bit ones per column a little more, and blocks
+  // along K win part of it back. The bounds are the measured losses plus a margin.
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i8}") <= 0.5);
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4}") <= 2.0);
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4 block=16}") <= 1.5);
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=u4 block=32 search=mse}") <= 1.5);
+  CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i8}") <= 0.5);
+  CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4}") <= 2.0);
+  CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4 block=32}") <= 1.5);
+  CHECK(points_lost("fashion_cnn_f32.onnx", "fashion", {1, 28, 28}, "quantize-weights{bits=i8}") <= 0.5);
+  CHECK(points_lost("fashion_cnn_f32.onnx", "fashion", {1, 28, 28}, "quantize-weights{bits=i4}") <= 2.0);
+  CHECK(points_lost("fashion_cnn_f32.onnx", "fashion", {1, 28, 28}, "quantize-weights{bits=i4 block=32}") <= 1.5);
+  CHECK(points_lost("fashion_cnn_f32.onnx", "fashion", {1, 28, 28}, "quantize-weights{bits=i4 block=32 symmetric=true}") <= 2.0);
+}
