@@ -153,6 +153,17 @@ typedef struct qrt_memory_info {
   size_t in_place;             /**< element-wise results written over a dying operand */
 } qrt_memory_info;
 
+/** What a plan keeps in memory for its constants (weights, biases, tables). */
+typedef struct qrt_weight_memory {
+  size_t struct_size;          /**< sizeof(qrt_weight_memory), set by the caller */
+  size_t constant_bytes;       /**< the graph's constant data as stored (4-bit values two per
+                                    byte), shared with the model (and mapped from a .qrt file) */
+  size_t parameter_bytes;      /**< the quantization parameters of quantized constants' types
+                                    (16 bytes per scale: an f64 scale and an i64 zero point) */
+  size_t kernel_bytes;         /**< what the generated kernels prepared from constants and own:
+                                    packed or dequantized copies, f32 scales, biases, tables */
+} qrt_weight_memory;
+
 /** How a plan runs one op; the strings are owned by the plan. */
 typedef struct qrt_op_info {
   const char* op;              /**< op name, e.g. "qrt.conv2d" */
@@ -257,6 +268,11 @@ qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* i
 qrt_status qrt_plan_op_selection(const qrt_plan_t* plan, size_t index, const char** selection_out);
 /** The plan's arena: planned bytes against the naive sum. */
 qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_out);
+/** The bytes the plan keeps for its constants: weight_out->struct_size must be set; the
+ *  fields that fit in it are filled. Resident weight memory = constant_bytes +
+ *  parameter_bytes + kernel_bytes (the model shares constant_bytes and keeps its own copy of
+ *  the parameters). */
+qrt_status qrt_plan_weight_memory(const qrt_plan_t* plan, qrt_weight_memory* weight_out);
 /** Destroys a plan. NULL is ignored. Destroy its contexts first. */
 void qrt_plan_destroy(qrt_plan_t* plan);
 

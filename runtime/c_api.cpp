@@ -449,6 +449,30 @@ qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_ou
   });
 }
 
+qrt_status qrt_plan_weight_memory(const qrt_plan_t* plan, qrt_weight_memory* weight_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_weight_memory", "plan");
+    if (!weight_out) return null_argument("qrt_plan_weight_memory", "weight_out");
+    if (weight_out->struct_size < sizeof(size_t) || weight_out->struct_size > sizeof(qrt_weight_memory)) {
+      return fail(QRT_INVALID_ARGUMENT, "qrt_plan_weight_memory: weight_out->struct_size " +
+                                            std::to_string(weight_out->struct_size) + " is not the size of a qrt_weight_memory (" +
+                                            std::to_string(sizeof(qrt_weight_memory)) + ")");
+    }
+    const qrt::runtime::Plan& p = *plan->impl;
+    qrt_weight_memory w{};
+    w.struct_size = weight_out->struct_size;
+    w.constant_bytes = qrt::runtime::graph_constant_bytes(*p.graph);
+    for (const qrt::Op& op : p.graph->ops) {
+      if (op.kind != qrt::OpKind::kConstant) continue;
+      const qrt::ElementType& e = p.graph->values[size_t(op.results[0])].type.element;
+      w.parameter_bytes += e.scales.size() * sizeof(double) + e.zero_points.size() * sizeof(int64_t);
+    }
+    for (const auto& k : p.kernels) w.kernel_bytes += k ? k->owned_bytes() : 0;
+    std::memcpy(weight_out, &w, weight_out->struct_size);
+    return ok();
+  });
+}
+
 void qrt_plan_destroy(qrt_plan_t* plan) { delete plan; }
 
 qrt_status qrt_context_create(const qrt_plan_t* plan, qrt_context_t** context_out) {

@@ -89,6 +89,17 @@ std::string bench_and_profile(qrt_context_t* context, const qrt_plan_t* plan, si
     std::printf("memory: arena %.1f KiB for intermediates of %.1f KiB in all (%.1f%%), %zu in place\n",
                 double(mem.arena_bytes) / 1024.0, double(mem.naive_bytes) / 1024.0,
                 mem.naive_bytes ? 100.0 * double(mem.arena_bytes) / double(mem.naive_bytes) : 0.0, mem.in_place);
+    qrt_weight_memory wm;
+    wm.struct_size = sizeof wm;
+    if (qrt_plan_weight_memory(plan, &wm) == QRT_OK) {
+      // Resident weights: the constants as stored (shared with the model), their types'
+      // quantization parameters, and what kernels prepared from them (packed or dequantized).
+      const double resident = double(wm.constant_bytes + wm.parameter_bytes + wm.kernel_bytes);
+      std::printf("memory: weights %.1f KiB resident = %.1f KiB constants as stored + %.1f KiB quantization parameters + "
+                  "%.1f KiB prepared by kernels\n",
+                  resident / 1024.0, double(wm.constant_bytes) / 1024.0, double(wm.parameter_bytes) / 1024.0,
+                  double(wm.kernel_bytes) / 1024.0);
+    }
   }
   if (!options.trace_path.empty()) {
     // Chrome trace event format: one complete ("X") event per op of the last run, in order.

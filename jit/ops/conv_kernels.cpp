@@ -165,6 +165,7 @@ class ConvOpKernel final : public OpKernel {
   std::string describe() const override {
     return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
   }
+  size_t owned_bytes() const override { return gemm_->owned_bytes(); }
 
  private:
   // A 1x1 stride-1 unpadded NHWC convolution: a GEMM over the input's pixels as they are.

@@ -78,6 +78,7 @@ class FloatConvOpKernel final : public OpKernel {
     }
     return name + " (the reference's order of f32 sums, no FMA" + (hybrid_ ? "; filters dequantized once" : "") + ")";
   }
+  size_t owned_bytes() const override { return (filters_.size() + bias_.size()) * sizeof(float); }
 
  private:
   // rows x ocpg results of group g from rows of k_ values (x_stride apart) into y.

@@ -66,6 +66,7 @@ class FloatMatmulOpKernel final : public OpKernel {
     if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc" + std::to_string(hybrid_) + "w_f32");
     return name + " (k-ordered f32 sums, no FMA" + (hybrid_ ? "; weights dequantized once" : "") + ")";
   }
+  size_t owned_bytes() const override { return (w_.size() + bias_.size()) * sizeof(float); }
 
  private:
   Op op_;

@@ -39,6 +39,8 @@ class GemmKernel {
   const PackedGemm& packed() const { return *packed_; }
   /// The main tile kernel's contract name, e.g. "qu8_qs8_qu8_gemm_4x16_maddubs__avx2".
   std::string name() const;
+  /// Bytes of the packed weights and epilogue parameters.
+  size_t owned_bytes() const { return packed_->weights.size() + packed_->epilogue.size(); }
   /// Bytes per output element.
   unsigned out_bytes() const { return packed_->out == OutKind::kS32 || packed_->out == OutKind::kF32 ? 4 : 1; }
 

@@ -56,6 +56,10 @@ class OpKernel {
     (void)index;
     return true;
   }
+  /// Bytes this kernel allocated for what it prepared from constants (packed or dequantized
+  /// weights, biases, parameters, tables); a constant it reads in place counts 0 here, since
+  /// the graph holds it. Generated code is shared between kernels and not counted.
+  virtual size_t owned_bytes() const { return 0; }
   /// Whether the result may share operand `index`'s bytes (element-wise kernels that read
   /// each element before writing it, with the same element size).
   virtual bool can_overwrite_operand(size_t index) const {

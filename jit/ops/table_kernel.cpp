@@ -77,6 +77,7 @@ class TableOpKernel final : public OpKernel {
     return Status::ok();
   }
   bool can_overwrite_operand(size_t) const override { return true; }
+  size_t owned_bytes() const override { return table_.size(); }
   std::string describe() const override {
     const std::string what = clamp_ ? "its 256-entry table is clamp(x, " + std::to_string(clamp_->first) + ", " +
                                           std::to_string(clamp_->second) + ") on stored values: " + program_name_

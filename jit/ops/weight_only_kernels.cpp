@@ -131,6 +131,11 @@ class WeightOnlyMatmulOpKernel final : public OpKernel {
   }
 
  private:
+  size_t owned_bytes() const override {
+    return (w_->bytes.is_view() ? 0 : w_->bytes.size()) + w_->scales.size() * sizeof(float) + w_->zps.size() * sizeof(int16_t) +
+           bias_.size() * sizeof(float);
+  }
+
   Op op_;
   std::shared_ptr<const PackedWeights> w_;
   std::vector<float> bias_;

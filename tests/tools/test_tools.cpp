@@ -431,3 +431,35 @@ TEST_CASE("qrun --max-memory: a budget the model exceeds is one clear error, a b
     CHECK(r.err.find("--max-memory") != std::string::npos);
   }
 }
+
+TEST_CASE("qopt --weight-only: 4-bit block-wise weights that qrun runs packed, with the memory line of --profile") {
+  const fs::path model = write_file("wo_float.mlir", R"(func.func @main(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = "qrt.constant"() {value = dense<[[0.5, -1.0, 0.1], [0.25, 0.75, -0.3], [-0.5, 1.0, 0.2], [0.05, -0.6, 0.9]]> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %y = "qrt.matmul"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+)");
+  const fs::path out = temp_dir() / "wo_i4.qrt";
+  const Run r = run(kQopt + " " + model.string() + " --weight-only i4 --block 2 --mse -o " + out.string() + " --report");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("quantize-weights: qrt.matmul %y: weights 4x3 -> i4, blocks of 2 along K, mean squared error ") !=
+                    std::string::npos,
+                r.err);
+  const Run text = run(kQopt + " " + out.string());
+  REQUIRE(text.exit_code == 0);
+  CHECK_MESSAGE(text.out.find("tensor<4x3x!quant.uniform<i4:f32:{0:2, 1:1}, {{") != std::string::npos, text.out);
+  const Run ran = run(kQrun + " " + out.string() + " --random 3 --profile --kernels");
+  REQUIRE_MESSAGE(ran.exit_code == 0, ran.err);
+  CHECK(ran.out.find("f32_qs4w_") != std::string::npos);
+  CHECK(ran.out.find("memory: weights ") != std::string::npos);
+  CHECK(ran.out.find(" constants as stored + ") != std::string::npos);
+  // The same outputs on the reference.
+  const Run jit = run(kQrun + " " + out.string() + " --random 3");
+  const Run ref = run(kQrun + " " + out.string() + " --random 3 --backend ref");
+  CHECK(jit.out == ref.out);
+  // Bad combinations are usage errors (exit 2) with one line.
+  CHECK(run(kQopt + " " + model.string() + " --weight-only i3").exit_code == 2);
+  CHECK(run(kQopt + " " + model.string() + " --block 32").exit_code == 2);
+  const Run both = run(kQopt + " " + model.string() + " --weight-only i8 --calibrate x.npy");
+  check_one_error_line(both, "qopt", "--weight-only and --calibrate do not combine");
+}
