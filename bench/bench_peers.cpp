@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "bench_shapes.h"
@@ -74,6 +75,32 @@ void BM_onednn_matmul(benchmark::State& state) {
   run_onednn<dnnl::matmul::primitive_desc, dnnl::matmul>(state, eng, pd, a, b_plain, c,
                                                          random_s8(size_t(k * n), -127, 127, 1), 2.0 * m * n * k);
   set_weight_bytes(state, m, k, n);
+  state.SetLabel(pd.impl_info_str());
+}
+
+// oneDNN's f32 matmul on the weight-only shapes (bench_weight_only.cpp): f32 x f32 -> f32,
+// weights reordered once into the layout it chose; bytes_per_second counts the f32 weights.
+void BM_onednn_matmul_f32(benchmark::State& state) {
+  const memory::dim m = state.range(0), k = state.range(1), n = state.range(2);
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const memory::desc a({m, k}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc b_any({k, n}, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc b_plain({k, n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc c({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b_any, c), eng);
+  std::vector<float> src(size_t(m * k), 0.25f), dst(size_t(m * n)), w(size_t(k * n));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 61) - 30) * 0.001f;
+  memory src_m(a, eng, src.data()), dst_m(c, eng, dst.data()), w_plain(b_plain, eng, w.data());
+  memory w_m(pd.weights_desc(), eng);
+  dnnl::reorder(w_plain, w_m).execute(s, w_plain, w_m);
+  dnnl::matmul prim(pd);
+  for (auto _ : state) {
+    prim.execute(s, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, w_m}, {DNNL_ARG_DST, dst_m}});
+    s.wait();
+  }
+  set_gops(state, 2.0 * double(m * n * k));
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(k * n * 4));
   state.SetLabel(pd.impl_info_str());
 }
 
@@ -164,6 +191,13 @@ void BM_xnnpack_conv(benchmark::State& state) {
   b->ArgNames({"M", "K", "N"})->Unit(benchmark::kMillisecond);
 }
 
+[[maybe_unused]] void weight_only_args(benchmark::internal::Benchmark* b) {
+  for (int64_t m : {1, 8}) {
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 11008}, {11008, 4096}}) b->Args({m, k, n});
+  }
+  b->ArgNames({"M", "K", "N"})->Unit(benchmark::kMillisecond);
+}
+
 [[maybe_unused]] void conv_args(benchmark::internal::Benchmark* b) {
   for (size_t i = 0; i < bench::conv_shapes().size(); ++i) b->Arg(int64_t(i));
   b->ArgName("shape")->Unit(benchmark::kMillisecond);
@@ -173,6 +207,7 @@ void BM_xnnpack_conv(benchmark::State& state) {
 
 #if QRT_BENCH_ONEDNN
 BENCHMARK(BM_onednn_matmul)->Apply(gemm_args);
+BENCHMARK(BM_onednn_matmul_f32)->Apply(weight_only_args);
 BENCHMARK(BM_onednn_conv)->Apply(conv_args);
 #endif
 #if QRT_BENCH_XNNPACK

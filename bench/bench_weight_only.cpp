@@ -1,0 +1,163 @@
+// Google Benchmark: weight-only matmuls (f32 activations, quantized weights kept packed) on
+// the LLM shapes of the weight-only issue — 1 and 8 rows x 4096x4096, 4096x11008, 11008x4096 —
+// and a stack of 4096x11008 layers too big for the last-level cache, beside the f32 path the
+// weight-only kernel replaced (weights dequantized to f32 once: the f32 GEMM) and oneDNN's f32
+// matmul (bench_peers.cpp). Rows report GOPS and the weights' stream rate (bytes_per_second:
+// the weights' bytes as stored, scales included); set it beside BM_read_bandwidth
+// (bench_peak.cpp) at the same size.
+//   BM_wo_matmul/<level>/<weights>/M:../K:../N:../layers:../threads:..
+// <weights>: i4_b32 (4-bit, a scale and zero point per 32 weights along K), i8 (per column),
+// f32 (the dequantized path).
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "jit/kernel_list.h"
+#include "jit/ops/select.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+enum class Weights { kI4Block32, kI8, kF32 };
+
+// One matmul x[M, K] · W[K, N] with W a constant of the given form, filled by a cheap
+// generator (the values do not change the kernels' speed).
+qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Weights form, uint64_t seed) {
+  using namespace qrt;
+  Graph g;
+  const Type f32 = Type::tensor({m, k}, ElementType::make_float(FloatKind::kF32));
+  const int x = g.add_input(f32, "x");
+  ElementType we;
+  Type stored;
+  if (form == Weights::kF32) {
+    we = ElementType::make_float(FloatKind::kF32);
+    stored = Type::tensor({k, n}, we);
+  } else {
+    const unsigned bits = form == Weights::kI4Block32 ? 4 : 8;
+    const int64_t block = form == Weights::kI4Block32 ? 32 : k, blocks = k / block;
+    std::vector<double> scales(size_t(blocks * n));
+    std::vector<int64_t> zps(size_t(blocks * n));
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = 0.001 * double(1 + i % 7);
+      zps[i] = form == Weights::kI4Block32 ? int64_t(i % 3) - 1 : 0;
+    }
+    const QuantStorage s = QuantStorage::full_range(bits, true);
+    we = form == Weights::kI4Block32
+             ? ElementType::make_sub_channel(s, FloatKind::kF32, {0, 1}, {block, 1}, {blocks, n}, std::move(scales), std::move(zps))
+             : ElementType::make_per_axis(s, FloatKind::kF32, 1, std::move(scales), std::move(zps));
+    stored = Type::tensor({k, n}, ElementType::make_int(bits, Signedness::kSignless));
+  }
+  DenseElements d = DenseElements::zeros(stored);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  if (form == Weights::kF32) {
+    float* w = reinterpret_cast<float*>(d.bytes.data());
+    for (size_t i = 0; i < d.bytes.size() / 4; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      w[i] = float(int(state >> 58) - 32) * 0.001f;
+    }
+  } else {
+    for (uint8_t& b : d.bytes) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      b = uint8_t(state >> 56);
+    }
+  }
+  const int c = g.add_op(OpKind::kConstant, {}, {Type::tensor({k, n}, we)}, {{"value", Attribute::make_dense(std::move(d))}});
+  const int y = g.add_op(OpKind::kMatmul, {x, g.result(c)}, {Type::tensor({m, n}, ElementType::make_float(FloatKind::kF32))});
+  g.outputs = {g.result(y)};
+  qrt::share_dense_attributes(g);  // as a loaded model holds its weights: kernels read them in place
+  return g;
+}
+
+// The weights' bytes as stored per layer, with their scales and zero points (f32 + i16).
+int64_t weight_bytes(int64_t k, int64_t n, Weights form) {
+  switch (form) {
+    case Weights::kI4Block32: return k * n / 2 + k / 32 * n * 6;
+    case Weights::kI8: return k * n + n * 4;
+    case Weights::kF32: return k * n * 4;
+  }
+  return 0;
+}
+
+void BM_wo_matmul(benchmark::State& state, qrt::jit::Isa level, Weights form) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2), layers = state.range(3);
+  qrt::runtime::ThreadPool pool(size_t(state.range(4)));
+  const auto isas = qrt::jit::capped_isas(level, nullptr);
+  std::vector<qrt::Graph> graphs;
+  std::vector<std::unique_ptr<qrt::jit::OpKernel>> kernels;
+  for (int64_t l = 0; l < layers; ++l) {
+    graphs.push_back(matmul_graph(m, k, n, form, uint64_t(l + 1)));
+    auto choice = qrt::jit::select_kernel(graphs.back(), graphs.back().ops.back(), *isas);
+    if (!choice.is_ok() || !choice->kernel) {
+      state.SkipWithError(choice.is_ok() ? choice->why_not.c_str() : choice.status().message().c_str());
+      return;
+    }
+    kernels.push_back(std::move(choice->kernel));
+    if (form == Weights::kF32) graphs.back() = qrt::Graph();  // the f32 GEMM holds its packed copy
+  }
+  qrt::Tensor x = qrt::Tensor::zeros(qrt::Type::tensor({m, k}, qrt::ElementType::make_float(qrt::FloatKind::kF32)));
+  float* xs = reinterpret_cast<float*>(x.bytes());
+  for (int64_t i = 0; i < m * k; ++i) xs[i] = float(i % 17 - 8) * 0.125f;
+  qrt::Tensor y = qrt::Tensor::zeros(kernels[0]->result_type());
+  const std::vector<const qrt::Tensor*> operands{&x};
+  for (auto _ : state) {
+    for (const auto& kernel : kernels) {
+      auto status = kernel->run_into(operands, y, pool);
+      benchmark::DoNotOptimize(status);
+    }
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k * layers), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetBytesProcessed(int64_t(state.iterations()) * weight_bytes(k, n, form) * layers);
+  const std::string name = kernels[0]->describe();
+  state.SetLabel(name.substr(0, name.find(' ')));
+}
+
+// Layers of 4096x11008 whose 4-bit weights take at least twice the last-level cache (at least
+// 256 MiB when the host does not say).
+int64_t stack_layers() {
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const int64_t target = std::max<int64_t>(int64_t(256) << 20, 2 * int64_t(llc > 0 ? llc : 0));
+  return (target + weight_bytes(4096, 11008, Weights::kI4Block32) - 1) / weight_bytes(4096, 11008, Weights::kI4Block32);
+}
+
+void add_shapes(benchmark::internal::Benchmark* b, bool stack) {
+  for (int64_t threads : {1, 2}) {
+    for (int64_t m : {1, 8}) {
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 11008}, {11008, 4096}}) b->Args({m, k, n, 1, threads});
+      if (stack) b->Args({m, 4096, 11008, stack_layers(), threads});
+    }
+  }
+  b->ArgNames({"M", "K", "N", "layers", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+void shapes_and_stack(benchmark::internal::Benchmark* b) { add_shapes(b, true); }
+void shapes_only(benchmark::internal::Benchmark* b) { add_shapes(b, false); }
+
+const bool registered = [] {
+  const qrt::jit::IsaSet& host = qrt::jit::host_isas();
+  for (qrt::jit::Isa level : {qrt::jit::Isa::kAvx512Vnni, qrt::jit::Isa::kAvx2, qrt::jit::Isa::kNeonDot, qrt::jit::Isa::kScalar}) {
+    if (!host.has(level)) continue;
+    const std::string l = qrt::jit::isa_name(level);
+    const bool best = level == qrt::jit::host_best_isa();
+    auto* const shapes = best ? shapes_and_stack : shapes_only;  // the stack at the best level
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32").c_str(), BM_wo_matmul, level, Weights::kI4Block32)
+        ->Apply(shapes);
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8").c_str(), BM_wo_matmul, level, Weights::kI8)
+        ->Apply(shapes);
+    // The dequantized path at the best level only (at the lower levels it is slower still).
+    if (best) {
+      benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/f32").c_str(), BM_wo_matmul, level, Weights::kF32)
+          ->Apply(shapes_and_stack);
+    }
+  }
+  return true;
+}();
+
+}  // namespace
