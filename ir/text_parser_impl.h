@@ -138,6 +138,9 @@ class Parser {
   Result<ElementType> parse_quant_type();
   /// The sub-channel form after `:{`: block sizes, then the nested scale tensor.
   Result<ElementType> parse_sub_channel_rest(const QuantStorage& storage, FloatKind expressed);
+  /// One `scale[:zero_point]` of a per-axis or sub-channel list, appended to both (zero point 0
+  /// when absent).
+  Status parse_scale_zero_point(std::vector<double>& scales, std::vector<int64_t>& zps);
   /// One brace level of a sub-channel scale tensor (its '{' consumed).
   Status parse_quant_param_list(std::vector<double>& scales, std::vector<int64_t>& zps, std::vector<int64_t>& dims,
                                 int depth);

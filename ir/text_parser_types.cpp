@@ -214,6 +214,17 @@ Result<ElementType> Parser::parse_sub_channel_rest(const QuantStorage& storage, 
 
 // One brace level of a sub-channel scale tensor, its '{' consumed: `dims` gets this level's
 // extent followed by the (equal) shape of its elements.
+Status Parser::parse_scale_zero_point(std::vector<double>& scales, std::vector<int64_t>& zps) {
+  QRT_ASSIGN_OR_RETURN(double scale, parse_float("scale", FloatKind::kF64));
+  int64_t zp = 0;
+  if (consume(':')) {
+    QRT_ASSIGN_OR_RETURN(zp, parse_int("zero point"));
+  }
+  scales.push_back(scale);
+  zps.push_back(zp);
+  return Status::ok();
+}
+
 Status Parser::parse_quant_param_list(std::vector<double>& scales, std::vector<int64_t>& zps,
                                       std::vector<int64_t>& dims, int depth) {
   if (depth > 32) return error_at(loc(), "sub-channel scale tensor nests deeper than 32 levels");
@@ -226,13 +237,7 @@ Status Parser::parse_quant_param_list(std::vector<double>& scales, std::vector<i
     if (consume('{')) {
       QRT_RETURN_IF_ERROR(parse_quant_param_list(scales, zps, this_dims, depth + 1));
     } else {
-      QRT_ASSIGN_OR_RETURN(double scale, parse_float("scale", FloatKind::kF64));
-      int64_t zp = 0;
-      if (consume(':')) {
-        QRT_ASSIGN_OR_RETURN(zp, parse_int("zero point"));
-      }
-      scales.push_back(scale);
-      zps.push_back(zp);
+      QRT_RETURN_IF_ERROR(parse_scale_zero_point(scales, zps));
     }
     if (!first && this_dims != inner) {
       return error_at(l, "sub-channel scale tensor is invalid; ranks or sizes are not consistent between elements");
@@ -274,13 +279,7 @@ Result<ElementType> Parser::parse_quant_type() {
       std::vector<double> scales;
       std::vector<int64_t> zps;
       do {
-        QRT_ASSIGN_OR_RETURN(double scale, parse_float("scale", FloatKind::kF64));
-        int64_t zp = 0;
-        if (consume(':')) {
-          QRT_ASSIGN_OR_RETURN(zp, parse_int("zero point"));
-        }
-        scales.push_back(scale);
-        zps.push_back(zp);
+        QRT_RETURN_IF_ERROR(parse_scale_zero_point(scales, zps));
       } while (consume(','));
       QRT_RETURN_IF_ERROR(expect('}', "to close the per-axis scale list"));
       t = ElementType::make_per_axis(storage, expressed, int32_t(axis), std::move(scales),

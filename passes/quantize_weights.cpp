@@ -46,8 +46,10 @@ GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range 
     p.scale = hi > lo ? (hi - lo) / double(r.qmax - r.qmin) : 1.0;
     p.zp = numerics::clamp_i64(int64_t(numerics::round_half_even(double(r.qmin) - lo / p.scale)), r.qmin, r.qmax);
   }
-  // The scale as the kernels see it (f32): a value that underflows to 0 would be illegal.
-  if (!(float(p.scale) > 0.0f) || !std::isfinite(float(p.scale))) p.scale = 1.0;
+  // The scale as the kernels see it (f32), stored so: a value that underflows to 0 would be
+  // illegal.
+  p.scale = double(float(p.scale));
+  if (!(p.scale > 0.0) || !std::isfinite(p.scale)) p.scale = 1.0;
   return p;
 }
 
@@ -68,6 +70,17 @@ GroupParams quantize_group(const std::vector<float>& v, const WeightQuantOptions
     if (p.sq_error < best.sq_error) best = p;
   }
   return best;
+}
+
+// Quantizes one group (`group`: its float weights) into `out`, the i-th weight at flat index
+// at(i), and returns its parameters.
+template <typename At>
+GroupParams store_group(const std::vector<float>& group, At at, const WeightQuantOptions& o, Range r, DenseElements& out) {
+  const GroupParams p = quantize_group(group, o, r);
+  for (size_t i = 0; i < group.size(); ++i) {
+    out.set_int(at(i), numerics::quantize_f32(group[i], float(p.scale), p.zp, r.qmin, r.qmax));
+  }
+  return p;
 }
 
 // The float weights at a matmul as [K, N] (a constant, or a constant [N, K] behind one 2-D
@@ -141,13 +154,10 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
         for (int64_t j = 0; j < n; ++j) {
           group.clear();
           for (int64_t kk = b * block; kk < (b + 1) * block; ++kk) group.push_back(w[size_t(kk * n + j)]);
-          const GroupParams p = quantize_group(group, o, range);
-          scales[size_t(b * n + j)] = double(float(p.scale));
+          const GroupParams p = store_group(group, [&](size_t i) { return size_t((b * block + int64_t(i)) * n + j); }, o, range, d);
+          scales[size_t(b * n + j)] = p.scale;
           zps[size_t(b * n + j)] = p.zp;
           sq += p.sq_error;
-          for (int64_t kk = b * block; kk < (b + 1) * block; ++kk) {
-            d.set_int(size_t(kk * n + j), numerics::quantize_f32(w[size_t(kk * n + j)], float(p.scale), p.zp, range.qmin, range.qmax));
-          }
         }
       }
       const ElementType e = blocks > 1 ? ElementType::make_sub_channel(storage, FloatKind::kF32, {0, 1}, {block, 1}, {blocks, n},
@@ -180,13 +190,10 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
       for (int64_t ch = 0; ch < oc; ++ch) {
         group.clear();
         for (int64_t i = 0; i < per; ++i) group.push_back(float(d->float_at(size_t(ch * per + i))));
-        const GroupParams p = quantize_group(group, o, range);
-        scales[size_t(ch)] = double(float(p.scale));
+        const GroupParams p = store_group(group, [&](size_t i) { return size_t(ch * per) + i; }, o, range, q);
+        scales[size_t(ch)] = p.scale;
         zps[size_t(ch)] = p.zp;
         sq += p.sq_error;
-        for (int64_t i = 0; i < per; ++i) {
-          q.set_int(size_t(ch * per + i), numerics::quantize_f32(group[size_t(i)], float(p.scale), p.zp, range.qmin, range.qmax));
-        }
       }
       const Type ft = Type::tensor(d->type.dims, ElementType::make_per_axis(storage, FloatKind::kF32, 0, std::move(scales), std::move(zps)));
       const std::string fname = fresh_name(graph, graph.values[size_t(c->results[0])].name + "_" + storage_name(o));

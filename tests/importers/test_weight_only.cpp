@@ -32,16 +32,21 @@ struct Outcome {
   std::vector<std::string> matmuls;   // the kernel of every qrt.matmul
 };
 
-// Runs `m` on all of x (as `dims`) with `backend` capped at `isa` (nullptr: the host's best).
-Outcome run(qrt_model_t* m, const qrt_tools::NpyArray& x, const std::vector<int64_t>& dims, const qrt_tools::NpyArray& y,
-            qrt_backend backend, const char* isa) {
+// A plan of `m` on `backend` capped at `isa` (nullptr: the host's best), or nullptr where this
+// build or host cannot make one (qrt_last_error_message() says why).
+qrt_plan_t* plan_for(qrt_model_t* m, qrt_backend backend, const char* isa) {
   qrt_plan_options o;
   qrt_plan_options_init(&o);
   o.backend = backend;
   o.isa = isa;
   qrt_plan_t* plan = nullptr;
+  return qrt_plan_create(m, &o, &plan) == QRT_OK ? plan : nullptr;
+}
+
+// Runs `plan` on all of x (as `dims`), then destroys it.
+Outcome run(qrt_plan_t* plan, const qrt_tools::NpyArray& x, const std::vector<int64_t>& dims, const qrt_tools::NpyArray& y) {
+  REQUIRE_MESSAGE(plan != nullptr, qrt_last_error_message());
   qrt_context_t* ctx = nullptr;
-  REQUIRE_MESSAGE(qrt_plan_create(m, &o, &plan) == QRT_OK, qrt_last_error_message());
   Outcome r;
   size_t ops = 0;
   qrt_plan_num_ops(plan, &ops);
@@ -89,27 +94,22 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   dims.insert(dims.end(), sample_dims.begin(), sample_dims.end());
   qrt_model_t* m = nullptr;
   REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
-  const Outcome f = run(m, x, dims, y, QRT_BACKEND_REF, nullptr);
+  const Outcome f = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
   char* report = nullptr;
   REQUIRE_MESSAGE(qrt_model_apply_passes(m, spec.c_str(), &report) == QRT_OK, qrt_last_error_message());
   const std::string r = report;
   qrt_free(report);
   CHECK(r.find("kept float") == std::string::npos);  // every matmul and conv weight quantized
-  const Outcome ref = run(m, x, dims, y, QRT_BACKEND_REF, nullptr);
+  const Outcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
   for (const std::string& level : host_levels()) {
     CAPTURE(level);
-    const Outcome jit = run(m, x, dims, y, QRT_BACKEND_JIT, level.c_str());
+    const Outcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
     CHECK(jit.logits == ref.logits);
     REQUIRE(!jit.matmuls.empty());
     for (const std::string& k : jit.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
   }
-  qrt_plan_options o;
-  qrt_plan_options_init(&o);
-  o.backend = QRT_BACKEND_LLVM;
-  qrt_plan_t* probe = nullptr;
-  if (qrt_plan_create(m, &o, &probe) == QRT_OK) {
-    qrt_plan_destroy(probe);
-    const Outcome llvm = run(m, x, dims, y, QRT_BACKEND_LLVM, nullptr);
+  if (qrt_plan_t* llvm_plan = plan_for(m, QRT_BACKEND_LLVM, nullptr)) {
+    const Outcome llvm = run(llvm_plan, x, dims, y);
     CHECK(llvm.logits == ref.logits);
     for (const std::string& k : llvm.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
   } else {
