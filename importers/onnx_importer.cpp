@@ -152,6 +152,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     Attrs a;
     for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
     if (node.output_size() < 1 || node.output(0).empty()) return error(node, "the node has no output", ErrorCode::kParse);
+    if (node.op_type() == "MatMulNBits") return matmul_nbits(node, a);
     return qoperator(node, a);
   }
   if (!node.domain().empty() && node.domain() != "ai.onnx") {

@@ -59,6 +59,16 @@ class Importer {
     const DenseElements *x_scale = nullptr, *x_zp = nullptr, *w_scale = nullptr, *w_zp = nullptr;
     const DenseElements *y_scale = nullptr, *y_zp = nullptr, *bias = nullptr;
   };
+  /// make_quant_type, or make_block_quant_type when `block_size` > 0 (opset 21).
+  Result<ElementType> quant_type(const onnx::NodeProto& node, const ElementType& storage, const Type& data_type,
+                                 const DenseElements* scale, const DenseElements* zp, int64_t axis, int64_t block_size);
+  /// The sub-channel type of QuantizeLinear/DequantizeLinear with `block_size` (opset 21):
+  /// blocks of `block_size` along `axis`, one scale (and zero point) per index elsewhere.
+  Result<ElementType> make_block_quant_type(const onnx::NodeProto& node, const ElementType& storage,
+                                            const Type& data_type, const DenseElements* scale,
+                                            const DenseElements* zp, int64_t axis, int64_t block_size);
+  /// com.microsoft MatMulNBits: a hybrid matmul with block-quantized packed weights.
+  Status matmul_nbits(const onnx::NodeProto& node, const Attrs& a);
   Result<QLinearParams> qlinear_params(const onnx::NodeProto& node, bool integer_only);
   Result<const DenseElements*> param(const onnx::NodeProto& node, int i, const char* what);
   Result<Type> input_type(const onnx::NodeProto& node, int input);

@@ -27,7 +27,7 @@ Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const
                                               const DenseElements* zp, int64_t axis) {
   if (scale && !scale->type.element.is_float()) return error(node, "a scale must be a constant float tensor");
   if (!storage.is_integer() || storage.int_width > 32 || storage.int_width < 2) {
-    return error(node, "quantized data must be an 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
+    return error(node, "quantized data must be a 4-, 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
   }
   const size_t ns = scale ? size_t(scale->type.num_elements()) : 1;
   const size_t nz = zp ? size_t(zp->type.num_elements()) : 1;
@@ -51,6 +51,15 @@ Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const
   Status ok = Type::tensor(data_type.dims, e).verify();
   if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
   return e;
+}
+
+Result<ElementType> Importer::quant_type(const onnx::NodeProto& node, const ElementType& storage, const Type& data_type,
+                                         const DenseElements* scale, const DenseElements* zp, int64_t axis,
+                                         int64_t block_size) {
+  if (block_size < 0) return error(node, "block_size must be >= 0, got " + std::to_string(block_size), ErrorCode::kParse);
+  // block_size 0 (the default) is per tensor or per axis; a single scale ignores it.
+  if (block_size == 0 || scale->type.num_elements() == 1) return make_quant_type(node, storage, data_type, scale, zp, axis);
+  return make_block_quant_type(node, storage, data_type, scale, zp, axis, block_size);
 }
 
 Result<Type> Importer::input_type(const onnx::NodeProto& node, int input) {
@@ -105,8 +114,9 @@ Status Importer::quantize_linear(const onnx::NodeProto& node, const Attrs& a) {
   QRT_ASSIGN_OR_RETURN(const DenseElements* zp, param(node, 2, "zero point"));
   if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+  QRT_ASSIGN_OR_RETURN(int64_t block_size, attr_int(node, a, "block_size", 0));
   const ElementType storage = zp ? zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
-  QRT_ASSIGN_OR_RETURN(ElementType q, make_quant_type(node, storage, tx, scale, zp, axis));
+  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, storage, tx, scale, zp, axis, block_size));
   if (!tx.element.is_float() || tx.element.float_kind != q.float_kind) {
     return error(node, "input " + tx.to_string() + " must be a float tensor of the scale's type", ErrorCode::kVerify);
   }
@@ -119,9 +129,10 @@ Status Importer::dequantize_linear(const onnx::NodeProto& node, const Attrs& a) 
   QRT_ASSIGN_OR_RETURN(const DenseElements* zp, param(node, 2, "zero point"));
   if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
+  QRT_ASSIGN_OR_RETURN(int64_t block_size, attr_int(node, a, "block_size", 0));
   QRT_ASSIGN_OR_RETURN(ElementType storage, storage_of(node, 0));
   QRT_ASSIGN_OR_RETURN(const Type data_type, input_type(node, 0));
-  QRT_ASSIGN_OR_RETURN(ElementType q, make_quant_type(node, storage, data_type, scale, zp, axis));
+  QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, storage, data_type, scale, zp, axis, block_size));
   QRT_ASSIGN_OR_RETURN(int qv, quantized_value(node, 0, q));
   bind(node, 0, emit(OpKind::kDCast, {qv}, Type::tensor(data_type.dims, ElementType::make_float(q.float_kind))));
   return Status::ok();

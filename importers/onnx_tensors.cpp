@@ -23,9 +23,12 @@ Result<ElementType> element_type_of(int dt) {
     case T::INT64: return ElementType::make_int(64);
     case T::UINT64: return ElementType::make_int(64, Signedness::kUnsigned);
     case T::BOOL: return ElementType::make_int(1);
+    // UINT4 / INT4 (ONNX 1.16, opset 21) postdate the enum of Debian's libonnx 1.12.
+    case kOnnxUint4: return ElementType::make_int(4, Signedness::kUnsigned);
+    case kOnnxInt4: return ElementType::make_int(4);
     default: break;
   }
-  const std::string name = onnx::TensorProto::DataType_IsValid(dt)
+  const std::string name = dt == 23 ? "FLOAT4E2M1" : onnx::TensorProto::DataType_IsValid(dt)
                                ? onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(dt))
                                : std::to_string(dt);
   return Status::error("unsupported ONNX tensor data type " + name).with_code(ErrorCode::kUnsupported);
@@ -48,7 +51,7 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
   QRT_RETURN_IF_ERROR(d.type.verify().with_prefix("tensor '" + what + "': "));
   const size_t n = size_t(d.type.num_elements());
   const unsigned es = element_byte_size(d.type.element);
-  d.bytes.assign(n * es, 0);
+  d.bytes.assign(dense_byte_size(d.type), 0);
   auto wrong_count = [&](size_t got) {
     return Status::error("tensor '" + what + "' of shape [" + dims_to_string(d.type.dims) + "] holds " +
                          std::to_string(got) + " values, expected " + std::to_string(n))
@@ -56,7 +59,13 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
   };
   if (t.has_raw_data()) {
     // raw_data is little-endian in the element's own width (bool: one byte each).
-    if (t.raw_data().size() != n * es) return wrong_count(t.raw_data().size() / (es ? es : 1));
+    // 4-bit elements are packed two per byte, the first in the low nibble: qrt's own layout.
+    if (t.raw_data().size() != d.bytes.size()) {
+      return d.bytes.size() == n * es ? wrong_count(t.raw_data().size() / (es ? es : 1))
+                                      : Status::error("tensor '" + what + "' of shape [" + dims_to_string(d.type.dims) + "] holds " +
+                                                      std::to_string(t.raw_data().size()) + " bytes of packed 4-bit values, expected " +
+                                                      std::to_string(d.bytes.size())).with_code(ErrorCode::kParse);
+    }
     std::memcpy(d.bytes.data(), t.raw_data().data(), d.bytes.size());
     return d;
   }
@@ -79,6 +88,12 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
     case T::UINT64:
       if (size_t(t.uint64_data_size()) != n) return wrong_count(size_t(t.uint64_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, t.uint64_data(int(i)));
+      return d;
+    case kOnnxUint4:
+    case kOnnxInt4:
+      // Packed as in raw_data, one byte (two elements) per int32_data entry.
+      if (size_t(t.int32_data_size()) != d.bytes.size()) return wrong_count(size_t(t.int32_data_size()) * 2);
+      for (size_t i = 0; i < d.bytes.size(); ++i) d.bytes[i] = uint8_t(t.int32_data(int(i)));
       return d;
     default:
       // int8/uint8/int16/uint16/int32/bool and the 16-bit float bit patterns use int32_data.

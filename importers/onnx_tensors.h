@@ -12,6 +12,10 @@ class TypeProto;
 
 namespace qrt::importers::onnx_detail {
 
+/// TensorProto.DataType UINT4 and INT4 (ONNX 1.16): packed two per byte, low nibble first.
+inline constexpr int kOnnxUint4 = 21;
+inline constexpr int kOnnxInt4 = 22;
+
 /// The qrt element type of an ONNX TensorProto.DataType, or an error naming it.
 Result<ElementType> element_type_of(int onnx_data_type);
 /// Converts an initializer or Constant value to dense elements (raw_data or typed fields;

@@ -13,6 +13,10 @@ inverted residual with its Add, GlobalAveragePool, Flatten and a Gemm classifier
 
 mobilenet_style_nchw_qop: the same network in ONNX's QOperator format (QLinearConv,
 QLinearAdd, QLinearGlobalAveragePool, QGemm from com.microsoft; the Clips kept as DQ -> Clip -> Q).
+llm_mlp_nbits: a transformer MLP block as ONNX Runtime's 4-bit LLM exports write it: x [1, 4, 256]
+-> gate and up projections (com.microsoft MatMulNBits, 4 bits, blocks of 32; packed zero points
+for gate, the default 8 for up) -> SiLU(gate) * up -> down projection (MatMulNBits, blocks of 64,
+with bias) -> + x. Input "x", output "y"; expected from float64 numpy of the dequantized weights.
 qoperator_ops: QLinearAveragePool, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearConcat
 and QLinearGlobalAveragePool on one small graph (input "input", output "y").
 
@@ -404,6 +408,52 @@ def qoperator_ops(h=6, w=6, c=4):
     return model, x, net.v.astype(np.float32)
 
 
+def matmul_nbits(name, a, out, k, n, block, with_zp, with_bias, inits):
+    """A MatMulNBits node with random 4-bit weights; returns (node, dequantized [K, N], bias)."""
+    kb = (k + block - 1) // block
+    codes = RNG.integers(0, 16, size=(n, kb, block))
+    scales = (RNG.uniform(0.5, 1.0, size=(n, kb)) / np.sqrt(k) / 4).astype(np.float32)
+    zps = RNG.integers(4, 12, size=(n, kb)) if with_zp else np.full((n, kb), 8)
+    blob = (codes[:, :, 0::2] | (codes[:, :, 1::2] << 4)).astype(np.uint8)
+    inits.append(numpy_helper.from_array(blob, name + "_B"))
+    inits.append(numpy_helper.from_array(scales.reshape(-1), name + "_scales"))
+    inputs = [a, name + "_B", name + "_scales"]
+    if with_zp:
+        zp_bytes = np.zeros((n, (kb + 1) // 2), dtype=np.uint8)
+        for j in range(kb):
+            zp_bytes[:, j // 2] |= (zps[:, j] << (4 * (j % 2))).astype(np.uint8)
+        inits.append(numpy_helper.from_array(zp_bytes.reshape(-1), name + "_zp"))
+        inputs.append(name + "_zp")
+    bias = None
+    if with_bias:
+        bias = RNG.uniform(-0.1, 0.1, size=n).astype(np.float32)
+        inits.append(numpy_helper.from_array(bias, name + "_bias"))
+        inputs += [""] * (5 - len(inputs)) + [name + "_bias"]
+    node = helper.make_node("MatMulNBits", inputs, [out], name=name, domain="com.microsoft",
+                            K=k, N=n, bits=4, block_size=block)
+    w = (codes - zps[:, :, None]) * scales.astype(np.float64)[:, :, None]  # [N, kb, block]
+    return node, w.reshape(n, kb * block)[:, :k].T, bias
+
+
+def llm_mlp_nbits(d=256, hidden=512, tokens=4):
+    inits = []
+    gate, wg, _ = matmul_nbits("gate", "x", "g", d, hidden, 32, True, False, inits)
+    up, wu, _ = matmul_nbits("up", "x", "u", d, hidden, 32, False, False, inits)
+    down, wd, bd = matmul_nbits("down", "h", "dn", hidden, d, 64, True, True, inits)
+    nodes = [gate, up, helper.make_node("Sigmoid", ["g"], ["gs"]), helper.make_node("Mul", ["g", "gs"], ["silu"]),
+             helper.make_node("Mul", ["silu", "u"], ["h"]), down, helper.make_node("Add", ["dn", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "llm_mlp_nbits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, tokens, d])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, tokens, d])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                              producer_name="qrt-test-models")
+    x = RNG.uniform(-1, 1, size=(1, tokens, d)).astype(np.float32)
+    xd = x.astype(np.float64)
+    g = xd @ wg
+    h = g / (1 + np.exp(-g)) * (xd @ wu)
+    y = h @ wd + bd + xd
+    return model, x, y.astype(np.float32)
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--bench":
         # The benchmark model (not bundled): python3 scripts/make_onnx_test_models.py --bench DIR
@@ -419,7 +469,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
     for name, make in [("mobilenet_style_nchw_qdq", mobilenet_style),
                        ("mobilenet_style_nchw_qop", lambda: mobilenet_style(qop=True)),
-                       ("qoperator_ops", qoperator_ops)]:
+                       ("qoperator_ops", qoperator_ops),
+                       ("llm_mlp_nbits", llm_mlp_nbits)]:
         model, x, expected = make()
         onnx.save(model, os.path.join(out, name + ".onnx"))
         np.save(os.path.join(out, name + "_x.npy"), x)

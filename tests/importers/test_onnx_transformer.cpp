@@ -15,10 +15,13 @@
 #include <onnx/onnx_pb.h>
 
 #include "importers/onnx_importer.h"
+#include "tests/importers/onnx_builders.h"
 #include "ir/text_format.h"
 #include "tools/npy.h"
 
 namespace {
+
+using namespace onnx_builders;
 
 const std::string kOnnx = std::string(MODELS_DIR) + "/onnx/";
 
@@ -87,48 +90,6 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - double(b[i])));
   return worst;
-}
-
-// A model of one node `op_type` (inputs and initializers given by the caller).
-qrt::Result<qrt::Graph> import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return qrt::importers::import_onnx(bytes.data(), bytes.size(), "t.onnx");
-}
-
-onnx::ValueInfoProto* add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
-                                int elem_type, const std::vector<int64_t>& dims) {
-  onnx::ValueInfoProto* v = list->Add();
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem_type);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  return v;
-}
-
-void add_int64s(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values, bool scalar = false) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  if (!scalar) t->add_dims(int64_t(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
-                          const std::vector<std::string>& out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_name(op + "_node");
-  n->set_op_type(op);
-  for (const auto& s : in) n->add_input(s);
-  for (const auto& s : out) n->add_output(s);
-  return n;
-}
-
-onnx::ModelProto empty_model(int opset) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(opset);
-  return model;
 }
 
 // Loads serialized ONNX `bytes`, runs them once on `backend` with the one f32 input `x` of

@@ -1,0 +1,206 @@
+// qrt — ONNX importer: block-wise quantized weights. com.microsoft MatMulNBits (the 2/4/8-bit
+// weight format ONNX Runtime's LLM exports use) and the `block_size` attribute of
+// QuantizeLinear / DequantizeLinear (opset 21). Both become sub-channel `!quant.uniform`
+// types, so the weights stay packed and reach the weight-only kernels.
+#include <cmath>
+
+#include "importers/onnx_importer_impl.h"
+#include "ir/ops.h"
+
+namespace qrt::importers::onnx_detail {
+
+namespace {
+
+bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Code `i` of a little-endian bit stream of `bits`-bit codes, lowest bits first (8 % bits == 0).
+int64_t packed_code(const uint8_t* bytes, int64_t i, int64_t bits) {
+  const int64_t per_byte = 8 / bits;
+  return (bytes[i / per_byte] >> ((i % per_byte) * bits)) & ((int64_t(1) << bits) - 1);
+}
+
+}  // namespace
+
+Result<ElementType> Importer::make_block_quant_type(const onnx::NodeProto& node, const ElementType& storage,
+                                                    const Type& data_type, const DenseElements* scale,
+                                                    const DenseElements* zp, int64_t axis, int64_t block_size) {
+  if (!scale->type.element.is_float()) return error(node, "a scale must be a constant float tensor");
+  if (!storage.is_integer() || storage.int_width > 32 || storage.int_width < 2) {
+    return error(node, "quantized data must be a 4-, 8-, 16- or 32-bit integer tensor, got " + storage.to_string());
+  }
+  const size_t rank = data_type.rank();
+  if (axis < 0) axis += int64_t(rank);
+  if (axis < 0 || axis >= int64_t(rank)) {
+    return error(node, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " + std::to_string(rank),
+                 ErrorCode::kVerify);
+  }
+  if (!data_type.has_static_shape()) return error(node, "block-wise quantization needs a static shape, got " + data_type.to_string());
+  const std::vector<int64_t>& dims = data_type.dims;
+  const std::vector<int64_t>& pdims = scale->type.dims;
+  if (pdims.size() != rank) {
+    return error(node, "with block_size the scale must have the data's rank " + std::to_string(rank) + ", got [" +
+                           dims_to_string(pdims) + "]", ErrorCode::kVerify);
+  }
+  if (zp && zp->type.dims != pdims) {
+    return error(node, "the zero point's shape [" + dims_to_string(zp->type.dims) + "] differs from the scale's [" +
+                           dims_to_string(pdims) + "]", ErrorCode::kVerify);
+  }
+  std::vector<int32_t> axes;
+  std::vector<int64_t> blocks;
+  for (size_t d = 0; d < rank; ++d) {
+    if (int64_t(d) == axis) {
+      if (dims[d] % block_size != 0) {
+        // qrt's sub-channel types (as MLIR's) need blocks that tile the tensor.
+        return error(node, "dimension " + std::to_string(d) + " of size " + std::to_string(dims[d]) +
+                               " is not a multiple of block_size " + std::to_string(block_size) +
+                               "; a partial last block is not supported");
+      }
+      if (pdims[d] != dims[d] / block_size) {
+        return error(node, "the scale's dimension " + std::to_string(d) + " is " + std::to_string(pdims[d]) + ", expected " +
+                               std::to_string(dims[d] / block_size) + " blocks of " + std::to_string(block_size),
+                     ErrorCode::kVerify);
+      }
+    } else if (pdims[d] != dims[d]) {
+      return error(node, "the scale's dimension " + std::to_string(d) + " is " + std::to_string(pdims[d]) +
+                             ", expected the data's " + std::to_string(dims[d]), ErrorCode::kVerify);
+    }
+    axes.push_back(int32_t(d));
+    blocks.push_back(int64_t(d) == axis ? block_size : 1);
+  }
+  const size_t n = size_t(scale->type.num_elements());
+  std::vector<double> scales(n);
+  std::vector<int64_t> zps(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    scales[i] = scale->float_at(i);
+    if (zp) zps[i] = zp->int_at(i);
+  }
+  const QuantStorage s = QuantStorage::full_range(storage.int_width, storage.int_sign != Signedness::kUnsigned);
+  const ElementType e = ElementType::make_sub_channel(s, scale->type.element.float_kind, std::move(axes), std::move(blocks),
+                                                     pdims, std::move(scales), std::move(zps));
+  Status ok = Type::tensor(dims, e).verify();
+  if (!ok.is_ok()) return error(node, ok.message(), ErrorCode::kVerify);
+  return e;
+}
+
+// MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) with attributes K, N, bits,
+// block_size: Y = A · dequantize(B)ᵀ (+ bias). B is uint8 [N, k_blocks, blob] holding, per
+// output column n, its K codes along K, `bits` bits each, lowest bits first; scales are
+// [N, k_blocks] (or flat); zero points are packed the same way per column (uint8
+// [N, ceil(k_blocks·bits/8)]) or given unpacked in A's float type, and default to 2^(bits-1).
+// The import is a hybrid matmul of A and a constant [K, N] of type
+// !quant.uniform<u{bits}:f32:{0:block_size, 1:1}, ...>.
+Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int64_t k, attr_int(node, a, "K", -1));
+  QRT_ASSIGN_OR_RETURN(int64_t n, attr_int(node, a, "N", -1));
+  QRT_ASSIGN_OR_RETURN(int64_t bits, attr_int(node, a, "bits", 4));
+  QRT_ASSIGN_OR_RETURN(int64_t block, attr_int(node, a, "block_size", -1));
+  if (k <= 0 || n <= 0) return error(node, "attributes K and N must be given and positive", ErrorCode::kParse);
+  if (bits != 2 && bits != 4 && bits != 8) return error(node, "bits = " + std::to_string(bits) + " is not supported (2, 4 or 8)");
+  if (block < 16 || !is_power_of_two(block)) {
+    return error(node, "block_size must be a power of two >= 16, got " + std::to_string(block), ErrorCode::kParse);
+  }
+  if (node.input_size() < 3) return error(node, "expects inputs A, B and scales", ErrorCode::kParse);
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  if (!tx.element.is_float() || tx.element.float_kind != FloatKind::kF32) {
+    return error(node, "A must be an f32 tensor, got " + tx.to_string());
+  }
+  if (tx.rank() < 2 || (tx.dims.back() >= 0 && tx.dims.back() != k)) {
+    return error(node, "A " + tx.to_string() + " must have rank >= 2 and K = " + std::to_string(k) + " as its last dimension",
+                 ErrorCode::kVerify);
+  }
+  const int64_t k_blocks = (k + block - 1) / block, blob = block * bits / 8;
+  const DenseElements* b = constant(node, 1);
+  if (!b) return error(node, "B '" + node.input(1) + "' must be a constant (an initializer)");
+  if (!(b->type.element == ElementType::make_int(8, Signedness::kUnsigned)) || b->type.dims != std::vector<int64_t>{n, k_blocks, blob}) {
+    return error(node, "B must be uint8 [N, k_blocks, blob_size] = [" + dims_to_string({n, k_blocks, blob}) + "], got " +
+                           b->type.to_string(), ErrorCode::kVerify);
+  }
+  QRT_ASSIGN_OR_RETURN(const DenseElements* scales, param(node, 2, "scales"));
+  if (!scales) return error(node, "the scales input is missing", ErrorCode::kParse);
+  if (!(scales->type.element == tx.element) || scales->type.num_elements() != n * k_blocks) {
+    return error(node, "scales must be " + tx.element.to_string() + " with N * k_blocks = " + std::to_string(n * k_blocks) +
+                           " elements, got " + scales->type.to_string(), ErrorCode::kVerify);
+  }
+  QRT_ASSIGN_OR_RETURN(const DenseElements* zp, param(node, 3, "zero points"));
+  const int64_t zp_row = (k_blocks * bits + 7) / 8;  // packed zero-point bytes per column
+  const int64_t qmax = (int64_t(1) << bits) - 1;
+  auto zero_point = [&](int64_t col, int64_t blk) -> Result<int64_t> {
+    if (!zp) return int64_t(1) << (bits - 1);
+    if (zp->type.element.is_integer()) return packed_code(zp->data() + col * zp_row, blk, bits);
+    const double z = zp->float_at(size_t(col * k_blocks + blk));
+    if (z != std::nearbyint(z) || z < 0 || z > double(qmax)) {
+      return error(node, "float zero point " + std::to_string(z) + " (column " + std::to_string(col) + ", block " +
+                             std::to_string(blk) + ") is not an integer in [0, " + std::to_string(qmax) +
+                             "]; qrt's quantized types need integer zero points");
+    }
+    return int64_t(z);
+  };
+  if (zp) {
+    const bool packed = zp->type.element == ElementType::make_int(8, Signedness::kUnsigned) && zp->type.num_elements() == n * zp_row;
+    const bool unpacked = zp->type.element == tx.element && zp->type.num_elements() == n * k_blocks;
+    if (!packed && !unpacked) {
+      return error(node, "zero points must be uint8 with N * ceil(k_blocks * bits / 8) = " + std::to_string(n * zp_row) +
+                             " elements or " + tx.element.to_string() + " with N * k_blocks = " + std::to_string(n * k_blocks) +
+                             ", got " + zp->type.to_string(), ErrorCode::kVerify);
+    }
+  }
+  if (node.input_size() > 4 && !node.input(4).empty()) {
+    // g_idx maps each k to its block; only the trivial map k / block_size has a block layout.
+    const DenseElements* g_idx = constant(node, 4);
+    bool trivial = g_idx && g_idx->type.element.is_integer() && g_idx->type.num_elements() == k;
+    for (int64_t i = 0; trivial && i < k; ++i) trivial = g_idx->int_at(size_t(i)) == i / block;
+    if (!trivial) return error(node, "g_idx (act-order group indices) other than k / block_size is not supported");
+  }
+  // The weights as [Kp, N] codes, Kp = k_blocks · block_size. A partial last block is padded
+  // with codes equal to its zero point (weights 0), and A with zeros along K to match.
+  const int64_t kp = k_blocks * block;
+  const QuantStorage storage = QuantStorage::full_range(unsigned(bits), false);
+  DenseElements w = DenseElements::zeros(Type::tensor({kp, n}, ElementType::make_int(unsigned(bits), Signedness::kUnsigned)));
+  std::vector<double> block_scales(size_t(k_blocks * n));
+  std::vector<int64_t> block_zps(size_t(k_blocks * n));
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t blk = 0; blk < k_blocks; ++blk) {
+      QRT_ASSIGN_OR_RETURN(int64_t z, zero_point(col, blk));
+      const size_t p = size_t(blk * n + col);
+      block_scales[p] = scales->float_at(size_t(col * k_blocks + blk));
+      block_zps[p] = z;
+      const uint8_t* codes = b->data() + (col * k_blocks + blk) * blob;
+      for (int64_t i = 0; i < block; ++i) {
+        const int64_t row = blk * block + i;
+        w.set_int(size_t(row * n + col), row < k ? packed_code(codes, i, bits) : z);
+      }
+    }
+  }
+  const ElementType e =
+      k_blocks > 1 ? ElementType::make_sub_channel(storage, FloatKind::kF32, {0, 1}, {block, 1}, {k_blocks, n},
+                                                   std::move(block_scales), std::move(block_zps))
+                   : ElementType::make_per_axis(storage, FloatKind::kF32, 1, std::move(block_scales), std::move(block_zps));
+  const Type wt = Type::tensor({kp, n}, e);
+  if (Status ok = wt.verify(); !ok.is_ok()) return error(node, "scales or zero points: " + ok.message(), ErrorCode::kVerify);
+  const int wc = emit(OpKind::kConstant, {}, wt, {{"value", Attribute::make_dense(std::move(w))}});
+  g_.values[size_t(wc)].name = ssa_name(node.input(1));
+  int lhs = x;
+  if (kp != k) {
+    std::vector<int64_t> pads(2 * tx.rank(), 0);
+    pads.back() = kp - k;
+    std::vector<int64_t> padded = tx.dims;
+    padded.back() = kp;
+    lhs = emit(OpKind::kPad, {x}, Type::tensor(padded, tx.element), {{"pads", Attribute::make_int_array(pads)}});
+  }
+  auto dims = matmul_result_dims(type(lhs).dims, wt.dims);
+  if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+  int y = emit(OpKind::kMatmul, {lhs, wc}, Type::tensor(*dims, tx.element));
+  if (node.input_size() > 5 && !node.input(5).empty()) {
+    QRT_ASSIGN_OR_RETURN(int bias, value(node, 5));
+    if (!(type(bias).element == tx.element) || type(bias).dims != std::vector<int64_t>{n}) {
+      return error(node, "bias must be " + tx.element.to_string() + " [" + std::to_string(n) + "], got " + type(bias).to_string(),
+                   ErrorCode::kVerify);
+    }
+    y = emit(OpKind::kAdd, {y, bias}, type(y));
+  }
+  bind(node, 0, y);
+  return Status::ok();
+}
+
+}  // namespace qrt::importers::onnx_detail
