@@ -5,8 +5,9 @@
 // output is bit-exact with the scalar twin (jit/ref/twins.cpp) and the reference.
 //   avx512-vnni: 64 columns (4 zmm) x up to 4 rows per step, masked column tails.
 //   avx2:        16 columns (2 ymm) x up to 4 rows per step, tails through a staging copy.
-// Weight rows are kk·w_stride bytes apart (the constant's own row-major layout), so a step
-// reads 64 or 32 bytes of each of k rows: the row `kPrefetchRows` ahead is prefetched.
+// Weight rows are kk·w_stride bytes apart (the constant's own row-major layout). K is walked
+// in chunks of rows (for_each_chunk), all column strips of a chunk before the next, with the
+// partial sums kept in y between chunks; bias and clamp come with the last chunk.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -18,7 +19,29 @@ namespace qrt::jit::x86gen {
 
 namespace {
 
-constexpr int64_t kPrefetchRows = 16;
+constexpr int64_t kChunkRows = 32;       // k rows per chunk (never across a block)
+constexpr int64_t kPrefetchBytes = 256;  // how far along its row a step prefetches
+
+// Rows [k0, k1) of K, inside one block of scales; the first and last chunks of K.
+struct KChunk {
+  int64_t k0, k1;
+  bool first, last;
+};
+
+// Calls f(chunk) over K in order. The tiles of a chunk read kChunkRows rows × the task's
+// columns (a few hundred KiB at most, so the two halves of a cache line and every row group
+// of the chunk hit in cache) and move along the rows, which the prefetchers follow; a
+// column strip down all of K would touch a new page per row. 32 rows keep a strip's pages
+// within the first-level DTLB (64 rows of 11008 bytes ran at a third of the speed).
+template <typename F>
+inline void for_each_chunk(const WoGemmArgs& a, F&& f) {
+  for (int64_t k0 = 0; k0 < a.k;) {
+    const int64_t block_end = std::min(a.k, (k0 / a.block + 1) * a.block);
+    const int64_t k1 = std::min(block_end, k0 + kChunkRows);
+    f(KChunk{k0, k1, k0 == 0, k1 == a.k});
+    k0 = k1;
+  }
+}
 
 #define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define QRT_AVX2 __attribute__((target("avx2")))
@@ -69,48 +92,94 @@ QRT_AVX512 inline __m512 clamp16(__m512 v, __m512 lo, __m512 hi) {
 }
 
 template <int kBits, bool kSigned, bool kZp, int kRows>
-QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0) {
+QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   const int64_t cols = std::min<int64_t>(64, a.n - j0);
   __mmask16 mask[4];
+  #pragma GCC unroll 4
   for (int c = 0; c < 4; ++c) {
     const int64_t left = cols - 16 * c;
     mask[c] = left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
   }
+  // The partial sums of earlier chunks wait in y (stored and reloaded exactly).
   __m512 acc[kRows][4];
+  #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
-    for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
+    #pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      acc[r][c] = kc.first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[c], a.y + (r0 + r) * a.y_stride + j0 + 16 * c);
+    }
   }
   const uint8_t* wcol = a.w + (kBits == 8 ? j0 : j0 / 2);
   const float* xr = a.x + r0 * a.x_stride;
-  for (int64_t b0 = 0; b0 < a.k; b0 += a.block) {
-    const int64_t p = b0 / a.block * a.p_stride + j0;
+  {
+    const int64_t p = kc.k0 / a.block * a.p_stride + j0;
     __m512 scale[4];
-    __m512i zp[4];
+    __m512i zp[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       scale[c] = _mm512_maskz_loadu_ps(mask[c], a.scales + p + 16 * c);
       if constexpr (kZp) zp[c] = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask[c], a.zps + p + 16 * c));
     }
-    const int64_t end = std::min(a.k, b0 + a.block);
-    for (int64_t kk = b0; kk < end; ++kk) {
-      const uint8_t* row = wcol + kk * a.w_stride;
-      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * a.w_stride), _MM_HINT_T0);
-      const __m512i bytes = load_row64<kBits, kSigned>(row, cols);
-      __m512 w[4];
+    // 4 bits: f32(q − zp) as (2^23 + v) − (2^23 + zp), exact, where 2^23 + v is v or-ed into
+    // the mantissa of 2^23 (v ^ 8 for signed storage: then 8 more is subtracted).
+    __mmask8 byte_mask[4];
+    __m512 offset[4];
+    if constexpr (kBits == 4) {
+      const float base = 8388608.0f + (kSigned ? 8.0f : 0.0f);
+      #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
-        __m512i q = widen_quarter<kSigned>(bytes, c);
-        if constexpr (kZp) q = _mm512_sub_epi32(q, zp[c]);
-        w[c] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale[c]);
+        const int64_t left = std::clamp<int64_t>((cols - 16 * c + 1) / 2, 0, 8);
+        byte_mask[c] = __mmask8((1u << left) - 1);
+        offset[c] = kZp ? _mm512_add_ps(_mm512_cvtepi32_ps(zp[c]), _mm512_set1_ps(base)) : _mm512_set1_ps(base);
       }
+    }
+    const __m512i low_nibble = _mm512_set1_epi32(0x0F);
+    const __m512i exponent = _mm512_set1_epi32(kSigned ? 0x4B000008 : 0x4B000000);
+    for (int64_t kk = kc.k0; kk < kc.k1; ++kk) {
+      const uint8_t* row = wcol + kk * a.w_stride;
+      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchBytes), _MM_HINT_T0);
+      __m512 w[4];
+      if constexpr (kBits == 4) {
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          // 8 bytes -> (b0, b0 >> 4, b1, b1 >> 4, ...) -> 16 dword lanes, the low nibble kept.
+          const __m128i b = _mm_maskz_loadu_epi8(byte_mask[c], row + 8 * c);
+          const __m512i d = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, _mm_srli_epi16(b, 4)));
+          // (d & 0xF) | exponent, or (d & 0xF) ^ (exponent | 8) for signed storage.
+          const __m512i v = _mm512_ternarylogic_epi32(d, low_nibble, exponent, kSigned ? 0x6A : 0xEA);
+          w[c] = _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(v), offset[c]), scale[c]);
+        }
+      } else {
+        const __m512i bytes = load_row64<kBits, kSigned>(row, cols);
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          __m512i q = widen_quarter<kSigned>(bytes, c);
+          if constexpr (kZp) q = _mm512_sub_epi32(q, zp[c]);
+          w[c] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale[c]);
+        }
+      }
+      #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         const __m512 xv = _mm512_set1_ps(xr[r * a.x_stride + kk]);
+        #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_add_ps(acc[r][c], _mm512_mul_ps(xv, w[c]));
       }
     }
   }
+  if (!kc.last) {
+    #pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      #pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) _mm512_mask_storeu_ps(a.y + (r0 + r) * a.y_stride + j0 + 16 * c, mask[c], acc[r][c]);
+    }
+    return;
+  }
   const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
+  #pragma GCC unroll 4
   for (int c = 0; c < 4; ++c) {
     if (!mask[c]) continue;
     const __m512 bias = a.bias ? _mm512_maskz_loadu_ps(mask[c], a.bias + j0 + 16 * c) : _mm512_setzero_ps();
+    #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
       __m512 v = acc[r][c];
       if (a.bias) v = _mm512_add_ps(v, bias);
@@ -121,16 +190,20 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0) {
 
 template <int kBits, bool kSigned, bool kZp>
 QRT_AVX512 void avx512_wo_run(const WoGemmArgs& a) {
-  for (int64_t j0 = 0; j0 < a.n; j0 += 64) {
+  for_each_chunk(a, [&](const KChunk& kc) {
     int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) avx512_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0);
-    switch (a.rows - r0) {
-      case 3: avx512_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0); break;
-      case 2: avx512_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0); break;
-      case 1: avx512_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0); break;
-      default: break;
+    for (; r0 + 4 <= a.rows; r0 += 4) {
+      for (int64_t j0 = 0; j0 < a.n; j0 += 64) avx512_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0, kc);
     }
-  }
+    for (int64_t j0 = 0; j0 < a.n; j0 += 64) {
+      switch (a.rows - r0) {
+        case 3: avx512_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0, kc); break;
+        case 2: avx512_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0, kc); break;
+        case 1: avx512_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0, kc); break;
+        default: break;
+      }
+    }
+  });
 }
 
 // ---- AVX2: 16 columns per step ----
@@ -196,31 +269,38 @@ QRT_AVX2 inline void store8f(float* p, __m256 v, int64_t cols) {
 }
 
 template <int kBits, bool kSigned, bool kZp, int kRows>
-QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0) {
+QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   const int64_t cols = std::min<int64_t>(16, a.n - j0);
   __m256 acc[kRows][2];
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  #pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    #pragma GCC unroll 4
+    for (int h = 0; h < 2; ++h) {
+      acc[r][h] = kc.first ? _mm256_setzero_ps() : load8f(a.y + (r0 + r) * a.y_stride + j0 + 8 * h, cols - 8 * h);
+    }
+  }
   const uint8_t* wcol = a.w + (kBits == 8 ? j0 : j0 / 2);
   const float* xr = a.x + r0 * a.x_stride;
-  for (int64_t b0 = 0; b0 < a.k; b0 += a.block) {
-    const int64_t p = b0 / a.block * a.p_stride + j0;
+  {
+    const int64_t p = kc.k0 / a.block * a.p_stride + j0;
     const __m256 scale[2] = {load8f(a.scales + p, cols), load8f(a.scales + p + 8, cols - 8)};
     __m256i zp[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     if constexpr (kZp) {
       zp[0] = load8zp(a.zps + p, cols);
       zp[1] = load8zp(a.zps + p + 8, cols - 8);
     }
-    const int64_t end = std::min(a.k, b0 + a.block);
-    for (int64_t kk = b0; kk < end; ++kk) {
+    for (int64_t kk = kc.k0; kk < kc.k1; ++kk) {
       const uint8_t* row = wcol + kk * a.w_stride;
-      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * a.w_stride), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchBytes), _MM_HINT_T0);
       const __m128i bytes = load_row16<kBits, kSigned>(row, cols);
       __m256 w[2];
+      #pragma GCC unroll 4
       for (int h = 0; h < 2; ++h) {
         __m256i q = widen_half<kSigned>(bytes, h);
         if constexpr (kZp) q = _mm256_sub_epi32(q, zp[h]);
         w[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(q), scale[h]);
       }
+      #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         const __m256 xv = _mm256_set1_ps(xr[r * a.x_stride + kk]);
         acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(xv, w[0]));
@@ -228,11 +308,21 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0) {
       }
     }
   }
+  if (!kc.last) {
+    #pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      #pragma GCC unroll 4
+      for (int h = 0; h < 2; ++h) store8f(a.y + (r0 + r) * a.y_stride + j0 + 8 * h, acc[r][h], cols - 8 * h);
+    }
+    return;
+  }
   const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
+  #pragma GCC unroll 4
   for (int h = 0; h < 2; ++h) {
     const int64_t hc = cols - 8 * h;
     if (hc <= 0) continue;
     const __m256 bias = a.bias ? load8f(a.bias + j0 + 8 * h, hc) : _mm256_setzero_ps();
+    #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
       __m256 v = acc[r][h];
       if (a.bias) v = _mm256_add_ps(v, bias);
@@ -243,16 +333,20 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0) {
 
 template <int kBits, bool kSigned, bool kZp>
 QRT_AVX2 void avx2_wo_run(const WoGemmArgs& a) {
-  for (int64_t j0 = 0; j0 < a.n; j0 += 16) {
+  for_each_chunk(a, [&](const KChunk& kc) {
     int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) avx2_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0);
-    switch (a.rows - r0) {
-      case 3: avx2_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0); break;
-      case 2: avx2_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0); break;
-      case 1: avx2_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0); break;
-      default: break;
+    for (; r0 + 4 <= a.rows; r0 += 4) {
+      for (int64_t j0 = 0; j0 < a.n; j0 += 16) avx2_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0, kc);
     }
-  }
+    for (int64_t j0 = 0; j0 < a.n; j0 += 16) {
+      switch (a.rows - r0) {
+        case 3: avx2_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0, kc); break;
+        case 2: avx2_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0, kc); break;
+        case 1: avx2_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0, kc); break;
+        default: break;
+      }
+    }
+  });
 }
 
 // One instantiation per (bits, signedness, zero points) of `run`.

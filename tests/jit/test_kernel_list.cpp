@@ -614,8 +614,9 @@ void check_wo_gemm(const Backend& b, std::mt19937& rng) {
         const int32_t qmin = is_signed ? -(1 << (bits - 1)) : 0, qmax = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
         for (int64_t rows : {1, 3, 4, 5, 9}) {
           for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
-            const int64_t k = 1 + int64_t(rng() % 70);
-            const int64_t block = rng() % 3 == 0 ? k : 1 + int64_t(rng() % 33);
+            // K past the kernels' 64-row chunks now and then, blocks shorter and longer than one.
+            const int64_t k = 1 + int64_t(rng() % (rng() % 3 == 0 ? 300 : 70));
+            const int64_t block = rng() % 3 == 0 ? k : 1 + int64_t(rng() % (rng() % 2 ? 33 : 150));
             const int64_t blocks = (k + block - 1) / block;
             const int64_t w_stride = bits == 8 ? n + int64_t(rng() % 3) : (n + 1) / 2 + int64_t(rng() % 2);
             const int64_t xs = k + int64_t(rng() % 3), ys = n + int64_t(rng() % 3), ps = n + int64_t(rng() % 2);
