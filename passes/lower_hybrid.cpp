@@ -9,10 +9,13 @@ namespace qrt::passes {
 
 namespace {
 
-// w_q when v = transpose*(dcast(w_q)) of a quantized constant; the transposes, innermost first.
+// w_q when v = transpose*(dcast(w_q)) of a quantized constant, or v = w_q itself (a matmul
+// already hybrid, as quantize-weights and the importers write it); the transposes, innermost
+// first.
 int quantized_weights(const Graph& g, int v, std::vector<const Op*>& transposes) {
   const Op* p = producer_of(g, v);
   if (!p) return -1;
+  if (p->kind == OpKind::kConstant && g.values[size_t(v)].type.element.is_any_uniform()) return v;
   if (p->kind == OpKind::kTranspose) {
     const int w = quantized_weights(g, p->operands[0], transposes);
     if (w >= 0) transposes.push_back(p);
@@ -43,6 +46,8 @@ std::string emit_dynamic_range(const Graph& g, const Op& op, int w, int w_view, 
                                Rewriter& rw) {
   const ElementType& we = wt.element;
   if (we.storage.width != 8) return "dynamic range needs 8-bit weights";
+  if (we.is_sub_channel()) return "dynamic range needs one scale per column, not blocks along K";
+  if (we.kind == ElementKind::kUniformPerAxis && we.axis != 1) return "dynamic range needs one scale per column (axis 1)";
   for (int64_t z : we.zero_points) {
     if (z != 0) return "dynamic range needs symmetric weights (zero point 0)";
   }

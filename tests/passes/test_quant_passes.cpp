@@ -171,6 +171,41 @@ TEST_CASE("lower-hybrid{mode=dynamic-range}: explicit per-call activation quanti
   CHECK(has_line(report, "kept weight-only: dynamic range needs symmetric weights (zero point 0)"));
 }
 
+TEST_CASE("lower-hybrid{mode=dynamic-range} on matmuls already hybrid (quantize-weights, MatMulNBits): per column yes, blocks no") {
+  const std::string text = R"(func.func @main(%x: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %wq = "qrt.constant"() {value = dense<[[100, -20], [3, -127], [5, 60], [7, -9]]> : tensor<4x2xi8>} : () -> tensor<4x2x!quant.uniform<i8:f32:1, {0.01,0.02}>>
+  %y = "qrt.matmul"(%x, %wq) : (tensor<2x4xf32>, tensor<4x2x!quant.uniform<i8:f32:1, {0.01,0.02}>>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+})";
+  const qrt::Graph g = parse(text);
+  std::vector<std::string> report;
+  // Weight-only mode leaves a hybrid matmul as it is.
+  CHECK(qrt::print_graph(run(g, "lower-hybrid", report)) == qrt::print_graph(g));
+  report.clear();
+  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-range}", report);
+  CHECK(qrt::print_graph(dyn).find("\"qrt.dynamic_quantize\"(%x)") != std::string::npos);
+  CHECK(has_line(report, "lower-hybrid: qrt.matmul %y: dynamic range, x quantized to u8 per call"));
+  const std::vector<float> in = ramp(8, -1.0f, 2.0f);
+  const auto a = reference_bytes(g, {2, 4}, in), b = reference_bytes(dyn, {2, 4}, in);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); i += 4) {
+    float fa, fb;
+    std::memcpy(&fa, &a[i], 4);
+    std::memcpy(&fb, &b[i], 4);
+    CHECK(std::abs(fa - fb) <= 0.5f * (3.0f / 255.0f) * 4.32f + 1e-5f);  // step / 2 · the largest column Σ|w|
+  }
+  // Blocks along K have no single scale per column: kept weight-only, with the reason.
+  const std::string blocks = R"(func.func @main(%x: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %wq = "qrt.constant"() {value = dense<[[100, -20], [3, -127], [5, 60], [7, -9]]> : tensor<4x2xi8>} : () -> tensor<4x2x!quant.uniform<i8:f32:{0:2, 1:1}, {{0.01, 0.02}, {0.03, 0.04}}>>
+  %y = "qrt.matmul"(%x, %wq) : (tensor<2x4xf32>, tensor<4x2x!quant.uniform<i8:f32:{0:2, 1:1}, {{0.01, 0.02}, {0.03, 0.04}}>>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+})";
+  report.clear();
+  const std::string kept = qrt::print_graph(run(parse(blocks), "lower-hybrid{mode=dynamic-range}", report));
+  CHECK(kept.find("dynamic_quantize") == std::string::npos);
+  CHECK(has_line(report, "kept weight-only: dynamic range needs one scale per column, not blocks along K"));
+}
+
 TEST_CASE("lower-reduce: a QDQ mean accumulates in i32 on stored values, and says so") {
   const qrt::Graph g = parse(R"(func.func @main(%x: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
   %xq = "quant.qcast"(%x) : (tensor<1x4x2xf32>) -> tensor<1x4x2x!quant.uniform<u8:f32, 0.1:5>>
