@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "jit/asmjit_x86/generators.h"
 
@@ -44,6 +45,26 @@ inline void for_each_chunk(const WoGemmArgs& a, F&& f) {
     f(KChunk{k0, k1, k0 == 0, k1 == a.k});
     k0 = k1;
   }
+}
+
+// Every tile of `a`, chunk by chunk: groups of 4 rows, then the 1-3 rows left, each over the
+// column strips of kStep; tile(std::integral_constant<int, rows>, r0, j0, chunk).
+template <int kStep, typename Tile>
+void run_tiles(const WoGemmArgs& a, Tile tile) {
+  for_each_chunk(a, [&](const KChunk& kc) {
+    int64_t r0 = 0;
+    for (; r0 + 4 <= a.rows; r0 += 4) {
+      for (int64_t j0 = 0; j0 < a.n; j0 += kStep) tile(std::integral_constant<int, 4>{}, r0, j0, kc);
+    }
+    for (int64_t j0 = 0; j0 < a.n; j0 += kStep) {
+      switch (a.rows - r0) {
+        case 3: tile(std::integral_constant<int, 3>{}, r0, j0, kc); break;
+        case 2: tile(std::integral_constant<int, 2>{}, r0, j0, kc); break;
+        case 1: tile(std::integral_constant<int, 1>{}, r0, j0, kc); break;
+        default: break;
+      }
+    }
+  });
 }
 
 #define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
@@ -192,20 +213,9 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
 }
 
 template <int kBits, bool kSigned, bool kZp>
-QRT_AVX512 void avx512_wo_run(const WoGemmArgs& a) {
-  for_each_chunk(a, [&](const KChunk& kc) {
-    int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) {
-      for (int64_t j0 = 0; j0 < a.n; j0 += 64) avx512_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0, kc);
-    }
-    for (int64_t j0 = 0; j0 < a.n; j0 += 64) {
-      switch (a.rows - r0) {
-        case 3: avx512_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0, kc); break;
-        case 2: avx512_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0, kc); break;
-        case 1: avx512_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0, kc); break;
-        default: break;
-      }
-    }
+void avx512_wo_run(const WoGemmArgs& a) {
+  run_tiles<64>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
+    avx512_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
 
@@ -335,20 +345,9 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KC
 }
 
 template <int kBits, bool kSigned, bool kZp>
-QRT_AVX2 void avx2_wo_run(const WoGemmArgs& a) {
-  for_each_chunk(a, [&](const KChunk& kc) {
-    int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) {
-      for (int64_t j0 = 0; j0 < a.n; j0 += 16) avx2_wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0, kc);
-    }
-    for (int64_t j0 = 0; j0 < a.n; j0 += 16) {
-      switch (a.rows - r0) {
-        case 3: avx2_wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0, kc); break;
-        case 2: avx2_wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0, kc); break;
-        case 1: avx2_wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0, kc); break;
-        default: break;
-      }
-    }
+void avx2_wo_run(const WoGemmArgs& a) {
+  run_tiles<16>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
+    avx2_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
 

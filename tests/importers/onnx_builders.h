@@ -77,6 +77,34 @@ inline void set_int_attr(onnx::NodeProto* n, const std::string& name, int64_t v)
   a->set_i(v);
 }
 
+/// The ISA levels this host has, best first (qrt_host_isas()).
+inline std::vector<std::string> host_levels() {
+  std::vector<std::string> levels;
+  std::string all = qrt_host_isas();
+  for (size_t at = 0; at < all.size();) {
+    size_t end = all.find(',', at);
+    if (end == std::string::npos) end = all.size();
+    const std::string l = all.substr(at, end - at);
+    const size_t first = l.find_first_not_of(' ');
+    if (first != std::string::npos) levels.push_back(l.substr(first));
+    at = end + 1;
+  }
+  return levels;
+}
+
+/// The kernel of every qrt.matmul of `plan`, in plan order.
+inline std::vector<std::string> matmul_kernels(const qrt_plan_t* plan) {
+  std::vector<std::string> kernels;
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  for (size_t i = 0; i < ops; ++i) {
+    qrt_op_info info;
+    qrt_plan_op_info(plan, i, &info);
+    if (std::string(info.op) == "qrt.matmul") kernels.push_back(info.kernel);
+  }
+  return kernels;
+}
+
 /// A model of IR version 8 importing the default domain at `opset`.
 inline onnx::ModelProto empty_model(int opset) {
   onnx::ModelProto model;

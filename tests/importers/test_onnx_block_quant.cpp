@@ -44,13 +44,7 @@ bool run(const std::string& bytes, qrt_backend backend, const char* isa, const s
     qrt_model_destroy(m);
     return false;
   }
-  size_t ops = 0;
-  qrt_plan_num_ops(plan, &ops);
-  for (size_t i = 0; i < ops; ++i) {
-    qrt_op_info info;
-    qrt_plan_op_info(plan, i, &info);
-    if (std::strcmp(info.op, "qrt.matmul") == 0) r.matmuls.push_back(info.kernel);
-  }
+  r.matmuls = onnx_builders::matmul_kernels(plan);
   qrt_context_t* ctx = nullptr;
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data(), x.size() * 4) == QRT_OK,
@@ -64,13 +58,6 @@ bool run(const std::string& bytes, qrt_backend backend, const char* isa, const s
   qrt_plan_destroy(plan);
   qrt_model_destroy(m);
   return true;
-}
-
-std::vector<std::string> host_levels() {
-  std::vector<std::string> levels;
-  std::stringstream ss(qrt_host_isas());
-  for (std::string l; std::getline(ss, l, ',');) levels.push_back(l.substr(l.find_first_not_of(' ')));
-  return levels;
 }
 
 // Runs the model on every backend and level; checks bytes against the reference, the

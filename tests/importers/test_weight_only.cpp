@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/importers/onnx_builders.h"
 #include "tools/npy.h"
 
 namespace {
+
+using onnx_builders::host_levels;
 
 const std::string kModels = MODELS_DIR;
 constexpr int64_t kEmulatedSamples = 400;  // test-set samples under QRT_TEST_EMULATED
@@ -50,13 +53,7 @@ Outcome run(qrt_plan_t* plan, const qrt_tools::NpyArray& x, const std::vector<in
   REQUIRE_MESSAGE(plan != nullptr, qrt_last_error_message());
   qrt_context_t* ctx = nullptr;
   Outcome r;
-  size_t ops = 0;
-  qrt_plan_num_ops(plan, &ops);
-  for (size_t i = 0; i < ops; ++i) {
-    qrt_op_info info;
-    qrt_plan_op_info(plan, i, &info);
-    if (std::strcmp(info.op, "qrt.matmul") == 0) r.matmuls.push_back(info.kernel);
-  }
+  r.matmuls = onnx_builders::matmul_kernels(plan);
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(), x.data.size()) == QRT_OK,
                   qrt_last_error_message());
@@ -76,13 +73,6 @@ Outcome run(qrt_plan_t* plan, const qrt_tools::NpyArray& x, const std::vector<in
   qrt_context_destroy(ctx);
   qrt_plan_destroy(plan);
   return r;
-}
-
-std::vector<std::string> host_levels() {
-  std::vector<std::string> levels;
-  std::stringstream ss(qrt_host_isas());
-  for (std::string l; std::getline(ss, l, ',');) levels.push_back(l.substr(l.find_first_not_of(' ')));
-  return levels;
 }
 
 // Quantizes `model`'s weights with `spec`, checks every backend and level against the reference,
