@@ -94,10 +94,15 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
   QRT_ASSIGN_OR_RETURN(int64_t n, attr_int(node, a, "N", -1));
   QRT_ASSIGN_OR_RETURN(int64_t bits, attr_int(node, a, "bits", 4));
   QRT_ASSIGN_OR_RETURN(int64_t block, attr_int(node, a, "block_size", -1));
-  if (k <= 0 || n <= 0) return error(node, "attributes K and N must be given and positive", ErrorCode::kParse);
+  // Bounds that keep the arithmetic below in range; B's real shape bounds the rest.
+  constexpr int64_t kMaxExtent = int64_t(1) << 40, kMaxBlock = int64_t(1) << 20;
+  if (k <= 0 || n <= 0 || k > kMaxExtent || n > kMaxExtent) {
+    return error(node, "attributes K and N must be given, positive and at most 2^40, got K = " + std::to_string(k) +
+                           ", N = " + std::to_string(n), ErrorCode::kParse);
+  }
   if (bits != 2 && bits != 4 && bits != 8) return error(node, "bits = " + std::to_string(bits) + " is not supported (2, 4 or 8)");
-  if (block < 16 || !is_power_of_two(block)) {
-    return error(node, "block_size must be a power of two >= 16, got " + std::to_string(block), ErrorCode::kParse);
+  if (block < 16 || block > kMaxBlock || !is_power_of_two(block)) {
+    return error(node, "block_size must be a power of two in [16, 2^20], got " + std::to_string(block), ErrorCode::kParse);
   }
   if (node.input_size() < 3) return error(node, "expects inputs A, B and scales", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));

@@ -254,7 +254,11 @@ TEST_CASE("MatMulNBits: malformed nodes are clear errors naming the node and val
   }
   SUBCASE("block size") {
     set_attr("block_size", 24);
-    CHECK(import_error(m.model).find("block_size must be a power of two >= 16, got 24") != std::string::npos);
+    CHECK(import_error(m.model).find("block_size must be a power of two in [16, 2^20], got 24") != std::string::npos);
+  }
+  SUBCASE("hostile sizes") {
+    set_attr("K", int64_t(1) << 62);
+    CHECK(import_error(m.model).find("at most 2^40, got K = 4611686018427387904") != std::string::npos);
   }
   SUBCASE("B's shape") {
     set_attr("N", 41);
