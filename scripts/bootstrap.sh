@@ -21,6 +21,7 @@ packages=(
   libbenchmark-dev                         # Google Benchmark (bench/)
   libdnnl-dev libxnnpack-dev libpthreadpool-dev  # peers in the benchmark binary (optional)
   mlir-19-tools                            # mlir-opt-19, the oracle for the text form
+  python3-numpy python3-pytest             # the Python package (python/) and its tests
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,187 @@
+"""Plan and Context: running, outputs, profiles, ISA levels and the errors of bad inputs."""
+
+import numpy as np
+import pytest
+
+import qrt
+from conftest import PER_AXIS_TEXT, accuracy
+
+
+def test_digits_demo_classifies(digits_cnn, models):
+    plan = digits_cnn.compile(threads=2)
+    x = np.load(models / "onnx" / "digits_demo_x.npy")
+    out = plan.run({"input": x})
+    assert list(out) == ["logits"]
+    assert out["logits"].shape == (4, 10) and out["logits"].dtype == np.float32
+    assert out["logits"].argmax(axis=1).tolist() == [1, 4, 5, 6]  # the README's example
+
+
+def test_every_isa_level_gives_the_reference_bytes(models):
+    m = qrt.Model(models / "tflite-micro" / "person_detect.tflite")
+    x = np.random.default_rng(1).integers(-128, 128, size=m.inputs[0].shape, dtype=np.int8)
+    want = m.compile(backend="ref").run(x)
+    levels = qrt.host_isas()
+    assert len(levels) >= 2  # at least one JIT level besides scalar on hosts that run CI
+    for isa in levels:
+        for threads in (1, 3):
+            got = m.compile(isa=isa, threads=threads).run(x)
+            for name in want:
+                np.testing.assert_array_equal(got[name], want[name], err_msg=f"isa={isa} threads={threads}")
+
+
+def test_run_accepts_dict_list_and_single_array(mlp, ):
+    plan = mlp.compile()
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    by_name = plan.run({"x": x})["out"]
+    np.testing.assert_array_equal(plan.run([x])["out"], by_name)
+    np.testing.assert_array_equal(plan.run(x)["out"], by_name)
+    assert by_name.shape == (2, 3)
+
+
+def test_non_contiguous_inputs_are_copied_once(mlp):
+    plan = mlp.compile()
+    base = np.random.default_rng(2).uniform(-1, 1, size=(4, 2)).astype(np.float32)
+    transposed = base.T  # a view: not C-contiguous
+    assert not transposed.flags.c_contiguous
+    np.testing.assert_array_equal(plan.run(transposed)["out"], plan.run(np.ascontiguousarray(transposed))["out"])
+
+
+def test_outputs_are_new_arrays_each_run(mlp):
+    plan = mlp.compile()
+    a = plan.run(np.zeros((2, 4), np.float32))["out"]
+    a_copy = a.copy()
+    b = plan.run(np.ones((2, 4), np.float32))["out"]
+    assert not np.shares_memory(a, b)
+    np.testing.assert_array_equal(a, a_copy)
+    assert not np.array_equal(a, b)
+
+
+def test_dynamic_batch_sizes(digits_cnn, digits_data):
+    plan = digits_cnn.compile()
+    x, y = digits_data
+    whole = plan.run(x[:7])["logits"]
+    assert whole.shape == (7, 10)
+    np.testing.assert_array_equal(plan.run(x[:3])["logits"], whole[:3])
+    assert accuracy(plan, x, y) > 0.9
+
+
+def test_quantized_inputs_and_outputs_hold_stored_integers():
+    m = qrt.Model(PER_AXIS_TEXT.encode())
+    x = np.array([[128, 120, 0], [130, 124, 5]], dtype=np.uint8)
+    y = m.compile().run(x)[m.outputs[0].name]
+    assert y.dtype == np.int8
+    # real = (q - zp) * scale per column; out = round(real / 0.1) - 3 (half to even), clamped
+    np.testing.assert_array_equal(y, [[-3, -3, -3], [7, 7, 47]])
+
+
+def test_profile_times_every_op(models):
+    m = qrt.Model(models / "tflite-micro" / "person_detect.tflite")
+    plan = m.compile()
+    x = np.zeros(m.inputs[0].shape, np.int8)
+    out, profile = plan.run(x, profile=True)
+    assert len(profile) == len(plan.ops)
+    assert [p.index for p in profile] == list(range(len(plan.ops)))
+    assert sum(p.ns for p in profile) > 0 and all(p.ns >= 0 for p in profile)
+    convs = [p for p in profile if p.op == "qrt.conv2d"]
+    assert convs and all(p.ns > 0 and p.us == p.ns / 1000 for p in convs)
+    assert set(out) == {t.name for t in plan.outputs}
+
+
+def test_plan_describes_kernels_and_memory(models):
+    m = qrt.Model(models / "tflite-micro" / "person_detect.tflite")
+    jit, ref = m.compile(), m.compile(backend="ref")
+    convs = [op for op in jit.ops if op.op == "qrt.conv2d"]
+    assert convs and all(op.kernel != "reference" and op.ops > 0 for op in convs)
+    assert all("chosen" in op.selection for op in convs)
+    assert all(op.kernel == "reference" for op in ref.ops if op.op == "qrt.conv2d")
+    memory = jit.memory
+    assert 0 < memory["arena_bytes"] <= memory["naive_bytes"]
+    weights = jit.weight_memory
+    assert weights["resident_bytes"] == weights["constant_bytes"] + weights["parameter_bytes"] + weights["kernel_bytes"]
+    assert weights["constant_bytes"] > 0
+
+
+def test_wrong_dtype_is_refused_not_converted(mlp):
+    plan = mlp.compile()
+    with pytest.raises(qrt.InvalidArgumentError) as e:
+        plan.run({"x": np.zeros((2, 4), np.float64)})
+    assert "'x'" in e.value.message and "float32" in e.value.message and "float64" in e.value.message
+    assert e.value.status == 1 and isinstance(e.value, ValueError)
+
+
+def test_wrong_shape_names_the_input(mlp):
+    plan = mlp.compile()
+    with pytest.raises(qrt.InvalidArgumentError, match=r"'x' wants shape \[2x4\], got \[2, 5\]"):
+        plan.run({"x": np.zeros((2, 5), np.float32)})
+    with pytest.raises(qrt.InvalidArgumentError, match="shape"):
+        plan.run({"x": np.zeros(8, np.float32)})
+
+
+def test_unknown_missing_and_extra_inputs(mlp):
+    plan = mlp.compile()
+    x = np.zeros((2, 4), np.float32)
+    with pytest.raises(qrt.InvalidArgumentError, match="unknown input name 'y'"):
+        plan.run({"x": x, "y": x})
+    with pytest.raises(qrt.InvalidArgumentError, match="'x' is not given"):
+        plan.run({})
+    with pytest.raises(qrt.InvalidArgumentError, match="2 arrays given for 1 inputs"):
+        plan.run([x, x])
+    with pytest.raises(qrt.InvalidArgumentError, match="expected a dict"):
+        plan.run({1, 2})
+
+
+def test_quantized_values_outside_narrow_bounds_are_refused():
+    narrow = PER_AXIS_TEXT.replace("u8:f32:1", "u8<0:200>:f32:1")
+    m = qrt.Model(narrow.encode())
+    with pytest.raises(qrt.InvalidArgumentError) as e:
+        m.compile().run(np.full((2, 3), 255, np.uint8))
+    assert "255" in e.value.message
+
+
+def test_compile_options_are_checked(mlp):
+    with pytest.raises(qrt.InvalidArgumentError, match="backend"):
+        mlp.compile(backend="gpu")
+    with pytest.raises(qrt.InvalidArgumentError, match="threads"):
+        mlp.compile(threads=0)
+    with pytest.raises(qrt.InvalidArgumentError, match="unknown ISA level 'avx1024'"):
+        mlp.compile(isa="avx1024")
+    with pytest.raises(qrt.InvalidArgumentError, match="no-such-pass"):
+        mlp.compile(passes="no-such-pass")
+    with pytest.raises(qrt.OutOfMemoryError):
+        mlp.compile(max_memory=16)
+
+
+def test_an_isa_the_host_lacks_is_unsupported(mlp):
+    foreign = {"neon", "neon-dot", "neon-i8mm", "avx2", "avx2-vnni", "avx512-vnni"} - set(qrt.host_isas())
+    if not foreign:
+        pytest.skip("the host runs every ISA level")
+    with pytest.raises(qrt.UnsupportedError) as e:
+        mlp.compile(isa=sorted(foreign)[0])
+    assert isinstance(e.value, NotImplementedError) and e.value.status_name == "QRT_UNSUPPORTED"
+
+
+def test_plan_outlives_its_model_and_closes(mlp):
+    plan = mlp.compile()
+    x = np.ones((2, 4), np.float32)
+    want = plan.run(x)["out"]
+    mlp.close()
+    np.testing.assert_array_equal(plan.run(x)["out"], want)
+    context = plan.create_context()
+    plan.close()
+    with pytest.raises(qrt.InvalidArgumentError, match="closed"):
+        plan.run(x)
+    with pytest.raises(qrt.InvalidArgumentError, match="closed"):
+        context.run(x)
+    with pytest.raises(qrt.InvalidArgumentError, match="closed"):
+        plan.memory
+
+
+def test_fusion_off_gives_the_same_bytes(models):
+    m = qrt.Model(models / "onnx" / "llm_mlp_nbits.onnx")
+    x = np.load(models / "onnx" / "llm_mlp_nbits_x.npy")
+    fused = m.compile().run(x)
+    unfused = m.compile(fusion=False).run(x)
+    for name in fused:
+        np.testing.assert_array_equal(fused[name], unfused[name])
+    expected = np.load(models / "onnx" / "llm_mlp_nbits_expected.npy")
+    np.testing.assert_allclose(fused[m.outputs[0].name], expected, atol=1e-5 * np.abs(expected).max())
