@@ -36,6 +36,19 @@ def test_quantize_i8_activations_and_batches_iterable(digits_f32, digits_data):
     assert accuracy(q.compile(), x[100:], y[100:]) > 0.9
 
 
+def test_quantize_samples_and_passes(digits_f32, digits_data):
+    x, y = digits_data
+    few = qrt.quantize(digits_f32, {"input": x}, samples=40, batch_size=16)
+    assert accuracy(few.compile(), x[100:], y[100:]) > 0.9
+    # Without the final integer check and folding, the calibrated graph keeps its QDQ casts.
+    qdq = qrt.quantize(digits_f32, x[:40], passes="calibrate,fake-quant,propagate")
+    assert "quant.qcast" in qdq.to_mlir() and "quant.stats" not in qdq.to_mlir()
+    with pytest.raises(qrt.InvalidArgumentError, match="samples= needs arrays"):
+        qrt.quantize(digits_f32, iter([x[:10]]), samples=5)
+    with pytest.raises(qrt.InvalidArgumentError, match="batch_size"):
+        qrt.quantize(digits_f32, x[:10], batch_size=0)
+
+
 def test_calibrate_then_pipeline_by_hand(digits_f32, digits_data):
     x, _ = digits_data
     assert qrt.calibrate(digits_f32, [x[:20], [x[20:40]], {"input": x[40:60]}]) == 3
