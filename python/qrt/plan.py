@@ -60,11 +60,12 @@ class Context:
         self._plan = plan
         self._lock = threading.Lock()
         self._handle = None
-        handle = ctypes.c_void_p()
-        _lib.qrt_context_create(plan.handle, ctypes.byref(handle))
-        self._handle = handle
         self._bound: list[Any] = []  # the input arrays qrt points into, kept alive
-        plan._contexts.add(self)
+        with plan.lock:  # not while another thread closes the plan
+            handle = ctypes.c_void_p()
+            _lib.qrt_context_create(plan.handle, ctypes.byref(handle))
+            self._handle = handle
+            plan._contexts.add(self)
 
     def run(self, inputs: Any, *, profile: bool = False):
         """Runs the plan on `inputs`: a dict {input name: array}, a list of arrays in input
@@ -144,6 +145,9 @@ class _PlanState:
         self.inputs = inputs
         self.outputs = outputs
         self._contexts: "weakref.WeakSet[Context]" = weakref.WeakSet()
+        # Held to create contexts, to query the plan and to close it, so that no thread uses
+        # the C plan while another frees it.
+        self.lock = threading.Lock()
         count = ctypes.c_size_t()
         _lib.qrt_plan_num_ops(handle, ctypes.byref(count))
         ops = []
@@ -162,12 +166,19 @@ class _PlanState:
             raise InvalidArgumentError("the plan is closed (Plan.close() was called)")
         return self._handle
 
+    def query(self, function, out):
+        """Calls function(plan, byref(out)) with the plan kept open; returns out."""
+        with self.lock:
+            function(self.handle, ctypes.byref(out))
+        return out
+
     def close(self) -> None:
-        for context in list(self._contexts):
-            context.close()
-        if self._handle is not None:
-            _lib.qrt_plan_destroy(self._handle)
-            self._handle = None
+        with self.lock:
+            for context in list(self._contexts):
+                context.close()  # waits for the context's run in progress
+            if self._handle is not None:
+                _lib.qrt_plan_destroy(self._handle)
+                self._handle = None
 
     def __del__(self) -> None:
         if getattr(self, "_handle", None) is not None:
@@ -210,8 +221,7 @@ class Plan:
     @property
     def memory(self) -> dict:
         """The arena of each context: {"arena_bytes", "naive_bytes", "in_place"}."""
-        info = _capi.MemoryInfo()
-        _lib.qrt_plan_memory_info(self.handle, ctypes.byref(info))
+        info = self._state.query(_lib.qrt_plan_memory_info, _capi.MemoryInfo())
         return {"arena_bytes": info.arena_bytes, "naive_bytes": info.naive_bytes, "in_place": info.in_place}
 
     @property
@@ -220,7 +230,7 @@ class Plan:
         "kernel_bytes", "resident_bytes"} (resident = the sum of the three)."""
         info = _capi.WeightMemory()
         info.struct_size = ctypes.sizeof(info)
-        _lib.qrt_plan_weight_memory(self.handle, ctypes.byref(info))
+        self._state.query(_lib.qrt_plan_weight_memory, info)
         return {"constant_bytes": info.constant_bytes, "parameter_bytes": info.parameter_bytes,
                 "kernel_bytes": info.kernel_bytes,
                 "resident_bytes": info.constant_bytes + info.parameter_bytes + info.kernel_bytes}

@@ -80,18 +80,14 @@ def quantize(model: Model, calibration_data: Any, *, activations: str = "u8", ba
     container, else MLIR text). Returns the quantized model."""
     if activations not in ("u8", "i8"):
         raise InvalidArgumentError(f"quantize: activations must be 'u8' or 'i8', got {activations!r}")
-    quantized = model.copy()
-    try:
+    if passes is None:
+        passes = calibration_pipeline().replace("propagate", "propagate{activations=" + activations + "}", 1)
+
+    def rewrite(quantized: Model) -> None:
         calibrate(quantized, _batches(quantized, calibration_data, batch_size, samples))
-        if passes is None:
-            passes = calibration_pipeline().replace("propagate", "propagate{activations=" + activations + "}", 1)
         quantized.apply_passes(passes)
-        if output is not None:
-            quantized.save(output)
-    except BaseException:
-        quantized.close()
-        raise
-    return quantized
+
+    return _derived(model, rewrite, output)
 
 
 def quantize_weights(model: Model, bits: str = "i8", *, block: int = 0, symmetric: bool = False,
@@ -107,16 +103,22 @@ def quantize_weights(model: Model, bits: str = "i8", *, block: int = 0, symmetri
         raise InvalidArgumentError(f"quantize_weights: search must be 'rtn' or 'mse', got {search!r}")
     if int(block) < 0:
         raise InvalidArgumentError(f"quantize_weights: block must be 0 (per channel) or positive, got {block}")
-    quantized = model.copy()
+    passes = f"quantize-weights{{bits={bits} block={int(block)} symmetric={'true' if symmetric else 'false'} search={search}}}"
+    return _derived(model, lambda quantized: quantized.apply_passes(passes), output)
+
+
+def _derived(model: Model, rewrite, output) -> Model:
+    """A copy of `model` rewritten by `rewrite(copy)` and saved to `output` if given; the copy
+    is freed if any step fails."""
+    result = model.copy()
     try:
-        quantized.apply_passes(f"quantize-weights{{bits={bits} block={int(block)} "
-                               f"symmetric={'true' if symmetric else 'false'} search={search}}}")
+        rewrite(result)
         if output is not None:
-            quantized.save(output)
+            result.save(output)
     except BaseException:
-        quantized.close()
+        result.close()
         raise
-    return quantized
+    return result
 
 
 def calibration_pipeline() -> str:
