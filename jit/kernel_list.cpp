@@ -34,7 +34,8 @@ std::vector<KernelListRow> make_rows() {
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
   }
   for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows, KernelOp::kLut8, KernelOp::kF32Gemm,
-                      KernelOp::kF32Dwconv, KernelOp::kWoGemm}) {
+                      KernelOp::kF32Dwconv, KernelOp::kWoGemm, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
+                      KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kMaxPool, KernelOp::kAvgPool}) {
     rows.push_back({op, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
   }
   every_kind(x86_avx2_backend());

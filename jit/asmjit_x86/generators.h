@@ -29,8 +29,15 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const Kern
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
+/// kQAdd / kQMul / kRequantize on zmm: 16 lanes per step, the tail (ElementwiseArgs::tail
+/// included) in one masked step.
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_elementwise(const KernelDesc& desc);
+/// kQuantize / kDequantize on zmm: any ConvertArgs::n, the tail in one masked step.
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_convert(const KernelDesc& desc);
 /// kMaxPool / kAvgPool (PoolArgs).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& desc);
+/// kMaxPool / kAvgPool on zmm: 64-channel blocks, the last one masked.
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_pool(const KernelDesc& desc);
 
 /// kPackRows with AVX2 intrinsics (32 values per step, the row sum by vpsadbw).
 void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);

@@ -17,6 +17,12 @@ namespace qrt::jit {
 
 namespace {
 
+/// The element-wise and convert kinds (StreamTraits).
+bool is_stream_op(KernelOp op) {
+  return op == KernelOp::kQAdd || op == KernelOp::kQMul || op == KernelOp::kRequantize || op == KernelOp::kQuantize ||
+         op == KernelOp::kDequantize;
+}
+
 class X86Backend final : public Backend {
  public:
   explicit X86Backend(Isa isa) : isa_(isa) {}
@@ -48,7 +54,8 @@ class X86Backend final : public Backend {
   DepthwiseTraits depthwise_traits() const override {
     return isa_ == Isa::kAvx512Vnni ? DepthwiseTraits{32, 32} : DepthwiseTraits{16, 0};
   }
-  StreamTraits stream_traits() const override { return {8}; }
+  // AVX-512 stream kernels take 16 lanes per step and finish any tail in one masked step.
+  StreamTraits stream_traits() const override { return {8, isa_ == Isa::kAvx512Vnni}; }
 
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != isa_) {
@@ -61,7 +68,8 @@ class X86Backend final : public Backend {
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
                                                       d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv ||
-                                                      d.op == KernelOp::kWoGemm));
+                                                      d.op == KernelOp::kWoGemm || is_stream_op(d.op) ||
+                                                      d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
@@ -80,7 +88,8 @@ class X86Backend final : public Backend {
     if (std::string why = why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
     switch (d.op) {
       case KernelOp::kQuantize:
-      case KernelOp::kDequantize: return cast(x86gen::generate_avx2_convert(d));
+      case KernelOp::kDequantize:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_convert(d) : x86gen::generate_avx2_convert(d));
       case KernelOp::kGemm:
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_gemm(d) : x86gen::generate_avx2_gemm(d));
       case KernelOp::kDepthwise:
@@ -89,9 +98,11 @@ class X86Backend final : public Backend {
       case KernelOp::kDwRows: return cast(x86gen::generate_avx512_dw_rows(d));
       case KernelOp::kQAdd:
       case KernelOp::kQMul:
-      case KernelOp::kRequantize: return cast(x86gen::generate_avx2_elementwise(d));
+      case KernelOp::kRequantize:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_elementwise(d) : x86gen::generate_avx2_elementwise(d));
       case KernelOp::kMaxPool:
-      case KernelOp::kAvgPool: return cast(x86gen::generate_avx2_pool(d));
+      case KernelOp::kAvgPool:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_pool(d) : x86gen::generate_avx2_pool(d));
       case KernelOp::kPackRows:  // AVX2 is part of every level
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);

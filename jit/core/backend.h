@@ -35,7 +35,10 @@ struct DepthwiseTraits {
 /// Elements per call unit of the element-wise kinds (convert, add/mul/requantize): the
 /// operator layer hands a backend whole blocks and converts the rest with the twin.
 struct StreamTraits {
-  unsigned block = 0;
+  unsigned block = 0;        ///< elements per step of the stream kernels
+  bool masked_tail = false;  ///< the element-wise and convert kernels finish the last
+                             ///< n % block elements themselves (ElementwiseArgs::tail, any
+                             ///< ConvertArgs::n), so the caller runs no scalar tail
 };
 
 /// "" when a kGemm description's tile fits `traits` (rows 1..mr, columns 1..panel, the panel

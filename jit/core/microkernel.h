@@ -32,7 +32,7 @@ inline void call_microkernel(const void* entry, const Args& args, const KernelDe
 struct ConvertArgs {
   const void* in;
   void* out;
-  size_t n;
+  size_t n;  ///< elements: a multiple of StreamTraits::block unless StreamTraits::masked_tail
 };
 
 /// Per-channel epilogue fields of GEMM panels and depthwise blocks, each one vector of
@@ -223,6 +223,9 @@ struct ElementwiseArgs {
   float m_b;               ///< add: M_b
   int32_t za, zb, zo;      ///< zero points
   float lo, hi;            ///< output bounds minus zo
+  int64_t tail;            ///< elements after the blocks (0-7), for backends with
+                           ///< StreamTraits::masked_tail; 0 for the others (the caller
+                           ///< finishes the tail with the scalar formulas)
 };
 
 /// kClamp: y[i] = min(max(x[i], lo), hi) over `n` stored 8-bit values (desc.storage_signed).

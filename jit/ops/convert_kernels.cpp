@@ -1,5 +1,6 @@
 // qrt — quant.qcast / quant.dcast (8-bit storage, per tensor, f32 expressed) on the convert
-// micro-kernel for whole blocks, the scalar formulas (ir/numerics.h) for the tail.
+// micro-kernel for whole blocks, the scalar formulas (ir/numerics.h) for the tail unless the
+// kernel finishes it in a masked step (StreamTraits::masked_tail).
 #include <algorithm>
 
 #include "ir/numerics.h"
@@ -14,8 +15,9 @@ namespace {
 class ConvertOpKernel final : public OpKernel {
  public:
   ConvertOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<const CompiledKernel> code,
-                  unsigned block)
-      : OpKernel(graph.values[size_t(op.results[0])].type), desc_(desc), code_(std::move(code)), block_(block) {}
+                  StreamTraits traits)
+      : OpKernel(graph.values[size_t(op.results[0])].type), desc_(desc), code_(std::move(code)),
+        block_(traits.masked_tail ? 1 : traits.block) {}
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     return operands[0]->type.dims;
   }
@@ -46,7 +48,7 @@ class ConvertOpKernel final : public OpKernel {
 
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
-  unsigned block_;
+  unsigned block_;  // 1 where the kernel finishes any tail itself
 };
 
 struct PreparedConvert final : PreparedOp {
@@ -96,7 +98,7 @@ class ConvertFamily final : public OpFamily {
     d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(
-        std::make_unique<ConvertOpKernel>(*p.graph, *p.op, d, std::move(code), backend->stream_traits().block));
+        std::make_unique<ConvertOpKernel>(*p.graph, *p.op, d, std::move(code), backend->stream_traits()));
   }
 };
 

@@ -1,6 +1,7 @@
 // qrt — quantized element-wise ops (qrt.add, qrt.mul, qrt.requantize on 8-bit per-tensor
 // operands of one shape) on the element-wise micro-kernel for blocks of 8, with the scalar
-// formulas of the reference for the last n % 8 elements.
+// formulas of the reference for the last n % 8 elements where the kernel does not finish
+// them in a masked step (StreamTraits::masked_tail).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,9 +24,9 @@ bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kU
 class ElementwiseOpKernel final : public OpKernel {
  public:
   ElementwiseOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<const CompiledKernel> code,
-                      ElementwiseArgs params, int32_t out_min, int32_t out_max)
+                      ElementwiseArgs params, int32_t out_min, int32_t out_max, bool masked_tail)
       : OpKernel(graph.values[size_t(op.results[0])].type), graph_(&graph), op_(op), desc_(desc),
-        code_(std::move(code)), params_(params), out_min_(out_min), out_max_(out_max) {}
+        code_(std::move(code)), params_(params), out_min_(out_min), out_max_(out_max), masked_tail_(masked_tail) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const bool binary = desc_.op != KernelOp::kRequantize;
@@ -56,16 +57,18 @@ class ElementwiseOpKernel final : public OpKernel {
   std::string describe() const override { return desc_.name(); }
 
  private:
-  // Elements [begin, end): the generated body for whole blocks of 8, the scalar formulas after.
+  // Elements [begin, end): the generated body for whole blocks of 8, then the last n % 8 in the
+  // kernel's masked step (StreamTraits::masked_tail) or by the scalar formulas.
   void run_range(const std::vector<const Tensor*>& operands, Tensor& y, size_t begin, size_t end) const {
     const Tensor& a = *operands[0];
     const bool binary = desc_.op != KernelOp::kRequantize;
-    const size_t main = begin + (end - begin) / 8 * 8;
+    const size_t blocks_end = begin + (end - begin) / 8 * 8, main = masked_tail_ ? end : blocks_end;
     ElementwiseArgs args = params_;
     args.a = a.bytes() + begin;
     args.b = binary ? operands[1]->bytes() + begin : nullptr;
     args.y = y.bytes() + begin;
-    args.blocks = int64_t((main - begin) / 8);
+    args.blocks = int64_t((blocks_end - begin) / 8);
+    args.tail = int64_t(main - blocks_end);
     call_microkernel(code_->entry(), args, desc_);
     for (size_t i = main; i < end; ++i) {
       const int64_t va = a.int_at(i) - params_.za;
@@ -90,6 +93,7 @@ class ElementwiseOpKernel final : public OpKernel {
   std::shared_ptr<const CompiledKernel> code_;
   ElementwiseArgs params_;
   int32_t out_min_, out_max_;
+  bool masked_tail_;  // the kernel finishes the tail itself
 };
 
 struct PreparedElementwise final : PreparedOp {
@@ -171,7 +175,8 @@ class ElementwiseFamily final : public OpFamily {
     d.generator = backend->generator();
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
     return std::unique_ptr<OpKernel>(
-        std::make_unique<ElementwiseOpKernel>(*p.graph, *p.op, d, std::move(code), p.params, p.out_min, p.out_max));
+        std::make_unique<ElementwiseOpKernel>(*p.graph, *p.op, d, std::move(code), p.params, p.out_min, p.out_max,
+                                                                     backend->stream_traits().masked_tail));
   }
 };
 

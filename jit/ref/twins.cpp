@@ -196,7 +196,7 @@ void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* d) {
   const auto* a = static_cast<const uint8_t*>(args->a);
   const auto* b = static_cast<const uint8_t*>(args->b);
   auto* y = static_cast<uint8_t*>(args->y);
-  for (int64_t i = 0; i < args->blocks * 8; ++i) {
+  for (int64_t i = 0; i < args->blocks * 8 + args->tail; ++i) {
     const int32_t va = wrap_sub(stored(a + i, d->storage_signed), args->za);
     float t;
     if (d->op == KernelOp::kQAdd) {

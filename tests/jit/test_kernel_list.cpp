@@ -329,7 +329,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
 
 void check_pool(const Backend& b, std::mt19937& rng) {
   for (KernelOp op : {KernelOp::kMaxPool, KernelOp::kAvgPool}) {
-    for (unsigned channels : {1u, 7u, 16u, 33u}) {
+    for (unsigned channels : {1u, 7u, 16u, 33u, 64u, 100u, 130u}) {
       for (unsigned taps : {1u, 4u, 9u}) {
         KernelDesc d;
         d.op = op;
@@ -385,13 +385,17 @@ void check_streams(const Backend& b, std::mt19937& rng) {
       d.b_signed = rng() % 2;
       d.out = rng() % 2 ? OutKind::kS8 : OutKind::kU8;
       const int64_t blocks = int64_t(rng() % 40);
-      const std::vector<uint8_t> a = random_bytes(rng, size_t(blocks * 8)), bb = random_bytes(rng, size_t(blocks * 8));
-      std::vector<uint8_t> y1(size_t(blocks * 8), 0x77), y2 = y1;
+      // Backends with masked tails also finish up to 7 elements after the blocks.
+      const int64_t tail = b.stream_traits().masked_tail ? int64_t(rng() % 8) : 0, n = blocks * 8 + tail;
+      const std::vector<uint8_t> a = random_bytes(rng, size_t(n)), bb = random_bytes(rng, size_t(n));
+      // One guard byte past the end: a masked step must not write beyond the tail.
+      std::vector<uint8_t> y1(size_t(n) + 1, 0x77), y2 = y1;
       ElementwiseArgs args{};
       args.a = a.data();
       args.b = bb.data();
       args.y = y1.data();
       args.blocks = blocks;
+      args.tail = tail;
       args.m_a = float(std::pow(10.0, -double(rng() % 6)) * 3.7);
       args.m_b = float(std::pow(10.0, -double(rng() % 6)) * 1.3);
       args.za = int32_t(rng() % 256) - (d.storage_signed ? 128 : 0);
@@ -419,7 +423,8 @@ void check_streams(const Backend& b, std::mt19937& rng) {
       d.qmax = d.qmin + 255;
       if (rng() % 3 == 0) d.qmin += 9, d.qmax -= 13;
       d.zero_point = std::uniform_int_distribution<int>(d.qmin, d.qmax)(rng);
-      const size_t n = block * size_t(rng() % 30);
+      // Any n on backends with masked tails, whole blocks on the others.
+      const size_t n = b.stream_traits().masked_tail ? size_t(rng() % 240) : block * size_t(rng() % 30);
       std::vector<uint8_t> in, o1, o2;
       if (op == KernelOp::kQuantize) {
         std::vector<float> x(n);
@@ -430,10 +435,10 @@ void check_streams(const Backend& b, std::mt19937& rng) {
         }
         in.resize(n * 4);
         if (n > 0) std::memcpy(in.data(), x.data(), n * 4);  // n may be 0: no null pointer to memcpy
-        o1.assign(n, 0x33);
+        o1.assign(n + 1, 0x33);  // + a guard byte
       } else {
         in = random_bytes(rng, n);
-        o1.assign(n * 4, 0x33);
+        o1.assign(n * 4 + 4, 0x33);  // + a guard element
       }
       o2 = o1;
       run_both(b, d, ConvertArgs{in.data(), o1.data(), n}, ConvertArgs{in.data(), o2.data(), n});
