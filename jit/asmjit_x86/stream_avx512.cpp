@@ -32,10 +32,13 @@ void broadcast_zmm(x86::Assembler& a, const x86::Zmm& dst, uint32_t value) {
   a.vpbroadcastd(dst, x86::eax);
 }
 
-/// k1 = the low `count` lanes (count in rcx or rdx, 1..15); clobbers eax.
+/// k1 = the low `count` lanes (count 1..15); clobbers eax and ecx. (A shift, not BMI2's
+/// bzhi: the level's detection does not require BMI2.)
 void tail_mask(x86::Assembler& a, const x86::Gp& count) {
-  a.mov(x86::eax, -1);
-  a.bzhi(x86::eax, x86::eax, count.r32());
+  if (count.id() != x86::Gp::kIdCx) a.mov(x86::ecx, count.r32());
+  a.mov(x86::eax, 1);
+  a.shl(x86::eax, x86::cl);
+  a.sub(x86::eax, 1);
   a.kmovw(x86::k1, x86::eax);
 }
 
