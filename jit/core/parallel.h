@@ -61,6 +61,29 @@ inline int64_t worthwhile_tasks(int64_t work, int64_t min_task_work, const Paral
   return by_work < 1 ? 1 : by_work > cap ? cap : by_work;
 }
 
+/// Elements of a stream task (element-wise ops, quantize, dequantize): a few microseconds of
+/// work, well above a hand-off.
+constexpr int64_t kMinStreamTaskElements = 4096;
+
+/// Like worthwhile_tasks, but at most one task per thread: for work that splits into equal
+/// parts with nothing to balance, where each extra task costs more than its hand-off (the
+/// depthwise rows path interleaves the kh - 1 input rows above each task again; streams read
+/// data another core wrote). 4 per thread under split_small_work (tests).
+inline int64_t even_tasks(int64_t work, int64_t min_task_work, const Parallel& parallel) {
+  const int64_t threads = int64_t(parallel.threads());
+  if (threads <= 1) return 1;
+  if (parallel.split_small_work() || min_task_work <= 0) return 4 * threads;
+  const int64_t by_work = work / min_task_work;
+  return by_work < 1 ? 1 : by_work > threads ? threads : by_work;
+}
+
+/// The start of part `i` of `n` items split into `parts` near-equal parts, in multiples of
+/// `quantum` (part `parts` ends at n).
+inline int64_t part_start(int64_t n, int64_t parts, int64_t i, int64_t quantum = 1) {
+  if (i >= parts) return n;
+  return std::min(n, n * i / parts / quantum * quantum);
+}
+
 /// Activation rows per task when `rows` rows split into `worth` tasks (worthwhile_tasks):
 /// whole tiles of `tile` rows, at most an L2 block of `block` rows; one block at a time when
 /// the work is worth one task.

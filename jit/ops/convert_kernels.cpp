@@ -22,9 +22,12 @@ class ConvertOpKernel final : public OpKernel {
     return operands[0]->type.dims;
   }
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
-    const size_t n = size_t(out.num_elements());
-    const size_t chunk = 64 * 1024, tasks = (n + chunk - 1) / chunk;  // chunk: a multiple of every block
-    parallel.for_each(tasks, [&](size_t t) { run_range(*operands[0], out, t * chunk, std::min(n, (t + 1) * chunk)); });
+    // One part per thread (at least kMinStreamTaskElements each), cut at 64-element bounds (a
+    // multiple of every block).
+    const int64_t n = out.num_elements(), tasks = even_tasks(n, kMinStreamTaskElements, parallel);
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      run_range(*operands[0], out, size_t(part_start(n, tasks, int64_t(t), 64)), size_t(part_start(n, tasks, int64_t(t) + 1, 64)));
+    });
     return Status::ok();
   }
   std::string describe() const override { return desc_.name(); }

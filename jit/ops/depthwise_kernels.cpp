@@ -16,6 +16,8 @@
 // pixel loop. Exact for the same reason: u8 x s8 quads sum into int32 without saturation and
 // the result is proven to fit int32 (wrapping intermediate sums do not matter).
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <cmath>
 #include <cstring>
 
@@ -146,15 +148,15 @@ class DepthwiseRowsOpKernel final : public OpKernel {
     const int64_t reach = (ow - 1) * w_.sw + (4 * int64_t(groups) - 1) * w_.dw + 1;
     const int64_t positions = std::max(reach, w_.pad_left + wd);
     const size_t padded_bytes = size_t(positions * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64);
-    // The interleaved row of the vertical padding, shared by every task.
-    std::vector<uint8_t> pad_row(padded_bytes, pad_byte_);
-    AlignedBytes pad_interleaved{size_t(row_bytes)};
-    interleave(pad_row.data(), pad_interleaved.data(), ow);
+    // The interleaved row of the vertical padding, shared by every task and every call.
+    const std::shared_ptr<const AlignedBytes> pad_row = padding_row(ow, padded_bytes, row_bytes);
+    const AlignedBytes& pad_interleaved = *pad_row;
     const int64_t rows = y.type.dims[0] * oh;
-    const int64_t tasks = worthwhile_tasks(rows * ow * rows_.kh * groups * ((c + 15) / 16), kMinDepthwiseTaskSteps, parallel);
-    const int64_t rows_per_task = (rows + tasks - 1) / tasks;
+    // One band of output rows per thread: each band interleaves the kh - 1 input rows above
+    // it again, so more, smaller tasks would cost more than they balance.
+    const int64_t tasks = std::min(rows, even_tasks(rows * ow * rows_.kh * groups * ((c + 15) / 16), kMinDepthwiseTaskSteps, parallel));
     const int64_t ring = w_.kh * w_.dh;
-    parallel.for_each(size_t((rows + rows_per_task - 1) / rows_per_task), [&](size_t task) {
+    parallel.for_each(size_t(tasks), [&](size_t task) {
       // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
       // (the rows one output row reads are kh·dh apart at most, so they never share a slot).
       thread_local std::vector<uint8_t> padded;
@@ -167,8 +169,8 @@ class DepthwiseRowsOpKernel final : public OpKernel {
       }
       tags.assign(size_t(ring), -1);  // a new input tensor: nothing cached
       const uint8_t* row_ptrs[256];
-      const int64_t first = int64_t(task) * rows_per_task;
-      for (int64_t r = first; r < std::min(rows, first + rows_per_task); ++r) {
+      const int64_t last = part_start(rows, tasks, int64_t(task) + 1);
+      for (int64_t r = part_start(rows, tasks, int64_t(task)); r < last; ++r) {
         const int64_t n = r / oh, oy = r % oh;
         for (int64_t dy = 0; dy < w_.kh; ++dy) {
           const int64_t iy = oy * w_.sh - w_.pad_top + dy * w_.dh;
@@ -198,6 +200,19 @@ class DepthwiseRowsOpKernel final : public OpKernel {
   size_t owned_bytes() const override { return weights_.size() + epilogue_.size(); }
 
  private:
+  // The interleaved row of zero points for an output width (one width per static shape),
+  // made on the first call that needs it; calls from several contexts share it.
+  std::shared_ptr<const AlignedBytes> padding_row(int64_t ow, size_t padded_bytes, int64_t row_bytes) const {
+    std::lock_guard<std::mutex> lock(pad_mutex_);
+    if (pad_row_ && pad_row_ow_ == ow) return pad_row_;
+    std::vector<uint8_t> padded(padded_bytes, pad_byte_);
+    auto row = std::make_shared<AlignedBytes>(size_t(row_bytes));
+    interleave(padded.data(), row->data(), ow);
+    pad_row_ = row;
+    pad_row_ow_ = ow;
+    return pad_row_;
+  }
+
   void interleave(const uint8_t* padded, uint8_t* out, int64_t ow) const {
     const int64_t c = interleave_.channels;
     call_microkernel(interleave_code_->entry(), DwInterleaveArgs{padded, out, ow, w_.sw * c, w_.dw * c}, interleave_);
@@ -209,6 +224,9 @@ class DepthwiseRowsOpKernel final : public OpKernel {
   std::shared_ptr<const CompiledKernel> interleave_code_, rows_code_;
   AlignedBytes weights_, epilogue_;
   uint8_t pad_byte_;
+  mutable std::mutex pad_mutex_;
+  mutable std::shared_ptr<const AlignedBytes> pad_row_;
+  mutable int64_t pad_row_ow_ = -1;
 };
 
 struct PreparedDepthwise final : PreparedOp {

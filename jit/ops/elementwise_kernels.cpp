@@ -47,8 +47,11 @@ class ElementwiseOpKernel final : public OpKernel {
       std::memcpy(y.bytes(), r.bytes(), r.byte_size());
       return Status::ok();
     }
-    const size_t n = size_t(a.num_elements()), chunk = 64 * 1024, tasks = (n + chunk - 1) / chunk;
-    parallel.for_each(tasks, [&](size_t t) { run_range(operands, y, t * chunk, std::min(n, (t + 1) * chunk)); });
+    // One part per thread (at least kMinStreamTaskElements each), cut at 64-element bounds.
+    const int64_t n = a.num_elements(), tasks = even_tasks(n, kMinStreamTaskElements, parallel);
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      run_range(operands, y, size_t(part_start(n, tasks, int64_t(t), 64)), size_t(part_start(n, tasks, int64_t(t) + 1, 64)));
+    });
     return Status::ok();
   }
 
