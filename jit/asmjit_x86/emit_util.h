@@ -77,6 +77,62 @@ inline void emit_pixel_loop_end(asmjit::x86::Assembler& a, size_t pixel_step_off
   a.ret();
 }
 
+/// The start of an element-wise kernel (ElementwiseArgs): rsi a, rdx b, r8 y, rcx blocks,
+/// and in registers 2-8 of type `Vec` (Ymm or Zmm) M_a, M_b, za, zb, zo, lo, hi.
+template <typename Vec>
+void emit_elementwise_prologue(asmjit::x86::Assembler& a) {
+  using namespace asmjit;
+  auto field = [](size_t offset) { return x86::dword_ptr(x86::rdi, int32_t(offset)); };
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, a)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, b)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, y)));
+  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, blocks)));
+  a.vbroadcastss(Vec(2), field(offsetof(ElementwiseArgs, m_a)));
+  a.vbroadcastss(Vec(3), field(offsetof(ElementwiseArgs, m_b)));
+  a.vpbroadcastd(Vec(4), field(offsetof(ElementwiseArgs, za)));
+  a.vpbroadcastd(Vec(5), field(offsetof(ElementwiseArgs, zb)));
+  a.vpbroadcastd(Vec(6), field(offsetof(ElementwiseArgs, zo)));
+  a.vbroadcastss(Vec(7), field(offsetof(ElementwiseArgs, lo)));
+  a.vbroadcastss(Vec(8), field(offsetof(ElementwiseArgs, hi)));
+}
+
+/// A whole pooling kernel (PoolArgs; registers as in pool_avx2.cpp, the average's constants
+/// bias, M, lo, hi and zo in registers 4-8 of type `Vec`, Ymm or Zmm) around
+/// `block(lanes)`, which emits one block of `lanes` channels at channel offset rcx: the
+/// prologue, then per pixel the whole blocks of `block_lanes` and the last partial one.
+template <typename Vec, typename Block>
+void emit_pool_kernel(asmjit::x86::Assembler& a, const KernelDesc& d, unsigned block_lanes, Block block) {
+  using namespace asmjit;
+  Label pixel = a.newLabel(), done = a.newLabel();
+  const unsigned full = d.channels / block_lanes, tail = d.channels % block_lanes;
+  a.push(x86::rbx);
+  a.push(x86::r12);
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, taps)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, out)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, pixels)));
+  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, taps_stride)));
+  a.vpbroadcastd(Vec(4), x86::dword_ptr(x86::rdi, offsetof(PoolArgs, bias)));
+  a.vbroadcastss(Vec(5), x86::dword_ptr(x86::rdi, offsetof(PoolArgs, m)));
+  a.vbroadcastss(Vec(6), x86::dword_ptr(x86::rdi, offsetof(PoolArgs, lo)));
+  a.vbroadcastss(Vec(7), x86::dword_ptr(x86::rdi, offsetof(PoolArgs, hi)));
+  a.vpbroadcastd(Vec(8), x86::dword_ptr(x86::rdi, offsetof(PoolArgs, zo)));
+  a.xor_(x86::ebx, x86::ebx);
+  a.test(x86::r10, x86::r10);
+  a.jz(done);
+  a.bind(pixel);
+  a.xor_(x86::ecx, x86::ecx);
+  if (full > 0) {
+    Label next = a.newLabel();
+    a.bind(next);
+    block(block_lanes);
+    a.add(x86::rcx, int32_t(block_lanes));
+    a.cmp(x86::rcx, int32_t(full * block_lanes));
+    a.jb(next);
+  }
+  if (tail > 0) block(tail);
+  emit_pixel_loop_end(a, offsetof(PoolArgs, pixel_step), offsetof(PoolArgs, out_stride), pixel, done);
+}
+
 /// The loops of a depthwise kernel (DepthwiseArgs; registers as in depthwise_avx2.cpp): per
 /// output pixel, channel groups of `group` blocks of `block` channels — a loop over the full
 /// groups, then one group of the remaining full blocks and the partial one.

@@ -77,34 +77,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_pool(const KernelDesc& d) 
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
-  Label pixel = a.newLabel(), done = a.newLabel();
-  const unsigned full = d.channels / 16, tail = d.channels % 16;
-  a.push(x86::rbx);
-  a.push(x86::r12);
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, taps)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, out)));
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, pixels)));
-  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(PoolArgs, taps_stride)));
-  a.vpbroadcastd(x86::ymm4, x86::dword_ptr(x86::rdi, offsetof(PoolArgs, bias)));
-  a.vbroadcastss(x86::ymm5, x86::dword_ptr(x86::rdi, offsetof(PoolArgs, m)));
-  a.vbroadcastss(x86::ymm6, x86::dword_ptr(x86::rdi, offsetof(PoolArgs, lo)));
-  a.vbroadcastss(x86::ymm7, x86::dword_ptr(x86::rdi, offsetof(PoolArgs, hi)));
-  a.vpbroadcastd(x86::ymm8, x86::dword_ptr(x86::rdi, offsetof(PoolArgs, zo)));
-  a.xor_(x86::ebx, x86::ebx);
-  a.test(x86::r10, x86::r10);
-  a.jz(done);
-  a.bind(pixel);
-  a.xor_(x86::ecx, x86::ecx);
-  if (full > 0) {
-    Label block = a.newLabel();
-    a.bind(block);
-    emit_pool_block(a, d, 16);
-    a.add(x86::rcx, 16);
-    a.cmp(x86::rcx, int32_t(full * 16));
-    a.jb(block);
-  }
-  if (tail > 0) emit_pool_block(a, d, tail);
-  x86gen::emit_pixel_loop_end(a, offsetof(PoolArgs, pixel_step), offsetof(PoolArgs, out_stride), pixel, done);
+  emit_pool_kernel<x86::Ymm>(a, d, 16, [&](unsigned lanes) { emit_pool_block(a, d, lanes); });
   return x86gen::finish(code, d.name());
 }
 

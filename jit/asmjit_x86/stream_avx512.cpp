@@ -145,20 +145,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_elementwise(const Kernel
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   const bool binary = d.op != KernelOp::kRequantize;
-  auto field = [](size_t offset) { return x86::dword_ptr(x86::rdi, int32_t(offset)); };
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, a)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, b)));
-  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, y)));
-  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, blocks)));
-  a.shl(x86::rcx, 3);
+  emit_elementwise_prologue<x86::Zmm>(a);
+  a.shl(x86::rcx, 3);  // elements: the blocks' and the tail's
   a.add(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(ElementwiseArgs, tail)));
-  a.vbroadcastss(x86::zmm2, field(offsetof(ElementwiseArgs, m_a)));
-  a.vbroadcastss(x86::zmm3, field(offsetof(ElementwiseArgs, m_b)));
-  a.vpbroadcastd(x86::zmm4, field(offsetof(ElementwiseArgs, za)));
-  a.vpbroadcastd(x86::zmm5, field(offsetof(ElementwiseArgs, zb)));
-  a.vpbroadcastd(x86::zmm6, field(offsetof(ElementwiseArgs, zo)));
-  a.vbroadcastss(x86::zmm7, field(offsetof(ElementwiseArgs, lo)));
-  a.vbroadcastss(x86::zmm8, field(offsetof(ElementwiseArgs, hi)));
   a.vpxord(x86::zmm9, x86::zmm9, x86::zmm9);
   emit_stream_loop(
       a, x86::rcx, [&](bool masked) { emit_elementwise_step(a, d, masked); },
