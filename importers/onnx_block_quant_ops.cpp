@@ -88,7 +88,9 @@ Result<ElementType> Importer::make_block_quant_type(const onnx::NodeProto& node,
 // [N, k_blocks] (or flat); zero points are packed the same way per column (uint8
 // [N, ceil(k_blocks·bits/8)]) or given unpacked in A's float type, and default to 2^(bits-1).
 // The import is a hybrid matmul of A and a constant [K, N] of type
-// !quant.uniform<u{bits}:f32:{0:block_size, 1:1}, ...>.
+// !quant.uniform<u{bits}:f32:{0:block_size, 1:1}, ...>. An f16 A (with f16 scales, zero
+// points and bias) is widened to f32 (exactly), the product and the bias sum are computed in
+// f32 and the result is rounded to f16 once, as ONNX Runtime's CPU kernel computes it.
 Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
   QRT_ASSIGN_OR_RETURN(int64_t k, attr_int(node, a, "K", -1));
   QRT_ASSIGN_OR_RETURN(int64_t n, attr_int(node, a, "N", -1));
@@ -107,9 +109,13 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
   if (node.input_size() < 3) return error(node, "expects inputs A, B and scales", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
   const Type tx = type(x);
-  if (!tx.element.is_float() || tx.element.float_kind != FloatKind::kF32) {
-    return error(node, "A must be an f32 tensor, got " + tx.to_string());
+  const bool half = tx.element.is_float() && tx.element.float_kind == FloatKind::kF16;
+  if (!tx.element.is_float() || (tx.element.float_kind != FloatKind::kF32 && !half)) {
+    return error(node, "A must be an f32 or f16 tensor, got " + tx.to_string());
   }
+  const ElementType f32 = ElementType::make_float(FloatKind::kF32);
+  // f16 operands widened to f32 (exact).
+  auto widened = [&](int v) { return half ? emit(OpKind::kCast, {v}, Type::tensor(type(v).dims, f32)) : v; };
   if (tx.rank() < 2 || (tx.dims.back() >= 0 && tx.dims.back() != k)) {
     return error(node, "A " + tx.to_string() + " must have rank >= 2 and K = " + std::to_string(k) + " as its last dimension",
                  ErrorCode::kVerify);
@@ -185,25 +191,26 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
   if (Status ok = wt.verify(); !ok.is_ok()) return error(node, "scales or zero points: " + ok.message(), ErrorCode::kVerify);
   const int wc = emit(OpKind::kConstant, {}, wt, {{"value", Attribute::make_dense(std::move(w))}});
   g_.values[size_t(wc)].name = ssa_name(node.input(1));
-  int lhs = x;
+  int lhs = widened(x);
   if (kp != k) {
     std::vector<int64_t> pads(2 * tx.rank(), 0);
     pads.back() = kp - k;
     std::vector<int64_t> padded = tx.dims;
     padded.back() = kp;
-    lhs = emit(OpKind::kPad, {x}, Type::tensor(padded, tx.element), {{"pads", Attribute::make_int_array(pads)}});
+    lhs = emit(OpKind::kPad, {lhs}, Type::tensor(padded, f32), {{"pads", Attribute::make_int_array(pads)}});
   }
   auto dims = matmul_result_dims(type(lhs).dims, wt.dims);
   if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
-  int y = emit(OpKind::kMatmul, {lhs, wc}, Type::tensor(*dims, tx.element));
+  int y = emit(OpKind::kMatmul, {lhs, wc}, Type::tensor(*dims, f32));
   if (node.input_size() > 5 && !node.input(5).empty()) {
     QRT_ASSIGN_OR_RETURN(int bias, value(node, 5));
     if (!(type(bias).element == tx.element) || type(bias).dims != std::vector<int64_t>{n}) {
       return error(node, "bias must be " + tx.element.to_string() + " [" + std::to_string(n) + "], got " + type(bias).to_string(),
                    ErrorCode::kVerify);
     }
-    y = emit(OpKind::kAdd, {y, bias}, type(y));
+    y = emit(OpKind::kAdd, {y, widened(bias)}, type(y));
   }
+  if (half) y = emit(OpKind::kCast, {y}, Type::tensor(type(y).dims, tx.element));  // one rounding to f16
   bind(node, 0, y);
   return Status::ok();
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "tests/importers/onnx_builders.h"
 #include "tools/npy.h"
 
@@ -29,10 +30,11 @@ struct Run {
   std::vector<std::string> matmuls;  // the kernel of every qrt.matmul
 };
 
-// Runs serialized `bytes` on `backend` capped at `isa` with the one f32 input `x` of shape
-// `dims`; false (and no run) where this build cannot make such a plan.
+// Runs serialized `bytes` on `backend` capped at `isa` with the one input `x` of shape `dims`
+// (f32, or f16 where `half`: x rounded to f16, the f16 output read back as floats); false (and
+// no run) where this build cannot make such a plan.
 bool run(const std::string& bytes, qrt_backend backend, const char* isa, const std::vector<int64_t>& dims,
-         const std::vector<float>& x, Run& r) {
+         const std::vector<float>& x, Run& r, bool half = false) {
   qrt_model_t* m = nullptr;
   REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "t.onnx", &m) == QRT_OK, qrt_last_error_message());
   qrt_plan_options o;
@@ -47,13 +49,22 @@ bool run(const std::string& bytes, qrt_backend backend, const char* isa, const s
   r.matmuls = onnx_builders::matmul_kernels(plan);
   qrt_context_t* ctx = nullptr;
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
-  REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data(), x.size() * 4) == QRT_OK,
-                  qrt_last_error_message());
+  std::vector<uint16_t> x16;
+  for (float v : x) x16.push_back(qrt::f16_bits_from_double(v));
+  const qrt_status set = half ? qrt_context_set_input(ctx, 0, QRT_DTYPE_F16, dims.size(), dims.data(), x16.data(), x16.size() * 2)
+                              : qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data(), x.size() * 4);
+  REQUIRE_MESSAGE(set == QRT_OK, qrt_last_error_message());
   REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
   qrt_tensor_view view;
   REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
-  r.y.resize(view.bytes / 4);
-  std::memcpy(r.y.data(), view.data, view.bytes);
+  REQUIRE(view.dtype == (half ? QRT_DTYPE_F16 : QRT_DTYPE_F32));
+  if (half) {
+    r.y.resize(view.bytes / 2);
+    for (size_t i = 0; i < r.y.size(); ++i) r.y[i] = qrt::f16_bits_to_float(static_cast<const uint16_t*>(view.data)[i]);
+  } else {
+    r.y.resize(view.bytes / 4);
+    std::memcpy(r.y.data(), view.data, view.bytes);
+  }
   qrt_context_destroy(ctx);
   qrt_plan_destroy(plan);
   qrt_model_destroy(m);
@@ -63,13 +74,15 @@ bool run(const std::string& bytes, qrt_backend backend, const char* isa, const s
 // Runs the model on every backend and level; checks bytes against the reference, the
 // weight-only kernel where `wogemm`, and the reference against `expected` (float64).
 void check_everywhere(const std::string& bytes, const std::vector<int64_t>& dims, const std::vector<float>& x,
-                      const std::vector<double>& expected, bool wogemm) {
+                      const std::vector<double>& expected, bool wogemm, bool half = false) {
   Run ref;
-  REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_REF, nullptr, dims, x, ref), qrt_last_error_message());
+  REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_REF, nullptr, dims, x, ref, half), qrt_last_error_message());
   REQUIRE(ref.y.size() == expected.size());
   double worst = 0, magnitude = 1e-30;
   for (size_t i = 0; i < expected.size(); ++i) {
-    worst = std::max(worst, std::fabs(double(ref.y[i]) - expected[i]));
+    // An f16 result is rounded once: half an f16 ulp of the value (2^-11 relative) on top.
+    const double rounding = half ? std::ldexp(std::fabs(expected[i]), -11) : 0.0;
+    worst = std::max(worst, std::fabs(double(ref.y[i]) - expected[i]) - rounding);
     magnitude = std::max(magnitude, std::fabs(expected[i]));
   }
   // f32 sums of K products against float64: a few ulps of the largest output.
@@ -77,13 +90,13 @@ void check_everywhere(const std::string& bytes, const std::vector<int64_t>& dims
   for (const std::string& level : host_levels()) {
     CAPTURE(level);
     Run jit;
-    REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_JIT, level.c_str(), dims, x, jit), qrt_last_error_message());
+    REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_JIT, level.c_str(), dims, x, jit, half), qrt_last_error_message());
     CHECK(std::memcmp(jit.y.data(), ref.y.data(), ref.y.size() * 4) == 0);
     REQUIRE(!jit.matmuls.empty());
     for (const std::string& k : jit.matmuls) CHECK_MESSAGE((k.find("_wogemm_") != std::string::npos) == wogemm, k);
   }
   Run llvm;
-  if (run(bytes, QRT_BACKEND_LLVM, nullptr, dims, x, llvm)) {
+  if (run(bytes, QRT_BACKEND_LLVM, nullptr, dims, x, llvm, half)) {
     CHECK(std::memcmp(llvm.y.data(), ref.y.data(), ref.y.size() * 4) == 0);
   } else {
     MESSAGE("LLVM backend not in this build: " << qrt_last_error_message());
@@ -91,10 +104,10 @@ void check_everywhere(const std::string& bytes, const std::vector<int64_t>& dims
 }
 
 void check_everywhere(const onnx::ModelProto& model, const std::vector<int64_t>& dims, const std::vector<float>& x,
-                      const std::vector<double>& expected, bool wogemm) {
+                      const std::vector<double>& expected, bool wogemm, bool half = false) {
   std::string bytes;
   model.SerializeToString(&bytes);
-  check_everywhere(bytes, dims, x, expected, wogemm);
+  check_everywhere(bytes, dims, x, expected, wogemm, half);
 }
 
 // A MatMulNBits case: A [2, 3, K] times N columns of K codes of `bits` bits.
@@ -103,6 +116,7 @@ struct NBits {
   enum class Zp { kNone, kPacked, kFloat } zp = Zp::kPacked;
   bool bias = true;
   bool g_idx = false;
+  bool half = false;  // f16 A, scales, float zero points, bias and Y
   uint32_t seed = 1;
 
   int64_t k_blocks() const { return (k + block - 1) / block; }
@@ -144,19 +158,35 @@ NBitsModel make_nbits(const NBits& c) {
   r.dims = {2, 3, c.k};
   r.x.resize(size_t(6 * c.k));
   for (float& v : r.x) v = unit(rng);
+  // An f16 model: every float the model holds or takes is an f16 value.
+  auto to_half = [&](std::vector<float>& v) {
+    if (!c.half) return;
+    for (float& f : v) f = qrt::f16_bits_to_float(qrt::f16_bits_from_double(f));
+  };
+  to_half(r.x);
+  to_half(scales);
+  to_half(bias);
+  const auto float_type = c.half ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
+  auto add_float_values = [&](onnx::GraphProto* graph, const std::string& name, const std::vector<int64_t>& dims,
+                              const std::vector<float>& v) {
+    if (!c.half) return add_floats(graph, name, dims, v);
+    std::vector<uint16_t> bits;
+    for (float f : v) bits.push_back(qrt::f16_bits_from_double(f));
+    add_raw(graph, name, onnx::TensorProto::FLOAT16, dims, bits.data(), bits.size() * 2);
+  };
   r.model = empty_model(17);
   auto* ms = r.model.add_opset_import();
   ms->set_domain("com.microsoft");
   ms->set_version(1);
   onnx::GraphProto* g = r.model.mutable_graph();
   g->set_name("nbits");
-  add_value(g->mutable_input(), "A", onnx::TensorProto::FLOAT, r.dims);
-  add_value(g->mutable_output(), "Y", onnx::TensorProto::FLOAT, {2, 3, c.n});
+  add_value(g->mutable_input(), "A", float_type, r.dims);
+  add_value(g->mutable_output(), "Y", float_type, {2, 3, c.n});
   add_raw(g, "B", onnx::TensorProto::UINT8, {c.n, kb, blob}, b.data(), b.size());
-  add_floats(g, "scales", {c.n * kb}, scales);
+  add_float_values(g, "scales", {c.n * kb}, scales);
   std::vector<std::string> in = {"A", "B", "scales", "", "", ""};
   if (c.zp == NBits::Zp::kPacked) add_raw(g, "zp", onnx::TensorProto::UINT8, {c.n * zp_row}, zp_packed.data(), zp_packed.size());
-  if (c.zp == NBits::Zp::kFloat) add_floats(g, "zp", {c.n, kb}, zp_float);
+  if (c.zp == NBits::Zp::kFloat) add_float_values(g, "zp", {c.n, kb}, zp_float);
   if (c.zp != NBits::Zp::kNone) in[3] = "zp";
   if (c.g_idx) {
     std::vector<int32_t> idx(size_t(c.k));
@@ -165,7 +195,7 @@ NBitsModel make_nbits(const NBits& c) {
     in[4] = "g_idx";
   }
   if (c.bias) {
-    add_floats(g, "bias", {c.n}, bias);
+    add_float_values(g, "bias", {c.n}, bias);
     in[5] = "bias";
   }
   while (!in.empty() && in.back().empty()) in.pop_back();
@@ -217,10 +247,16 @@ TEST_CASE("MatMulNBits: the ONNX definition, the reference's bytes on every back
     c.block = 64;
   }
   SUBCASE("2 bits (the dequantize-once kernel)") { c.bits = 2; }
+  SUBCASE("f16 A, scales, float zero points and bias (computed in f32, rounded to f16 once)") {
+    c.half = true;
+    c.zp = NBits::Zp::kFloat;
+    c.k = 80;
+  }
   CAPTURE(c.bits);
   CAPTURE(c.k);
+  CAPTURE(c.half);
   const NBitsModel m = make_nbits(c);
-  check_everywhere(m.model, m.dims, m.x, m.expected, c.bits != 2);
+  check_everywhere(m.model, m.dims, m.x, m.expected, c.bits != 2, c.half);
   // The weights stay packed: the constant is [K, N] of u{bits} (K rounded up to whole blocks),
   // codes of 4 bits or fewer two per byte (qrt's nibble packing), 8-bit ones a byte each.
   auto g = import(m.model);
@@ -259,6 +295,14 @@ TEST_CASE("MatMulNBits: malformed nodes are clear errors naming the node and val
   SUBCASE("hostile sizes") {
     set_attr("K", int64_t(1) << 62);
     CHECK(import_error(m.model).find("at most 2^40, got K = 4611686018427387904") != std::string::npos);
+  }
+  SUBCASE("A of another float type") {
+    m.model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
+    CHECK(import_error(m.model).find("A must be an f32 or f16 tensor, got tensor<2x3x96xf64>") != std::string::npos);
+  }
+  SUBCASE("f16 A with f32 scales") {
+    m.model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+    CHECK(import_error(m.model).find("scales must be f16") != std::string::npos);
   }
   SUBCASE("B's shape") {
     set_attr("N", 41);
