@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "importers/onnx_importer_impl.h"
+#include "importers/onnx_tensors.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 
@@ -115,7 +116,24 @@ Status Importer::quantize_linear(const onnx::NodeProto& node, const Attrs& a) {
   if (!scale) return error(node, "the scale input is missing", ErrorCode::kParse);
   QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 1));
   QRT_ASSIGN_OR_RETURN(int64_t block_size, attr_int(node, a, "block_size", 0));
-  const ElementType storage = zp ? zp->type.element : ElementType::make_int(8, Signedness::kUnsigned);
+  // The stored type: the zero point's, else opset 21's output_dtype, else uint8.
+  QRT_ASSIGN_OR_RETURN(int64_t output_dtype, attr_int(node, a, "output_dtype", 0));
+  ElementType storage = ElementType::make_int(8, Signedness::kUnsigned);
+  if (output_dtype != 0) {
+    auto named = element_type_of(int(output_dtype));
+    if (!named.is_ok() || !named->is_integer()) {
+      return error(node, "output_dtype " + std::to_string(output_dtype) +
+                             " is not an integer type qrt quantizes to (INT4, UINT4, INT8, UINT8, INT16, UINT16, INT32)");
+    }
+    storage = *named;
+  }
+  if (zp) {
+    if (output_dtype != 0 && !(zp->type.element == storage)) {
+      return error(node, "output_dtype " + storage.to_string() + " differs from the zero point's type " +
+                             zp->type.element.to_string(), ErrorCode::kVerify);
+    }
+    storage = zp->type.element;
+  }
   QRT_ASSIGN_OR_RETURN(ElementType q, quant_type(node, storage, tx, scale, zp, axis, block_size));
   if (!tx.element.is_float() || tx.element.float_kind != q.float_kind) {
     return error(node, "input " + tx.to_string() + " must be a float tensor of the scale's type", ErrorCode::kVerify);

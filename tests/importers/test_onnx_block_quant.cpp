@@ -467,3 +467,52 @@ TEST_CASE("the bundled llm_mlp_nbits.onnx (MatMulNBits gate/up/down, SiLU, resid
   qrt_plan_destroy(plan);
   qrt_model_destroy(m);
 }
+
+TEST_CASE("QuantizeLinear's output_dtype (opset 21) picks the storage when no zero point is given") {
+  // x / 0.5 rounded half to even, clamped to the storage: int8 keeps the negative values that
+  // the default uint8 would clamp to 0.
+  auto model_with = [](int64_t output_dtype, bool zero_point) {
+    onnx::ModelProto model = empty_model(21);
+    onnx::GraphProto* g = model.mutable_graph();
+    g->set_name("q");
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {4});
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {4});
+    add_floats(g, "s", {}, {0.5f});
+    std::vector<std::string> in = {"x", "s"};
+    if (zero_point) {
+      const uint8_t zp = 3;
+      add_raw(g, "z", onnx::TensorProto::UINT8, {}, &zp, 1);
+      in.push_back("z");
+    }
+    onnx::NodeProto* q = add_node(g, "QuantizeLinear", in, {"q"});
+    if (output_dtype != 0) set_int_attr(q, "output_dtype", output_dtype);
+    add_node(g, "DequantizeLinear", {"q", "s"}, {"y"});
+    return model;
+  };
+  const std::vector<float> x = {0.3f, -1.2f, 100.0f, -100.0f};
+  SUBCASE("INT8") {
+    std::string bytes;
+    model_with(onnx::TensorProto::INT8, false).SerializeToString(&bytes);
+    Run r;
+    REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_REF, nullptr, {4}, x, r), qrt_last_error_message());
+    CHECK(r.y == std::vector<float>{0.5f, -1.0f, 63.5f, -64.0f});
+    for (const std::string& level : host_levels()) {
+      Run jit;
+      REQUIRE(run(bytes, QRT_BACKEND_JIT, level.c_str(), {4}, x, jit));
+      CHECK(jit.y == r.y);
+    }
+  }
+  SUBCASE("the default is UINT8") {
+    std::string bytes;
+    model_with(0, false).SerializeToString(&bytes);
+    Run r;
+    REQUIRE(run(bytes, QRT_BACKEND_REF, nullptr, {4}, x, r));
+    CHECK(r.y == std::vector<float>{0.5f, 0.0f, 100.0f, 0.0f});
+  }
+  SUBCASE("a zero point of another type, or a float output_dtype, is refused") {
+    CHECK(import_error(model_with(onnx::TensorProto::INT8, true)).find("output_dtype i8 differs from the zero point's type ui8") !=
+          std::string::npos);
+    CHECK(import_error(model_with(onnx::TensorProto::FLOAT, false)).find("output_dtype 1 is not an integer type") !=
+          std::string::npos);
+  }
+}
