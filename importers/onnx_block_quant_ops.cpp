@@ -156,12 +156,42 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
                              ", got " + zp->type.to_string(), ErrorCode::kVerify);
     }
   }
+  // g_idx maps each k to its block (group). The trivial map is k / block_size; act-order
+  // (GPTQ) exports permute it. perm lists the k of each group in turn (stable), so that
+  // group g occupies rows [g · block, (g + 1) · block) of the permuted weights, and A's
+  // columns are gathered in the same order: the products and their sum are the definition's,
+  // taken in another k order.
+  std::vector<int64_t> perm;
   if (node.input_size() > 4 && !node.input(4).empty()) {
-    // g_idx maps each k to its block; only the trivial map k / block_size has a block layout.
     const DenseElements* g_idx = constant(node, 4);
-    bool trivial = g_idx && g_idx->type.element.is_integer() && g_idx->type.num_elements() == k;
-    for (int64_t i = 0; trivial && i < k; ++i) trivial = g_idx->int_at(size_t(i)) == i / block;
-    if (!trivial) return error(node, "g_idx (act-order group indices) other than k / block_size is not supported");
+    if (!g_idx || !g_idx->type.element.is_integer() || g_idx->type.num_elements() != k) {
+      return error(node, "g_idx must be a constant integer tensor of K = " + std::to_string(k) + " elements", ErrorCode::kVerify);
+    }
+    std::vector<int64_t> members(size_t(k_blocks), 0);
+    bool trivial = true;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t g = g_idx->int_at(size_t(i));
+      if (g < 0 || g >= k_blocks) {
+        return error(node, "g_idx[" + std::to_string(i) + "] = " + std::to_string(g) + " is not a block in [0, " +
+                               std::to_string(k_blocks) + ")", ErrorCode::kVerify);
+      }
+      ++members[size_t(g)];
+      trivial = trivial && g == i / block;
+    }
+    for (int64_t g = 0; g < k_blocks; ++g) {
+      const int64_t want = std::min(block, k - g * block);
+      if (members[size_t(g)] != want) {
+        return error(node, "g_idx gives block " + std::to_string(g) + " " + std::to_string(members[size_t(g)]) +
+                               " rows of K; each block needs " + std::to_string(want), ErrorCode::kVerify);
+      }
+    }
+    if (!trivial) {
+      for (int64_t g = 0; g < k_blocks; ++g) {
+        for (int64_t i = 0; i < k; ++i) {
+          if (g_idx->int_at(size_t(i)) == g) perm.push_back(i);
+        }
+      }
+    }
   }
   // The weights as [Kp, N] codes, Kp = k_blocks · block_size. A partial last block is padded
   // with codes equal to its zero point (weights 0), and A with zeros along K to match.
@@ -179,7 +209,16 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
       const uint8_t* codes = b->data() + (col * k_blocks + blk) * blob;
       for (int64_t i = 0; i < block; ++i) {
         const int64_t row = blk * block + i;
-        w.set_int(size_t(row * n + col), row < k ? packed_code(codes, i, bits) : z);
+        if (row >= k) {
+          w.set_int(size_t(row * n + col), z);
+        } else if (perm.empty()) {
+          w.set_int(size_t(row * n + col), packed_code(codes, i, bits));
+        } else {
+          // Row `row` of the permuted weights is k = perm[row], stored in its own block's blob.
+          const int64_t kk = perm[size_t(row)];
+          const uint8_t* own = b->data() + (col * k_blocks + kk / block) * blob;
+          w.set_int(size_t(row * n + col), packed_code(own, kk % block, bits));
+        }
       }
     }
   }
@@ -192,6 +231,14 @@ Status Importer::matmul_nbits(const onnx::NodeProto& node, const Attrs& a) {
   const int wc = emit(OpKind::kConstant, {}, wt, {{"value", Attribute::make_dense(std::move(w))}});
   g_.values[size_t(wc)].name = ssa_name(node.input(1));
   int lhs = widened(x);
+  if (!perm.empty()) {
+    DenseElements indices = DenseElements::zeros(Type::tensor({k}, ElementType::make_int(64)));
+    for (int64_t i = 0; i < k; ++i) indices.set_int(size_t(i), perm[size_t(i)]);
+    const Type it = indices.type;  // copied before the move below
+    const int ic = emit(OpKind::kConstant, {}, it, {{"value", Attribute::make_dense(std::move(indices))}});
+    const int64_t axis = int64_t(tx.rank()) - 1;
+    lhs = emit(OpKind::kGather, {lhs, ic}, type(lhs), {{"axis", Attribute::make_int(axis)}});
+  }
   if (kp != k) {
     std::vector<int64_t> pads(2 * tx.rank(), 0);
     pads.back() = kp - k;

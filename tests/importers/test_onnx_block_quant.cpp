@@ -8,6 +8,7 @@
 
 #include <qrt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -36,7 +37,9 @@ struct Run {
 bool run(const std::string& bytes, qrt_backend backend, const char* isa, const std::vector<int64_t>& dims,
          const std::vector<float>& x, Run& r, bool half = false) {
   qrt_model_t* m = nullptr;
-  REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "t.onnx", &m) == QRT_OK, qrt_last_error_message());
+  const qrt_status loaded = qrt_model_load_buffer(bytes.data(), bytes.size(), "t.onnx", &m);
+  if (loaded != QRT_OK) FAIL_CHECK(std::string(qrt_last_error_message()));
+  REQUIRE(loaded == QRT_OK);
   qrt_plan_options o;
   qrt_plan_options_init(&o);
   o.backend = backend;
@@ -116,6 +119,7 @@ struct NBits {
   enum class Zp { kNone, kPacked, kFloat } zp = Zp::kPacked;
   bool bias = true;
   bool g_idx = false;
+  bool act_order = false;  // g_idx a permutation of the blocks' rows (GPTQ act-order)
   bool half = false;  // f16 A, scales, float zero points, bias and Y
   uint32_t seed = 1;
 
@@ -138,6 +142,13 @@ NBitsModel make_nbits(const NBits& c) {
   std::vector<int64_t> codes(size_t(c.n * c.k)), zps(size_t(c.n * kb));
   std::uniform_int_distribution<int64_t> code(0, c.qmax());
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  // The block (group) of each k: k / block_size, or for act-order the same counts over a
+  // random permutation of K.
+  std::vector<int64_t> group(size_t(c.k));
+  std::vector<int64_t> order(size_t(c.k));
+  for (int64_t i = 0; i < c.k; ++i) order[size_t(i)] = i;
+  if (c.act_order) std::shuffle(order.begin(), order.end(), rng);
+  for (int64_t j = 0; j < c.k; ++j) group[size_t(order[size_t(j)])] = j / c.block;
   for (int64_t col = 0; col < c.n; ++col) {
     for (int64_t blk = 0; blk < kb; ++blk) {
       const size_t p = size_t(col * kb + blk);
@@ -190,7 +201,7 @@ NBitsModel make_nbits(const NBits& c) {
   if (c.zp != NBits::Zp::kNone) in[3] = "zp";
   if (c.g_idx) {
     std::vector<int32_t> idx(size_t(c.k));
-    for (int64_t i = 0; i < c.k; ++i) idx[size_t(i)] = int32_t(i / c.block);
+    for (int64_t i = 0; i < c.k; ++i) idx[size_t(i)] = int32_t(group[size_t(i)]);
     add_raw(g, "g_idx", onnx::TensorProto::INT32, {c.k}, idx.data(), idx.size() * 4);
     in[4] = "g_idx";
   }
@@ -211,7 +222,7 @@ NBitsModel make_nbits(const NBits& c) {
     for (int64_t col = 0; col < c.n; ++col) {
       double s = c.bias ? bias[size_t(col)] : 0.0;
       for (int64_t kk = 0; kk < c.k; ++kk) {
-        const size_t p = size_t(col * kb + kk / c.block);
+        const size_t p = size_t(col * kb + group[size_t(kk)]);
         s += double(r.x[size_t(row * c.k + kk)]) * double(codes[size_t(col * c.k + kk)] - zps[p]) * double(scales[p]);
       }
       r.expected.push_back(s);
@@ -240,6 +251,11 @@ TEST_CASE("MatMulNBits: the ONNX definition, the reference's bytes on every back
     c.block = 16;
     c.zp = NBits::Zp::kFloat;
     c.g_idx = true;
+  }
+  SUBCASE("4 bits, act-order g_idx (a permutation of K), a partial last block") {
+    c.k = 80;
+    c.g_idx = true;
+    c.act_order = true;
   }
   SUBCASE("8 bits, packed zero points, one block") {
     c.bits = 8;
@@ -327,15 +343,19 @@ TEST_CASE("MatMulNBits: malformed nodes are clear errors naming the node and val
     std::memcpy(zp->mutable_raw_data()->data(), &half, 4);
     CHECK(import_error(fm.model).find("float zero point 2.5") != std::string::npos);
   }
-  SUBCASE("act-order g_idx") {
+  SUBCASE("g_idx whose blocks are not block_size rows, or out of range") {
     NBits gi;
     gi.g_idx = true;
     NBitsModel gm = make_nbits(gi);
-    for (auto& t : *gm.model.mutable_graph()->mutable_initializer()) {
-      if (t.name() == "g_idx") (*t.mutable_raw_data())[0] = 1;
-    }
-    CHECK(import_error(gm.model).find("g_idx (act-order group indices) other than k / block_size is not supported") !=
-          std::string::npos);
+    auto set_first = [&](char v) {
+      for (auto& t : *gm.model.mutable_graph()->mutable_initializer()) {
+        if (t.name() == "g_idx") (*t.mutable_raw_data())[0] = v;
+      }
+    };
+    set_first(1);
+    CHECK(import_error(gm.model).find("g_idx gives block 0 31 rows of K; each block needs 32") != std::string::npos);
+    set_first(9);
+    CHECK(import_error(gm.model).find("g_idx[0] = 9 is not a block in [0, 3)") != std::string::npos);
   }
   SUBCASE("B computed at run time") {
     node->set_input(1, "A");
