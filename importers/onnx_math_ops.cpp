@@ -27,7 +27,9 @@ constexpr NamedKind kBinary[] = {{"Sub", OpKind::kSub}, {"Div", OpKind::kDiv},  
                                  {"Less", OpKind::kLess}, {"Greater", OpKind::kGreater}};
 constexpr NamedKind kUnary[] = {{"Sqrt", OpKind::kSqrt}, {"Reciprocal", OpKind::kReciprocal}, {"Exp", OpKind::kExp},
                                 {"Tanh", OpKind::kTanh}, {"Erf", OpKind::kErf},               {"Neg", OpKind::kNeg},
-                                {"Not", OpKind::kNot}};
+                                {"Not", OpKind::kNot},   {"Abs", OpKind::kAbs},               {"Sign", OpKind::kSign},
+                                {"Floor", OpKind::kFloor}, {"Ceil", OpKind::kCeil},
+                                {"Round", OpKind::kRoundEven}};  // ONNX Round: ties to even
 
 template <size_t N>
 const NamedKind* find_kind(const NamedKind (&table)[N], const std::string& op) {

@@ -97,6 +97,8 @@ enum class OpKind : uint8_t {
   kSub, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kNot, kWhere, kSqrt, kReciprocal, kExp, kTanh,
   kErf, kNeg, kGelu, kCast, kLayerNorm, kReduceSum, kReduceMax, kGather, kSlice, kBroadcastTo, kShape,
   kResize,
+  // Rounding and sign functions of StableHLO / TFLite / ONNX graphs (ops_math.cpp).
+  kAbs, kSign, kFloor, kCeil, kRoundEven, kRoundAway, kRsqrt,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -290,6 +290,16 @@ std::vector<OpInfo> math_op_entries() {
       {OpKind::kShape, "qrt.shape", 1, 1, {}, verify_shape, "the operand's dimensions as tensor<Nxi64>"},
       {OpKind::kResize, "qrt.resize", 1, 1, {"coordinate_transformation_mode", "mode", "nearest_mode", "scales"},
        verify_resize, "nearest-neighbour resize to the result's shape (ONNX Resize, mode nearest)"},
+      {OpKind::kAbs, "qrt.abs", 1, 1, {}, verify_float_unary, "|x| (the sign bit cleared)"},
+      {OpKind::kSign, "qrt.sign", 1, 1, {}, verify_float_unary, "1 for x > 0, -1 for x < 0, x itself for +-0 and NaN"},
+      {OpKind::kFloor, "qrt.floor", 1, 1, {}, verify_float_unary, "the largest integer <= x"},
+      {OpKind::kCeil, "qrt.ceil", 1, 1, {}, verify_float_unary, "the smallest integer >= x"},
+      {OpKind::kRoundEven, "qrt.round_nearest_even", 1, 1, {}, verify_float_unary,
+       "the nearest integer, ties to even (ONNX Round, StableHLO round_nearest_even)"},
+      {OpKind::kRoundAway, "qrt.round_nearest_afz", 1, 1, {}, verify_float_unary,
+       "the nearest integer, ties away from zero (StableHLO round_nearest_afz)"},
+      {OpKind::kRsqrt, "qrt.rsqrt", 1, 1, {}, verify_float_unary,
+       "1 / sqrt(x), computed in f64 and rounded once to the operand's type"},
   };
 }
 

@@ -46,8 +46,9 @@ const char* op_name(EwOp op) {
   static const char* const names[] = {"load", "const", "add",     "sub",  "mul",    "div",  "max",     "min",
                                       "pow",  "equal", "less",    "greater", "not", "select", "neg",  "sqrt",
                                       "recip", "exp",  "tanh",    "erf",  "gelu",   "logistic", "relu", "clamp",
-                                      "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kQuantVar) + 1, "one name per op");
+                                      "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar",
+                                      "abs", "sign", "floor", "ceil", "roundeven", "roundaway", "rsqrt"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kRsqrt) + 1, "one name per op");
   return names[size_t(op)];
 }
 

@@ -66,6 +66,13 @@ enum class EwOp : uint8_t {
   kDequant,   ///< f32(a - i) * f (numerics::dequantize_f32: zero point i, scale f)
   kQuant,     ///< clamp(rne(a / f) + i, j, k) (numerics::quantize_f32; NaN -> clamp(i))
   kQuantVar,  ///< kQuant with the scale in register b (f32) and the zero point in c (i64)
+  kAbs,       ///< |a| (f32: the sign bit cleared)
+  kSign,      ///< a > 0 ? 1 : a < 0 ? -1 : a (f32; +-0 and NaN pass)
+  kFloor,     ///< floor(a)
+  kCeil,      ///< ceil(a)
+  kRoundEven, ///< the nearest integer, ties to even
+  kRoundAway, ///< the nearest integer, ties away from zero
+  kRsqrt,     ///< f32(1.0 / sqrt(double(a)))
 };
 
 /// One instruction: its result is the register with the instruction's index.

@@ -223,6 +223,19 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
     case EwOp::kSelect: return m.select(x, y, r[e.c]);
     case EwOp::kNeg: return f ? b.CreateFNeg(x) : b.CreateNeg(x);
     case EwOp::kSqrt: return m.unary(llvm::Intrinsic::sqrt, x);
+    case EwOp::kAbs: return m.unary(llvm::Intrinsic::fabs, x);
+    case EwOp::kSign:
+      return m.select(b.CreateFCmpOGT(x, m.c(0.0f)), m.c(1.0f), m.select(b.CreateFCmpOLT(x, m.c(0.0f)), m.c(-1.0f), x));
+    case EwOp::kFloor: return m.unary(llvm::Intrinsic::floor, x);
+    case EwOp::kCeil: return m.unary(llvm::Intrinsic::ceil, x);
+    case EwOp::kRoundEven: return m.unary(llvm::Intrinsic::roundeven, x);
+    case EwOp::kRoundAway: return m.unary(llvm::Intrinsic::round, x);
+    case EwOp::kRsqrt: {
+      // In double, as the reference: one rounding to f32 at the end.
+      llvm::Type* f64 = b.getDoubleTy();
+      Value* s = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFPExt(x, f64));
+      return b.CreateFPTrunc(b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), s), b.getFloatTy());
+    }
     case EwOp::kRecip: return m.div(m.c(1.0f), x);
     case EwOp::kExp: return m.exp(x);
     case EwOp::kTanh: return m.tanh(x);

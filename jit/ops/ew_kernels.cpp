@@ -130,12 +130,21 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     case OpKind::kTanh:
     case OpKind::kErf:
     case OpKind::kGelu:
-    case OpKind::kRelu: {
+    case OpKind::kRelu:
+    case OpKind::kAbs:
+    case OpKind::kSign:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kRoundAway:
+    case OpKind::kRsqrt: {
       if (!f) return fail("only f32 has this function");
       static const std::pair<OpKind, EwOp> fns[] = {
-          {OpKind::kSqrt, EwOp::kSqrt}, {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
-          {OpKind::kTanh, EwOp::kTanh}, {OpKind::kErf, EwOp::kErf},         {OpKind::kGelu, EwOp::kGelu},
-          {OpKind::kRelu, EwOp::kRelu}};
+          {OpKind::kSqrt, EwOp::kSqrt},   {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
+          {OpKind::kTanh, EwOp::kTanh},   {OpKind::kErf, EwOp::kErf},          {OpKind::kGelu, EwOp::kGelu},
+          {OpKind::kRelu, EwOp::kRelu},   {OpKind::kAbs, EwOp::kAbs},          {OpKind::kSign, EwOp::kSign},
+          {OpKind::kFloor, EwOp::kFloor}, {OpKind::kCeil, EwOp::kCeil},        {OpKind::kRoundEven, EwOp::kRoundEven},
+          {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt}};
       const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
       r = b.op(fn, t, in[0]);
       if (op.kind == OpKind::kGelu) {

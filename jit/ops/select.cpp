@@ -48,6 +48,13 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kErf:
     case OpKind::kNeg:
     case OpKind::kGelu:
+    case OpKind::kAbs:
+    case OpKind::kSign:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kRoundAway:
+    case OpKind::kRsqrt:
     case OpKind::kCast: return &ew_program_family();
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:

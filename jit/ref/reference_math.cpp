@@ -157,6 +157,13 @@ float unary_f32(const Op& op, float x, bool tanh_gelu) {
     case OpKind::kTanh: return numerics::tanh_f32(x);
     case OpKind::kErf: return numerics::erf_f32(x);
     case OpKind::kNeg: return -x;
+    case OpKind::kAbs: return std::fabs(x);
+    case OpKind::kSign: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+    case OpKind::kFloor: return std::floor(x);
+    case OpKind::kCeil: return std::ceil(x);
+    case OpKind::kRoundEven: return std::nearbyint(x);  // the default rounding mode: ties to even
+    case OpKind::kRoundAway: return std::round(x);
+    case OpKind::kRsqrt: return float(1.0 / std::sqrt(double(x)));
     default: return numerics::gelu_f32(x, tanh_gelu);
   }
 }
@@ -169,6 +176,13 @@ double unary_f64(const Op& op, double x, bool tanh_gelu) {
     case OpKind::kTanh: return std::tanh(x);
     case OpKind::kErf: return std::erf(x);
     case OpKind::kNeg: return -x;
+    case OpKind::kAbs: return std::fabs(x);
+    case OpKind::kSign: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+    case OpKind::kFloor: return std::floor(x);
+    case OpKind::kCeil: return std::ceil(x);
+    case OpKind::kRoundEven: return std::nearbyint(x);
+    case OpKind::kRoundAway: return std::round(x);
+    case OpKind::kRsqrt: return 1.0 / std::sqrt(x);
     default:
       return tanh_gelu ? 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
                        : 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
@@ -438,6 +452,13 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kTanh:
     case OpKind::kErf:
     case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kSign:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kRoundAway:
+    case OpKind::kRsqrt:
     case OpKind::kGelu: return eval_unary(op, x, rt);
     default: break;
   }

@@ -185,3 +185,29 @@ def test_fusion_off_gives_the_same_bytes(models):
         np.testing.assert_array_equal(fused[name], unfused[name])
     expected = np.load(models / "onnx" / "llm_mlp_nbits_expected.npy")
     np.testing.assert_allclose(fused[m.outputs[0].name], expected, atol=1e-5 * np.abs(expected).max())
+
+
+def test_quantized_rounding_region_runs_as_a_table():
+    """dcast -> round_nearest_afz -> abs -> qcast on i8 (the StableHLO pattern of a quantized
+    unary op) becomes one 256-entry table kernel with the reference's bytes on every level."""
+    q_in, q_out = "!quant.uniform<i8:f32, 0.05:-7>", "!quant.uniform<i8:f32, 0.04:3>"
+    text = f"""func.func @main(%x: tensor<256x{q_in}>) -> tensor<256x{q_out}> {{
+  %f = "quant.dcast"(%x) : (tensor<256x{q_in}>) -> tensor<256xf32>
+  %r = "qrt.round_nearest_afz"(%f) : (tensor<256xf32>) -> tensor<256xf32>
+  %a = "qrt.abs"(%r) : (tensor<256xf32>) -> tensor<256xf32>
+  %q = "quant.qcast"(%a) : (tensor<256xf32>) -> tensor<256x{q_out}>
+  return %q : tensor<256x{q_out}>
+}}
+"""
+    m = qrt.Model(text.encode())
+    x = np.arange(-128, 128, dtype=np.int8)
+    want = m.compile(backend="ref").run(x)["q"]
+    # round(|(q + 7) * 0.05|) / 0.04 + 3, clamped: e.g. q = -128 -> |-6.05| -> 6 -> 153 -> 127
+    expected = np.clip(np.round(np.abs(np.floor(np.abs((x.astype(np.float64) + 7) * 0.05) + 0.5)
+                                       * np.sign((x.astype(np.float64) + 7))) / 0.04) + 3, -128, 127)
+    np.testing.assert_array_equal(want, expected.astype(np.int8))
+    for isa in qrt.host_isas():
+        plan = m.compile(isa=isa)
+        np.testing.assert_array_equal(plan.run(x)["q"], want, err_msg=isa)
+        if isa != "scalar":
+            assert any("lut8" in op.kernel for op in plan.ops), [op.kernel for op in plan.ops]

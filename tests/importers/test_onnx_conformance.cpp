@@ -111,3 +111,16 @@ TEST_CASE("ONNX backend node tests for quantization ops") {
     CHECK_MESSAGE(why.empty(), why);
   }
 }
+
+TEST_CASE("ONNX backend node tests for the rounding, sign and root functions") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  for (const char* c : {"test_abs", "test_ceil", "test_ceil_example", "test_floor", "test_floor_example", "test_round",
+                        "test_sign", "test_sqrt", "test_sqrt_example"}) {
+    CAPTURE(c);
+    const std::string why = run_case(c);
+    CHECK_MESSAGE(why.empty(), why);
+  }
+}

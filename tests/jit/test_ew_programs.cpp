@@ -396,7 +396,9 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
     expect_program(check_op(rng, {t("7x33", q)}, "\"qrt.logistic\"", t("7x33", "!quant.uniform<u8:f32, 0.00390625:0>")));
   }
   for (const char* op : {"\"qrt.sqrt\"", "\"qrt.reciprocal\"", "\"qrt.exp\"", "\"qrt.tanh\"", "\"qrt.erf\"", "\"qrt.neg\"",
-                         "\"qrt.gelu\"", "\"qrt.logistic\"", "\"qrt.relu\""}) {
+                         "\"qrt.gelu\"", "\"qrt.logistic\"", "\"qrt.relu\"", "\"qrt.abs\"", "\"qrt.sign\"",
+                         "\"qrt.floor\"", "\"qrt.ceil\"", "\"qrt.round_nearest_even\"", "\"qrt.round_nearest_afz\"",
+                         "\"qrt.rsqrt\""}) {
     expect_program(check_op(rng, {t("3x41", f)}, op, t("3x41", f)));
   }
   expect_program(check_op(rng, {t("3x41", "i32")}, "\"qrt.neg\"", t("3x41", "i32")));

@@ -63,6 +63,25 @@ TEST_CASE("unary functions: sqrt, reciprocal, exp, tanh, erf, neg; gelu both for
   CHECK(gt[0] == doctest::Approx(0.8411920).epsilon(1e-6));
 }
 
+TEST_CASE("abs, sign, floor, ceil, both roundings and rsqrt: ties, signed zeros, NaN") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<8xf32>", {-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, 3.7}};
+  const std::string t = "tensor<8xf32>";
+  CHECK(run1("qrt.round_nearest_even", "", {x}, t) == std::vector<double>{-2, -2, -0.0, -0.0, 0, 2, 2, 4});
+  CHECK(run1("qrt.round_nearest_afz", "", {x}, t) == std::vector<double>{-3, -2, -1, -0.0, 1, 2, 3, 4});
+  CHECK(run1("qrt.floor", "", {x}, t) == std::vector<double>{-3, -2, -1, -0.0, 0, 1, 2, 3});
+  CHECK(run1("qrt.ceil", "", {x}, t) == std::vector<double>{-2, -1, -0.0, -0.0, 1, 2, 3, 4});
+  CHECK(run1("qrt.abs", "", {x}, t) == std::vector<double>{2.5, 1.5, 0.5, 0, 0.5, 1.5, 2.5, double(3.7f)});
+  CHECK(run1("qrt.sign", "", {x}, t) == std::vector<double>{-1, -1, -1, -0.0, 1, 1, 1, 1});
+  // Signed zeros keep their sign, NaN passes through sign.
+  CHECK(std::signbit(run1("qrt.sign", "", {x}, t)[3]));
+  CHECK(std::signbit(run1("qrt.round_nearest_even", "", {x}, t)[2]));
+  CHECK(std::isnan(run1("qrt.sign", "", {{"tensor<1xf32>", {NAN}}}, "tensor<1xf32>")[0]));
+  const auto r = run1("qrt.rsqrt", "", {{"tensor<3xf32>", {4, 2, 0}}}, "tensor<3xf32>");
+  CHECK(r[0] == 0.5);
+  CHECK(r[1] == double(float(1.0 / std::sqrt(2.0))));
+  CHECK(std::isinf(r[2]));
+}
+
 TEST_CASE("qrt's tanh and erf stay within a few f32 ulp of the true functions") {
   // The bounds docs/numerics.md states, checked on a dense sweep and special points.
   auto ulp_error = [](float got, double want) {
