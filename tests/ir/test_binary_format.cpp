@@ -130,3 +130,22 @@ TEST_CASE("versions, unknown ops and out-of-range blobs are named") {
   (void)ok_file;
   (void)at2;
 }
+
+TEST_CASE("a function name the text form cannot spell is refused (a libFuzzer finding)") {
+  // The printer writes the name as a bare identifier; "mai\x01" printed text that did not
+  // parse again (fuzz_load_binary, 2026-11-25).
+  auto g = qrt::parse_graph(corpus());
+  REQUIRE(g.is_ok());
+  for (const std::string& name : {std::string("mai\x01", 4), std::string("9lives"), std::string("a b"), std::string(300, 'x')}) {
+    CAPTURE(name);
+    g->name = name;
+    auto back = read(write(*g));
+    REQUIRE(!back.is_ok());
+    CHECK(back.status().message().find("is not an identifier") != std::string::npos);
+  }
+  g->name = "_ok.name$2";
+  auto back = read(write(*g));
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  CHECK(back->name == "_ok.name$2");
+  CHECK(qrt::parse_graph(qrt::print_graph(*back)).is_ok());
+}
