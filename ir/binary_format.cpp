@@ -1,11 +1,11 @@
 // qrt — the .qrt binary container (see binary_format.h and docs/formats.md).
 #include "ir/binary_format.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cstring>
 
 #include "ir/ops.h"
+#include "ir/text_format.h"
 #include "ir/qrt_format_generated.h"
 
 namespace qrt {
@@ -102,13 +102,8 @@ class Reader {
     Graph g;
     if (root->name()) g.name = root->name()->str();
     if (g.name.empty()) g.name = "main";
-    // The text form prints the name as a bare identifier: [A-Za-z_][A-Za-z0-9_$.]*.
-    const bool bare = (std::isalpha(static_cast<unsigned char>(g.name[0])) != 0 || g.name[0] == '_') &&
-                      std::all_of(g.name.begin(), g.name.end(), [](char c) {
-                        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                               c == '$' || c == '.';
-                      });
-    if (!bare || g.name.size() > 256) {
+    // The text form prints the name as a bare identifier.
+    if (!is_bare_identifier(g.name) || g.name.size() > 256) {
       std::string shown;
       for (char c : g.name.substr(0, 64)) shown += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
       return bad("the function name '" + shown + "' is not an identifier ([A-Za-z_][A-Za-z0-9_$.]*, at most 256 characters)");

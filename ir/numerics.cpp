@@ -11,6 +11,10 @@ double round_half_even(double x) {
   return std::nearbyint(x);
 }
 
+float sign_f32(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
+
+float rsqrt_f32(float x) { return float(1.0 / std::sqrt(double(x))); }
+
 int64_t add_zero_point_and_clamp(double r, int64_t zp, int64_t qmin, int64_t qmax) {
   if (std::isnan(r)) return clamp_i64(zp, qmin, qmax);
   // Every storage range lies inside ±2^33, so clamping the rounded value to ±2^40 first

@@ -11,6 +11,11 @@ namespace qrt::numerics {
 /// Round half to even of a finite or infinite float, as a double (no integer conversion).
 double round_half_even(double x);
 
+/// qrt.sign: 1 for x > 0, -1 for x < 0, x itself for +-0 and NaN (StableHLO's sign).
+float sign_f32(float x);
+/// qrt.rsqrt: 1 / sqrt(x) in double, rounded once to f32.
+float rsqrt_f32(float x);
+
 /// Clamps `v` to [lo, hi].
 inline int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 

@@ -23,4 +23,8 @@ Result<Graph> parse_graph(std::string_view text, const std::string& file, size_t
 /// value names kept where the graph has them. `mlir-opt --allow-unregistered-dialect` reads it.
 std::string print_graph(const Graph& graph);
 
+/// Whether `name` is a bare identifier of the text form ([A-Za-z_][A-Za-z0-9_$.]*), as a
+/// function name must be to print and parse again.
+bool is_bare_identifier(std::string_view name);
+
 }  // namespace qrt

@@ -1,4 +1,5 @@
 // qrt — text-form parser: attributes, ops and the function (see text_parser_impl.h).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -586,6 +587,11 @@ Result<Graph> parse_graph(std::string_view text, const std::string& file, size_t
     return g.status().with_code(ErrorCode::kParse);
   }
   return g;
+}
+
+bool is_bare_identifier(std::string_view name) {
+  return !name.empty() && text_detail::is_ident_start(name[0]) &&
+         std::all_of(name.begin(), name.end(), text_detail::is_ident_char);
 }
 
 }  // namespace qrt

@@ -23,9 +23,9 @@ using namespace asmjit;
 
 constexpr unsigned kBlock = 64;
 
-/// k = the low `lanes` bits (lanes < 64, or 64 for all); clobbers rax.
+/// k = the low `lanes` bits (lanes < 64: partial blocks and groups only); clobbers rax.
 void set_mask(x86::Assembler& a, const x86::KReg& k, unsigned lanes) {
-  a.mov(x86::rax, lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << lanes) - 1);
+  a.mov(x86::rax, (uint64_t(1) << lanes) - 1);
   a.kmovq(k, x86::rax);
 }
 

@@ -67,12 +67,12 @@ enum class EwOp : uint8_t {
   kQuant,     ///< clamp(rne(a / f) + i, j, k) (numerics::quantize_f32; NaN -> clamp(i))
   kQuantVar,  ///< kQuant with the scale in register b (f32) and the zero point in c (i64)
   kAbs,       ///< |a| (f32: the sign bit cleared)
-  kSign,      ///< a > 0 ? 1 : a < 0 ? -1 : a (f32; +-0 and NaN pass)
+  kSign,      ///< numerics::sign_f32
   kFloor,     ///< floor(a)
   kCeil,      ///< ceil(a)
-  kRoundEven, ///< the nearest integer, ties to even
+  kRoundEven, ///< numerics::round_half_even
   kRoundAway, ///< the nearest integer, ties away from zero
-  kRsqrt,     ///< f32(1.0 / sqrt(double(a)))
+  kRsqrt,     ///< numerics::rsqrt_f32
 };
 
 /// One instruction: its result is the register with the instruction's index.

@@ -89,12 +89,12 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
     case EwOp::kNeg: if (f) y.f = -a.f; else y.i = int64_t(0 - uint64_t(a.i)); break;
     case EwOp::kSqrt: y.f = std::sqrt(a.f); break;
     case EwOp::kAbs: y.f = std::fabs(a.f); break;
-    case EwOp::kSign: y.f = a.f > 0.0f ? 1.0f : a.f < 0.0f ? -1.0f : a.f; break;
+    case EwOp::kSign: y.f = numerics::sign_f32(a.f); break;
     case EwOp::kFloor: y.f = std::floor(a.f); break;
     case EwOp::kCeil: y.f = std::ceil(a.f); break;
-    case EwOp::kRoundEven: y.f = std::nearbyint(a.f); break;
+    case EwOp::kRoundEven: y.f = float(numerics::round_half_even(a.f)); break;
     case EwOp::kRoundAway: y.f = std::round(a.f); break;
-    case EwOp::kRsqrt: y.f = float(1.0 / std::sqrt(double(a.f))); break;
+    case EwOp::kRsqrt: y.f = numerics::rsqrt_f32(a.f); break;
     case EwOp::kRecip: y.f = 1.0f / a.f; break;
     case EwOp::kExp: y.f = numerics::exp_f32(a.f); break;
     case EwOp::kTanh: y.f = numerics::tanh_f32(a.f); break;

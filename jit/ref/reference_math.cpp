@@ -158,12 +158,12 @@ float unary_f32(const Op& op, float x, bool tanh_gelu) {
     case OpKind::kErf: return numerics::erf_f32(x);
     case OpKind::kNeg: return -x;
     case OpKind::kAbs: return std::fabs(x);
-    case OpKind::kSign: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+    case OpKind::kSign: return numerics::sign_f32(x);
     case OpKind::kFloor: return std::floor(x);
     case OpKind::kCeil: return std::ceil(x);
-    case OpKind::kRoundEven: return std::nearbyint(x);  // the default rounding mode: ties to even
+    case OpKind::kRoundEven: return float(numerics::round_half_even(x));
     case OpKind::kRoundAway: return std::round(x);
-    case OpKind::kRsqrt: return float(1.0 / std::sqrt(double(x)));
+    case OpKind::kRsqrt: return numerics::rsqrt_f32(x);
     default: return numerics::gelu_f32(x, tanh_gelu);
   }
 }
@@ -180,7 +180,7 @@ double unary_f64(const Op& op, double x, bool tanh_gelu) {
     case OpKind::kSign: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
     case OpKind::kFloor: return std::floor(x);
     case OpKind::kCeil: return std::ceil(x);
-    case OpKind::kRoundEven: return std::nearbyint(x);
+    case OpKind::kRoundEven: return numerics::round_half_even(x);
     case OpKind::kRoundAway: return std::round(x);
     case OpKind::kRsqrt: return 1.0 / std::sqrt(x);
     default:

@@ -96,9 +96,6 @@ class Context:
                     view = _capi.TensorView()
                     _lib.qrt_context_output(handle, i, ctypes.byref(view))
                     outputs[info.name] = array_from_view(view)
-            for i, info in enumerate(plan.outputs):
-                if info.is_static:
-                    _lib.qrt_context_bind_output(handle, i, None, 0)
             if not profile:
                 return outputs
             return outputs, self._op_times(handle)

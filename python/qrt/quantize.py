@@ -55,10 +55,10 @@ def _batches(model: Model, data: Any, batch_size: int, samples: int | None):
     if len(leading) > 1:
         raise InvalidArgumentError(f"quantize: the inputs' static batch sizes differ ({sorted(leading)})")
     # A static batch dimension fixes the batch; samples that do not fill the last batch are left out.
-    size = leading.pop() if leading else int(batch_size)
+    static = bool(leading)
+    size = leading.pop() if static else int(batch_size)
     if size < 1:
         raise InvalidArgumentError(f"quantize: batch_size must be at least 1, got {batch_size}")
-    static = bool(model.inputs and model.inputs[0].shape and model.inputs[0].shape[0] is not None)
     for start in range(0, count, size):
         stop = min(start + size, count)
         if static and stop - start < size:
