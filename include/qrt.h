@@ -137,6 +137,12 @@ typedef struct qrt_plan_options {
                                     fit in it, else qrt_plan_create fails with
                                     QRT_OUT_OF_MEMORY before allocating them; 0: the host's
                                     physical memory */
+  const char* numerics;        /**< the numerics profile whose formulas the plan computes:
+                                    "default", "stablehlo", "tflite", "tflite-single-rounding" or
+                                    "onnx" (docs/numerics.md, "Profiles"); NULL: the model's own
+                                    (recorded in .qrt files and MLIR text, else "default"). Ops
+                                    a profile redefines run on the reference
+                                    (qrt_plan_op_info's reason names the formula) */
 } qrt_plan_options;
 
 /** qrt_plan_options.flags. */
@@ -258,6 +264,15 @@ void qrt_plan_options_init(qrt_plan_options* options);
 /** Compiles a model into an immutable plan (options may be NULL for defaults). */
 qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* options,
                            qrt_plan_t** plan_out);
+/** The numerics profile the plan computes, e.g. "tflite" (owned by the library). */
+qrt_status qrt_plan_numerics(const qrt_plan_t* plan, const char** profile_out);
+/** The numerics profile recorded in the model ("default" when none is). */
+qrt_status qrt_model_numerics(const qrt_model_t* model, const char** profile_out);
+/** Records numerics profile `profile` ("default", "stablehlo", "tflite",
+ *  "tflite-single-rounding", "onnx") in the model: plans made from it afterwards compute that
+ *  profile's formulas unless their options name another, and qrt_model_save/print record it.
+ *  An unknown name fails with QRT_INVALID_ARGUMENT. */
+qrt_status qrt_model_set_numerics(qrt_model_t* model, const char* profile);
 /** Number of ops the plan runs (after dead ops are removed). */
 qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out);
 /** Describes op `index` of the plan: which kernel runs it, or why the reference does. */

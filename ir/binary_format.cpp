@@ -45,9 +45,12 @@ class Writer {
     for (size_t i = 0; i < blobs.size(); ++i) {
       blob_structs.emplace_back(i < blob_offsets_.size() ? blob_offsets_[i] : 0, blobs[i]->size());
     }
-    auto root = fb::CreateGraph(b_, kBinaryFormatVersion, b_.CreateString(producer), b_.CreateString(g.name),
-                                b_.CreateVector(values), b_.CreateVector(ops), indices(g.inputs), indices(g.outputs),
-                                b_.CreateVectorOfStructs(blob_structs));
+    // Version 3 only where it says more than version 2 can (a profile other than the default).
+    const bool profiled = g.numerics != NumericsProfile::kDefault;
+    auto root = fb::CreateGraph(b_, profiled ? kBinaryFormatVersion : 2, b_.CreateString(producer),
+                                b_.CreateString(g.name), b_.CreateVector(values), b_.CreateVector(ops),
+                                indices(g.inputs), indices(g.outputs), b_.CreateVectorOfStructs(blob_structs),
+                                profiled ? b_.CreateString(numerics_profile_name(g.numerics)) : 0);
     fb::FinishGraphBuffer(b_, root);
     return std::string(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
   }
@@ -107,6 +110,20 @@ class Reader {
       std::string shown;
       for (char c : g.name.substr(0, 64)) shown += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
       return bad("the function name '" + shown + "' is not an identifier ([A-Za-z_][A-Za-z0-9_$.]*, at most 256 characters)");
+    }
+    if (root->numerics()) {
+      const std::optional<NumericsProfile> profile = parse_numerics_profile(root->numerics()->string_view());
+      if (!profile || version_ < 3) {
+        std::string shown;
+        for (char c : root->numerics()->str().substr(0, 64)) {
+          shown += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
+        }
+        return bad(!profile ? "the numerics profile '" + shown + "' is unknown (profiles: " +
+                                  numerics_profile_names() + ")"
+                            : "a numerics profile in a version " + std::to_string(version_) +
+                                  " file (profiles came with version 3)");
+      }
+      g.numerics = *profile;
     }
     const size_t n_values = root->values() ? root->values()->size() : 0;
     for (size_t i = 0; i < n_values; ++i) {

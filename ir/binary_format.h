@@ -10,9 +10,11 @@
 
 namespace qrt {
 
-/// The format version this build writes. Version 2 added sub-channel quantized types and
-/// packs integers of 2-4 bits two per byte in weight blobs.
-inline constexpr uint32_t kBinaryFormatVersion = 2;
+/// The newest format version this build reads and writes. Version 2 added sub-channel
+/// quantized types and packs integers of 2-4 bits two per byte in weight blobs; version 3
+/// records a numerics profile other than the default. A graph with the default profile is
+/// written as version 2, so older readers still read it.
+inline constexpr uint32_t kBinaryFormatVersion = 3;
 /// The oldest format version this build reads (version 1 blobs hold one byte per 4-bit value).
 inline constexpr uint32_t kOldestReadableBinaryFormatVersion = 1;
 

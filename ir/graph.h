@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/numerics_profile.h"
 #include "ir/status.h"
 #include "ir/types.h"
 
@@ -131,6 +132,9 @@ struct Graph {
   std::vector<int> inputs;    ///< value indices of the arguments
   std::vector<int> outputs;   ///< value indices returned
   SourceLoc return_loc;       ///< location of the return op
+  /// Whose formulas evaluate it (ir/numerics_profile.h); recorded in the text form as the
+  /// module attribute `qrt.numerics` and in .qrt files.
+  NumericsProfile numerics = NumericsProfile::kDefault;
 
   /// Adds a function argument and returns its value index.
   int add_input(Type type, std::string name = "");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ir/numerics_profile.h"
 #include "ir/types.h"
 
 namespace qrt::numerics {
@@ -69,5 +70,49 @@ float erf_f32(float x);
 /// GELU in f32: 0.5·x·(1 + erf_f32(x / sqrt 2)), or with `tanh_form`
 /// 0.5·x·(1 + tanh_f32(sqrt(2/pi)·(x + 0.044715·x³))), each step one f32 rounding.
 float gelu_f32(float x, bool tanh_form);
+
+
+// ---- Profiles other than the default (docs/numerics.md, "Profiles"; numerics_profiles.cpp) ----
+
+/// StableHLO's quantize in expressed type `expressed` (every step rounded to it; f64 in
+/// double): clamp(f(f(x / scale) + zp), qmin, qmax) rounded half to even, the zero point added
+/// before rounding. Infinities saturate; NaN yields the zero point (clamped), as the default does.
+int64_t quantize_stablehlo(double x, double scale, int64_t zp, int64_t qmin, int64_t qmax, FloatKind expressed);
+/// StableHLO's dequantize in expressed type `expressed`: f(f(q - zp) * scale), each step rounded
+/// to it (f64: in double).
+double dequantize_stablehlo(int64_t q, int64_t zp, double scale, FloatKind expressed);
+
+/// A TFLite quantized multiplier: real ≈ multiplier · 2^(shift - 31), multiplier in [2^30, 2^31).
+struct QuantizedMultiplier {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+/// tflite::QuantizeMultiplier: frexp, the significand rounded half away from zero to Q31 (2^31
+/// carries into the exponent), shifts below -31 flush to 0. With `single_rounding` the shift is
+/// capped at 30 as TFLITE_SINGLE_ROUNDING builds do. `real` must be finite and >= 0.
+QuantizedMultiplier quantize_multiplier(double real, bool single_rounding);
+/// gemmlowp's SaturatingRoundingDoublingHighMul: ab / 2^31 with gemmlowp's nudge (positive
+/// ties round up, negative ties toward zero); INT32_MIN · INT32_MIN saturates to INT32_MAX.
+int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
+/// gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded half away from zero (0 <= exponent <= 31).
+int32_t rounding_divide_by_pot(int32_t x, int exponent);
+/// tflite::MultiplyByQuantizedMultiplier: double rounding (the high-mul, then the rounding
+/// shift; a left shift first wraps like the 32-bit arithmetic it copies) or, with
+/// `single_rounding`, one rounding of the 64-bit product (saturated to int32).
+int32_t multiply_by_quantized_multiplier(int64_t x, QuantizedMultiplier m, bool single_rounding);
+/// TFLite's requantization of an integer (an accumulator or q - z_in) to a stored value:
+/// clamp(multiply_by_quantized_multiplier(v, m) + zo, lo, hi), v saturated to int32 first.
+int64_t requantize_tflite(int64_t v, QuantizedMultiplier m, int64_t zo, int64_t lo, int64_t hi, bool single_rounding);
+/// TFLite's reference quantize (AffineQuantize): clamp(round(f32(x) / f32(scale)) + zp), the
+/// division in f32 and std::round's half away from zero. NaN yields the zero point (clamped).
+int64_t quantize_tflite(float x, float scale, int64_t zp, int64_t qmin, int64_t qmax);
+/// TFLite's reference average: sum / count rounded half away from zero (integer arithmetic).
+int64_t average_tflite(int64_t sum, int64_t count);
+
+/// ONNX's QLinearMatMul / QLinearConv requantization (the reference evaluator's numpy
+/// arithmetic): M = f32(f32(s_a · s_w) / s_y) from f32 scales, then
+/// clamp(rne(f64(acc) · f64(M)) + zo, lo, hi).
+float onnx_multiplier(double s_a, double s_w, double s_y);
+int64_t requantize_onnx(int64_t acc, float m, int64_t zo, int64_t lo, int64_t hi);
 
 }  // namespace qrt::numerics

@@ -542,7 +542,28 @@ Status Parser::parse_func(Graph& g) {
   return Status::ok();
 }
 
-// file ::= func | 'module' ('@' name)? '{' func '}'
+// module-attributes ::= '{' ('qrt.numerics' '=' string)? '}'
+Status Parser::parse_module_attributes(Graph& g) {
+  skip_ws();
+  const SourceLoc at_dict = loc();
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  QRT_RETURN_IF_ERROR(parse_attr_dict(attrs));
+  for (const auto& [name, value] : attrs) {
+    if (name != "qrt.numerics") {
+      return error_at(at_dict, "module attribute '" + name + "' is not supported (qrt reads 'qrt.numerics' only)");
+    }
+    const std::optional<NumericsProfile> profile =
+        value.kind == Attribute::Kind::kString ? parse_numerics_profile(value.s) : std::nullopt;
+    if (!profile) {
+      return error_at(at_dict, "module attribute qrt.numerics = " + value.to_string() +
+                                   " names no numerics profile (profiles: " + numerics_profile_names() + ")");
+    }
+    g.numerics = *profile;
+  }
+  return Status::ok();
+}
+
+// file ::= func | 'module' ('@' name)? ('attributes' module-attributes)? '{' func '}'
 Result<Graph> Parser::parse_file() {
   Graph g;
   skip_ws();
@@ -550,7 +571,7 @@ Result<Graph> Parser::parse_file() {
   const bool in_module = consume_keyword("module");
   if (in_module) {
     if (consume('@')) parse_ident();
-    if (consume_keyword("attributes")) return error("module attributes are not supported");
+    if (consume_keyword("attributes")) QRT_RETURN_IF_ERROR(parse_module_attributes(g));
     QRT_RETURN_IF_ERROR(expect('{', "to open the module body"));
   }
   QRT_RETURN_IF_ERROR(parse_func(g));

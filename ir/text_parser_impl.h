@@ -154,6 +154,8 @@ class Parser {
   Result<DenseElements> build_dense(const DenseLit& lit, const std::string& hex,
                                     const Type& type, const SourceLoc& loc);
   Status parse_attr_dict(std::vector<std::pair<std::string, Attribute>>& out);
+  /// The module's attribute dictionary: `qrt.numerics` sets g.numerics; anything else is refused.
+  Status parse_module_attributes(Graph& g);
 
   // ---- graph --------------------------------------------------------------------------
   Status parse_func(Graph& g);

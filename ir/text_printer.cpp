@@ -108,7 +108,17 @@ std::string print_graph(const Graph& g) {
     }
   }
   out += "\n}\n";
-  return out;
+  if (g.numerics == NumericsProfile::kDefault) return out;
+  // A profile other than the default is recorded as a module attribute (valid MLIR: a
+  // discardable attribute of the qrt dialect), the function indented inside the module.
+  std::string wrapped = std::string("module attributes {qrt.numerics = \"") + numerics_profile_name(g.numerics) + "\"} {\n";
+  size_t line = 0;
+  while (line < out.size()) {
+    const size_t end = out.find('\n', line);
+    wrapped += "  " + out.substr(line, end - line + 1);
+    line = end + 1;
+  }
+  return wrapped + "}\n";
 }
 
 }  // namespace qrt

@@ -18,6 +18,7 @@ Graph eliminate_dead_ops(const Graph& graph, size_t* removed_out) {
   Graph out;
   out.name = graph.name;
   out.return_loc = graph.return_loc;
+  out.numerics = graph.numerics;
   std::vector<int> remap(graph.values.size(), -1);
   for (int in : graph.inputs) {
     const Value& v = graph.values[size_t(in)];

@@ -229,6 +229,7 @@ Result<Graph> run_pipeline(const Graph& graph, const std::string& spec_in, const
       return Status::error("pass '" + std::string(call.info->name) + "': " + m).with_code(out.status().code());
     }
     g = std::move(out).value();
+    g.numerics = graph.numerics;  // passes rewrite ops, never the profile their formulas follow
     share_dense_attributes(g);  // constants a pass made (e.g. quantized weights) are copied next
     if (Status s = verify_graph(g); !s.is_ok()) {
       return Status::error("pass '" + std::string(call.info->name) + "' produced an invalid graph: " + s.to_string());

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <new>
 #include <string>
 
@@ -128,7 +129,8 @@ const char* qrt_build_info(void) {
     s += qrt::jit::llvm_kernel_templates_built() ? "built" : "not in this build";
     s += "); default: ";
     s += qrt::runtime::resolved_backend(QRT_BACKEND_DEFAULT) == QRT_BACKEND_LLVM ? "llvm" : "jit";
-    s += "\n";
+    s += "\nnumerics profiles: " + std::string(qrt::numerics_profile_names()) +
+         " (default: the model's own, else default; docs/numerics.md)\n";
     return s;
   }();
   return info.c_str();
@@ -393,6 +395,36 @@ qrt_status qrt_plan_create(const qrt_model_t* model, const qrt_plan_options* opt
     *plan_out = new qrt_plan_s{std::move(plan).value()};
     return ok();
   });
+}
+
+qrt_status qrt_plan_numerics(const qrt_plan_t* plan, const char** profile_out) {
+  if (!plan) return null_argument("qrt_plan_numerics", "plan");
+  if (!profile_out) return null_argument("qrt_plan_numerics", "profile_out");
+  *profile_out = qrt::numerics_profile_name(plan->impl->graph->numerics);
+  return ok();
+}
+
+qrt_status qrt_model_set_numerics(qrt_model_t* model, const char* profile) {
+  return guarded([&] {
+    if (!model) return null_argument("qrt_model_set_numerics", "model");
+    if (!profile) return null_argument("qrt_model_set_numerics", "profile");
+    const std::optional<qrt::NumericsProfile> parsed = qrt::parse_numerics_profile(profile);
+    if (!parsed) {
+      return fail(QRT_INVALID_ARGUMENT, std::string("qrt_model_set_numerics: unknown numerics profile '") + profile +
+                                            "' (profiles: " + qrt::numerics_profile_names() + ")");
+    }
+    auto g = std::make_shared<qrt::Graph>(*model->impl->graph);  // plans keep theirs
+    g->numerics = *parsed;
+    model->impl->graph = std::move(g);
+    return ok();
+  });
+}
+
+qrt_status qrt_model_numerics(const qrt_model_t* model, const char** profile_out) {
+  if (!model) return null_argument("qrt_model_numerics", "model");
+  if (!profile_out) return null_argument("qrt_model_numerics", "profile_out");
+  *profile_out = qrt::numerics_profile_name(model->impl->graph->numerics);
+  return ok();
 }
 
 qrt_status qrt_plan_num_ops(const qrt_plan_t* plan, size_t* count_out) {

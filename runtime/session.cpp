@@ -322,7 +322,17 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   // them), then dead-op elimination: values nothing returns need not be computed.
   auto lowered = passes::run_pipeline(*model.graph, options.passes ? options.passes : passes::kDefaultPipeline);
   if (!lowered.is_ok()) return lowered.status();
-  plan->graph = std::make_shared<const Graph>(std::move(lowered).value());
+  Graph lowered_graph = std::move(lowered).value();
+  if (options.numerics) {
+    const std::optional<NumericsProfile> profile = parse_numerics_profile(options.numerics);
+    if (!profile) {
+      return Status::error(std::string("unknown numerics profile '") + options.numerics + "' (profiles: " +
+                           numerics_profile_names() + ")")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+    lowered_graph.numerics = *profile;
+  }
+  plan->graph = std::make_shared<const Graph>(std::move(lowered_graph));
   for (const Value& v : plan->graph->values) {
     const ElementKind k = v.type.element.kind;
     if (k == ElementKind::kCalibrated || k == ElementKind::kAny) {

@@ -53,6 +53,9 @@ const char* kUsage =
     "                 scale from the largest magnitude. Default: asymmetric min/max\n"
     "  --mse          weight-only: search each group's clipping range for the least squared\n"
     "                 error (slower) instead of rounding the min/max range\n"
+    "  --numerics P   record numerics profile P in the output (default, stablehlo, tflite,\n"
+    "                 tflite-single-rounding, onnx; docs/numerics.md): plans made from it\n"
+    "                 compute that profile's formulas. Default: keep FILE's\n"
     "  --report       print what the passes decided, one line each, on standard error\n"
     "  --quant-report print the quantization report on standard error: per quantized value the\n"
     "                 type chosen and the rule that chose it, every rescale inserted and why,\n"
@@ -90,7 +93,7 @@ void print_report(const char* lines, bool all, bool quant_only, bool timing) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  std::string input, output, emit, passes, activations, weight_bits;
+  std::string input, output, emit, passes, activations, weight_bits, numerics;
   long long weight_block = 0;
   bool weight_symmetric = false, weight_mse = false;
   bool report = false, quant_report = false, print_ir = false, timing = false, passes_given = false;
@@ -144,6 +147,9 @@ int run_main(int argc, char** argv) {
       weight_symmetric = true;
     } else if (a == "--mse") {
       weight_mse = true;
+    } else if (a == "--numerics") {
+      if (i + 1 >= argc) return fail("--numerics needs a profile (default, stablehlo, tflite, tflite-single-rounding, onnx)", 2);
+      numerics = argv[++i];
     } else if (a == "--report") {
       report = true;
     } else if (a == "--quant-report") {
@@ -192,6 +198,11 @@ int run_main(int argc, char** argv) {
     st = qrt_model_load_file(input.c_str(), &model);
   }
   if (st != QRT_OK) return fail(qrt_last_error_message());
+  if (!numerics.empty() && qrt_model_set_numerics(model, numerics.c_str()) != QRT_OK) {
+    const std::string why = qrt_last_error_message();
+    qrt_model_destroy(model);
+    return fail(why, 2);
+  }
   if (!calibration.files.empty()) {
     std::string why;
     if (!qrt_tools::calibrate_from_npy(model, calibration, why)) {

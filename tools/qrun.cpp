@@ -24,6 +24,7 @@ const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
     "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--kernels] [--bench ITER]\n"
     "            [--profile] [--trace FILE.json] [--passes LIST] [--max-memory SIZE]\n"
+    "            [--numerics PROFILE]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -74,6 +75,11 @@ const char* kUsage =
     "                         runs NCHW convolutions and\n"
     "                         pools in NHWC, fuse-clamp folds activations into producers;\n"
     "                         see qopt --help)\n"
+    "  --numerics PROFILE     whose integers to reproduce: default (docs/numerics.md),\n"
+    "                         stablehlo, tflite (TFLite's reference kernels, double rounding),\n"
+    "                         tflite-single-rounding or onnx. Ops a profile redefines run on\n"
+    "                         the reference (--kernels names the formula). Default: the\n"
+    "                         profile recorded in MODEL (qopt --numerics), else default\n"
     "  --kernels              print, per op, the kernel that runs it (its contract name and\n"
     "                         multiply method) or why the reference runs it, and what each\n"
     "                         allowed ISA level said when it was chosen\n"
@@ -281,6 +287,7 @@ struct Options {
   size_t threads = 1;
   bool has_passes = false;
   std::string passes;
+  std::string numerics;   // empty: the model's profile
   size_t max_memory = 0;  // 0: the host's physical memory
   qrt_tools::BenchOptions bench;
 };
@@ -394,6 +401,10 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       if (!v || !parse_size(v, &o.max_memory)) {
         return fail("--max-memory needs a size such as 512M, 2G or a byte count, got '" + std::string(v ? v : "") + "'", 2);
       }
+    } else if (a == "--numerics") {
+      const char* v = value("--numerics");
+      if (!v || !*v) return fail("--numerics needs a profile (default, stablehlo, tflite, tflite-single-rounding, onnx)", 2);
+      o.numerics = v;
     } else if (a == "--passes") {
       const char* v = value("--passes");
       if (!v) return fail("--passes needs a comma-separated list", 2);
@@ -446,12 +457,16 @@ int run_main(int argc, char** argv) {
   plan_options.max_memory = o.max_memory;
   if (o.has_passes) plan_options.passes = o.passes.c_str();
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
+  if (!o.numerics.empty()) plan_options.numerics = o.numerics.c_str();
   if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;
   t0 = Clock::now();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   const double plan_ms = ms_since(t0);
   if (qrt_context_create(h.plan, &h.context) != QRT_OK) return fail(api_error("creating a context"));
   if (o.kernels) {
+    const char* profile = "default";
+    qrt_plan_numerics(h.plan, &profile);
+    std::printf("numerics profile: %s\n", profile);
     size_t ops = 0;
     qrt_plan_num_ops(h.plan, &ops);
     for (size_t i = 0; i < ops; ++i) {

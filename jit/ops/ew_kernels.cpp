@@ -16,6 +16,7 @@
 #include "jit/ops/ew_ops.h"
 #include "jit/ops/op_kernel.h"
 #include "jit/ref/reference.h"
+#include "jit/ref/reference_profiles.h"
 
 namespace qrt::jit {
 
@@ -191,6 +192,11 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
 }
 
 std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {
+  // Programs compute the default formulas; ops a numerics profile redefines stay out.
+  if (std::string formula = profile_formula(g, op); !formula.empty()) {
+    *why = "numerics profile " + formula + " (programs compute the default formulas)";
+    return std::nullopt;
+  }
   ProgramBuilder b;
   std::vector<uint8_t> in;
   for (int v : op.operands) {

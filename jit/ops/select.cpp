@@ -5,6 +5,7 @@
 #include "ir/ops.h"
 #include "jit/kernel_list.h"
 #include "jit/ref/reference.h"
+#include "jit/ref/reference_profiles.h"
 
 namespace qrt::jit {
 
@@ -78,6 +79,12 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
   KernelChoice choice;
+  // Kernels implement the default formulas; where the graph's numerics profile redefines the
+  // op, the reference computes it.
+  if (std::string formula = profile_formula(graph, op); !formula.empty()) {
+    choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula";
+    return choice;
+  }
   const OpFamily* family = op.operands.empty() ? nullptr : family_for(graph, op);
   if (!family) {
     choice.why_not = "no generated kernel for this op";

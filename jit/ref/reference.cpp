@@ -9,6 +9,7 @@
 #include "ir/ops.h"
 #include "ir/numerics.h"
 #include "ir/quant_params.h"
+#include "jit/ref/reference_profiles.h"
 #include "jit/ref/reference_util.h"
 
 namespace qrt {
@@ -52,11 +53,22 @@ void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<int64
   }
 }
 
-Tensor eval_qcast(const Tensor& x, const Type& rt) {
+Tensor eval_qcast(const Tensor& x, const Type& rt, NumericsProfile profile) {
   Tensor y = make_result(rt, x.type.dims);
   const ElementType& q = rt.element;
   const QuantView view(q, y.type.dims);
+  const bool tflite = profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding;
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    if (profile == NumericsProfile::kStableHlo) {
+      y.set_int(i, numerics::quantize_stablehlo(x.float_at(i), view.scale(i), view.zp(i), q.storage.min, q.storage.max,
+                                                q.float_kind));
+      continue;
+    }
+    if (tflite) {
+      y.set_int(i, numerics::quantize_tflite(float(x.float_at(i)), float(view.scale(i)), view.zp(i), q.storage.min,
+                                             q.storage.max));
+      continue;
+    }
     const int64_t v =
         is_f64(q) ? numerics::quantize_f64(x.float_at(i), view.scale(i), view.zp(i), q.storage.min,
                                            q.storage.max)
@@ -68,12 +80,14 @@ Tensor eval_qcast(const Tensor& x, const Type& rt) {
   return y;
 }
 
-Tensor eval_dcast(const Tensor& x, const Type& rt) {
+Tensor eval_dcast(const Tensor& x, const Type& rt, NumericsProfile profile) {
   Tensor y = make_result(rt, x.type.dims);
   const ElementType& q = x.type.element;
   const QuantView view(q, x.type.dims);
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
-    if (is_f64(q)) {
+    if (profile == NumericsProfile::kStableHlo) {
+      y.set_float(i, numerics::dequantize_stablehlo(x.int_at(i), view.zp(i), view.scale(i), q.float_kind));
+    } else if (is_f64(q)) {
       y.set_float(i, numerics::dequantize_f64(x.int_at(i), view.zp(i), view.scale(i)));
     } else {
       y.set_float(i, numerics::dequantize_f32(x.int_at(i), view.zp(i),
@@ -117,8 +131,14 @@ Tensor eval_float_binary(OpKind kind, const Tensor& a, const Tensor& b, const Ty
 }
 
 Tensor eval_quant_binary(OpKind kind, const Tensor& a, const Tensor& b, const Type& rt,
-                         const std::vector<int64_t>& dims) {
+                         const std::vector<int64_t>& dims, const TfliteBinary* tflite) {
   Tensor y = make_result(rt, dims);
+  if (tflite) {
+    for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
+      y.set_int(i, tflite->apply(a.int_at(ia), b.int_at(ib)));
+    });
+    return y;
+  }
   const ElementType &ea = a.type.element, &eb = b.type.element, &eo = rt.element;
   const int64_t za = ea.zero_points[0], zb = eb.zero_points[0], zo = eo.zero_points[0];
   const double sa = ea.scales[0], sb = eb.scales[0], so = eo.scales[0];
@@ -208,18 +228,17 @@ void float_matmul(const MatmulShape& s, const Tensor& lhs, RhsFn rhs_value, cons
 }
 
 Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, const Tensor& rhs,
-                         const Tensor* bias, Tensor& y) {
+                         const Tensor* bias, Tensor& y, NumericsProfile profile) {
   const ElementType &el = lhs.type.element, &er = rhs.type.element, &eo = y.type.element;
   const int64_t za = el.zero_points[0];
   const QuantView rv(er, rhs.type.dims), ov(eo, y.type.dims);
   // The accumulator type (i32 storage, zero point 0, scale s_a·s_w) stores acc unchanged.
   bool accumulator_out = eo.storage.width == 32 && eo.storage.is_signed;
-  std::vector<float> m(s.n);
   for (size_t j = 0; j < s.n; ++j) {
     const double acc_scale = accumulator_scale(el, er, j);
     accumulator_out = accumulator_out && ov.zp(j) == 0 && scales_match(acc_scale, ov.scale(j));
-    m[j] = numerics::multiplier(acc_scale, ov.scale(j));
   }
+  const AccumulatorRequant requant(profile, el, er, eo, s.n);
   Status status;
   for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
     for (size_t i = 0; i < s.m && status.is_ok(); ++i) {
@@ -237,16 +256,14 @@ Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, 
           return;
         }
         const size_t oi = (b * s.m + i) * s.n + j;
-        y.set_int(oi, accumulator_out ? acc
-                                      : numerics::requantize(acc, m[j], ov.zp(oi), eo.storage.min,
-                                                             eo.storage.max));
+        y.set_int(oi, accumulator_out ? acc : requant.apply(j, acc, ov.zp(oi), eo.storage.min, eo.storage.max));
       }
     }
   });
   return status;
 }
 
-Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, const Type& rt, NumericsProfile profile) {
   const Tensor &lhs = *in[0], &rhs = *in[1];
   const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
   const int64_t k1 = lhs.type.dims[lhs.type.rank() - 1], k2 = rhs.type.dims[rhs.type.rank() - 2];
@@ -269,7 +286,7 @@ Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, c
   Tensor y = make_result(rt, dims);
   const ElementType& er = rhs.type.element;
   if (rt.element.is_uniform()) {
-    QRT_RETURN_IF_ERROR(eval_quant_matmul(op, s, lhs, rhs, bias, y));
+    QRT_RETURN_IF_ERROR(eval_quant_matmul(op, s, lhs, rhs, bias, y, profile));
     return y;
   }
   const bool f64 = is_f64(rt.element);
@@ -324,10 +341,20 @@ Tensor eval_relu_float(const Tensor& x) {
   return y;
 }
 
-Tensor eval_requantize(const Tensor& x, const Type& rt) {
+Tensor eval_requantize(const Tensor& x, const Type& rt, NumericsProfile profile) {
   Tensor y = make_result(rt, x.type.dims);
   const ElementType &ei = x.type.element, &eo = rt.element;
   const QuantView iv(ei, x.type.dims), ov(eo, y.type.dims);
+  if (profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding) {
+    // requantize.h: (q - z_in) times the Q31 form of f32(s_in) / f32(s_out), plus z_out.
+    const bool single = profile == NumericsProfile::kTfliteSingleRounding;
+    for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+      const numerics::QuantizedMultiplier m =
+          numerics::quantize_multiplier(double(float(iv.scale(i))) / double(float(ov.scale(i))), single);
+      y.set_int(i, numerics::requantize_tflite(x.int_at(i) - iv.zp(i), m, ov.zp(i), eo.storage.min, eo.storage.max, single));
+    }
+    return y;
+  }
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
     const float m = numerics::multiplier(iv.scale(i), ov.scale(i));
     y.set_int(i, numerics::requantize(x.int_at(i) - iv.zp(i), m, ov.zp(i), eo.storage.min,
@@ -339,27 +366,37 @@ Tensor eval_requantize(const Tensor& x, const Type& rt) {
 // The op without its fused clamp.
 Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vector<const Tensor*>& in) {
   const Type& rt = graph.values[size_t(op.results[0])].type;
+  const NumericsProfile profile = graph.numerics;
+  const bool profiled = !profile_formula(graph, op).empty();
+  if (profiled && profile == NumericsProfile::kStableHlo && op.kind != OpKind::kQCast && op.kind != OpKind::kDCast) {
+    return dequantize_op_quantize(op, in, rt);
+  }
   switch (op.kind) {
     case OpKind::kConstant:
       return eval_constant(op, rt);
     case OpKind::kMatmul:
-      return eval_matmul(op, in, rt);
+      return eval_matmul(op, in, rt, profile);
     case OpKind::kAdd:
     case OpKind::kMul: {
       if (rt.element.is_integer()) return eval_math(op, in, rt);
       auto dims = broadcast_shapes(in[0]->type.dims, in[1]->type.dims);
       if (!dims.is_ok()) return op_error(op, dims.status().message());
       QRT_RETURN_IF_ERROR(check_result_shape(op, rt, *dims));
-      return rt.element.is_float() ? eval_float_binary(op.kind, *in[0], *in[1], rt, *dims)
-                                   : eval_quant_binary(op.kind, *in[0], *in[1], rt, *dims);
+      if (rt.element.is_float()) return eval_float_binary(op.kind, *in[0], *in[1], rt, *dims);
+      std::optional<TfliteBinary> tflite;
+      if (profiled) {
+        tflite.emplace(op.kind, in[0]->type.element, in[1]->type.element, rt.element,
+                       profile == NumericsProfile::kTfliteSingleRounding);
+      }
+      return eval_quant_binary(op.kind, *in[0], *in[1], rt, *dims, tflite ? &*tflite : nullptr);
     }
     case OpKind::kConv2d:
-      return eval_conv2d(op, in, rt);
+      return eval_conv2d(op, in, rt, profile);
     case OpKind::kConcat:
       return eval_concat(op, in, rt);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
-      return eval_pool2d(op, *in[0], rt);
+      return eval_pool2d(op, *in[0], rt, profiled ? profile : NumericsProfile::kDefault);
     case OpKind::kTranspose:
       return eval_transpose(op, *in[0], rt);
     case OpKind::kPad:
@@ -368,7 +405,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
     case OpKind::kLogistic:
       return eval_softmax_logistic(op, *in[0], rt);
     case OpKind::kMean:
-      return eval_mean(op, *in[0], rt);
+      return eval_mean(op, *in[0], rt, profiled ? profile : NumericsProfile::kDefault);
     case OpKind::kReshape: {
       auto dims = reshape_dims(rt, in[0]->num_elements());
       if (!dims.is_ok()) return op_error(op, dims.status().message());
@@ -392,7 +429,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
         return op_error(op, "cannot run on " + q.element.to_string() +
                                 ": calibrated and any types are placeholders; resolve them with the 'propagate' pass");
       }
-      return op.kind == OpKind::kQCast ? eval_qcast(x, rt) : eval_dcast(x, rt);
+      return op.kind == OpKind::kQCast ? eval_qcast(x, rt, profile) : eval_dcast(x, rt, profile);
     }
     case OpKind::kStats: {
       Tensor y = x.clone();
@@ -405,13 +442,13 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       Type qt = rt;
       qt.dims = x.type.dims;
       qt.element = fake_quant_element_type(op, rt.element.float_kind);
-      return eval_dcast(eval_qcast(x, qt), rt);
+      return eval_dcast(eval_qcast(x, qt, NumericsProfile::kDefault), rt, NumericsProfile::kDefault);
     }
     case OpKind::kSCast: return eval_scast(x, rt);
     case OpKind::kRelu:
       return x.type.element.is_float() ? eval_relu_float(x) : eval_clamp(op, x, 0, 0);
     case OpKind::kClamp: return eval_clamp(op, x, op.attr("min")->f, op.attr("max")->f);
-    case OpKind::kRequantize: return eval_requantize(x, rt);
+    case OpKind::kRequantize: return eval_requantize(x, rt, profile);
     default: break;
   }
   return op_error(op, "has no reference implementation");

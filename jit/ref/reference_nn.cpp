@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "ir/nn_params.h"
 #include "ir/numerics.h"
+#include "jit/ref/reference_profiles.h"
 #include "jit/ref/reference_util.h"
 
 namespace qrt::ref_detail {
@@ -38,7 +40,7 @@ float weight_f32(const Tensor& w, size_t i, const QuantView& view) {
 
 }  // namespace
 
-Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt, NumericsProfile profile) {
   const Tensor &x = *in[0], &f = *in[1];
   const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
   QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, f.type.dims));
@@ -62,16 +64,16 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   const ElementType& oe = rt.element;
   const QuantView ov(oe, dims);
   // Quantized: per-output-channel multiplier, or the accumulator type kept as is.
-  std::vector<float> m(size_t(out_c), 1.0f);
   bool accumulator_out = quant && oe.storage.width == 32 && oe.storage.is_signed;
+  std::optional<AccumulatorRequant> requant;
   if (quant) {
     const ElementType& xe = x.type.element;
     for (int64_t o = 0; o < out_c; ++o) {
       const double acc_scale = accumulator_scale(xe, f.type.element, size_t(o));
       const size_t oc = oe.num_channels() == 1 ? 0 : size_t(o);
       accumulator_out = accumulator_out && oe.zero_points[oc] == 0 && scales_match(acc_scale, oe.scales[oc]);
-      m[size_t(o)] = numerics::multiplier(acc_scale, oe.scales[oc]);
     }
+    requant.emplace(profile, xe, f.type.element, oe, size_t(out_c));
   }
   // Operands read once into plain arrays (centred integers, or the compute-precision floats
   // each formula uses) so the loops below stay simple.
@@ -143,8 +145,7 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
                                     " (value " + std::to_string(iacc) + ")");
           }
           y.set_int(yi, accumulator_out ? iacc
-                                        : numerics::requantize(iacc, m[size_t(o)], ov.zp(yi),
-                                                               oe.storage.min, oe.storage.max));
+                                        : requant->apply(size_t(o), iacc, ov.zp(yi), oe.storage.min, oe.storage.max));
         }
       }
     }
@@ -152,7 +153,7 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   return y;
 }
 
-Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt) {
+Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt, NumericsProfile profile) {
   QRT_ASSIGN_OR_RETURN(Window2d w, pool2d_window(op));
   const std::vector<int64_t> dims = window_output_dims(x.type.dims, w, x.type.dims[w.channel_dim()]);
   if (dims[w.height_dim()] <= 0 || dims[w.width_dim()] <= 0) {
@@ -204,6 +205,11 @@ Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt) {
             } else {
               y.set_float(yi, fmax);
             }
+          } else if (quant && profile != NumericsProfile::kDefault) {
+            // TFLite (equal input and output parameters): the stored values' sum divided
+            // with rounding half away from zero.
+            const int64_t average = numerics::average_tflite(isum + divisor * ie.zero_points[0], divisor);
+            y.set_int(yi, numerics::clamp_i64(average, oe.storage.min, oe.storage.max));
           } else if (quant) {
             const float m = numerics::multiplier(ie.scales[0], oe.scales[0] * double(divisor));
             y.set_int(yi, numerics::requantize(isum, m, oe.zero_points[0], oe.storage.min, oe.storage.max));
@@ -373,7 +379,7 @@ Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& 
   return y;
 }
 
-Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt) {
+Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt, NumericsProfile profile) {
   const size_t rank = x.type.rank();
   std::vector<bool> reduced(rank, false);
   for (const Attribute& a : op.attr("axes")->array) reduced[size_t(a.i)] = true;
@@ -412,8 +418,19 @@ Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt) {
     }
   }
   const ElementType& oe = rt.element;
+  const bool tflite = quant && (profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding);
+  const bool single = profile == NumericsProfile::kTfliteSingleRounding;
+  // TFLite (reference_integer_ops/mean.h): the centred sum times the Q31 form of
+  // f32(s_in) / f32(s_out), divided by the count rounding half away from zero.
+  const numerics::QuantizedMultiplier q31 =
+      tflite ? numerics::quantize_multiplier(double(float(x.type.element.scales[0])) / double(float(oe.scales[0])), single)
+             : numerics::QuantizedMultiplier{};
   for (size_t o = 0; o < out_n; ++o) {
-    if (quant) {
+    if (tflite) {
+      const int64_t scaled = numerics::multiply_by_quantized_multiplier(isum[o], q31, single);
+      const int64_t average = numerics::average_tflite(scaled, int64_t(count));
+      y.set_int(o, numerics::clamp_i64(average + oe.zero_points[0], oe.storage.min, oe.storage.max));
+    } else if (quant) {
       const float m = numerics::multiplier(x.type.element.scales[0], oe.scales[0] * double(count));
       y.set_int(o, numerics::requantize(isum[o], m, oe.zero_points[0], oe.storage.min, oe.storage.max));
     } else if (f64) {

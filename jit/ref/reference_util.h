@@ -91,13 +91,16 @@ inline Status check_result_shape(const Op& op, const Type& declared, const std::
 }
 
 /// Kernels of the neural-network ops (reference_nn.cpp).
-Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
-Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt);
+/// `profile`: the graph's numerics profile (requantization of quantized convolutions; TFLite's
+/// rounded average where the op's profile formula is TFLite's).
+Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt, NumericsProfile profile);
+Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt, NumericsProfile profile);
 Result<Tensor> eval_transpose(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_concat(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
 Result<Tensor> eval_pad(const Op& op, const Tensor& x, const Type& rt);
 Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& rt);
-Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt);
+/// `profile`: TFLite's integer mean where the op's profile formula is TFLite's.
+Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt, NumericsProfile profile);
 /// The math ops of ir/ops_math.cpp, and integer qrt.add / qrt.mul (reference_math.cpp).
 Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
 /// qrt.dynamic_quantize: its three results (stored values, scale, zero point).

@@ -90,7 +90,7 @@ TEST_CASE("damaged files are refused with a clear message, never a crash") {
 
 TEST_CASE("versions, unknown ops and out-of-range blobs are named") {
   namespace fb = qrt::fb;
-  auto build = [](uint32_t version, const char* op_name, uint64_t blob_offset) {
+  auto build = [](uint32_t version, const char* op_name, uint64_t blob_offset, const char* numerics = nullptr) {
     flatbuffers::FlatBufferBuilder b;
     auto f32 = fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32));
     auto t = fb::CreateTensorType(b, true, b.CreateVector(std::vector<int64_t>{4}), f32);
@@ -106,7 +106,8 @@ TEST_CASE("versions, unknown ops and out-of-range blobs are named") {
     std::vector<fb::Blob> blobs = {fb::Blob(blob_offset, 16)};
     auto root = fb::CreateGraph(b, version, b.CreateString("qrt 9.9"), b.CreateString("main"), b.CreateVector(values),
                                 b.CreateVector(ops), b.CreateVector(std::vector<uint32_t>{}),
-                                b.CreateVector(std::vector<uint32_t>{0}), b.CreateVectorOfStructs(blobs));
+                                b.CreateVector(std::vector<uint32_t>{0}), b.CreateVectorOfStructs(blobs),
+                                numerics ? b.CreateString(numerics) : 0);
     fb::FinishGraphBuffer(b, root);
     std::string s(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
     s.resize((s.size() + 63) / 64 * 64, '\0');
@@ -118,10 +119,21 @@ TEST_CASE("versions, unknown ops and out-of-range blobs are named") {
   auto [fixed, at2] = build(1, "qrt.constant", at);
   CHECK(read(fixed).is_ok());
   CHECK(read(build(2, "qrt.constant", at).first).is_ok());
-  CHECK(read(build(3, "qrt.constant", at).first).status().to_string() ==
-        "t.qrt: error: .qrt format version 3 (written by qrt 9.9) is not readable by this qrt, which reads versions 1 to 2");
+  CHECK(read(build(3, "qrt.constant", at).first).is_ok());
+  CHECK(read(build(4, "qrt.constant", at).first).status().to_string() ==
+        "t.qrt: error: .qrt format version 4 (written by qrt 9.9) is not readable by this qrt, which reads versions 1 to 3");
   CHECK(read(build(0, "qrt.constant", at).first).status().to_string() ==
-        "t.qrt: error: .qrt format version 0 (written by qrt 9.9) is not readable by this qrt, which reads versions 1 to 2");
+        "t.qrt: error: .qrt format version 0 (written by qrt 9.9) is not readable by this qrt, which reads versions 1 to 3");
+  // Numerics profiles (version 3): known names load; unknown names, or a profile in an older
+  // file, are refused by name.
+  auto tflite = read(build(3, "qrt.constant", at, "tflite").first);
+  REQUIRE(tflite.is_ok());
+  CHECK(tflite->numerics == qrt::NumericsProfile::kTflite);
+  CHECK(read(build(3, "qrt.constant", at, "gemmlowp").first).status().to_string() ==
+        "t.qrt: error: the numerics profile 'gemmlowp' is unknown (profiles: default, stablehlo, "
+        "tflite, tflite-single-rounding, onnx)");
+  CHECK(read(build(2, "qrt.constant", at, "tflite").first).status().to_string() ==
+        "t.qrt: error: a numerics profile in a version 2 file (profiles came with version 3)");
   CHECK(read(build(1, "qrt.frobnicate", at).first).status().to_string() ==
         "t.qrt: error: op 0 is 'qrt.frobnicate', which this qrt does not know (a newer producer?)");
   CHECK(read(build(1, "qrt.constant", 1u << 30).first).status().message().find(

@@ -1,8 +1,11 @@
 // Tests: the MLIR text form — round trips, attributes, dense literals, parse diagnostics.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <string>
 
+#include "ir/binary_format.h"
+#include "ir/qrt_format_generated.h"
 #include "ir/text_format.h"
 
 namespace {
@@ -156,4 +159,50 @@ TEST_CASE("parse errors read file:line:col: error: message") {
         "t.mlir:2:3: error: operation defines 2 results but was provided 1 to bind");
   CHECK(parse_error("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %b = \"qrt.clamp\"(%a) {min = 1, max = \"x} : (tensor<2xf32>) -> tensor<2xf32>\n}") ==
         "t.mlir:2:40: error: unterminated string literal");
+}
+
+TEST_CASE("the numerics profile is the module attribute qrt.numerics, printed only when not the default") {
+  const std::string func =
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01:-1>> {\n"
+      "  %0 = \"quant.qcast\"(%x) : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01:-1>>\n"
+      "  return %0 : tensor<2x!quant.uniform<i8:f32, 5.000000e-01:-1>>\n"
+      "}\n";
+  std::string indented;
+  for (size_t at = 0; at < func.size();) {
+    const size_t end = func.find('\n', at);
+    indented += "  " + func.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  const std::string wrapped = "module attributes {qrt.numerics = \"tflite\"} {\n" + indented + "}\n";
+  auto g = qrt::parse_graph(wrapped, "t.mlir");
+  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  CHECK(g->numerics == qrt::NumericsProfile::kTflite);
+  CHECK(qrt::print_graph(*g) == wrapped);  // printed back the same, module included
+  // The text reaches the binary form and back.
+  auto bytes = qrt::write_binary_graph(*g, "qrt test");
+  REQUIRE(bytes.is_ok());
+  auto owner = std::make_shared<std::string>(*bytes);
+  auto back = qrt::read_binary_graph(owner, reinterpret_cast<const uint8_t*>(owner->data()), owner->size(), "t.qrt");
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  CHECK(back->numerics == qrt::NumericsProfile::kTflite);
+  CHECK(qrt::print_graph(*back) == wrapped);
+  // The default profile prints no module and writes a version-2 file older readers accept.
+  g->numerics = qrt::NumericsProfile::kDefault;
+  CHECK(qrt::print_graph(*g) == func);
+  auto v2 = qrt::write_binary_graph(*g, "qrt test");
+  REQUIRE(v2.is_ok());
+  CHECK(qrt::fb::GetGraph(v2->data())->format_version() == 2);
+  // Every profile name round-trips; other names and attributes are refused by name.
+  for (const char* name : {"default", "stablehlo", "tflite", "tflite-single-rounding", "onnx"}) {
+    auto p = qrt::parse_numerics_profile(name);
+    REQUIRE(p.has_value());
+    CHECK(std::string(qrt::numerics_profile_name(*p)) == name);
+  }
+  CHECK(parse_error("module attributes {qrt.numerics = \"gemmlowp\"} {\n" + func + "}\n") ==
+        "t.mlir:1:19: error: module attribute qrt.numerics = \"gemmlowp\" names no numerics profile (profiles: "
+        "default, stablehlo, tflite, tflite-single-rounding, onnx)");
+  CHECK(parse_error("module attributes {foo.bar = 1 : i64} {\n" + func + "}\n") ==
+        "t.mlir:1:19: error: module attribute 'foo.bar' is not supported (qrt reads 'qrt.numerics' only)");
+  CHECK(parse_error("module attributes {qrt.numerics = 3 : i64} {\n" + func + "}\n").find("names no numerics profile") !=
+        std::string::npos);
 }

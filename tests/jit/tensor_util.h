@@ -40,10 +40,11 @@ inline std::vector<double> values_of(const qrt::Tensor& t) {
 }
 
 /// Runs the one-op graph `%y = OP(%a0, %a1...) ATTRS` on the reference with `inputs`
-/// (type text, values); the result, or the parse/run error.
+/// (type text, values) under numerics profile `profile`; the result, or the parse/run error.
 inline qrt::Result<qrt::Tensor> run_one_op(const std::string& op, const std::string& attrs,
                                            const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
-                                           const std::string& result_type) {
+                                           const std::string& result_type,
+                                           qrt::NumericsProfile profile = qrt::NumericsProfile::kDefault) {
   std::string args, names, types;
   std::vector<qrt::Tensor> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -57,6 +58,7 @@ inline qrt::Result<qrt::Tensor> run_one_op(const std::string& op, const std::str
                            ") " + attrs + " : (" + types + ") -> " + result_type + "\n  return %y : " + result_type +
                            "\n}\n";
   QRT_ASSIGN_OR_RETURN(qrt::Graph g, qrt::parse_graph(text, "op.mlir"));
+  g.numerics = profile;
   QRT_ASSIGN_OR_RETURN(auto out, qrt::run_reference(g, std::move(tensors)));
   return std::move(out.at(0));
 }
@@ -64,8 +66,9 @@ inline qrt::Result<qrt::Tensor> run_one_op(const std::string& op, const std::str
 /// run_one_op's result values; the test fails on an error.
 inline std::vector<double> run1(const std::string& op, const std::string& attrs,
                                 const std::vector<std::pair<std::string, std::vector<double>>>& inputs,
-                                const std::string& result_type) {
-  auto y = run_one_op(op, attrs, inputs, result_type);
+                                const std::string& result_type,
+                                qrt::NumericsProfile profile = qrt::NumericsProfile::kDefault) {
+  auto y = run_one_op(op, attrs, inputs, result_type, profile);
   REQUIRE_MESSAGE(y.is_ok(), y.status().to_string());
   return values_of(*y);
 }

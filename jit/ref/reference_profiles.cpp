@@ -1,0 +1,212 @@
+// qrt — the reference under numerics profiles (see reference_profiles.h).
+#include "jit/ref/reference_profiles.h"
+
+#include "ir/float_format.h"
+#include "ir/ops.h"
+#include "jit/ref/reference.h"
+#include "jit/ref/reference_util.h"
+
+namespace qrt {
+
+namespace {
+
+using namespace ref_detail;
+
+constexpr const char* kStableHloDoq =
+    "stablehlo: dequantize, the float op in the expressed type, quantize with the zero point added before rounding";
+constexpr const char* kTfliteRequant = "tflite: Q31 fixed-point multiplier and rounding shift";
+constexpr const char* kTfliteSingleRequant = "tflite-single-rounding: Q31 fixed-point multiplier, one rounding";
+
+bool is_tflite(NumericsProfile p) {
+  return p == NumericsProfile::kTflite || p == NumericsProfile::kTfliteSingleRounding;
+}
+
+std::string stablehlo_formula(const Graph& g, const Op& op, const ElementType& out, bool q_in0) {
+  const bool q_out = out.is_any_uniform();
+  switch (op.kind) {
+    case OpKind::kQCast:
+      return q_out ? "stablehlo: quantize adds the zero point before rounding, in the expressed type" : "";
+    case OpKind::kDCast: {
+      const ElementType& in = g.values[size_t(op.operands[0])].type.element;
+      const bool narrow = in.float_kind == FloatKind::kF16 || in.float_kind == FloatKind::kBF16;
+      return q_in0 && narrow ? "stablehlo: dequantize rounds q - zp to the expressed type first" : "";
+    }
+    case OpKind::kRequantize:
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kAvgPool2d:
+    case OpKind::kMean:
+    case OpKind::kSoftmax:
+    case OpKind::kLogistic:
+      return q_out ? kStableHloDoq : "";
+    case OpKind::kMatmul:
+    case OpKind::kConv2d:
+      return q_out && q_in0 ? kStableHloDoq : "";
+    case OpKind::kConcat:
+      for (int v : op.operands) {
+        if (q_out && !(g.values[size_t(v)].type.element == out)) return kStableHloDoq;
+      }
+      return "";
+    default:
+      return "";
+  }
+}
+
+std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out, bool q_in0) {
+  const bool single = g.numerics == NumericsProfile::kTfliteSingleRounding;
+  const bool q_out = out.is_any_uniform();
+  switch (op.kind) {
+    case OpKind::kQCast:
+      return q_out ? "tflite: quantize rounds half away from zero" : "";
+    case OpKind::kRequantize:
+      return q_out && q_in0 ? (single ? kTfliteSingleRequant : kTfliteRequant) : "";
+    case OpKind::kMatmul:
+    case OpKind::kConv2d:
+      // Results of 32-bit storage are accumulators, identical in every profile.
+      return q_out && q_in0 && out.storage.width < 32 ? (single ? kTfliteSingleRequant : kTfliteRequant) : "";
+    case OpKind::kAdd:
+    case OpKind::kMul: {
+      const bool per_tensor = q_out && out.kind == ElementKind::kUniform && (out.storage.width == 8 || out.storage.width == 16);
+      if (!per_tensor) return "";
+      return op.kind == OpKind::kAdd ? "tflite: add of left-shifted inputs rescaled by Q31 multipliers"
+                                     : "tflite: product rescaled by a Q31 multiplier";
+    }
+    case OpKind::kMean:
+      return q_out && q_in0 && out.kind == ElementKind::kUniform
+                 ? "tflite: centred sum times a Q31 multiplier, divided rounding half away from zero"
+                 : "";
+    case OpKind::kAvgPool2d:
+      // TFLite's int8 average pool needs equal input and output parameters.
+      return q_out && q_in0 && g.values[size_t(op.operands[0])].type.element == out
+                 ? "tflite: integer average rounded half away from zero"
+                 : "";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string profile_formula(const Graph& graph, const Op& op) {
+  if (graph.numerics == NumericsProfile::kDefault || op.results.empty()) return "";
+  const ElementType& out = graph.values[size_t(op.results[0])].type.element;
+  const bool q_in0 = !op.operands.empty() && graph.values[size_t(op.operands[0])].type.element.is_any_uniform();
+  if (graph.numerics == NumericsProfile::kStableHlo) return stablehlo_formula(graph, op, out, q_in0);
+  if (is_tflite(graph.numerics)) return tflite_formula(graph, op, out, q_in0);
+  // onnx: QLinearMatMul / QLinearConv's requantization.
+  const bool contraction = op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d;
+  return contraction && q_in0 && out.is_any_uniform() && out.storage.width < 32
+             ? "onnx: f32 multiplier f32(f32(s_x·s_w) / s_y) applied in f64"
+             : "";
+}
+
+Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tensor*>& in, const Type& result) {
+  Graph fg;  // the default profile: plain float evaluation
+  std::vector<Tensor> floats;
+  floats.reserve(in.size());
+  for (const Tensor* t : in) {
+    const ElementType& e = t->type.element;
+    if (!e.is_any_uniform()) {
+      floats.push_back(*t);
+      continue;
+    }
+    Type ft = t->type;
+    ft.element = ElementType::make_float(e.float_kind);
+    Tensor f = Tensor::zeros(ft);
+    const QuantView view(e, t->type.dims);
+    for (size_t i = 0; i < size_t(t->num_elements()); ++i) {
+      f.set_float(i, numerics::dequantize_stablehlo(t->int_at(i), view.zp(i), view.scale(i), e.float_kind));
+    }
+    floats.push_back(std::move(f));
+  }
+  std::vector<int> args;
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& f : floats) {
+    args.push_back(fg.add_input(f.type));
+    ptrs.push_back(&f);
+  }
+  Type float_result = result;
+  if (result.element.is_any_uniform()) float_result.element = ElementType::make_float(result.element.float_kind);
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  for (const auto& a : op.attrs) {
+    if (a.first != "clamp_min" && a.first != "clamp_max") attrs.push_back(a);  // the caller clamps the result
+  }
+  const int o = fg.add_op(op.kind, args, {float_result}, std::move(attrs), op.loc);
+  QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(fg, fg.ops[size_t(o)], ptrs));
+  if (!result.element.is_any_uniform()) return r;
+  Type qt = result;
+  qt.dims = r.type.dims;
+  Tensor y = Tensor::zeros(qt);
+  const ElementType& q = result.element;
+  const QuantView view(q, qt.dims);
+  for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+    y.set_int(i, numerics::quantize_stablehlo(r.float_at(i), view.scale(i), view.zp(i), q.storage.min, q.storage.max,
+                                              q.float_kind));
+  }
+  return y;
+}
+
+AccumulatorRequant::AccumulatorRequant(NumericsProfile profile, const ElementType& x, const ElementType& w,
+                                       const ElementType& out, size_t channels)
+    : profile_(profile) {
+  for (size_t c = 0; c < channels; ++c) {
+    const double sx = x.scales[0];
+    const double sw = w.scales[w.num_channels() == 1 ? 0 : c];
+    const double so = out.scales[out.num_channels() == 1 ? 0 : c];
+    if (is_tflite(profile)) {
+      // TFLite holds scales as f32 and forms the multiplier in double (kernel_util.cc).
+      const double real = double(float(sx)) * double(float(sw)) / double(float(so));
+      q31_.push_back(numerics::quantize_multiplier(real, profile == NumericsProfile::kTfliteSingleRounding));
+    } else if (profile == NumericsProfile::kOnnx) {
+      m_.push_back(numerics::onnx_multiplier(sx, sw, so));
+    } else {
+      m_.push_back(numerics::multiplier(accumulator_scale(x, w, c), so));
+    }
+  }
+}
+
+int64_t AccumulatorRequant::apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
+  if (is_tflite(profile_)) {
+    return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi, profile_ == NumericsProfile::kTfliteSingleRounding);
+  }
+  if (profile_ == NumericsProfile::kOnnx) return numerics::requantize_onnx(acc, m_[channel], zo, lo, hi);
+  return numerics::requantize(acc, m_[channel], zo, lo, hi);
+}
+
+TfliteBinary::TfliteBinary(OpKind kind, const ElementType& a, const ElementType& b, const ElementType& out,
+                           bool single_rounding)
+    : add_(kind == OpKind::kAdd),
+      single_rounding_(single_rounding),
+      za_(a.zero_points[0]),
+      zb_(b.zero_points[0]),
+      zo_(out.zero_points[0]),
+      lo_(out.storage.min),
+      hi_(out.storage.max) {
+  const double sa = double(float(a.scales[0])), sb = double(float(b.scales[0])), so = double(float(out.scales[0]));
+  if (add_) {
+    // add.cc: both inputs scaled to twice the larger input scale after a left shift of 20 bits
+    // (15 for 16-bit outputs), the sum rescaled to the output.
+    left_shift_ = out.storage.width == 16 ? 15 : 20;
+    const double twice_max = 2.0 * double(std::max(float(a.scales[0]), float(b.scales[0])));
+    ma_ = numerics::quantize_multiplier(sa / twice_max, single_rounding);
+    mb_ = numerics::quantize_multiplier(sb / twice_max, single_rounding);
+    mo_ = numerics::quantize_multiplier(twice_max / (double(int64_t(1) << left_shift_) * so), single_rounding);
+  } else {
+    mo_ = numerics::quantize_multiplier(sa * sb / so, single_rounding);
+  }
+}
+
+int64_t TfliteBinary::apply(int64_t qa, int64_t qb) const {
+  const int64_t a = qa - za_, b = qb - zb_;
+  int64_t raw;
+  if (add_) {
+    const int32_t sa = numerics::multiply_by_quantized_multiplier(a * (int64_t(1) << left_shift_), ma_, single_rounding_);
+    const int32_t sb = numerics::multiply_by_quantized_multiplier(b * (int64_t(1) << left_shift_), mb_, single_rounding_);
+    raw = numerics::multiply_by_quantized_multiplier(int64_t(sa) + int64_t(sb), mo_, single_rounding_);
+  } else {
+    raw = numerics::multiply_by_quantized_multiplier(a * b, mo_, single_rounding_);
+  }
+  return numerics::clamp_i64(raw + zo_, lo_, hi_);
+}
+
+}  // namespace qrt

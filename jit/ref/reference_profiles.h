@@ -1,0 +1,59 @@
+// qrt — the reference under numerics profiles other than the default: which ops a profile
+// changes, and the formulas it changes them to (docs/numerics.md, "Profiles").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/numerics.h"
+#include "jit/core/tensor.h"
+
+namespace qrt {
+
+/// What `op` computes under `graph.numerics` where that differs from the default formula,
+/// e.g. "tflite: Q31 fixed-point requantization"; "" where the default formula applies (always
+/// under the default profile). Kernels implement the default formulas, so a plan leaves ops
+/// with a non-empty answer to the reference.
+std::string profile_formula(const Graph& graph, const Op& op);
+
+/// StableHLO's dequantize_op_quantize: every quantized operand dequantized in its expressed
+/// type, `op` evaluated on the floats (without its fused clamp), the result quantized with the
+/// StableHLO formula. For ops where profile_formula names the stablehlo profile.
+Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tensor*>& in, const Type& result);
+
+/// How the accumulator of a quantized matmul or convolution becomes a stored value, per output
+/// channel, under a profile: default f32 multiplier; tflite Q31 multiplier and shift; onnx's
+/// f32 multiplier applied in f64.
+class AccumulatorRequant {
+ public:
+  /// For activations `x`, weights `w` (per tensor or per output channel) and result `out`
+  /// (per tensor or per output channel), `channels` output channels.
+  AccumulatorRequant(NumericsProfile profile, const ElementType& x, const ElementType& w, const ElementType& out,
+                     size_t channels);
+  /// The stored value of accumulator `acc` of output channel `channel`.
+  int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const;
+
+ private:
+  NumericsProfile profile_;
+  std::vector<float> m_;                              // default and onnx
+  std::vector<numerics::QuantizedMultiplier> q31_;  // tflite
+};
+
+/// TFLite's quantized add (8-bit: left shift 20, 16-bit: 15) or multiply of two stored values
+/// with per-tensor types `a`, `b`, `out`, precomputed once per op.
+class TfliteBinary {
+ public:
+  TfliteBinary(OpKind kind, const ElementType& a, const ElementType& b, const ElementType& out, bool single_rounding);
+  /// The stored result for stored operands `qa`, `qb`.
+  int64_t apply(int64_t qa, int64_t qb) const;
+
+ private:
+  bool add_;
+  bool single_rounding_;
+  int left_shift_ = 0;
+  int64_t za_, zb_, zo_, lo_, hi_;
+  numerics::QuantizedMultiplier ma_, mb_, mo_;
+};
+
+}  // namespace qrt
