@@ -76,6 +76,10 @@ int64_t quantize_stablehlo(double x, double scale, int64_t zp, int64_t qmin, int
   // clamping before or after rounding gives the same integer.
   const double lo = in_expressed(double(qmin), expressed), hi = in_expressed(double(qmax), expressed);
   const double clamped = shifted < lo ? lo : shifted > hi ? hi : shifted;
+  // A bound the expressed type cannot hold (2^31 - 1 in f16 is inf) leaves infinities
+  // unclamped: they saturate like every other out-of-range value.
+  if (!(clamped > -0x1p40)) return qmin;
+  if (!(clamped < 0x1p40)) return qmax;
   return clamp_i64(int64_t(round_half_even(clamped)), qmin, qmax);
 }
 

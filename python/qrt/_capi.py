@@ -44,7 +44,7 @@ class TensorView(Structure):
 class PlanOptions(Structure):
     """qrt_plan_options."""
     _fields_ = [("struct_size", c_size_t), ("backend", c_int), ("threads", c_size_t), ("passes", c_char_p),
-                ("isa", c_char_p), ("flags", c_uint), ("max_memory", c_size_t)]
+                ("isa", c_char_p), ("flags", c_uint), ("max_memory", c_size_t), ("numerics", c_char_p)]
 
 
 class MemoryInfo(Structure):
@@ -146,6 +146,9 @@ for _name, _args, _res in [
     ("qrt_plan_options_init", [POINTER(PlanOptions)], None),
     ("qrt_plan_create", [_model_p, POINTER(PlanOptions), POINTER(_plan_p)], c_int),
     ("qrt_plan_num_ops", [_plan_p, POINTER(c_size_t)], c_int),
+    ("qrt_plan_numerics", [_plan_p, POINTER(c_char_p)], c_int),
+    ("qrt_model_numerics", [_model_p, POINTER(c_char_p)], c_int),
+    ("qrt_model_set_numerics", [_model_p, c_char_p], c_int),
     ("qrt_plan_op_info", [_plan_p, c_size_t, POINTER(OpInfo)], c_int),
     ("qrt_plan_op_selection", [_plan_p, c_size_t, POINTER(c_char_p)], c_int),
     ("qrt_plan_memory_info", [_plan_p, POINTER(MemoryInfo)], c_int),

@@ -120,7 +120,8 @@ class Model:
         return _capi.take_string(report)
 
     def compile(self, *, threads: int = 1, isa: str | None = None, passes: str | Iterable[str] | None = None,
-                backend: str = "default", fusion: bool = True, max_memory: int = 0) -> "Plan":
+                backend: str = "default", fusion: bool = True, max_memory: int = 0,
+                numerics: str | None = None) -> "Plan":
         """Compiles the graph into an immutable `qrt.Plan`.
 
         threads: threads per run, the calling thread included. isa: the highest ISA level the
@@ -129,7 +130,9 @@ class Model:
         graph passes run before kernels are chosen (None: the default pipeline, "" or []:
         none). backend: "default", "jit", "llvm" or "ref" (the reference interpreter).
         fusion: fuse element-wise chains (results are identical either way). max_memory: the
-        plan's memory budget in bytes (0: the host's physical memory).
+        plan's memory budget in bytes (0: the host's physical memory). numerics: the numerics
+        profile ("default", "stablehlo", "tflite", "tflite-single-rounding", "onnx";
+        docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`).
         """
         from .plan import Plan
         if backend not in _capi.BACKENDS:
@@ -145,9 +148,22 @@ class Model:
         options.isa = isa.encode() if isa is not None else None
         options.flags = 0 if fusion else _capi.QRT_PLAN_NO_FUSION
         options.max_memory = int(max_memory)
+        options.numerics = numerics.encode() if numerics is not None else None
         handle = ctypes.c_void_p()
         _lib.qrt_plan_create(self.handle, ctypes.byref(options), ctypes.byref(handle))
         return Plan(handle, self.inputs, self.outputs)
+
+    @property
+    def numerics(self) -> str:
+        """The numerics profile recorded in the model ("default" when none is)."""
+        out = ctypes.c_char_p()
+        _lib.qrt_model_numerics(self.handle, ctypes.byref(out))
+        return out.value.decode()
+
+    @numerics.setter
+    def numerics(self, profile: str) -> None:
+        """Records `profile` in the model (saved with it; plans made afterwards use it)."""
+        _lib.qrt_model_set_numerics(self.handle, str(profile).encode())
 
     def close(self) -> None:
         """Frees the model now; later use raises qrt.InvalidArgumentError. Plans stay valid."""

@@ -211,6 +211,13 @@ class Plan:
         return list(self._state.ops)
 
     @property
+    def numerics(self) -> str:
+        """The numerics profile the plan computes, e.g. "tflite"."""
+        out = ctypes.c_char_p()
+        _lib.qrt_plan_numerics(self.handle, ctypes.byref(out))
+        return out.value.decode()
+
+    @property
     def handle(self) -> ctypes.c_void_p:
         """The qrt_plan_t* (for this package's own use); a closed plan raises."""
         return self._state.handle

@@ -211,3 +211,31 @@ def test_quantized_rounding_region_runs_as_a_table():
         np.testing.assert_array_equal(plan.run(x)["q"], want, err_msg=isa)
         if isa != "scalar":
             assert any("lut8" in op.kernel for op in plan.ops), [op.kernel for op in plan.ops]
+
+
+QCAST_TEXT = """func.func @main(%x: tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 1.0:-1>> {
+  %0 = "quant.qcast"(%x) : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 1.0:-1>>
+  return %0 : tensor<4x!quant.uniform<i8:f32, 1.0:-1>>
+}
+"""
+
+
+def test_numerics_profiles(tmp_path):
+    m = qrt.Model(QCAST_TEXT.encode(), name="q.mlir")
+    x = np.array([0.5, 1.5, 2.5, -0.5], dtype=np.float32)
+    assert m.numerics == "default"
+    assert m.compile().run(x)["0"].tolist() == [-1, 1, 1, -1]  # rne, then the zero point
+    plan = m.compile(numerics="stablehlo")
+    assert plan.numerics == "stablehlo"
+    assert plan.run(x)["0"].tolist() == [0, 0, 2, -2]  # the zero point, then rne
+    assert "numerics profile stablehlo" in plan.ops[0].reason
+    assert m.compile(numerics="tflite").run(x)["0"].tolist() == [0, 1, 2, -2]  # half away from zero
+    with pytest.raises(qrt.InvalidArgumentError, match="unknown numerics profile 'gemmlowp'"):
+        m.compile(numerics="gemmlowp")
+    m.numerics = "tflite"  # recorded, saved and loaded with the model
+    m.save(tmp_path / "q.qrt")
+    loaded = qrt.Model(tmp_path / "q.qrt")
+    assert loaded.numerics == "tflite"
+    assert loaded.compile().numerics == "tflite"
+    with pytest.raises(qrt.InvalidArgumentError):
+        m.numerics = "nope"

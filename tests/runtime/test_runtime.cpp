@@ -7,6 +7,7 @@
 #include <qrt.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -91,13 +92,14 @@ struct Compiled {
 };
 
 void compile(const std::string& path, size_t threads, Compiled& c, const char* isa = nullptr,
-             qrt_backend backend = QRT_BACKEND_DEFAULT) {
+             qrt_backend backend = QRT_BACKEND_DEFAULT, const char* numerics = nullptr) {
   REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/" + path).c_str(), &c.model) == QRT_OK, qrt_last_error_message());
   qrt_plan_options opts;
   qrt_plan_options_init(&opts);
   opts.threads = threads;
   opts.isa = isa;
   opts.backend = backend;
+  opts.numerics = numerics;
   REQUIRE_MESSAGE(qrt_plan_create(c.model, &opts, &c.plan) == QRT_OK, qrt_last_error_message());
   qrt_model_num_outputs(c.model, &c.outputs);
 }
@@ -412,4 +414,80 @@ TEST_CASE("memory budget: hostile but valid models fail before allocating, namin
   load.struct_size = sizeof load + 8;
   CHECK(qrt_model_load_buffer_ex(small.data(), small.size(), "small.mlir", &load, &model) == QRT_INVALID_ARGUMENT);
   CHECK(std::string(qrt_last_error_message()).find("struct_size") != std::string::npos);
+}
+
+TEST_CASE("numerics profiles: the bundled TFLite models give the reference's bytes under each profile") {
+  for (const char* path : {"tflite-micro/person_detect.tflite", "tflite-micro/hello_world_int8.tflite",
+                           "tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite"}) {
+    const bool large = std::string(path).find("mobilenet") != std::string::npos;  // 1.6 s on the reference
+    for (const char* profile : {"tflite", "tflite-single-rounding", "stablehlo", "onnx"}) {
+      if (large && std::string(profile) != "tflite") continue;
+      CAPTURE(std::string(path));
+      CAPTURE(std::string(profile));
+      Compiled jit, ref, plain;
+      compile(path, 2, jit, nullptr, QRT_BACKEND_DEFAULT, profile);
+      compile(path, 1, ref, nullptr, QRT_BACKEND_REF, profile);
+      compile(path, 1, plain);
+      const char* name = nullptr;
+      REQUIRE(qrt_plan_numerics(jit.plan, &name) == QRT_OK);
+      CHECK(std::string(name) == profile);
+      // Every op a profile redefines says so; the others keep their kernels.
+      size_t ops = 0, redefined = 0;
+      qrt_plan_num_ops(jit.plan, &ops);
+      for (size_t i = 0; i < ops; ++i) {
+        qrt_op_info info;
+        REQUIRE(qrt_plan_op_info(jit.plan, i, &info) == QRT_OK);
+        if (std::string(info.reason).find(std::string("numerics profile ") + profile) != std::string::npos) ++redefined;
+      }
+      if (std::string(profile) != "onnx") CHECK(redefined > 0);
+      const Inputs in = make_inputs(jit.model, 3);
+      qrt_context_t *a = nullptr, *b = nullptr, *c = nullptr;
+      REQUIRE(qrt_context_create(jit.plan, &a) == QRT_OK);
+      REQUIRE(qrt_context_create(ref.plan, &b) == QRT_OK);
+      REQUIRE(qrt_context_create(plain.plan, &c) == QRT_OK);
+      const auto got = run_once(a, in, jit.outputs);
+      CHECK(got == run_once(b, in, ref.outputs));
+      // TFLite's requantization changes mobilenet's 1000 logits (the small models' outputs
+      // can coincide: a saturated softmax, a 1-element regression).
+      if (large) CHECK(got != run_once(c, in, plain.outputs));
+      qrt_context_destroy(a);
+      qrt_context_destroy(b);
+      qrt_context_destroy(c);
+    }
+  }
+}
+
+TEST_CASE("numerics profiles: recorded in the model, saved, loaded, overridden, and unknown names refused") {
+  qrt_model_t* model = nullptr;
+  REQUIRE(qrt_model_load_file((kModels + "/tflite-micro/hello_world_int8.tflite").c_str(), &model) == QRT_OK);
+  const char* name = nullptr;
+  REQUIRE(qrt_model_numerics(model, &name) == QRT_OK);
+  CHECK(std::string(name) == "default");
+  CHECK(qrt_model_set_numerics(model, "gemmlowp") == QRT_INVALID_ARGUMENT);
+  CHECK(std::string(qrt_last_error_message()).find("unknown numerics profile 'gemmlowp'") != std::string::npos);
+  REQUIRE(qrt_model_set_numerics(model, "tflite") == QRT_OK);
+  const std::string path = "numerics_profile_test.qrt";
+  REQUIRE(qrt_model_save(model, path.c_str(), QRT_FORMAT_BINARY) == QRT_OK);
+  qrt_model_t* loaded = nullptr;
+  REQUIRE(qrt_model_load_file(path.c_str(), &loaded) == QRT_OK);
+  REQUIRE(qrt_model_numerics(loaded, &name) == QRT_OK);
+  CHECK(std::string(name) == "tflite");
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  qrt_plan_t* plan = nullptr;
+  REQUIRE(qrt_plan_create(loaded, &opts, &plan) == QRT_OK);  // the model's profile
+  REQUIRE(qrt_plan_numerics(plan, &name) == QRT_OK);
+  CHECK(std::string(name) == "tflite");
+  qrt_plan_destroy(plan);
+  opts.numerics = "default";  // the options override it
+  REQUIRE(qrt_plan_create(loaded, &opts, &plan) == QRT_OK);
+  REQUIRE(qrt_plan_numerics(plan, &name) == QRT_OK);
+  CHECK(std::string(name) == "default");
+  qrt_plan_destroy(plan);
+  opts.numerics = "tflite2";
+  CHECK(qrt_plan_create(loaded, &opts, &plan) == QRT_INVALID_ARGUMENT);
+  CHECK(std::string(qrt_last_error_message()).find("unknown numerics profile 'tflite2'") != std::string::npos);
+  std::remove(path.c_str());
+  qrt_model_destroy(loaded);
+  qrt_model_destroy(model);
 }

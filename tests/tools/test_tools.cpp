@@ -463,3 +463,46 @@ TEST_CASE("qopt --weight-only: 4-bit block-wise weights that qrun runs packed, w
   const Run both = run(kQopt + " " + model.string() + " --weight-only i8 --calibrate x.npy");
   check_one_error_line(both, "qopt", "--weight-only and --calibrate do not combine");
 }
+
+TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named by --kernels") {
+  const fs::path model = write_file("qcast_profiles.mlir", kQcastGraph);
+  const fs::path x = write_f32("xp.npy", {4}, {0.25f, 0.75f, 100.0f, -1.3f});
+  // x / 0.5 = [0.5, 1.5, 200, -2.6], zero point -3.
+  const std::vector<std::pair<std::string, std::vector<int8_t>>> cases = {
+      {"default", {-3, -1, 127, -6}},    // rne, then the zero point
+      {"stablehlo", {-2, -2, 127, -6}},  // the zero point, then rne: rne(-2.5), rne(-1.5)
+      {"tflite", {-2, -1, 127, -6}},     // round half away from zero, then the zero point
+  };
+  for (const auto& [profile, expected] : cases) {
+    CAPTURE(profile);
+    const fs::path out = temp_dir() / ("out_" + profile);
+    const Run r = run(kQrun + " " + model.string() + " --input x=" + x.string() + " --numerics " + profile +
+                      " --kernels --output-dir " + out.string());
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("numerics profile: " + profile) != std::string::npos);
+    if (profile != "default") CHECK(r.out.find("reference: numerics profile " + profile + ": quantize") != std::string::npos);
+    qrt_tools::NpyArray q;
+    std::string error;
+    REQUIRE(qrt_tools::read_npy((out / "q.npy").string(), q, error));
+    CHECK(std::memcmp(q.data.data(), expected.data(), 4) == 0);
+  }
+  // qopt records the profile (text and .qrt); qrun then uses it without being told.
+  const Run text = run(kQopt + " " + model.string() + " --numerics stablehlo");
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(text.out.rfind("module attributes {qrt.numerics = \"stablehlo\"} {\n", 0) == 0);
+  const fs::path qrt_file = temp_dir() / "profiled.qrt";
+  REQUIRE(run(kQopt + " " + model.string() + " --numerics stablehlo -o " + qrt_file.string()).exit_code == 0);
+  const fs::path out = temp_dir() / "out_recorded";
+  const Run r = run(kQrun + " " + qrt_file.string() + " --input x=" + x.string() + " --output-dir " + out.string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  qrt_tools::NpyArray q;
+  std::string error;
+  REQUIRE(qrt_tools::read_npy((out / "q.npy").string(), q, error));
+  const std::vector<int8_t> stablehlo = {-2, -2, 127, -6};
+  CHECK(std::memcmp(q.data.data(), stablehlo.data(), 4) == 0);
+  CHECK(run(kQrun + " --version").out.find("numerics profiles: default, stablehlo, tflite") != std::string::npos);
+  check_one_error_line(run(kQrun + " " + model.string() + " --random 1 --numerics gemmlowp"), "qrun",
+                       "unknown numerics profile 'gemmlowp'");
+  check_one_error_line(run(kQopt + " " + model.string() + " --numerics gemmlowp"), "qopt",
+                       "unknown numerics profile 'gemmlowp'");
+}

@@ -1,0 +1,225 @@
+// Tests: the numerics profiles (docs/numerics.md, "Profiles") — hand-computed cases per
+// formula, an independent implementation of TFLite's fixed-point arithmetic compared on
+// random inputs, and the reference's ops under each profile.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+#include "ir/float_format.h"
+#include "ir/numerics.h"
+#include "jit/ref/reference_profiles.h"
+#include "tests/jit/tensor_util.h"
+
+using namespace qrt::numerics;
+using qrt::FloatKind;
+using qrt::NumericsProfile;
+using qrt_test::run1;
+
+namespace {
+
+// TFLite's double-rounding multiply written from the definitions, not from gemmlowp's code:
+// the high multiply is ab / 2^31 rounded half up (floor(v + 1/2)), the shift divides by
+// 2^e rounding half away from zero. Exact in 128-bit integers.
+int32_t mbqm_independent(int32_t x, int32_t m, int shift, bool single) {
+  using i128 = __int128;
+  auto floor_div = [](i128 a, i128 d) { return a >= 0 ? a / d : -((-a + d - 1) / d); };
+  if (single) {
+    const int total = 31 - shift;
+    return int32_t(floor_div(i128(x) * m + (i128(1) << (total - 1)), i128(1) << total));
+  }
+  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const i128 a = i128(x) << left;  // callers keep it inside int32
+  i128 high = floor_div(2 * a * m + (i128(1) << 31), i128(1) << 32);
+  if (high > std::numeric_limits<int32_t>::max()) high = std::numeric_limits<int32_t>::max();
+  if (right == 0) return int32_t(high);
+  const i128 mag = high < 0 ? -high : high;
+  const i128 q = (mag + (i128(1) << (right - 1))) >> right;
+  return int32_t(high < 0 ? -q : q);
+}
+
+}  // namespace
+
+TEST_CASE("stablehlo quantize adds the zero point before rounding, in the expressed type") {
+  // The StableHLO example of the issue: scale 1, zero point -1.
+  const double xs[] = {0.5, 1.5, 2.5, -0.5};
+  const int64_t stablehlo[] = {0, 0, 2, -2}, qrt_default[] = {-1, 1, 1, -1}, tflite[] = {0, 1, 2, -2};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(quantize_stablehlo(xs[i], 1.0, -1, -128, 127, FloatKind::kF32) == stablehlo[i]);
+    CHECK(quantize_f32(float(xs[i]), 1.0f, -1, -128, 127) == qrt_default[i]);
+    CHECK(quantize_tflite(float(xs[i]), 1.0f, -1, -128, 127) == tflite[i]);  // half away from zero
+  }
+  // Saturation, infinities, NaN, negative and extreme zero points.
+  CHECK(quantize_stablehlo(1000.0, 0.5, 3, -128, 127, FloatKind::kF32) == 127);
+  CHECK(quantize_stablehlo(-INFINITY, 0.5, 3, -128, 127, FloatKind::kF32) == -128);
+  CHECK(quantize_stablehlo(NAN, 0.5, -7, -128, 127, FloatKind::kF32) == -7);
+  CHECK(quantize_stablehlo(-1.0, 1.0, 255, 0, 255, FloatKind::kF32) == 254);
+  CHECK(quantize_stablehlo(0.25, 0.5, -128, -127, 127, FloatKind::kF32) == -127);  // narrow bound
+  // f16: x / scale = 2050 is exact, + 1 = 2051 rounds to 2052 in f16 (f32 would keep 2051).
+  CHECK(quantize_stablehlo(1025.0, 0.5, 1, -32768, 32767, FloatKind::kF16) == 2052);
+  CHECK(quantize_f32(1025.0f, 0.5f, 1, -32768, 32767) == 2051);
+  // f16 overflow: 60000 / 0.5 is inf in f16 and saturates, also where the bound itself is inf.
+  CHECK(quantize_stablehlo(60000.0, 0.5, 0, -128, 127, FloatKind::kF16) == 127);
+  CHECK(quantize_stablehlo(-60000.0, 0.5, 0, INT32_MIN, INT32_MAX, FloatKind::kF16) == INT32_MIN);
+  CHECK(quantize_stablehlo(60000.0, 0.5, 0, INT32_MIN, INT32_MAX, FloatKind::kF16) == INT32_MAX);
+  // f64 works in double: 0.1 / 0.1 + 0 = 1.
+  CHECK(quantize_stablehlo(0.1, 0.1, 0, -128, 127, FloatKind::kF64) == 1);
+}
+
+TEST_CASE("stablehlo dequantize rounds q - zp to the expressed type, then multiplies in it") {
+  CHECK(dequantize_stablehlo(-128, 127, 0.5, FloatKind::kF32) == -127.5);
+  // i16 storage, f16: f16(2051) = 2052, 2052 * 0.75 = 1539; the default rounds once: 1538.25 -> 1538.
+  CHECK(dequantize_stablehlo(2051, 0, 0.75, FloatKind::kF16) == 1539.0);
+  CHECK(qrt::round_to_float_kind(double(dequantize_f32(2051, 0, 0.75f)), FloatKind::kF16) == 1538.0);
+  // Overflow to inf in f16.
+  CHECK(std::isinf(dequantize_stablehlo(30000, -30000, 2.0, FloatKind::kF16)));
+}
+
+TEST_CASE("tflite QuantizeMultiplier: Q31 significand, carry, flush and the single-rounding cap") {
+  auto qm = [](double r, bool single = false) { return quantize_multiplier(r, single); };
+  CHECK(qm(0.5).multiplier == (1 << 30));
+  CHECK(qm(0.5).shift == 0);
+  CHECK(qm(1.0).multiplier == (1 << 30));
+  CHECK(qm(1.0).shift == 1);
+  CHECK(qm(0.75).multiplier == 1610612736);
+  CHECK(qm(0.1).multiplier == 1717986918);  // 0.8 · 2^31 = 1717986918.4
+  CHECK(qm(0.1).shift == -3);
+  CHECK(qm(1.0 - 0x1p-33).multiplier == (1 << 30));  // rounds to 2^31: carries into the shift
+  CHECK(qm(1.0 - 0x1p-33).shift == 1);
+  CHECK(qm(1e-12).multiplier == 0);  // shift below -31: flushed
+  CHECK(qm(1e-12).shift == 0);
+  CHECK(qm(0x1p35).shift == 36);
+  CHECK(qm(0x1p35, true).shift == 30);
+  CHECK(qm(0x1p35, true).multiplier == INT32_MAX);
+  CHECK(qm(0.0).multiplier == 0);
+}
+
+TEST_CASE("tflite fixed-point primitives on hand-computed ties and saturation") {
+  CHECK(saturating_rounding_doubling_high_mul(1, 1 << 30) == 1);       // 0.5 -> 1
+  CHECK(saturating_rounding_doubling_high_mul(-1, 1 << 30) == 0);      // -0.5 -> 0 (ties up)
+  CHECK(saturating_rounding_doubling_high_mul(-3, 1 << 30) == -1);     // -1.5 -> -1
+  CHECK(saturating_rounding_doubling_high_mul(INT32_MIN, INT32_MIN) == INT32_MAX);
+  CHECK(saturating_rounding_doubling_high_mul(INT32_MAX, INT32_MAX) == INT32_MAX - 1);
+  CHECK(rounding_divide_by_pot(5, 1) == 3);    // 2.5 -> 3
+  CHECK(rounding_divide_by_pot(-5, 1) == -3);  // -2.5 -> -3 (away from zero)
+  CHECK(rounding_divide_by_pot(-6, 2) == -2);  // -1.5 -> -2
+  CHECK(rounding_divide_by_pot(4, 1) == 2);
+  CHECK(rounding_divide_by_pot(7, 0) == 7);
+  // 101 · 0.25 = 25.25: double rounding first makes 50.5 -> 51, then 25.5 -> 26; one
+  // rounding gives 25.
+  const QuantizedMultiplier quarter = quantize_multiplier(0.25, false);
+  CHECK(multiply_by_quantized_multiplier(101, quarter, false) == 26);
+  CHECK(multiply_by_quantized_multiplier(101, quarter, true) == 25);
+  CHECK(requantize_tflite(-5, quantize_multiplier(0.5, false), 0, -128, 127, false) == -2);  // -2.5 -> -2
+  CHECK(requantize_tflite(5, quantize_multiplier(0.5, false), 0, -128, 127, false) == 3);
+  CHECK(requantize_tflite(1000, quantize_multiplier(0.5, false), 10, -128, 127, false) == 127);
+  CHECK(requantize_tflite(int64_t(1) << 40, quantize_multiplier(0.5, false), 0, INT32_MIN, INT32_MAX, false) ==
+        (int64_t(1) << 30));  // accumulators saturate to int32 first
+  CHECK(average_tflite(10, 4) == 3);   // 2.5 -> 3
+  CHECK(average_tflite(-10, 4) == -3);
+  CHECK(average_tflite(9, 4) == 2);
+}
+
+TEST_CASE("tflite multiply-by-quantized-multiplier matches an independent implementation on random inputs") {
+  std::mt19937_64 rng(18);
+  for (const bool single : {false, true}) {
+    for (int i = 0; i < 200000; ++i) {
+      const int32_t m = int32_t((int64_t(1) << 30) + int64_t(rng() % (uint64_t(1) << 30)));
+      const int shift = -int(rng() % 32);  // the multipliers below 1 that requantization uses
+      const int32_t x = i % 4 == 0 ? int32_t(rng()) : int32_t(int64_t(rng() % 200001) - 100000);
+      REQUIRE(multiply_by_quantized_multiplier(x, QuantizedMultiplier{m, shift}, single) ==
+              mbqm_independent(x, m, shift, single));
+    }
+    // Multipliers of 1 or more shift left first.
+    for (int i = 0; i < 20000; ++i) {
+      const int32_t m = int32_t((int64_t(1) << 30) + int64_t(rng() % (uint64_t(1) << 30)));
+      const int shift = 1 + int(rng() % 8);
+      const int32_t x = int32_t(int64_t(rng() % 20001) - 10000);
+      REQUIRE(multiply_by_quantized_multiplier(x, QuantizedMultiplier{m, shift}, single) ==
+              mbqm_independent(x, m, shift, single));
+    }
+  }
+}
+
+TEST_CASE("the reference under tflite: conv2d, add, mul, requantize, average pool, mean") {
+  // The conv of test_reference_nn.cpp: accumulators ch0 [1, 3, 4, 10] (M = 1), ch1 [1, 2, 3, 5]
+  // (M = 0.5). TFLite rounds the ties of ch1 up (0.5 -> 1, 1.5 -> 2, 2.5 -> 3); the default
+  // rounds them to even.
+  const std::string xt = "tensor<1x2x2x1x!quant.uniform<i8:f32, 1.0:2>>";
+  const std::string wt = "tensor<2x2x2x1x!quant.uniform<i8:f32:0, {0.5, 0.25}>>";
+  const std::string yt = "tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:-1>>";
+  const std::vector<std::pair<std::string, std::vector<double>>> conv_in = {{xt, {3, 4, 5, 6}},
+                                                                             {wt, {1, 1, 1, 1, 1, 0, 0, 1}}};
+  CHECK(run1("qrt.conv2d", "{pads = [1, 1, 0, 0]}", conv_in, yt, NumericsProfile::kTflite) ==
+        std::vector<double>{0, 0, 2, 0, 3, 1, 9, 2});
+  CHECK(run1("qrt.conv2d", "{pads = [1, 1, 0, 0]}", conv_in, yt) == std::vector<double>{0, -1, 2, 0, 3, 1, 9, 1});
+  // add: 0.5-scaled inputs into a 1.0-scaled output: 0.5 -> 1, 1.5 -> 2, -0.5 -> -1 (left shift
+  // 20, Q31 multipliers, the last shift rounding half away from zero).
+  const std::string h = "tensor<3x!quant.uniform<i8:f32, 0.5>>", one = "tensor<3x!quant.uniform<i8:f32, 1.0>>";
+  CHECK(run1("qrt.add", "", {{h, {1, 3, -1}}, {h, {0, 0, 0}}}, one, NumericsProfile::kTflite) ==
+        std::vector<double>{1, 2, -1});
+  CHECK(run1("qrt.add", "", {{h, {1, 3, -1}}, {h, {0, 0, 0}}}, one) == std::vector<double>{0, 2, 0});
+  // mul: 0.25 / 0.5 = 0.5 times the product: 1 -> 0.5 -> 1; 3 -> 1.5 -> 2; -1 -> -0.5 -> 0.
+  CHECK(run1("qrt.mul", "", {{h, {1, 3, -1}}, {h, {1, 1, 1}}}, h, NumericsProfile::kTflite) ==
+        std::vector<double>{1, 2, 0});
+  CHECK(run1("qrt.mul", "", {{h, {1, 3, -1}}, {h, {1, 1, 1}}}, h) == std::vector<double>{0, 2, -0.0});
+  // requantize 1.0 -> 2.0: 5 -> 3, -5 -> -2, 7 -> 4; single rounding of 101 / 4 gives 25, double 26.
+  const std::string s1 = "tensor<3x!quant.uniform<i8:f32, 1.0>>", s2 = "tensor<3x!quant.uniform<i8:f32, 2.0>>";
+  CHECK(run1("qrt.requantize", "", {{s1, {5, -5, 7}}}, s2, NumericsProfile::kTflite) == std::vector<double>{3, -2, 4});
+  const std::string s4 = "tensor<3x!quant.uniform<i8:f32, 4.0>>";
+  CHECK(run1("qrt.requantize", "", {{s1, {101, 0, 0}}}, s4, NumericsProfile::kTflite) == std::vector<double>{26, 0, 0});
+  CHECK(run1("qrt.requantize", "", {{s1, {101, 0, 0}}}, s4, NumericsProfile::kTfliteSingleRounding) ==
+        std::vector<double>{25, 0, 0});
+  // average pool with equal parameters: the stored sum 10 / 4 = 2.5 -> 3 (the default: 2).
+  const std::string p = "tensor<1x2x2x1x!quant.uniform<i8:f32, 1.0>>", p1 = "tensor<1x1x1x1x!quant.uniform<i8:f32, 1.0>>";
+  CHECK(run1("qrt.avg_pool2d", "{kernel = [2, 2]}", {{p, {1, 2, 3, 4}}}, p1, NumericsProfile::kTflite) ==
+        std::vector<double>{3});
+  CHECK(run1("qrt.avg_pool2d", "{kernel = [2, 2]}", {{p, {1, 2, 3, 4}}}, p1) == std::vector<double>{2});
+  // mean over 4 values: (q - zp) sum 10, times 1.0, / 4 -> 3 (the default: 2).
+  CHECK(run1("qrt.mean", "{axes = [1, 2]}", {{p, {1, 2, 3, 4}}}, "tensor<1x1x!quant.uniform<i8:f32, 1.0>>",
+             NumericsProfile::kTflite) == std::vector<double>{3});
+  // quantize rounds half away from zero.
+  CHECK(run1("quant.qcast", "", {{"tensor<3xf32>", {0.5, -0.5, 1.5}}}, "tensor<3x!quant.uniform<i8:f32, 1.0>>",
+             NumericsProfile::kTflite) == std::vector<double>{1, -1, 2});
+}
+
+TEST_CASE("the reference under stablehlo: dequantize, float op, quantize") {
+  // add: 0.5 + 0 = 0.5 in f32, quantized to scale 1, zero point -1: rne(0.5 - 1) = rne(-0.5) = 0
+  // (the default: rne(0.5) - 1 = -1).
+  const std::string h = "tensor<2x!quant.uniform<i8:f32, 0.5>>", o = "tensor<2x!quant.uniform<i8:f32, 1.0:-1>>";
+  CHECK(run1("qrt.add", "", {{h, {1, 5}}, {h, {0, 0}}}, o, NumericsProfile::kStableHlo) == std::vector<double>{0, 2});
+  CHECK(run1("qrt.add", "", {{h, {1, 5}}, {h, {0, 0}}}, o) == std::vector<double>{-1, 1});
+  // matmul: [1, 2] · [[1], [1]] at scales 0.5 · 1 = 1.5 -> + zp -1 = 0.5 -> 0 (default: 2 - 1 = 1).
+  CHECK(run1("qrt.matmul", "", {{"tensor<1x2x!quant.uniform<i8:f32, 0.5>>", {1, 2}},
+                                 {"tensor<2x1x!quant.uniform<i8:f32, 1.0>>", {1, 1}}},
+             "tensor<1x1x!quant.uniform<i8:f32, 1.0:-1>>", NumericsProfile::kStableHlo) == std::vector<double>{0});
+  // The i32 accumulator result is quantize(float product): exact here.
+  CHECK(run1("qrt.matmul", "", {{"tensor<1x2x!quant.uniform<i8:f32, 0.5>>", {1, 2}},
+                                 {"tensor<2x1x!quant.uniform<i8:f32, 1.0>>", {3, 1}}},
+             "tensor<1x1x!quant.uniform<i32:f32, 0.5>>", NumericsProfile::kStableHlo) == std::vector<double>{5});
+  // qcast / dcast.
+  CHECK(run1("quant.qcast", "", {{"tensor<4xf32>", {0.5, 1.5, 2.5, -0.5}}}, "tensor<4x!quant.uniform<i8:f32, 1.0:-1>>",
+             NumericsProfile::kStableHlo) == std::vector<double>{0, 0, 2, -2});
+  CHECK(run1("quant.dcast", "", {{"tensor<1x!quant.uniform<i16:f16, 0.75>>", {2051}}}, "tensor<1xf16>",
+             NumericsProfile::kStableHlo) == std::vector<double>{1539});
+}
+
+TEST_CASE("the reference under onnx: QLinearMatMul's f32 multiplier applied in f64") {
+  std::mt19937 rng(7);
+  const double sa = 0.0137, sw = 0.0291, sy = 0.173;
+  const float m = (float(sa) * float(sw)) / float(sy);  // numpy float32 arithmetic
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<double> a(8), w(8);
+    for (auto& v : a) v = double(int(rng() % 256) - 128);
+    for (auto& v : w) v = double(int(rng() % 256) - 128);
+    int64_t acc = 0;
+    for (size_t k = 0; k < 8; ++k) acc += int64_t(a[k] - 3) * int64_t(w[k]);
+    double expect = std::nearbyint(double(acc) * double(m)) + 5;
+    expect = expect < -128 ? -128 : expect > 127 ? 127 : expect;
+    CHECK(run1("qrt.matmul", "", {{"tensor<1x8x!quant.uniform<i8:f32, 0.0137:3>>", a},
+                                   {"tensor<8x1x!quant.uniform<i8:f32, 0.0291>>", w}},
+               "tensor<1x1x!quant.uniform<i8:f32, 0.173:5>>", NumericsProfile::kOnnx) == std::vector<double>{expect});
+  }
+}
