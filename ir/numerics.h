@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "ir/numerics_profile.h"
 #include "ir/types.h"
@@ -91,22 +92,56 @@ struct QuantizedMultiplier {
 /// carries into the exponent), shifts below -31 flush to 0. With `single_rounding` the shift is
 /// capped at 30 as TFLITE_SINGLE_ROUNDING builds do. `real` must be finite and >= 0.
 QuantizedMultiplier quantize_multiplier(double real, bool single_rounding);
+/// `v` saturated to int32.
+inline int32_t saturate_i32(int64_t v) {
+  return int32_t(clamp_i64(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+}
+// The fixed-point functions below are inline: the profile kernels apply them per element.
 /// gemmlowp's SaturatingRoundingDoublingHighMul: ab / 2^31 with gemmlowp's nudge (positive
 /// ties round up, negative ties toward zero); INT32_MIN · INT32_MIN saturates to INT32_MAX.
-int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
+inline int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
+  const int64_t ab = int64_t(a) * int64_t(b);
+  const int64_t nudge = ab >= 0 ? (int64_t(1) << 30) : (1 - (int64_t(1) << 30));
+  return int32_t((ab + nudge) / (int64_t(1) << 31));  // C++ division truncates, as gemmlowp's does
+}
 /// gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded half away from zero (0 <= exponent <= 31).
-int32_t rounding_divide_by_pot(int32_t x, int exponent);
-/// tflite::MultiplyByQuantizedMultiplier: double rounding (the high-mul, then the rounding
-/// shift; a left shift first wraps like the 32-bit arithmetic it copies) or, with
-/// `single_rounding`, one rounding of the 64-bit product (saturated to int32).
-int32_t multiply_by_quantized_multiplier(int64_t x, QuantizedMultiplier m, bool single_rounding);
+inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {
+  const int32_t mask = int32_t((int64_t(1) << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+/// tflite::MultiplyByQuantizedMultiplier of `wide` saturated to int32: double rounding (a
+/// left shift first, wrapping like the 32-bit arithmetic it copies; the high-mul; the
+/// rounding shift) or, with `single_rounding`, one rounding of the 64-bit product.
+inline int32_t multiply_by_quantized_multiplier(int64_t wide, QuantizedMultiplier m, bool single_rounding) {
+  const int32_t x = saturate_i32(wide);
+  if (single_rounding) {
+    // TFLITE_SINGLE_ROUNDING: (x · M + 2^(30 - shift)) >> (31 - shift) in 64 bits; with
+    // |x| <= 2^31, M < 2^31 and shift in [-31, 30] nothing overflows.
+    const int total_shift = 31 - m.shift;
+    const int64_t product = int64_t(x) * m.multiplier + (int64_t(1) << (total_shift - 1));
+    return saturate_i32(product >> total_shift);
+  }
+  const int left_shift = m.shift > 0 ? m.shift : 0;
+  const int right_shift = m.shift > 0 ? 0 : -m.shift;
+  // x · 2^left_shift in 32-bit two's complement, as TFLite computes it (it wraps on the
+  // machines TFLite runs on; only multipliers of 1 or more shift left).
+  const int32_t shifted = left_shift >= 32 ? 0 : int32_t(uint32_t(x) << left_shift);
+  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m.multiplier), right_shift);
+}
 /// TFLite's requantization of an integer (an accumulator or q - z_in) to a stored value:
-/// clamp(multiply_by_quantized_multiplier(v, m) + zo, lo, hi), v saturated to int32 first.
-int64_t requantize_tflite(int64_t v, QuantizedMultiplier m, int64_t zo, int64_t lo, int64_t hi, bool single_rounding);
+/// clamp(multiply_by_quantized_multiplier(v, m) + zo, lo, hi).
+inline int64_t requantize_tflite(int64_t v, QuantizedMultiplier m, int64_t zo, int64_t lo, int64_t hi,
+                                 bool single_rounding) {
+  return clamp_i64(int64_t(multiply_by_quantized_multiplier(v, m, single_rounding)) + zo, lo, hi);
+}
 /// TFLite's reference quantize (AffineQuantize): clamp(round(f32(x) / f32(scale)) + zp), the
 /// division in f32 and std::round's half away from zero. NaN yields the zero point (clamped).
 int64_t quantize_tflite(float x, float scale, int64_t zp, int64_t qmin, int64_t qmax);
-/// TFLite's reference average: sum / count rounded half away from zero (integer arithmetic).
+/// TFLite's reference average: sum / count rounded half away from zero (integer arithmetic);
+/// 0 for an empty reduction (count 0).
 int64_t average_tflite(int64_t sum, int64_t count);
 
 /// ONNX's QLinearMatMul / QLinearConv requantization (the reference evaluator's numpy

@@ -51,10 +51,7 @@ double in_expressed(double v, FloatKind expressed) {
   return expressed == FloatKind::kF64 ? v : round_to_float_kind(v, expressed);
 }
 
-constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-
-int32_t saturate_i32(int64_t v) { return int32_t(clamp_i64(v, kInt32Min, kInt32Max)); }
 
 }  // namespace
 
@@ -113,42 +110,6 @@ QuantizedMultiplier quantize_multiplier(double real, bool single_rounding) {
   return m;
 }
 
-int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
-  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
-  const int64_t ab = int64_t(a) * int64_t(b);
-  const int64_t nudge = ab >= 0 ? (int64_t(1) << 30) : (1 - (int64_t(1) << 30));
-  return int32_t((ab + nudge) / (int64_t(1) << 31));  // C++ division truncates, as gemmlowp's does
-}
-
-int32_t rounding_divide_by_pot(int32_t x, int exponent) {
-  const int32_t mask = int32_t((int64_t(1) << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-
-int32_t multiply_by_quantized_multiplier(int64_t wide, QuantizedMultiplier m, bool single_rounding) {
-  const int32_t x = saturate_i32(wide);
-  if (single_rounding) {
-    // TFLITE_SINGLE_ROUNDING: (x · M + 2^(30 - shift)) >> (31 - shift) in 64 bits; with
-    // |x| <= 2^31, M < 2^31 and shift in [-31, 30] nothing overflows.
-    const int total_shift = 31 - m.shift;
-    const int64_t product = int64_t(x) * m.multiplier + (int64_t(1) << (total_shift - 1));
-    return saturate_i32(product >> total_shift);
-  }
-  const int left_shift = m.shift > 0 ? m.shift : 0;
-  const int right_shift = m.shift > 0 ? 0 : -m.shift;
-  // x · 2^left_shift in 32-bit two's complement, as TFLite computes it (it wraps on the
-  // machines TFLite runs on; only multipliers of 1 or more shift left).
-  const int32_t shifted = left_shift >= 32 ? 0 : int32_t(uint32_t(x) << left_shift);
-  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m.multiplier), right_shift);
-}
-
-int64_t requantize_tflite(int64_t v, QuantizedMultiplier m, int64_t zo, int64_t lo, int64_t hi, bool single_rounding) {
-  const int32_t scaled = multiply_by_quantized_multiplier(saturate_i32(v), m, single_rounding);
-  return clamp_i64(int64_t(scaled) + zo, lo, hi);
-}
-
 int64_t quantize_tflite(float x, float scale, int64_t zp, int64_t qmin, int64_t qmax) {
   const float t = x / scale;  // one f32 division
   if (std::isnan(t)) return clamp_i64(zp, qmin, qmax);
@@ -158,6 +119,7 @@ int64_t quantize_tflite(float x, float scale, int64_t zp, int64_t qmin, int64_t 
 }
 
 int64_t average_tflite(int64_t sum, int64_t count) {
+  if (count <= 0) return 0;  // an empty reduction (a zero-sized dimension) averages to 0
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 

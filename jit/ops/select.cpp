@@ -4,6 +4,7 @@
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "jit/kernel_list.h"
+#include "jit/ops/profile_kernels.h"
 #include "jit/ref/reference.h"
 #include "jit/ref/reference_profiles.h"
 
@@ -82,6 +83,23 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
   // op, the reference computes it.
   if (std::string formula = profile_formula(graph, op); !formula.empty()) {
+    if (std::unique_ptr<OpKernel> binary = make_profile_binary_kernel(graph, op)) {
+      choice.kernel = std::move(binary);
+      choice.chain = std::string("any ISA: chosen (portable C++, numerics profile ") + formula + ")";
+      choice.isa = allowed.by_preference().front();  // portable C++ runs at the best allowed level
+      return choice;
+    }
+    // A contraction the profile redefines only in its requantization: the kernels compute its
+    // int32 accumulators, portable C++ the profile's requantization.
+    if (std::optional<std::shared_ptr<Graph>> acc = accumulator_graph(graph, op)) {
+      const Op& inner = (*acc)->ops[size_t(&op - graph.ops.data())];
+      QRT_ASSIGN_OR_RETURN(KernelChoice contraction, select_kernel(**acc, inner, allowed, generator));
+      if (contraction.kernel) {
+        contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel));
+        return contraction;
+      }
+      formula += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
+    }
     choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula";
     return choice;
   }

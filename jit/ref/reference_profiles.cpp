@@ -165,14 +165,6 @@ AccumulatorRequant::AccumulatorRequant(NumericsProfile profile, const ElementTyp
   }
 }
 
-int64_t AccumulatorRequant::apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
-  if (is_tflite(profile_)) {
-    return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi, profile_ == NumericsProfile::kTfliteSingleRounding);
-  }
-  if (profile_ == NumericsProfile::kOnnx) return numerics::requantize_onnx(acc, m_[channel], zo, lo, hi);
-  return numerics::requantize(acc, m_[channel], zo, lo, hi);
-}
-
 TfliteBinary::TfliteBinary(OpKind kind, const ElementType& a, const ElementType& b, const ElementType& out,
                            bool single_rounding)
     : add_(kind == OpKind::kAdd),
@@ -194,19 +186,6 @@ TfliteBinary::TfliteBinary(OpKind kind, const ElementType& a, const ElementType&
   } else {
     mo_ = numerics::quantize_multiplier(sa * sb / so, single_rounding);
   }
-}
-
-int64_t TfliteBinary::apply(int64_t qa, int64_t qb) const {
-  const int64_t a = qa - za_, b = qb - zb_;
-  int64_t raw;
-  if (add_) {
-    const int32_t sa = numerics::multiply_by_quantized_multiplier(a * (int64_t(1) << left_shift_), ma_, single_rounding_);
-    const int32_t sb = numerics::multiply_by_quantized_multiplier(b * (int64_t(1) << left_shift_), mb_, single_rounding_);
-    raw = numerics::multiply_by_quantized_multiplier(int64_t(sa) + int64_t(sb), mo_, single_rounding_);
-  } else {
-    raw = numerics::multiply_by_quantized_multiplier(a * b, mo_, single_rounding_);
-  }
-  return numerics::clamp_i64(raw + zo_, lo_, hi_);
 }
 
 }  // namespace qrt

@@ -31,8 +31,16 @@ class AccumulatorRequant {
   /// (per tensor or per output channel), `channels` output channels.
   AccumulatorRequant(NumericsProfile profile, const ElementType& x, const ElementType& w, const ElementType& out,
                      size_t channels);
-  /// The stored value of accumulator `acc` of output channel `channel`.
-  int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const;
+  /// The stored value of accumulator `acc` of output channel `channel` (inline: the profile
+  /// kernels apply it per element).
+  int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
+    if (profile_ == NumericsProfile::kTflite || profile_ == NumericsProfile::kTfliteSingleRounding) {
+      return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi,
+                                         profile_ == NumericsProfile::kTfliteSingleRounding);
+    }
+    if (profile_ == NumericsProfile::kOnnx) return numerics::requantize_onnx(acc, m_[channel], zo, lo, hi);
+    return numerics::requantize(acc, m_[channel], zo, lo, hi);
+  }
 
  private:
   NumericsProfile profile_;
@@ -45,8 +53,20 @@ class AccumulatorRequant {
 class TfliteBinary {
  public:
   TfliteBinary(OpKind kind, const ElementType& a, const ElementType& b, const ElementType& out, bool single_rounding);
-  /// The stored result for stored operands `qa`, `qb`.
-  int64_t apply(int64_t qa, int64_t qb) const;
+  /// The stored result for stored operands `qa`, `qb` (inline: the profile kernels apply it
+  /// per element).
+  int64_t apply(int64_t qa, int64_t qb) const {
+    const int64_t a = qa - za_, b = qb - zb_;
+    int64_t raw;
+    if (add_) {
+      const int32_t sa = numerics::multiply_by_quantized_multiplier(a * (int64_t(1) << left_shift_), ma_, single_rounding_);
+      const int32_t sb = numerics::multiply_by_quantized_multiplier(b * (int64_t(1) << left_shift_), mb_, single_rounding_);
+      raw = numerics::multiply_by_quantized_multiplier(int64_t(sa) + int64_t(sb), mo_, single_rounding_);
+    } else {
+      raw = numerics::multiply_by_quantized_multiplier(a * b, mo_, single_rounding_);
+    }
+    return numerics::clamp_i64(raw + zo_, lo_, hi_);
+  }
 
  private:
   bool add_;

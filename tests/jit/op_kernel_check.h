@@ -289,6 +289,13 @@ inline std::string check_last_op(const std::string& text, const std::vector<qrt:
   return choice->kernel->describe();
 }
 
+/// `text` (one function) inside a module that records numerics profile `profile` ("" or
+/// "default": `text` unchanged).
+inline std::string with_profile(const std::string& text, const std::string& profile) {
+  if (profile.empty() || profile == "default") return text;
+  return "module attributes {qrt.numerics = \"" + profile + "\"} {\n" + text + "}\n";
+}
+
 /// check_last_op for a graph with one argument, `input`.
 inline std::string check_last_op(const std::string& text, const qrt::Tensor& input, bool expect_kernel = true) {
   return check_last_op(text, std::vector<qrt::Tensor>{input}, expect_kernel);

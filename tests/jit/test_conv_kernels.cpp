@@ -35,7 +35,7 @@ std::string scale_list(const qrt_test::QuantCase& q, int64_t channels) {
 }
 
 // Runs one case through check_last_op; returns the kernel description.
-std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel = true) {
+std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel = true, const std::string& profile = "") {
   const int64_t per_group = cc.c / cc.groups;
   const int64_t oh = out_size(cc.h, cc.kh, cc.sh, cc.dh, cc.pt, cc.pb);
   const int64_t ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
@@ -85,7 +85,7 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
   qrt::Tensor x = qrt::Tensor::zeros(*t);
   const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.x.lo, q.x.hi);
   for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
-  return qrt_test::check_last_op(text, x, expect_kernel);
+  return qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, expect_kernel);
 }
 
 }  // namespace
@@ -286,4 +286,33 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     ++cases;
   }
   MESSAGE(cases << " float convolution and pooling cases");
+}
+
+TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the profile's requantization") {
+  // The kernels compute the int32 accumulators and portable C++ the profile's requantization;
+  // random quantization, both layouts, GEMM and depthwise, fused clamps and saturation.
+  std::mt19937 rng(29);
+  int cases = 0;
+  for (const char* profile : {"tflite", "tflite-single-rounding", "onnx"}) {
+    CAPTURE(std::string(profile));
+    for (bool nchw : {false, true}) {
+      ConvCase c;
+      c.nchw = nchw, c.h = 9, c.w = 8, c.c = 8, c.o = 19, c.pt = c.pl = c.pb = c.pr = 1;
+      ConvCase d;
+      d.nchw = nchw, d.c = d.o = d.groups = 17, d.h = 7, d.w = 9, d.pt = d.pl = d.pb = d.pr = 1;
+      ConvCase one;
+      one.nchw = nchw, one.kh = one.kw = 1, one.h = 6, one.w = 7, one.c = 17, one.o = 40;
+      for (const ConvCase& cc : {c, d, one}) {
+        if (nchw && cc.groups > 1) continue;  // NCHW depthwise has no kernel in any profile
+        for (int rep = 0; rep < 4; ++rep) {
+          const std::string how = check_conv(cc, rng, true, profile);
+          // 32-bit results are accumulators, the same in every profile: no requantization step.
+          if (how.find("_s32_") != std::string::npos && how.find("requantization") == std::string::npos) continue;
+          CHECK(how.find(std::string("then the ") + profile + " requantization") != std::string::npos);
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " profile convolution cases");
 }

@@ -415,3 +415,24 @@ TEST_CASE("the AArch64 GEMM paths' packing (mlal, sdot4, usmmla8) gives the wide
   MESSAGE(cases << " GEMMs, " << unpacked << " reading rows unpacked");
   CHECK(unpacked > 0);
 }
+
+TEST_CASE("matmul under the tflite and onnx profiles: kernel accumulators, the profile's requantization") {
+  std::mt19937 rng(31);
+  int cases = 0;
+  for (const char* profile : {"tflite", "tflite-single-rounding", "onnx"}) {
+    CAPTURE(std::string(profile));
+    for (int64_t m : {1, 3, 13}) {
+      for (int64_t k : {5, 64, 131}) {
+        for (int64_t n : {7, 17, 40}) {
+          const MatmulCase c = random_case(rng, m, k, n);
+          const std::string text = qrt_test::with_profile(matmul_text(c, rng, 255), profile);
+          CAPTURE(text);
+          const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
+          if (how.find("requantization") != std::string::npos) ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " profile matmul cases requantized by the profile");
+  CHECK(cases > 40);  // the rest have int32 accumulator results, the same in every profile
+}

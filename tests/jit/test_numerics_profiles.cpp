@@ -11,6 +11,7 @@
 #include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "jit/ref/reference_profiles.h"
+#include "tests/jit/op_kernel_check.h"
 #include "tests/jit/tensor_util.h"
 
 using namespace qrt::numerics;
@@ -120,6 +121,7 @@ TEST_CASE("tflite fixed-point primitives on hand-computed ties and saturation") 
   CHECK(average_tflite(10, 4) == 3);   // 2.5 -> 3
   CHECK(average_tflite(-10, 4) == -3);
   CHECK(average_tflite(9, 4) == 2);
+  CHECK(average_tflite(0, 0) == 0);  // an empty reduction, e.g. a mean over a zero-sized dimension
 }
 
 TEST_CASE("tflite multiply-by-quantized-multiplier matches an independent implementation on random inputs") {
@@ -180,6 +182,9 @@ TEST_CASE("the reference under tflite: conv2d, add, mul, requantize, average poo
   // mean over 4 values: (q - zp) sum 10, times 1.0, / 4 -> 3 (the default: 2).
   CHECK(run1("qrt.mean", "{axes = [1, 2]}", {{p, {1, 2, 3, 4}}}, "tensor<1x1x!quant.uniform<i8:f32, 1.0>>",
              NumericsProfile::kTflite) == std::vector<double>{3});
+  // A mean over a zero-sized dimension is the zero point, as in the default profile.
+  CHECK(run1("qrt.mean", "{axes = [1]}", {{"tensor<1x0x2x!quant.uniform<i8:f32, 1.0:3>>", {}}},
+             "tensor<1x2x!quant.uniform<i8:f32, 1.0:3>>", NumericsProfile::kTflite) == std::vector<double>{3, 3});
   // quantize rounds half away from zero.
   CHECK(run1("quant.qcast", "", {{"tensor<3xf32>", {0.5, -0.5, 1.5}}}, "tensor<3x!quant.uniform<i8:f32, 1.0>>",
              NumericsProfile::kTflite) == std::vector<double>{1, -1, 2});
@@ -222,4 +227,47 @@ TEST_CASE("the reference under onnx: QLinearMatMul's f32 multiplier applied in f
                                    {"tensor<8x1x!quant.uniform<i8:f32, 0.0291>>", w}},
                "tensor<1x1x!quant.uniform<i8:f32, 0.173:5>>", NumericsProfile::kOnnx) == std::vector<double>{expect});
   }
+}
+
+TEST_CASE("tflite add and mul kernels (portable C++) are bit-exact with the reference") {
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<double> decade(-3.0, 1.0);
+  int cases = 0;
+  for (const char* profile : {"tflite", "tflite-single-rounding"}) {
+    for (const char* op : {"qrt.add", "qrt.mul"}) {
+      for (int rep = 0; rep < 12; ++rep) {
+        auto spec = [&](bool is_signed) {
+          qrt_test::QuantSpec q;
+          q.is_signed = is_signed;
+          q.lo = is_signed ? -128 : 0;
+          q.hi = is_signed ? 127 : 255;
+          q.scales = {std::pow(10.0, decade(rng))};
+          q.zps = {int(rng() % 2 ? q.lo : q.hi) / (rep % 3 + 1)};  // bounds, halves, thirds
+          return q;
+        };
+        const qrt_test::QuantSpec a = spec(rng() % 2), b = spec(rng() % 2), y = spec(rng() % 2);
+        const std::string clamp = rep % 4 == 3 ? qrt_test::random_clamp_attrs(rng, y) : "";
+        const std::string dims = "1x7x9x13x";
+        const std::string at = "tensor<" + dims + a.type() + ">", bt = "tensor<" + dims + b.type() + ">",
+                          yt = "tensor<" + dims + y.type() + ">";
+        std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"" + op +
+                           "\"(%a, %b)" + (clamp.empty() ? "" : " {" + clamp.substr(2) + "}") + " : (" + at + ", " +
+                           bt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        CAPTURE(text);
+        auto make = [&](const std::string& type, const qrt_test::QuantSpec& q) {
+          auto t = qrt::parse_type(type);
+          REQUIRE(t.is_ok());
+          qrt::Tensor x = qrt::Tensor::zeros(*t);
+          const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.lo, q.hi);
+          for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+          return x;
+        };
+        const std::string how =
+            qrt_test::check_last_op(qrt_test::with_profile(text, profile), {make(at, a), make(bt, b)});
+        CHECK(how.find("fixed-point formula (portable C++)") != std::string::npos);
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " add/mul cases");
 }

@@ -1,0 +1,228 @@
+// qrt — the numerics profiles' contraction kernels (see profile_kernels.h).
+#include "jit/ops/profile_kernels.h"
+
+#include <algorithm>
+#include <tuple>
+#include <type_traits>
+
+#include "ir/nn_params.h"
+#include "ir/ops.h"
+#include "ir/quant_params.h"
+#include "jit/ref/reference_profiles.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// The output-channel axis of a matmul (its last) or conv2d (by layout) result, or -1.
+int channel_axis(const Graph& graph, const Op& op) {
+  const Type& result = graph.values[size_t(op.results[0])].type;
+  if (op.kind == OpKind::kMatmul) return int(result.rank()) - 1;
+  auto w = conv2d_window(op, graph.values[size_t(op.operands[1])].type.dims);
+  return w.is_ok() ? int(w->channel_dim()) : -1;
+}
+
+class ProfileRequantKernel final : public OpKernel {
+ public:
+  ProfileRequantKernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,
+                       std::unique_ptr<OpKernel> contraction, int axis)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        acc_graph_(std::move(acc_graph)),
+        contraction_(std::move(contraction)),
+        axis_(size_t(axis)),
+        out_(result_type_.element),
+        requant_(graph.numerics, graph.values[size_t(op.operands[0])].type.element,
+                 graph.values[size_t(op.operands[1])].type.element, result_type_.element,
+                 size_t(result_type_.dims[size_t(axis)])),
+        profile_(numerics_profile_name(graph.numerics)) {
+    const size_t channels = size_t(result_type_.dims[axis_]);
+    const std::optional<FusedClamp> clamp = fused_clamp(op);
+    for (size_t c = 0; c < channels; ++c) {
+      const size_t oc = out_.num_channels() == 1 ? 0 : c;
+      zo_.push_back(out_.zero_points[oc]);
+      // The fused clamp narrows the storage bounds exactly as the reference's qrt.clamp does.
+      const auto [lo, hi] = clamp ? clamp_stored_bounds(out_, oc, clamp->min, clamp->max)
+                                  : std::pair<int64_t, int64_t>(out_.storage.min, out_.storage.max);
+      lo_.push_back(lo);
+      hi_.push_back(hi);
+    }
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return contraction_->result_dims(operands);
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    Type acc_type = contraction_->result_type();
+    acc_type.dims = out.type.dims;
+    Tensor acc = Tensor::zeros(acc_type);
+    QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
+    size_t inner = 1;
+    for (size_t d = axis_ + 1; d < out.type.rank(); ++d) inner *= size_t(out.type.dims[d]);
+    const size_t channels = size_t(out.type.dims[axis_]), n = size_t(out.num_elements());
+    const size_t rows = inner ? n / inner : 0;  // runs of `inner` elements sharing one channel
+    const auto* a = reinterpret_cast<const int32_t*>(acc.bytes());
+    const QuantStorage& st = out_.storage;
+    const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const size_t begin = rows * t / size_t(tasks), end = rows * (t + 1) / size_t(tasks);
+      auto requantize_rows = [&](auto* y) {
+        size_t c = begin % channels;  // the channel of row r, stepped without a division per row
+        for (size_t r = begin; r < end; ++r, c = c + 1 == channels ? 0 : c + 1) {
+          for (size_t i = r * inner; i < (r + 1) * inner; ++i) {
+            y[i] = static_cast<std::remove_pointer_t<decltype(y)>>(requant_.apply(c, a[i], zo_[c], lo_[c], hi_[c]));
+          }
+        }
+      };
+      if (st.width <= 8) {
+        st.is_signed ? requantize_rows(reinterpret_cast<int8_t*>(out.bytes()))
+                     : requantize_rows(reinterpret_cast<uint8_t*>(out.bytes()));
+      } else {
+        st.is_signed ? requantize_rows(reinterpret_cast<int16_t*>(out.bytes()))
+                     : requantize_rows(reinterpret_cast<uint16_t*>(out.bytes()));
+      }
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    return contraction_->describe() + " into int32, then the " + profile_ + " requantization (portable C++)";
+  }
+  bool reads_operand(size_t index) const override { return contraction_->reads_operand(index); }
+  size_t owned_bytes() const override { return contraction_->owned_bytes(); }
+
+ private:
+  std::shared_ptr<Graph> acc_graph_;  // the contraction's kernel points into it
+  std::unique_ptr<OpKernel> contraction_;
+  size_t axis_;
+  ElementType out_;
+  AccumulatorRequant requant_;
+  std::string profile_;
+  std::vector<int64_t> zo_, lo_, hi_;
+};
+
+// Calls fn with `bytes` as a pointer to the stored integers of storage `st` (1 or 2 bytes).
+template <typename Bytes, typename Fn>
+void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
+  using I8 = std::conditional_t<std::is_const_v<Bytes>, const int8_t, int8_t>;
+  using U8 = std::conditional_t<std::is_const_v<Bytes>, const uint8_t, uint8_t>;
+  using I16 = std::conditional_t<std::is_const_v<Bytes>, const int16_t, int16_t>;
+  using U16 = std::conditional_t<std::is_const_v<Bytes>, const uint16_t, uint16_t>;
+  if (st.width <= 8) {
+    st.is_signed ? fn(reinterpret_cast<I8*>(bytes)) : fn(reinterpret_cast<U8*>(bytes));
+  } else {
+    st.is_signed ? fn(reinterpret_cast<I16*>(bytes)) : fn(reinterpret_cast<U16*>(bytes));
+  }
+}
+
+class ProfileBinaryKernel final : public OpKernel {
+ public:
+  ProfileBinaryKernel(const Graph& graph, const Op& op)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        a_(graph.values[size_t(op.operands[0])].type.element.storage),
+        b_(graph.values[size_t(op.operands[1])].type.element.storage),
+        binary_(op.kind, graph.values[size_t(op.operands[0])].type.element,
+                graph.values[size_t(op.operands[1])].type.element, result_type_.element,
+                graph.numerics == NumericsProfile::kTfliteSingleRounding),
+        name_(std::string(op.kind == OpKind::kAdd ? "add" : "mul") + " with " + numerics_profile_name(graph.numerics) +
+              "'s fixed-point formula (portable C++)") {
+    const ElementType& out = result_type_.element;
+    const std::optional<FusedClamp> clamp = fused_clamp(op);
+    std::tie(lo_, hi_) = clamp ? clamp_stored_bounds(out, 0, clamp->min, clamp->max)
+                               : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return operands[0]->type.dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const size_t n = size_t(out.num_elements());
+    const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      const size_t begin = n * t / size_t(tasks), end = n * (t + 1) / size_t(tasks);
+      with_storage(a_, operands[0]->bytes(), [&](const auto* a) {
+        with_storage(b_, operands[1]->bytes(), [&](const auto* b) {
+          with_storage(result_type_.element.storage, out.bytes(), [&](auto* y) {
+            for (size_t i = begin; i < end; ++i) {
+              const int64_t v = numerics::clamp_i64(binary_.apply(a[i], b[i]), lo_, hi_);
+              y[i] = static_cast<std::remove_pointer_t<decltype(y)>>(v);
+            }
+          });
+        });
+      });
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override { return name_; }
+
+ private:
+  QuantStorage a_, b_;
+  TfliteBinary binary_;
+  std::string name_;
+  int64_t lo_ = 0, hi_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op) {
+  const bool tflite = graph.numerics == NumericsProfile::kTflite || graph.numerics == NumericsProfile::kTfliteSingleRounding;
+  if (!tflite || (op.kind != OpKind::kAdd && op.kind != OpKind::kMul) || profile_formula(graph, op).empty()) {
+    return nullptr;
+  }
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  for (int v : op.operands) {
+    const Type& t = graph.values[size_t(v)].type;
+    if (t.dims != y.dims || t.element.kind != ElementKind::kUniform || t.element.storage.width > 16) return nullptr;
+  }
+  if (!y.has_static_shape() || y.element.storage.width > 16) return nullptr;
+  return std::make_unique<ProfileBinaryKernel>(graph, op);
+}
+
+std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {
+  const NumericsProfile p = graph.numerics;
+  const bool requant_only =
+      p == NumericsProfile::kTflite || p == NumericsProfile::kTfliteSingleRounding || p == NumericsProfile::kOnnx;
+  if (!requant_only || (op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || profile_formula(graph, op).empty()) {
+    return std::nullopt;
+  }
+  const Type& result = graph.values[size_t(op.results[0])].type;
+  const int axis = channel_axis(graph, op);
+  // Results stored in one or two bytes (the storage the epilogue writes).
+  if (axis < 0 || !result.has_static_shape() || result.element.is_sub_channel() || result.element.storage.width > 16) {
+    return std::nullopt;
+  }
+  const ElementType& x = graph.values[size_t(op.operands[0])].type.element;
+  const ElementType& w = graph.values[size_t(op.operands[1])].type.element;
+  const size_t channels = size_t(result.dims[size_t(axis)]);
+  if (w.is_sub_channel() || (w.num_channels() != 1 && w.num_channels() != channels) ||
+      (result.element.num_channels() != 1 && result.element.num_channels() != channels)) {
+    return std::nullopt;
+  }
+  const QuantStorage i32 = QuantStorage::full_range(32, true);
+  ElementType acc;
+  if (w.num_channels() == 1) {
+    acc = ElementType::make_uniform(i32, result.element.float_kind, accumulator_scale(x, w, 0), 0);
+  } else {
+    std::vector<double> scales;
+    for (size_t c = 0; c < channels; ++c) scales.push_back(accumulator_scale(x, w, c));
+    acc = ElementType::make_per_axis(i32, result.element.float_kind, int32_t(axis), std::move(scales),
+                                     std::vector<int64_t>(channels, 0));
+  }
+  auto copy = std::make_shared<Graph>(graph);
+  copy->numerics = NumericsProfile::kDefault;
+  const size_t index = size_t(&op - graph.ops.data());
+  copy->values[size_t(op.results[0])].type.element = acc;
+  Op& inner = copy->ops[index];
+  std::erase_if(inner.attrs, [](const auto& a) { return a.first == "clamp_min" || a.first == "clamp_max"; });
+  return copy;
+}
+
+std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,
+                                                      std::unique_ptr<OpKernel> contraction) {
+  return std::make_unique<ProfileRequantKernel>(graph, op, std::move(acc_graph), std::move(contraction),
+                                                channel_axis(graph, op));
+}
+
+}  // namespace qrt::jit

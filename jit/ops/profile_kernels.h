@@ -1,0 +1,33 @@
+// qrt — kernels for numerics profiles whose formulas differ from the default only in how a
+// quantized contraction's int32 accumulator becomes a stored value (tflite, onnx): the
+// contraction runs on the generated kernels into int32 accumulators, then the profile's
+// requantization runs in portable C++ (docs/numerics.md, "Profiles").
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+/// For `op` (a quantized qrt.matmul or qrt.conv2d of `graph`) whose profile formula is only
+/// its requantization: a copy of `graph` in which the op produces the int32 accumulator type
+/// (zero point 0, scale s_x · s_w[n], per output channel where the weights are) without its
+/// fused clamp, under the default profile; the kernels of that copy compute the accumulators.
+/// nullopt for any other op or profile.
+std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op);
+
+/// Wraps `contraction` (a kernel of op `op_index` of `acc_graph`, writing int32 accumulators)
+/// into the kernel of the same op of `graph`: accumulators into a scratch tensor, then the
+/// profile's per-channel requantization and the op's fused clamp.
+std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op,
+                                                      std::shared_ptr<Graph> acc_graph,
+                                                      std::unique_ptr<OpKernel> contraction);
+
+/// TFLite's quantized qrt.add or qrt.mul (tflite profiles) of two per-tensor operands of the
+/// result's static shape (no broadcasting), 8- or 16-bit storage: a portable C++ kernel of the
+/// profile's formula; nullptr for any other op or profile.
+std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op);
+
+}  // namespace qrt::jit
