@@ -88,13 +88,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 
+// The quant dialect's placeholder types, which passes resolve and plans refuse.
+bool is_placeholder(const ElementType& e) {
+  return e.kind == ElementKind::kCalibrated || e.kind == ElementKind::kAny;
+}
+
 Result<std::unique_ptr<Model>> describe_model(Graph g) {
   // Every plan copies the graph, and every pass copies it again: share the weights.
   share_dense_attributes(g);
   auto model = std::make_unique<Model>();
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[size_t(g.inputs[i])];
-    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID) {
+    // !quant.calibrated / !quant.any arguments are valid MLIR: such models load, print and
+    // go through passes; only planning refuses them, naming the value (create_plan).
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element)) {
       return Status::error("input '%" + v.name + "' has type " + v.type.to_string() +
                            ", which has no memory layout (only float, integer and "
                            "!quant.uniform tensors can be graph inputs)")
@@ -106,7 +113,7 @@ Result<std::unique_ptr<Model>> describe_model(Graph g) {
   for (const auto& in : model->inputs) used.insert(in.name);
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& v = g.values[size_t(g.outputs[i])];
-    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID) {
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element)) {
       return Status::error("output " + std::to_string(i) + " has type " + v.type.to_string() +
                            ", which has no memory layout")
           .with_code(ErrorCode::kUnsupported);
@@ -333,6 +340,14 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     lowered_graph.numerics = *profile;
   }
   plan->graph = std::make_shared<const Graph>(std::move(lowered_graph));
+  for (int in : plan->graph->inputs) {
+    const Value& v = plan->graph->values[size_t(in)];
+    if (is_placeholder(v.type.element)) {
+      return Status::error("argument %" + v.name + " has the placeholder type " + v.type.to_string() +
+                           ", which cannot run: a graph input needs a float, integer or !quant.uniform type")
+          .with_code(ErrorCode::kInvalidArgument);
+    }
+  }
   for (const Value& v : plan->graph->values) {
     const ElementKind k = v.type.element.kind;
     if (k == ElementKind::kCalibrated || k == ElementKind::kAny) {

@@ -372,6 +372,16 @@ TEST_CASE("qopt --calibrate bad input: one clear line") {
 )");
   const Run r = run(kQrun + " " + placeholder.string() + " --random 1 --passes ''");
   check_one_error_line(r, "qrun", "value %q has the placeholder type tensor<2x!quant.calibrated<f32<-1.000000e+00:1.000000e+00>>>");
+  // Function arguments of placeholder types are valid MLIR: qopt verifies and prints them;
+  // qrun refuses to plan them, naming the argument.
+  const char* any_text = "func.func @main(%x: tensor<4x!quant.any<i8:f32>>, %c: tensor<4x!quant.calibrated<f32<-1.000000e+00:1.000000e+00>>>) -> tensor<4x!quant.any<i8:f32>> {\n"
+                         "  return %x : tensor<4x!quant.any<i8:f32>>\n}\n";
+  const fs::path args = write_file("placeholder_args.mlir", any_text);
+  const Run printed = run(kQopt + " " + args.string());
+  REQUIRE_MESSAGE(printed.exit_code == 0, printed.err);
+  CHECK(printed.out == any_text);
+  check_one_error_line(run(kQrun + " " + args.string() + " --random 1"), "qrun",
+                       "argument %x has the placeholder type tensor<4x!quant.any<i8:f32>>");
 }
 
 TEST_CASE("qrun --bench prints the startup costs, the latency statistics and throughput") {
