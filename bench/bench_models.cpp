@@ -1,7 +1,8 @@
 // Google Benchmark: end-to-end latency of the bundled models through the C API at 1 and 2
 // threads and at every ISA level the host has (the JIT backend capped by
 // qrt_plan_options.isa, inputs bound once, outputs in the arena):
-// BM_model/model:<i>/threads:<n>/isa:<level>, e.g. BM_model/model:3/threads:1/isa:avx512-vnni.
+// BM_model/model:<i>/threads:<n>/isa:<level>, e.g. BM_model/model:3/threads:1/isa:avx512-vnni;
+// and the TFLite models under each numerics profile, BM_model_numerics/.../numerics:<profile>.
 // Run: build/bench/bench_qrt --benchmark_filter=model
 // With QRT_BENCH_MODELS=DIR in the environment, the generated benchmark models found there are
 // added after the bundled ones: MobileNetV2 224² in f32 and in QDQ int8 (written by
@@ -41,8 +42,10 @@ const std::vector<std::string>& kModels() {
   return paths;
 }
 
-/// Runs model `index` (into kModels) on `threads` threads with the JIT capped at `isa`.
-void BM_model(benchmark::State& state, size_t index, size_t threads, const std::string& isa) {
+/// Runs model `index` (into kModels) on `threads` threads with the JIT capped at `isa`, under
+/// numerics profile `numerics` ("": the model's).
+void BM_model(benchmark::State& state, size_t index, size_t threads, const std::string& isa,
+              const std::string& numerics = "") {
   const std::string& path = kModels()[index];
   qrt_model_t* model = nullptr;
   qrt_plan_t* plan = nullptr;
@@ -51,6 +54,7 @@ void BM_model(benchmark::State& state, size_t index, size_t threads, const std::
   qrt_plan_options_init(&opts);
   opts.threads = threads;
   opts.isa = isa.c_str();
+  opts.numerics = numerics.empty() ? nullptr : numerics.c_str();
   if (qrt_model_load_file(path.c_str(), &model) != QRT_OK || qrt_plan_create(model, &opts, &plan) != QRT_OK ||
       qrt_context_create(plan, &ctx) != QRT_OK) {
     state.SkipWithError(qrt_last_error_message());
@@ -110,7 +114,21 @@ const bool registered = [] {
       for (const std::string& isa : levels) {
         const std::string name = "BM_model/model:" + std::to_string(model) + "/threads:" + std::to_string(threads) +
                                  "/isa:" + isa;
-        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, isa)
+        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, isa, "")
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+    }
+  }
+  // The TFLite models under the numerics profiles (docs/numerics.md, "Profiles"), at the
+  // host's best level, beside the default profile: what reproducing another stack's integers
+  // costs. BM_model_numerics/model:<i>/threads:<n>/numerics:<profile>.
+  for (size_t model : {size_t(2), size_t(3)}) {
+    for (size_t threads : {1, 2}) {
+      for (const char* profile : {"default", "tflite", "tflite-single-rounding", "onnx"}) {
+        const std::string name = "BM_model_numerics/model:" + std::to_string(model) + "/threads:" +
+                                 std::to_string(threads) + "/numerics:" + profile;
+        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, levels.front(), std::string(profile))
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }

@@ -55,7 +55,11 @@ class ProfileRequantKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
     Type acc_type = contraction_->result_type();
     acc_type.dims = out.type.dims;
-    Tensor acc = Tensor::zeros(acc_type);
+    // The accumulators live in a buffer of the calling thread, kept between runs (no
+    // allocation or page faults per run; contexts on other threads have their own).
+    thread_local std::vector<int32_t> scratch;
+    if (scratch.size() < size_t(out.num_elements())) scratch.resize(size_t(out.num_elements()));
+    Tensor acc = Tensor::view_of(acc_type, scratch.data());
     QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
     size_t inner = 1;
     for (size_t d = axis_ + 1; d < out.type.rank(); ++d) inner *= size_t(out.type.dims[d]);
