@@ -40,8 +40,8 @@ bool is_quant_parameter(const std::string& name) {
   return name.find("scale") != std::string::npos || name.find("zero_point") != std::string::npos;
 }
 
-// Runs one node test; returns "" on success or why it failed.
-std::string run_case(const std::string& name) {
+// Runs one node test under numerics profile `profile`; returns "" on success or why it failed.
+std::string run_case(const std::string& name, qrt::NumericsProfile profile = qrt::NumericsProfile::kDefault) {
   const fs::path dir = kNodeTests / name;
   const std::string model_bytes = slurp(dir / "model.onnx");
   onnx::ModelProto model;
@@ -62,6 +62,7 @@ std::string run_case(const std::string& name) {
   }
   auto g = qrt::importers::import_onnx(model_bytes.data(), model_bytes.size(), name, frozen);
   if (!g.is_ok()) return g.status().to_string();
+  g->numerics = profile;
   // Graph inputs carry the ONNX element types; the test tensors must match them.
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].type.element = g->values[size_t(g->inputs[i])].type.element;
@@ -109,6 +110,10 @@ TEST_CASE("ONNX backend node tests for quantization ops") {
     CAPTURE(c);
     const std::string why = run_case(c);
     CHECK_MESSAGE(why.empty(), why);
+    // The onnx profile (QLinearMatMul / QLinearConv as ONNX's reference evaluator computes
+    // them) reproduces ONNX's published outputs too.
+    const std::string why_onnx = run_case(c, qrt::NumericsProfile::kOnnx);
+    CHECK_MESSAGE(why_onnx.empty(), "onnx profile: " << why_onnx);
   }
 }
 
