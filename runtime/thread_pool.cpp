@@ -19,6 +19,9 @@ inline void cpu_relax() {
 // About 50 µs of spinning before a worker sleeps: consecutive ops of one run find it awake.
 constexpr int kSpinIterations = 20000;
 
+// The task index of a job whose claims are closed while its parameters are written.
+constexpr uint64_t kClosed = 0xFFFFFFFFu;
+
 }  // namespace
 
 ThreadPool::ThreadPool(size_t threads) {
@@ -35,12 +38,19 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(uint32_t generation) {
-  const jit::TaskFn* fn = fn_.load(std::memory_order_acquire);
-  const size_t n = tasks_.load(std::memory_order_acquire);
+  // The claim is read first and the job's parameters after it: a claim of `generation` was
+  // published (release) after that job's fn_ and tasks_, so they are this job's or a newer
+  // one's, and with a newer one's the compare-exchange below fails (the newer job closed the
+  // claims of this one before writing them). Reading the parameters first instead let a late
+  // worker pair the old claim counter with the next job's task count, run a task that did not
+  // exist and decrement the next job's pending count (a hang found by ThreadSanitizer's timing).
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
     const uint32_t gen = uint32_t(claim >> 32), next = uint32_t(claim);
-    if (gen != generation || next >= n) return;
+    if (gen != generation) return;
+    const jit::TaskFn* fn = fn_.load(std::memory_order_acquire);
+    const size_t n = tasks_.load(std::memory_order_acquire);
+    if (next >= n) return;
     if (claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) {
       (*fn)(next);
       pending_.fetch_sub(1, std::memory_order_acq_rel);
@@ -70,14 +80,17 @@ void ThreadPool::worker_loop() {
 }
 
 void ThreadPool::for_each(size_t n, jit::TaskFn fn) {
-  if (workers_.empty() || n <= 1) {
+  if (workers_.empty() || n <= 1 || n >= kClosed) {  // (claims count tasks in 32 bits)
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
   const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  // Close the claims first (no task index reaches kClosed), so no worker still in the last
+  // job can claim against the parameters written next; then open the new job's claims.
+  claim_.store((uint64_t(gen) << 32) | kClosed, std::memory_order_release);
   fn_.store(&fn, std::memory_order_release);
-  tasks_.store(n, std::memory_order_relaxed);
-  pending_.store(n, std::memory_order_relaxed);
+  tasks_.store(n, std::memory_order_release);
+  pending_.store(n, std::memory_order_release);
   claim_.store(uint64_t(gen) << 32, std::memory_order_release);
   {
     // Publishing under the mutex orders it with a worker's check-then-sleep.
