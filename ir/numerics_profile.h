@@ -18,6 +18,12 @@ enum class NumericsProfile : uint8_t {
   kOnnx,                  ///< the ONNX reference definitions (QLinearMatMul / QLinearConv requantization)
 };
 
+/// True for the two TFLite profiles (they differ only in the rounding of the fixed-point
+/// multiply).
+inline bool is_tflite(NumericsProfile profile) {
+  return profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding;
+}
+
 /// The profile's name as the options and files spell it: "default", "stablehlo", "tflite",
 /// "tflite-single-rounding", "onnx".
 const char* numerics_profile_name(NumericsProfile profile);

@@ -2,6 +2,7 @@
 #include "jit/ops/profile_kernels.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 
@@ -171,7 +172,7 @@ class ProfileBinaryKernel final : public OpKernel {
 }  // namespace
 
 std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op) {
-  const bool tflite = graph.numerics == NumericsProfile::kTflite || graph.numerics == NumericsProfile::kTfliteSingleRounding;
+  const bool tflite = is_tflite(graph.numerics);
   if (!tflite || (op.kind != OpKind::kAdd && op.kind != OpKind::kMul) || profile_formula(graph, op).empty()) {
     return nullptr;
   }
@@ -187,7 +188,7 @@ std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const O
 std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {
   const NumericsProfile p = graph.numerics;
   const bool requant_only =
-      p == NumericsProfile::kTflite || p == NumericsProfile::kTfliteSingleRounding || p == NumericsProfile::kOnnx;
+      is_tflite(p) || p == NumericsProfile::kOnnx;
   if (!requant_only || (op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || profile_formula(graph, op).empty()) {
     return std::nullopt;
   }
@@ -214,13 +215,50 @@ std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, cons
     acc = ElementType::make_per_axis(i32, result.element.float_kind, int32_t(axis), std::move(scales),
                                      std::vector<int64_t>(channels, 0));
   }
-  auto copy = std::make_shared<Graph>(graph);
-  copy->numerics = NumericsProfile::kDefault;
+  // Not a copy of the whole graph (one per contraction would grow with the square of the
+  // graph): the op alone, with the producer chains of the operands computable from constants
+  // (its kernels prepack those) and the other operands as arguments.
+  std::vector<int8_t> constant(graph.values.size(), -1);  // memo: -1 unknown, 0 no, 1 yes
+  std::vector<bool> needed(graph.ops.size(), false);
+  std::function<bool(int)> from_constants = [&](int v) -> bool {
+    if (constant[size_t(v)] >= 0) return constant[size_t(v)] == 1;
+    const int p = graph.values[size_t(v)].producer;
+    bool yes = p >= 0;
+    for (size_t i = 0; yes && i < graph.ops[size_t(p)].operands.size(); ++i) {
+      yes = from_constants(graph.ops[size_t(p)].operands[i]);
+    }
+    if (yes) needed[size_t(p)] = true;
+    constant[size_t(v)] = yes ? 1 : 0;
+    return yes;
+  };
+  auto sub = std::make_shared<Graph>();
+  sub->name = graph.name;
+  std::vector<int> remap(graph.values.size(), -1);
+  for (int v : op.operands) {
+    if (!from_constants(v) && remap[size_t(v)] < 0) {
+      remap[size_t(v)] = sub->add_input(graph.values[size_t(v)].type, graph.values[size_t(v)].name);
+    }
+  }
+  auto copy_op = [&](const Op& o, std::vector<Type> result_types, std::vector<std::pair<std::string, Attribute>> attrs) {
+    std::vector<int> operands;
+    for (int v : o.operands) operands.push_back(remap[size_t(v)]);
+    const int k = sub->add_op(o.kind, std::move(operands), result_types, std::move(attrs), o.loc);
+    for (size_t r = 0; r < o.results.size(); ++r) remap[size_t(o.results[r])] = sub->ops[size_t(k)].results[r];
+  };
   const size_t index = size_t(&op - graph.ops.data());
-  copy->values[size_t(op.results[0])].type.element = acc;
-  Op& inner = copy->ops[index];
-  std::erase_if(inner.attrs, [](const auto& a) { return a.first == "clamp_min" || a.first == "clamp_max"; });
-  return copy;
+  for (size_t o = 0; o < index; ++o) {
+    if (!needed[o]) continue;
+    std::vector<Type> types;
+    for (int r : graph.ops[o].results) types.push_back(graph.values[size_t(r)].type);
+    copy_op(graph.ops[o], std::move(types), graph.ops[o].attrs);
+  }
+  Type acc_type = result;
+  acc_type.element = acc;
+  std::vector<std::pair<std::string, Attribute>> attrs = op.attrs;
+  std::erase_if(attrs, [](const auto& a) { return a.first == "clamp_min" || a.first == "clamp_max"; });
+  copy_op(op, {acc_type}, std::move(attrs));
+  sub->outputs.push_back(sub->result(int(sub->ops.size()) - 1));
+  return sub;
 }
 
 std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,

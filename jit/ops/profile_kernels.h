@@ -12,10 +12,11 @@
 namespace qrt::jit {
 
 /// For `op` (a quantized qrt.matmul or qrt.conv2d of `graph`) whose profile formula is only
-/// its requantization: a copy of `graph` in which the op produces the int32 accumulator type
-/// (zero point 0, scale s_x · s_w[n], per output channel where the weights are) without its
-/// fused clamp, under the default profile; the kernels of that copy compute the accumulators.
-/// nullopt for any other op or profile.
+/// its requantization: a graph under the default profile whose last op is `op` producing the
+/// int32 accumulator type (zero point 0, scale s_x · s_w[n], per output channel where the
+/// weights are) without its fused clamp; it holds the producer chains of the operands
+/// computable from constants, and the other operands are its arguments. The kernels of that
+/// op compute the accumulators. nullopt for any other op or profile.
 std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op);
 
 /// Wraps `contraction` (a kernel of op `op_index` of `acc_graph`, writing int32 accumulators)

@@ -92,7 +92,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     // A contraction the profile redefines only in its requantization: the kernels compute its
     // int32 accumulators, portable C++ the profile's requantization.
     if (std::optional<std::shared_ptr<Graph>> acc = accumulator_graph(graph, op)) {
-      const Op& inner = (*acc)->ops[size_t(&op - graph.ops.data())];
+      const Op& inner = (*acc)->ops.back();
       QRT_ASSIGN_OR_RETURN(KernelChoice contraction, select_kernel(**acc, inner, allowed, generator));
       if (contraction.kernel) {
         contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel));

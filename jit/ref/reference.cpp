@@ -57,7 +57,7 @@ Tensor eval_qcast(const Tensor& x, const Type& rt, NumericsProfile profile) {
   Tensor y = make_result(rt, x.type.dims);
   const ElementType& q = rt.element;
   const QuantView view(q, y.type.dims);
-  const bool tflite = profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding;
+  const bool tflite = is_tflite(profile);
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
     if (profile == NumericsProfile::kStableHlo) {
       y.set_int(i, numerics::quantize_stablehlo(x.float_at(i), view.scale(i), view.zp(i), q.storage.min, q.storage.max,
@@ -345,7 +345,7 @@ Tensor eval_requantize(const Tensor& x, const Type& rt, NumericsProfile profile)
   Tensor y = make_result(rt, x.type.dims);
   const ElementType &ei = x.type.element, &eo = rt.element;
   const QuantView iv(ei, x.type.dims), ov(eo, y.type.dims);
-  if (profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding) {
+  if (is_tflite(profile)) {
     // requantize.h: (q - z_in) times the Q31 form of f32(s_in) / f32(s_out), plus z_out.
     const bool single = profile == NumericsProfile::kTfliteSingleRounding;
     for (size_t i = 0; i < size_t(y.num_elements()); ++i) {

@@ -205,7 +205,7 @@ Result<Tensor> eval_pool2d(const Op& op, const Tensor& x, const Type& rt, Numeri
             } else {
               y.set_float(yi, fmax);
             }
-          } else if (quant && profile != NumericsProfile::kDefault) {
+          } else if (quant && is_tflite(profile)) {
             // TFLite (equal input and output parameters): the stored values' sum divided
             // with rounding half away from zero.
             const int64_t average = numerics::average_tflite(isum + divisor * ie.zero_points[0], divisor);
@@ -418,7 +418,7 @@ Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt, Numerics
     }
   }
   const ElementType& oe = rt.element;
-  const bool tflite = quant && (profile == NumericsProfile::kTflite || profile == NumericsProfile::kTfliteSingleRounding);
+  const bool tflite = quant && is_tflite(profile);
   const bool single = profile == NumericsProfile::kTfliteSingleRounding;
   // TFLite (reference_integer_ops/mean.h): the centred sum times the Q31 form of
   // f32(s_in) / f32(s_out), divided by the count rounding half away from zero.

@@ -17,10 +17,6 @@ constexpr const char* kStableHloDoq =
 constexpr const char* kTfliteRequant = "tflite: Q31 fixed-point multiplier and rounding shift";
 constexpr const char* kTfliteSingleRequant = "tflite-single-rounding: Q31 fixed-point multiplier, one rounding";
 
-bool is_tflite(NumericsProfile p) {
-  return p == NumericsProfile::kTflite || p == NumericsProfile::kTfliteSingleRounding;
-}
-
 std::string stablehlo_formula(const Graph& g, const Op& op, const ElementType& out, bool q_in0) {
   const bool q_out = out.is_any_uniform();
   switch (op.kind) {

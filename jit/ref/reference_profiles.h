@@ -34,7 +34,7 @@ class AccumulatorRequant {
   /// The stored value of accumulator `acc` of output channel `channel` (inline: the profile
   /// kernels apply it per element).
   int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
-    if (profile_ == NumericsProfile::kTflite || profile_ == NumericsProfile::kTfliteSingleRounding) {
+    if (is_tflite(profile_)) {
       return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi,
                                          profile_ == NumericsProfile::kTfliteSingleRounding);
     }
