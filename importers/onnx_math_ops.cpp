@@ -29,7 +29,8 @@ constexpr NamedKind kUnary[] = {{"Sqrt", OpKind::kSqrt}, {"Reciprocal", OpKind::
                                 {"Tanh", OpKind::kTanh}, {"Erf", OpKind::kErf},               {"Neg", OpKind::kNeg},
                                 {"Not", OpKind::kNot},   {"Abs", OpKind::kAbs},               {"Sign", OpKind::kSign},
                                 {"Floor", OpKind::kFloor}, {"Ceil", OpKind::kCeil},
-                                {"Round", OpKind::kRoundEven}};  // ONNX Round: ties to even
+                                {"Round", OpKind::kRoundEven},  // ONNX Round: ties to even
+                                {"Log", OpKind::kLog},   {"Sin", OpKind::kSin},               {"Cos", OpKind::kCos}};
 
 template <size_t N>
 const NamedKind* find_kind(const NamedKind (&table)[N], const std::string& op) {

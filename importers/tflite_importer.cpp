@@ -23,7 +23,30 @@ enum Builtin : int {
   kMean = 40, kQuantize = 114,
 };
 
+// Element-wise functions of one operand: float tensors map to the op itself; quantized ones
+// follow StableHLO's pattern dcast -> op -> qcast, which fold-qdq fuses into one 256-entry
+// table when both sides have 8-bit storage.
+struct UnaryBuiltin {
+  int code;
+  const char* name;
+  OpKind kind;
+};
+constexpr UnaryBuiltin kUnaryBuiltins[] = {
+    {8, "FLOOR", OpKind::kFloor}, {28, "TANH", OpKind::kTanh},   {47, "EXP", OpKind::kExp},
+    {59, "NEG", OpKind::kNeg},    {66, "SIN", OpKind::kSin},     {73, "LOG", OpKind::kLog},
+    {75, "SQRT", OpKind::kSqrt},  {76, "RSQRT", OpKind::kRsqrt}, {101, "ABS", OpKind::kAbs},
+    {104, "CEIL", OpKind::kCeil}, {108, "COS", OpKind::kCos},    {116, "ROUND", OpKind::kRoundEven},  // TFLite's RoundToNearest: ties to even
+    {158, "SIGN", OpKind::kSign}};
+
+const UnaryBuiltin* unary_builtin(int code) {
+  for (const UnaryBuiltin& u : kUnaryBuiltins) {
+    if (u.code == code) return &u;
+  }
+  return nullptr;
+}
+
 const char* builtin_name(int code) {
+  if (const UnaryBuiltin* u = unary_builtin(code)) return u->name;
   switch (code) {
     case kAdd: return "ADD";
     case kAveragePool2d: return "AVERAGE_POOL_2D";
@@ -44,7 +67,6 @@ const char* builtin_name(int code) {
     case kTranspose: return "TRANSPOSE";
     case kMean: return "MEAN";
     case kQuantize: return "QUANTIZE";
-    case 28: return "TANH";
     case 41: return "SUB";
     case 42: return "DIV";
     case 43: return "SQUEEZE";
@@ -439,6 +461,20 @@ Status TfliteImporter::import_operator(const fb::Operator* op, int code) {
       break;
     }
     default: {
+      if (const UnaryBuiltin* u = unary_builtin(code)) {
+        QRT_ASSIGN_OR_RETURN(int x, operand(0));
+        const Type tx = g_.values[size_t(x)].type;
+        if (!tx.element.is_quant() && !out.element.is_quant()) {
+          result = emit(u->kind, {x}, out);
+          break;
+        }
+        const FloatKind fk = tx.element.is_quant() ? tx.element.float_kind : out.element.float_kind;
+        const Type ft = Type::tensor(tx.dims, ElementType::make_float(fk));
+        const int f = tx.element.is_quant() ? emit(OpKind::kDCast, {x}, ft) : x;
+        const int y = emit(u->kind, {f}, Type::tensor(out.dims, ElementType::make_float(fk)));
+        result = out.element.is_quant() ? emit(OpKind::kQCast, {y}, out) : y;
+        break;
+      }
       const char* n = builtin_name(code);
       return error(std::string("unsupported TFLite operator ") + (n ? n : "with builtin code " + std::to_string(code)));
     }

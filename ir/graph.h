@@ -100,6 +100,8 @@ enum class OpKind : uint8_t {
   kResize,
   // Rounding and sign functions of StableHLO / TFLite / ONNX graphs (ops_math.cpp).
   kAbs, kSign, kFloor, kCeil, kRoundEven, kRoundAway, kRsqrt,
+  // Logarithms, expm1, trigonometric functions and cube root (ops_math.cpp).
+  kLog, kLog1p, kExpm1, kSin, kCos, kCbrt,
 };
 
 /// An SSA value: a function argument or an op result.

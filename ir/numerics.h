@@ -72,6 +72,31 @@ float erf_f32(float x);
 /// 0.5·x·(1 + tanh_f32(sqrt(2/pi)·(x + 0.044715·x³))), each step one f32 rounding.
 float gelu_f32(float x, bool tanh_form);
 
+// ---- Logarithms, expm1, sine, cosine, cube root (numerics_math.cpp) ----
+// Fixed algorithms, every step one IEEE rounding (f32, or double where stated), so the
+// reference, the scalar twin and generated code compute the same bits. Accuracy against the
+// correctly rounded result, measured over every f32 (docs/numerics.md), is stated per function.
+
+/// Natural logarithm: x = m·2^e with m in [sqrt(1/2), sqrt(2)), then
+/// log(m) = 2·atanh(s), s = (m - 1) / (m + 1), from the atanh series to s^9, e·ln 2 added in
+/// two parts. log(±0) = -inf, log(x < 0) = NaN, log(inf) = inf.
+float log_f32(float x);
+/// log(1 + x) with the precision of tiny x kept: x itself is the reduced argument for
+/// x in [sqrt(1/2) - 1, sqrt(2) - 1), else 1 + x is split as in log_f32 and the rounding error
+/// of 1 + x added back. ±0 pass through; log1p(-1) = -inf; x < -1 gives NaN.
+float log1p_f32(float x);
+/// e^x - 1: Cody-Waite reduction x = n·ln 2 + r, expm1(r) from its Taylor series to r^8, and
+/// 2^n·expm1(r) + (2^n - 1). ±0 pass through; x < -25·ln 2 gives -1; overflow gives inf.
+float expm1_f32(float x);
+/// Sine: exact Payne-Hanek reduction by pi/2 (256 bits of 2/pi), Taylor polynomials of sin and
+/// cos in double on |r| <= pi/4, one rounding to f32. ±0 pass through; ±inf and NaN give NaN.
+float sin_f32(float x);
+/// Cosine, as sin_f32. cos(±0) = 1.
+float cos_f32(float x);
+/// Cube root: a guess from the exponent bits, three Halley steps in double, one rounding to
+/// f32. Odd; ±0, ±inf and NaN pass through.
+float cbrt_f32(float x);
+
 
 // ---- Profiles other than the default (docs/numerics.md, "Profiles"; numerics_profiles.cpp) ----
 

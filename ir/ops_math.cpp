@@ -300,6 +300,12 @@ std::vector<OpInfo> math_op_entries() {
        "the nearest integer, ties away from zero (StableHLO round_nearest_afz)"},
       {OpKind::kRsqrt, "qrt.rsqrt", 1, 1, {}, verify_float_unary,
        "1 / sqrt(x), computed in f64 and rounded once to the operand's type"},
+      {OpKind::kLog, "qrt.log", 1, 1, {}, verify_float_unary, "the natural logarithm (qrt's log, docs/numerics.md)"},
+      {OpKind::kLog1p, "qrt.log1p", 1, 1, {}, verify_float_unary, "log(1 + x), precise for tiny x"},
+      {OpKind::kExpm1, "qrt.expm1", 1, 1, {}, verify_float_unary, "e^x - 1, precise for tiny x"},
+      {OpKind::kSin, "qrt.sin", 1, 1, {}, verify_float_unary, "the sine (radians; exact argument reduction)"},
+      {OpKind::kCos, "qrt.cos", 1, 1, {}, verify_float_unary, "the cosine (radians; exact argument reduction)"},
+      {OpKind::kCbrt, "qrt.cbrt", 1, 1, {}, verify_float_unary, "the real cube root"},
   };
 }
 

@@ -47,8 +47,9 @@ const char* op_name(EwOp op) {
                                       "pow",  "equal", "less",    "greater", "not", "select", "neg",  "sqrt",
                                       "recip", "exp",  "tanh",    "erf",  "gelu",   "logistic", "relu", "clamp",
                                       "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar",
-                                      "abs", "sign", "floor", "ceil", "roundeven", "roundaway", "rsqrt"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kRsqrt) + 1, "one name per op");
+                                      "abs", "sign", "floor", "ceil", "roundeven", "roundaway", "rsqrt",
+                                      "log", "log1p", "expm1", "sin", "cos", "cbrt"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kCbrt) + 1, "one name per op");
   return names[size_t(op)];
 }
 

@@ -73,6 +73,12 @@ enum class EwOp : uint8_t {
   kRoundEven, ///< numerics::round_half_even
   kRoundAway, ///< the nearest integer, ties away from zero
   kRsqrt,     ///< numerics::rsqrt_f32
+  kLog,       ///< numerics::log_f32
+  kLog1p,     ///< numerics::log1p_f32
+  kExpm1,     ///< numerics::expm1_f32
+  kSin,       ///< numerics::sin_f32
+  kCos,       ///< numerics::cos_f32
+  kCbrt,      ///< numerics::cbrt_f32
 };
 
 /// One instruction: its result is the register with the instruction's index.

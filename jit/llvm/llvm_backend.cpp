@@ -240,6 +240,13 @@ class LlvmBackend final : public Backend {
     llvm::orc::SymbolMap symbols;
     symbols[jit_->mangleAndIntern(llvm_ir::kPowSymbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&pow_f32_for_jit), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    const std::pair<EwOp, float (*)(float)> unary[] = {
+        {EwOp::kLog, &numerics::log_f32}, {EwOp::kLog1p, &numerics::log1p_f32}, {EwOp::kExpm1, &numerics::expm1_f32},
+        {EwOp::kSin, &numerics::sin_f32}, {EwOp::kCos, &numerics::cos_f32},     {EwOp::kCbrt, &numerics::cbrt_f32}};
+    for (const auto& [op, fn] : unary) {
+      symbols[jit_->mangleAndIntern(llvm_ir::scalar_call_symbol(op))] = {
+          llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    }
     if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
       return Status::error("LLVM ORC could not define qrt's symbols: " + llvm::toString(std::move(e)));
     }

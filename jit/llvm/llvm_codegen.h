@@ -18,6 +18,11 @@ namespace qrt::jit::llvm_ir {
 /// process's own function).
 inline constexpr const char* kPowSymbol = "qrt_numerics_pow_f32";
 
+/// The symbol generated code calls for an f32 function it computes through the process's own
+/// numerics function (log, log1p, expm1, sin, cos, cbrt: exact by construction, scalar), or
+/// nullptr when `op` is generated inline.
+const char* scalar_call_symbol(EwOp op);
+
 /// Adds to `module` the external function `name` computing `program` with the EwFn ABI
 /// (ew_program.h); errors name the program when it is malformed or the IR does not verify.
 Status build_ew_function(llvm::Module& module, const std::string& name, const EwProgram& program);

@@ -126,6 +126,12 @@ class Emitter {
     return b_.CreateCall(fn, {x, y});
   }
 
+  // A numerics function of one f32 through the process's own function (scalar_call_symbol).
+  Value* call_unary(const char* symbol, Value* x) {
+    llvm::FunctionCallee fn = m_.getOrInsertFunction(symbol, llvm::FunctionType::get(f32_, {f32_}, false));
+    return b_.CreateCall(fn, {x});
+  }
+
   // NaN when either is NaN, else the C++ std::max / std::min pick.
   Value* max_min(Value* x, Value* y, bool is_max) {
     Value* nan = b_.CreateOr(is_nan(x), is_nan(y));
@@ -236,6 +242,12 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
       Value* s = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFPExt(x, f64));
       return b.CreateFPTrunc(b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), s), b.getFloatTy());
     }
+    case EwOp::kLog:
+    case EwOp::kLog1p:
+    case EwOp::kExpm1:
+    case EwOp::kSin:
+    case EwOp::kCos:
+    case EwOp::kCbrt: return m.call_unary(scalar_call_symbol(e.op), x);
     case EwOp::kRecip: return m.div(m.c(1.0f), x);
     case EwOp::kExp: return m.exp(x);
     case EwOp::kTanh: return m.tanh(x);
@@ -307,6 +319,18 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
 }
 
 }  // namespace
+
+const char* scalar_call_symbol(EwOp op) {
+  switch (op) {
+    case EwOp::kLog: return "qrt_numerics_log_f32";
+    case EwOp::kLog1p: return "qrt_numerics_log1p_f32";
+    case EwOp::kExpm1: return "qrt_numerics_expm1_f32";
+    case EwOp::kSin: return "qrt_numerics_sin_f32";
+    case EwOp::kCos: return "qrt_numerics_cos_f32";
+    case EwOp::kCbrt: return "qrt_numerics_cbrt_f32";
+    default: return nullptr;
+  }
+}
 
 Status build_ew_function(llvm::Module& module, const std::string& name, const EwProgram& p) {
   if (std::string why = p.validate(); !why.empty()) return Status::error(p.name() + ": " + why);

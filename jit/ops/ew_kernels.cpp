@@ -138,14 +138,22 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     case OpKind::kCeil:
     case OpKind::kRoundEven:
     case OpKind::kRoundAway:
-    case OpKind::kRsqrt: {
+    case OpKind::kRsqrt:
+    case OpKind::kLog:
+    case OpKind::kLog1p:
+    case OpKind::kExpm1:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kCbrt: {
       if (!f) return fail("only f32 has this function");
       static const std::pair<OpKind, EwOp> fns[] = {
           {OpKind::kSqrt, EwOp::kSqrt},   {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
           {OpKind::kTanh, EwOp::kTanh},   {OpKind::kErf, EwOp::kErf},          {OpKind::kGelu, EwOp::kGelu},
           {OpKind::kRelu, EwOp::kRelu},   {OpKind::kAbs, EwOp::kAbs},          {OpKind::kSign, EwOp::kSign},
           {OpKind::kFloor, EwOp::kFloor}, {OpKind::kCeil, EwOp::kCeil},        {OpKind::kRoundEven, EwOp::kRoundEven},
-          {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt}};
+          {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt},
+          {OpKind::kLog, EwOp::kLog},     {OpKind::kLog1p, EwOp::kLog1p},      {OpKind::kExpm1, EwOp::kExpm1},
+          {OpKind::kSin, EwOp::kSin},     {OpKind::kCos, EwOp::kCos},          {OpKind::kCbrt, EwOp::kCbrt}};
       const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
       r = b.op(fn, t, in[0]);
       if (op.kind == OpKind::kGelu) {

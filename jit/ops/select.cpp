@@ -57,6 +57,12 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kRoundEven:
     case OpKind::kRoundAway:
     case OpKind::kRsqrt:
+    case OpKind::kLog:
+    case OpKind::kLog1p:
+    case OpKind::kExpm1:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kCbrt:
     case OpKind::kCast: return &ew_program_family();
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:

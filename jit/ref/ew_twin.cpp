@@ -95,6 +95,12 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
     case EwOp::kRoundEven: y.f = float(numerics::round_half_even(a.f)); break;
     case EwOp::kRoundAway: y.f = std::round(a.f); break;
     case EwOp::kRsqrt: y.f = numerics::rsqrt_f32(a.f); break;
+    case EwOp::kLog: y.f = numerics::log_f32(a.f); break;
+    case EwOp::kLog1p: y.f = numerics::log1p_f32(a.f); break;
+    case EwOp::kExpm1: y.f = numerics::expm1_f32(a.f); break;
+    case EwOp::kSin: y.f = numerics::sin_f32(a.f); break;
+    case EwOp::kCos: y.f = numerics::cos_f32(a.f); break;
+    case EwOp::kCbrt: y.f = numerics::cbrt_f32(a.f); break;
     case EwOp::kRecip: y.f = 1.0f / a.f; break;
     case EwOp::kExp: y.f = numerics::exp_f32(a.f); break;
     case EwOp::kTanh: y.f = numerics::tanh_f32(a.f); break;

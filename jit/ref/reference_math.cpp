@@ -164,6 +164,12 @@ float unary_f32(const Op& op, float x, bool tanh_gelu) {
     case OpKind::kRoundEven: return float(numerics::round_half_even(x));
     case OpKind::kRoundAway: return std::round(x);
     case OpKind::kRsqrt: return numerics::rsqrt_f32(x);
+    case OpKind::kLog: return numerics::log_f32(x);
+    case OpKind::kLog1p: return numerics::log1p_f32(x);
+    case OpKind::kExpm1: return numerics::expm1_f32(x);
+    case OpKind::kSin: return numerics::sin_f32(x);
+    case OpKind::kCos: return numerics::cos_f32(x);
+    case OpKind::kCbrt: return numerics::cbrt_f32(x);
     default: return numerics::gelu_f32(x, tanh_gelu);
   }
 }
@@ -183,6 +189,12 @@ double unary_f64(const Op& op, double x, bool tanh_gelu) {
     case OpKind::kRoundEven: return numerics::round_half_even(x);
     case OpKind::kRoundAway: return std::round(x);
     case OpKind::kRsqrt: return 1.0 / std::sqrt(x);
+    case OpKind::kLog: return std::log(x);
+    case OpKind::kLog1p: return std::log1p(x);
+    case OpKind::kExpm1: return std::expm1(x);
+    case OpKind::kSin: return std::sin(x);
+    case OpKind::kCos: return std::cos(x);
+    case OpKind::kCbrt: return std::cbrt(x);
     default:
       return tanh_gelu ? 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
                        : 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
@@ -459,6 +471,12 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kRoundEven:
     case OpKind::kRoundAway:
     case OpKind::kRsqrt:
+    case OpKind::kLog:
+    case OpKind::kLog1p:
+    case OpKind::kExpm1:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kCbrt:
     case OpKind::kGelu: return eval_unary(op, x, rt);
     default: break;
   }

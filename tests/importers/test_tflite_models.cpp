@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "importers/tflite_schema_generated.h"
+#include "ir/numerics.h"
 
 namespace {
 
@@ -168,13 +169,25 @@ std::string load_error(const std::string& bytes, const char* name) {
   return qrt_last_error_message();
 }
 
-// A one-operator model: x [1, 4] f32 -> op -> y [1, 4] f32.
-std::string tiny_model(int builtin_code) {
+// Quantization of a tiny model's tensors: int8 with scale and zero point, or f32 (scale 0).
+struct TinyQuant {
+  float scale = 0;
+  int64_t zero_point = 0;
+};
+
+// A one-operator model: x [1, n] -> op -> y [1, n], f32 or int8 per side.
+std::string tiny_model(int builtin_code, TinyQuant qx = {}, TinyQuant qy = {}, int32_t n = 4) {
   namespace fb = qrt::tflite_fb;
   flatbuffers::FlatBufferBuilder b;
-  std::vector<flatbuffers::Offset<fb::Tensor>> tensors = {
-      fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, 4}), fb::TensorType_FLOAT32, 0, b.CreateString("x")),
-      fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, 4}), fb::TensorType_FLOAT32, 0, b.CreateString("y"))};
+  auto tensor = [&](const char* name, TinyQuant q) {
+    if (q.scale == 0) {
+      return fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, n}), fb::TensorType_FLOAT32, 0, b.CreateString(name));
+    }
+    auto qp = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(std::vector<float>{q.scale}),
+                                               b.CreateVector(std::vector<int64_t>{q.zero_point}));
+    return fb::CreateTensor(b, b.CreateVector(std::vector<int32_t>{1, n}), fb::TensorType_INT8, 0, b.CreateString(name), qp);
+  };
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors = {tensor("x", qx), tensor("y", qy)};
   auto op = fb::CreateOperator(b, 0, b.CreateVector(std::vector<int32_t>{0}), b.CreateVector(std::vector<int32_t>{1}));
   auto sg = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(std::vector<int32_t>{0}),
                                b.CreateVector(std::vector<int32_t>{1}), b.CreateVector(std::vector<decltype(op)>{op}));
@@ -211,6 +224,65 @@ TEST_CASE("malformed and unsupported TFLite files are refused with a clear messa
     const qrt_status st = qrt_model_load_buffer(mutated.data(), mutated.size(), "m.tflite", &m);
     CHECK_MESSAGE(st != QRT_INTERNAL_ERROR, qrt_last_error_message());  // a clear error, not a bug
     if (st == QRT_OK) qrt_model_destroy(m);
+  }
+}
+
+TEST_CASE("TFLite element-wise functions of one operand: float, and int8 as dequantize, op, quantize") {
+  // EXP 47, LOG 73, SIN 66, COS 108, SQRT 75, RSQRT 76, ABS 101, NEG 59, FLOOR 8, CEIL 104,
+  // ROUND 116, TANH 28, SIGN 158.
+  struct Case {
+    int code;
+    float (*f)(float);
+  };
+  const Case cases[] = {{47, qrt::numerics::exp_f32},
+                        {73, qrt::numerics::log_f32},
+                        {66, qrt::numerics::sin_f32},
+                        {108, qrt::numerics::cos_f32},
+                        {75, [](float x) { return std::sqrt(x); }},
+                        {76, qrt::numerics::rsqrt_f32},
+                        {101, [](float x) { return std::fabs(x); }},
+                        {59, [](float x) { return -x; }},
+                        {8, [](float x) { return std::floor(x); }},
+                        {104, [](float x) { return std::ceil(x); }},
+                        {116, [](float x) { return float(qrt::numerics::round_half_even(x)); }},
+                        {28, qrt::numerics::tanh_f32},
+                        {158, qrt::numerics::sign_f32}};
+  auto run_bytes = [](const std::string& bytes, qrt_dtype dtype, const void* x, int64_t n, size_t size, void* y) {
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "u.tflite", &m) == QRT_OK, qrt_last_error_message());
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(m, nullptr, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[] = {1, n};
+    REQUIRE(qrt_context_set_input(ctx, 0, dtype, 2, dims, x, size_t(n) * size) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view v;
+    REQUIRE(qrt_context_output(ctx, 0, &v) == QRT_OK);
+    REQUIRE(v.bytes == size_t(n) * size);
+    std::memcpy(y, v.data, v.bytes);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  };
+  const TinyQuant qx{0.0625f, -3}, qy{0.015625f, 5};
+  for (const Case& c : cases) {
+    CAPTURE(c.code);
+    const float xf[4] = {0.75f, 2.5f, -1.5f, 3.0f};
+    float yf[4];
+    run_bytes(tiny_model(c.code), QRT_DTYPE_F32, xf, 4, 4, yf);
+    for (int i = 0; i < 4; ++i) {
+      const float want = c.f(xf[i]);
+      CHECK((std::memcmp(&yf[i], &want, 4) == 0 || (std::isnan(want) && std::isnan(yf[i]))));
+    }
+    // int8: every stored value, through dequantize -> op -> quantize (a 256-entry table).
+    int8_t xq[256], yq[256];
+    for (int i = 0; i < 256; ++i) xq[i] = int8_t(i - 128);
+    run_bytes(tiny_model(c.code, qx, qy, 256), QRT_DTYPE_I8, xq, 256, 1, yq);
+    for (int i = 0; i < 256; ++i) {
+      const float x = qrt::numerics::dequantize_f32(xq[i], qx.zero_point, qx.scale);
+      CHECK(int(yq[i]) == qrt::numerics::quantize_f32(c.f(x), qy.scale, qy.zero_point, -128, 127));
+    }
   }
 }
 

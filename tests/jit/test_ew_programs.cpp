@@ -267,7 +267,13 @@ TEST_CASE("compiled f32 functions equal qrt's numerics functions over the f32 li
                     {EwOp::kErf, 0, qrt::numerics::erf_f32},
                     {EwOp::kLogistic, 0, qrt::numerics::logistic_f32},
                     {EwOp::kGelu, 0, [](float x) { return qrt::numerics::gelu_f32(x, false); }},
-                    {EwOp::kGelu, 1, [](float x) { return qrt::numerics::gelu_f32(x, true); }}};
+                    {EwOp::kGelu, 1, [](float x) { return qrt::numerics::gelu_f32(x, true); }},
+                    {EwOp::kLog, 0, qrt::numerics::log_f32},
+                    {EwOp::kLog1p, 0, qrt::numerics::log1p_f32},
+                    {EwOp::kExpm1, 0, qrt::numerics::expm1_f32},
+                    {EwOp::kSin, 0, qrt::numerics::sin_f32},
+                    {EwOp::kCos, 0, qrt::numerics::cos_f32},
+                    {EwOp::kCbrt, 0, qrt::numerics::cbrt_f32}};
   for (const Backend* b : backends) {
     for (const Fn& fn : fns) {
       EwProgram p;
@@ -398,7 +404,8 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
   for (const char* op : {"\"qrt.sqrt\"", "\"qrt.reciprocal\"", "\"qrt.exp\"", "\"qrt.tanh\"", "\"qrt.erf\"", "\"qrt.neg\"",
                          "\"qrt.gelu\"", "\"qrt.logistic\"", "\"qrt.relu\"", "\"qrt.abs\"", "\"qrt.sign\"",
                          "\"qrt.floor\"", "\"qrt.ceil\"", "\"qrt.round_nearest_even\"", "\"qrt.round_nearest_afz\"",
-                         "\"qrt.rsqrt\""}) {
+                         "\"qrt.rsqrt\"", "\"qrt.log\"", "\"qrt.log1p\"", "\"qrt.expm1\"", "\"qrt.sin\"",
+                         "\"qrt.cos\"", "\"qrt.cbrt\""}) {
     expect_program(check_op(rng, {t("3x41", f)}, op, t("3x41", f)));
   }
   expect_program(check_op(rng, {t("3x41", "i32")}, "\"qrt.neg\"", t("3x41", "i32")));
