@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "graph_text.h"
 
@@ -483,8 +484,20 @@ class Generator {
     note("qdq");
     const Val xd = dcast(x);
     Val y;
-    switch (c_.range(0, 4)) {
+    switch (c_.range(0, 5)) {
       case 0: y = g_.emit("qrt.relu", {xd}, "", x.shape, Elem::f32()); break;
+      case 5: {
+        // A float function of one operand: 8-bit regions become a 256-entry table, others
+        // run as element-wise programs. NaN (log of a negative) quantizes to the zero point.
+        static const char* const fns[] = {"qrt.exp",   "qrt.tanh",  "qrt.erf",  "qrt.log",   "qrt.log1p",
+                                          "qrt.expm1", "qrt.sin",   "qrt.cos",  "qrt.cbrt",  "qrt.abs",
+                                          "qrt.sign",  "qrt.floor", "qrt.ceil", "qrt.rsqrt", "qrt.sqrt",
+                                          "qrt.neg",   "qrt.round_nearest_even", "qrt.round_nearest_afz"};
+        const char* fn = fns[c_.range(0, int64_t(std::size(fns)) - 1)];
+        note(fn + 4);
+        y = g_.emit(fn, {xd}, "", x.shape, Elem::f32());
+        break;
+      }
       case 1: y = g_.emit("qrt.add", {xd, dcast(operand_like(x.shape))}, "", x.shape, Elem::f32()); break;
       case 2: {
         const Window win = random_window(x.shape[1], x.shape[2], true, 3);
