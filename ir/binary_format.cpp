@@ -196,7 +196,7 @@ class Reader {
         !elements_aligned(e->block_sizes()) || !elements_aligned(e->param_dims())) {
       return bad(what + " has misaligned scale or zero-point data");
     }
-    if (e->kind() > uint8_t(ElementKind::kUniformSubChannel) || e->float_kind() > uint8_t(FloatKind::kF64) ||
+    if (e->kind() > uint8_t(ElementKind::kUniformSubChannel) || e->float_kind() > uint8_t(kLastFloatKind) ||
         e->int_sign() > uint8_t(Signedness::kUnsigned)) {
       return bad(what + " has an invalid element type code");
     }

@@ -1,6 +1,7 @@
 // qrt — float conversions and MLIR float formatting (see float_format.h).
 #include "ir/float_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,24 +10,130 @@
 
 namespace qrt {
 
+namespace {
+
+// The layout of the formats narrower than f32 that are not f16/bf16 (APFloat's semantics).
+struct SmallFormat {
+  int exp_bits;
+  int mant_bits;
+  int bias;
+  enum Special { kIeee, kNanOnlyAllOnes, kNanIsNegativeZero } special;
+};
+
+const SmallFormat* small_format(FloatKind kind) {
+  static const SmallFormat e5m2{5, 2, 15, SmallFormat::kIeee}, e4m3fn{4, 3, 7, SmallFormat::kNanOnlyAllOnes},
+      e5m2fnuz{5, 2, 16, SmallFormat::kNanIsNegativeZero}, e4m3fnuz{4, 3, 8, SmallFormat::kNanIsNegativeZero},
+      e4m3b11{4, 3, 11, SmallFormat::kNanIsNegativeZero}, e4m3{4, 3, 7, SmallFormat::kIeee},
+      tf32{8, 10, 127, SmallFormat::kIeee};
+  switch (kind) {
+    case FloatKind::kF8E5M2: return &e5m2;
+    case FloatKind::kF8E4M3FN: return &e4m3fn;
+    case FloatKind::kF8E5M2FNUZ: return &e5m2fnuz;
+    case FloatKind::kF8E4M3FNUZ: return &e4m3fnuz;
+    case FloatKind::kF8E4M3B11FNUZ: return &e4m3b11;
+    case FloatKind::kF8E4M3: return &e4m3;
+    case FloatKind::kTF32: return &tf32;
+    default: return nullptr;
+  }
+}
+
+// The largest finite value of `f`: the top exponent field is a normal binade except in IEEE
+// formats, and in the FN formats its all-ones mantissa is NaN.
+double small_max_finite(const SmallFormat& f) {
+  const int top_field = (1 << f.exp_bits) - (f.special == SmallFormat::kIeee ? 2 : 1);
+  const int mant_max = (1 << f.mant_bits) - (f.special == SmallFormat::kNanOnlyAllOnes ? 2 : 1);
+  return std::ldexp(double((1 << f.mant_bits) + mant_max), top_field - f.bias - f.mant_bits);
+}
+
+uint32_t small_nan(const SmallFormat& f, bool negative) {
+  const int width = 1 + f.exp_bits + f.mant_bits;
+  if (f.special == SmallFormat::kNanIsNegativeZero) return 1u << (width - 1);
+  const uint32_t sign = negative ? 1u << (width - 1) : 0u;
+  if (f.special == SmallFormat::kNanOnlyAllOnes) return sign | ((1u << (width - 1)) - 1u);
+  return sign | (((1u << f.exp_bits) - 1u) << f.mant_bits) | (1u << (f.mant_bits - 1));  // quiet NaN
+}
+
+// Round half to even to `f`; overflow gives inf (IEEE formats) or NaN (formats without inf),
+// as APFloat's conversion does. The formats without -0 turn -0 into +0.
+uint32_t small_encode(double v, const SmallFormat& f) {
+  const int width = 1 + f.exp_bits + f.mant_bits;
+  const bool negative = std::signbit(v);
+  if (std::isnan(v)) return small_nan(f, negative);
+  const uint32_t sign = negative ? 1u << (width - 1) : 0u;
+  const double a = std::fabs(v);
+  const int emin = 1 - f.bias;  // exponent of the smallest normal
+  const double max_finite = small_max_finite(f);
+  const uint32_t inf = sign | (((1u << f.exp_bits) - 1u) << f.mant_bits);
+  if (std::isinf(a)) return f.special == SmallFormat::kIeee ? inf : small_nan(f, negative);
+  // Scaling by a power of two is exact, so nearbyint() is the one rounding step.
+  const int e = a == 0.0 ? emin : std::max(std::ilogb(a), emin);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(a, f.mant_bits - e)), e - f.mant_bits);
+  if (r > max_finite) return f.special == SmallFormat::kIeee ? inf : small_nan(f, negative);
+  if (r == 0.0) return f.special == SmallFormat::kNanIsNegativeZero ? 0u : sign;  // no -0 there
+  const int re = std::ilogb(r);
+  if (re < emin) return sign | uint32_t(std::ldexp(r, f.mant_bits - emin));  // subnormal
+  const uint32_t mant = uint32_t(std::ldexp(r, f.mant_bits - re)) - (1u << f.mant_bits);
+  return sign | (uint32_t(re + f.bias) << f.mant_bits) | mant;
+}
+
+double small_decode(uint32_t bits, const SmallFormat& f) {
+  const int width = 1 + f.exp_bits + f.mant_bits;
+  bits &= (width == 32 ? ~0u : (1u << width) - 1u);
+  if (bits == small_nan(f, false) || bits == small_nan(f, true)) return std::nan("");
+  const bool negative = (bits >> (width - 1)) & 1u;
+  const uint32_t field = (bits >> f.mant_bits) & ((1u << f.exp_bits) - 1u);
+  const uint32_t mant = bits & ((1u << f.mant_bits) - 1u);
+  double v;
+  if (f.special == SmallFormat::kIeee && field == (1u << f.exp_bits) - 1u) {
+    v = mant ? std::nan("") : INFINITY;
+  } else if (field == 0) {
+    v = std::ldexp(double(mant), 1 - f.bias - f.mant_bits);
+  } else {
+    v = std::ldexp(double(mant | (1u << f.mant_bits)), int(field) - f.bias - f.mant_bits);
+  }
+  return negative ? -v : v;
+}
+
+}  // namespace
+
 const char* float_kind_name(FloatKind kind) {
   switch (kind) {
     case FloatKind::kF16: return "f16";
     case FloatKind::kBF16: return "bf16";
     case FloatKind::kF32: return "f32";
     case FloatKind::kF64: return "f64";
+    case FloatKind::kF8E5M2: return "f8E5M2";
+    case FloatKind::kF8E4M3FN: return "f8E4M3FN";
+    case FloatKind::kF8E5M2FNUZ: return "f8E5M2FNUZ";
+    case FloatKind::kF8E4M3FNUZ: return "f8E4M3FNUZ";
+    case FloatKind::kF8E4M3B11FNUZ: return "f8E4M3B11FNUZ";
+    case FloatKind::kF8E4M3: return "f8E4M3";
+    case FloatKind::kTF32: return "tf32";
   }
   return "?";
 }
+
+bool float_kind_from_name(const std::string& name, FloatKind* kind) {
+  for (int k = 0; k <= int(kLastFloatKind); ++k) {
+    if (name == float_kind_name(FloatKind(k))) {
+      *kind = FloatKind(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool float_kind_runs(FloatKind kind) { return small_format(kind) == nullptr; }
 
 unsigned float_kind_bytes(FloatKind kind) {
   switch (kind) {
     case FloatKind::kF16:
     case FloatKind::kBF16: return 2;
-    case FloatKind::kF32: return 4;
+    case FloatKind::kF32:
+    case FloatKind::kTF32: return 4;
     case FloatKind::kF64: return 8;
+    default: return 1;  // the f8 kinds
   }
-  return 0;
 }
 
 unsigned float_kind_precision(FloatKind kind) {
@@ -35,8 +142,8 @@ unsigned float_kind_precision(FloatKind kind) {
     case FloatKind::kBF16: return 8;
     case FloatKind::kF32: return 24;
     case FloatKind::kF64: return 53;
+    default: return unsigned(small_format(kind)->mant_bits + 1);
   }
-  return 0;
 }
 
 namespace {
@@ -110,8 +217,8 @@ uint64_t float_kind_bits(double v, FloatKind kind) {
       std::memcpy(&b, &v, 8);
       return b;
     }
+    default: return small_encode(v, *small_format(kind));
   }
-  return 0;
 }
 
 double float_kind_from_bits(uint64_t bits, FloatKind kind) {
@@ -129,8 +236,8 @@ double float_kind_from_bits(uint64_t bits, FloatKind kind) {
       std::memcpy(&d, &bits, 8);
       return d;
     }
+    default: return small_decode(uint32_t(bits), *small_format(kind));
   }
-  return 0;
 }
 
 double round_to_float_kind(double v, FloatKind kind) {

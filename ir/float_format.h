@@ -6,11 +6,30 @@
 
 namespace qrt {
 
-/// The floating-point element types qrt understands.
-enum class FloatKind : uint8_t { kF16, kBF16, kF32, kF64 };
+/// The floating-point element types qrt understands. The 8-bit kinds and tf32 (MLIR 19's
+/// names) are parsed, printed, verified and stored, and their values convert exactly, but no
+/// plan runs them (runtime/session.cpp refuses them, naming the value). New kinds go at the
+/// end: .qrt files store the enumerator.
+enum class FloatKind : uint8_t {
+  kF16, kBF16, kF32, kF64,
+  kF8E5M2,         ///< IEEE-style: 5 exponent bits (bias 15), 2 mantissa bits, inf and NaN
+  kF8E4M3FN,       ///< 4 exponent bits (bias 7), 3 mantissa bits, no inf, NaN = S.1111.111
+  kF8E5M2FNUZ,     ///< bias 16, no inf, no -0: NaN = 0x80
+  kF8E4M3FNUZ,     ///< bias 8, no inf, no -0: NaN = 0x80
+  kF8E4M3B11FNUZ,  ///< bias 11, no inf, no -0: NaN = 0x80
+  kF8E4M3,         ///< IEEE-style: 4 exponent bits (bias 7), 3 mantissa bits, inf and NaN
+  kTF32,           ///< 8 exponent bits (bias 127), 10 mantissa bits; stored in 4 bytes
+};
 
-/// MLIR spelling of a float kind: "f16", "bf16", "f32", "f64".
+/// The last FloatKind (for range checks of stored enumerators).
+inline constexpr FloatKind kLastFloatKind = FloatKind::kTF32;
+
+/// MLIR spelling of a float kind: "f16", "bf16", "f32", "f64", "f8E4M3FN", "tf32", ...
 const char* float_kind_name(FloatKind kind);
+/// The kind MLIR spells `name`, if any.
+bool float_kind_from_name(const std::string& name, FloatKind* kind);
+/// Whether plans compute with `kind` (f16, bf16, f32, f64); the others are IR-only.
+bool float_kind_runs(FloatKind kind);
 /// Storage size in bytes of one element of `kind`.
 unsigned float_kind_bytes(FloatKind kind);
 /// Number of significand bits (including the implicit bit): 11, 8, 24, 53.

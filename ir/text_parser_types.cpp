@@ -130,18 +130,17 @@ Result<std::string> Parser::parse_ssa_name() {
   return std::string(text_.substr(start, pos_ - start));
 }
 
-// float-kind ::= 'f16' | 'bf16' | 'f32' | 'f64'
+// float-kind ::= 'f16' | 'bf16' | 'f32' | 'f64' | 'tf32' | 'f8E5M2' | 'f8E4M3FN' | ...
 Result<FloatKind> Parser::parse_float_kind(const char* what) {
   skip_ws();
   const SourceLoc l = loc();
   const std::string id = parse_ident();
-  if (id == "f16") return FloatKind::kF16;
-  if (id == "bf16") return FloatKind::kBF16;
-  if (id == "f32") return FloatKind::kF32;
-  if (id == "f64") return FloatKind::kF64;
+  FloatKind kind;
+  if (float_kind_from_name(id, &kind)) return kind;
   if (id.empty()) return error_at(l, std::string("expected ") + what + ", found " + describe_here());
   return error_at(l, std::string("unsupported ") + what + " '" + id +
-                         "' (qrt supports f16, bf16, f32 and f64)");
+                         "' (qrt supports f16, bf16, f32, f64, tf32 and MLIR 19's f8 types: f8E5M2, f8E4M3FN, "
+                         "f8E5M2FNUZ, f8E4M3FNUZ, f8E4M3B11FNUZ, f8E4M3)");
 }
 
 // storage ::= ('i' | 'si' | 'u' | 'ui') width ('<' int ':' int '>')?
@@ -329,10 +328,7 @@ Result<ElementType> Parser::parse_element_type() {
   if (cur() == '!') return parse_quant_type();
   const SourceLoc l = loc();
   const std::string id = parse_ident();
-  if (id == "f16") return ElementType::make_float(FloatKind::kF16);
-  if (id == "bf16") return ElementType::make_float(FloatKind::kBF16);
-  if (id == "f32") return ElementType::make_float(FloatKind::kF32);
-  if (id == "f64") return ElementType::make_float(FloatKind::kF64);
+  if (FloatKind kind; float_kind_from_name(id, &kind)) return ElementType::make_float(kind);
   for (const auto& [prefix, sign] : {std::pair<const char*, Signedness>{"si", Signedness::kSigned},
                                      {"ui", Signedness::kUnsigned},
                                      {"i", Signedness::kSignless}}) {
@@ -349,7 +345,7 @@ Result<ElementType> Parser::parse_element_type() {
   }
   if (id.empty()) return error_at(l, "expected a type, found " + describe_here());
   return error_at(l, "unsupported element type '" + id +
-                         "' (qrt supports f16, bf16, f32, f64, integers and !quant types)");
+                         "' (qrt supports f16, bf16, f32, f64, tf32, the f8 types, integers and !quant types)");
 }
 
 // type ::= 'tensor' '<' (dim 'x')* element-type '>' | element-type ;  dim ::= int | '?'

@@ -35,6 +35,7 @@ qrt_dtype dtype_of(const ElementType& e) {
       case FloatKind::kBF16: return QRT_DTYPE_BF16;
       case FloatKind::kF32: return QRT_DTYPE_F32;
       case FloatKind::kF64: return QRT_DTYPE_F64;
+      default: return QRT_DTYPE_INVALID;  // f8 and tf32 are IR-only
     }
   }
   if (e.is_integer() && e.int_width == 1) return QRT_DTYPE_BOOL;
@@ -93,6 +94,13 @@ bool is_placeholder(const ElementType& e) {
   return e.kind == ElementKind::kCalibrated || e.kind == ElementKind::kAny;
 }
 
+// Floats (or quant types expressed in them) that qrt holds in the IR but plans do not run:
+// the f8 kinds and tf32.
+bool is_ir_only_float(const ElementType& e) {
+  const bool has_float = e.is_float() || (e.kind != ElementKind::kInteger && e.has_expressed);
+  return has_float && !float_kind_runs(e.float_kind);
+}
+
 Result<std::unique_ptr<Model>> describe_model(Graph g) {
   // Every plan copies the graph, and every pass copies it again: share the weights.
   share_dense_attributes(g);
@@ -101,7 +109,8 @@ Result<std::unique_ptr<Model>> describe_model(Graph g) {
     const Value& v = g.values[size_t(g.inputs[i])];
     // !quant.calibrated / !quant.any arguments are valid MLIR: such models load, print and
     // go through passes; only planning refuses them, naming the value (create_plan).
-    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element)) {
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element) &&
+        !is_ir_only_float(v.type.element)) {
       return Status::error("input '%" + v.name + "' has type " + v.type.to_string() +
                            ", which has no memory layout (only float, integer and "
                            "!quant.uniform tensors can be graph inputs)")
@@ -113,7 +122,8 @@ Result<std::unique_ptr<Model>> describe_model(Graph g) {
   for (const auto& in : model->inputs) used.insert(in.name);
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& v = g.values[size_t(g.outputs[i])];
-    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element)) {
+    if (dtype_of(v.type.element) == QRT_DTYPE_INVALID && !is_placeholder(v.type.element) &&
+        !is_ir_only_float(v.type.element)) {
       return Status::error("output " + std::to_string(i) + " has type " + v.type.to_string() +
                            ", which has no memory layout")
           .with_code(ErrorCode::kUnsupported);
@@ -327,6 +337,14 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   auto plan = std::make_unique<Plan>();
   // The pass pipeline (default: explicit pads fold into the quantized convolutions reading
   // them), then dead-op elimination: values nothing returns need not be computed.
+  for (const Value& v : model.graph->values) {
+    const ElementType& e = v.type.element;
+    if (is_ir_only_float(e)) {
+      return Status::error("value %" + v.name + " has type " + v.type.to_string() + ": qrt parses, verifies and prints " +
+                           float_kind_name(e.float_kind) + ", but plans run only f16, bf16, f32 and f64")
+          .with_code(ErrorCode::kUnsupported);
+    }
+  }
   auto lowered = passes::run_pipeline(*model.graph, options.passes ? options.passes : passes::kDefaultPipeline);
   if (!lowered.is_ok()) return lowered.status();
   Graph lowered_graph = std::move(lowered).value();

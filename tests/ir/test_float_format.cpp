@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "ir/float_format.h"
 
@@ -56,4 +57,55 @@ TEST_CASE("bf16 conversion") {
   CHECK(qrt::bf16_bits_from_double(1.0 + std::ldexp(3.0, -8)) == 0x3F82);
   CHECK(qrt::bf16_bits_to_float(0x3FC0) == 1.5f);
   CHECK(qrt::bf16_bits_from_double(3.5e38) == 0x7F80);  // beyond the largest finite -> inf
+}
+
+TEST_CASE("MLIR 19's f8 types and tf32: names, extremes, rounding, NaN and the formats without -0") {
+  using qrt::float_kind_bits;
+  using qrt::float_kind_from_bits;
+  FloatKind k;
+  for (const char* name : {"f8E5M2", "f8E4M3FN", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E4M3", "tf32"}) {
+    REQUIRE(qrt::float_kind_from_name(name, &k));
+    CHECK(std::string(qrt::float_kind_name(k)) == name);
+    CHECK_FALSE(qrt::float_kind_runs(k));
+  }
+  CHECK_FALSE(qrt::float_kind_from_name("f8E3M4", &k));  // not in MLIR 19
+  CHECK(qrt::float_kind_runs(FloatKind::kBF16));
+  // The largest finite values (APFloat's), and what lies beyond them.
+  CHECK(float_kind_from_bits(0x7E, FloatKind::kF8E4M3FN) == 448.0);
+  CHECK(float_kind_bits(464.0, FloatKind::kF8E4M3FN) == 0x7E);  // tie to even: 448
+  CHECK(std::isnan(float_kind_from_bits(float_kind_bits(480.0, FloatKind::kF8E4M3FN), FloatKind::kF8E4M3FN)));
+  CHECK(float_kind_bits(1e9, FloatKind::kF8E4M3FN) == 0x7F);  // overflow: NaN, no inf
+  CHECK(float_kind_from_bits(0x7B, FloatKind::kF8E5M2) == 57344.0);
+  CHECK(float_kind_bits(61440.0, FloatKind::kF8E5M2) == 0x7C);  // tie to even rounds up: inf
+  CHECK(float_kind_from_bits(0x7F, FloatKind::kF8E4M3FNUZ) == 240.0);
+  CHECK(float_kind_from_bits(0x7F, FloatKind::kF8E4M3B11FNUZ) == 30.0);
+  CHECK(float_kind_from_bits(0x7F, FloatKind::kF8E5M2FNUZ) == 57344.0);
+  CHECK(float_kind_from_bits(0x77, FloatKind::kF8E4M3) == 240.0);
+  CHECK(float_kind_bits(INFINITY, FloatKind::kF8E4M3) == 0x78);
+  // FNUZ: 0x80 is the only NaN, and -0 becomes +0.
+  CHECK(float_kind_bits(NAN, FloatKind::kF8E4M3FNUZ) == 0x80);
+  CHECK(float_kind_bits(-0.0, FloatKind::kF8E5M2FNUZ) == 0x00);
+  CHECK(float_kind_bits(-0.0, FloatKind::kF8E4M3FN) == 0x80);
+  // Subnormals: the smallest of each.
+  CHECK(float_kind_from_bits(0x01, FloatKind::kF8E4M3FN) == std::ldexp(1.0, -9));
+  CHECK(float_kind_from_bits(0x01, FloatKind::kF8E5M2) == std::ldexp(1.0, -16));
+  CHECK(float_kind_from_bits(0x01, FloatKind::kF8E4M3B11FNUZ) == std::ldexp(1.0, -13));
+  CHECK(float_kind_from_bits(0x1, FloatKind::kTF32) == std::ldexp(1.0, -136));
+  CHECK(float_kind_bits(0.1, FloatKind::kTF32) == 0x1EE66);  // f32 0x3DCCCCCD keeps its top 19 bits
+  // Every bit pattern of each f8 kind decodes and re-encodes to itself (NaN to its NaN).
+  for (FloatKind f8 : {FloatKind::kF8E5M2, FloatKind::kF8E4M3FN, FloatKind::kF8E5M2FNUZ, FloatKind::kF8E4M3FNUZ,
+                       FloatKind::kF8E4M3B11FNUZ, FloatKind::kF8E4M3}) {
+    CAPTURE(std::string(qrt::float_kind_name(f8)));
+    CHECK(qrt::float_kind_bytes(f8) == 1);
+    for (uint32_t bits = 0; bits < 256; ++bits) {
+      const double v = float_kind_from_bits(bits, f8);
+      if (std::isnan(v)) {
+        CHECK(std::isnan(float_kind_from_bits(float_kind_bits(v, f8), f8)));
+      } else {
+        CHECK(float_kind_bits(v, f8) == bits);
+      }
+    }
+  }
+  CHECK(qrt::format_mlir_float(qrt::round_to_float_kind(0.3, FloatKind::kF8E4M3FN), FloatKind::kF8E4M3FN) ==
+        "3.125000e-01");
 }

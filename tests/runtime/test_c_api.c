@@ -73,6 +73,22 @@ static void test_load_errors(void) {
     EXPECT_MSG_CONTAINS("argument %a has the placeholder type tensor<2x!quant.any<i8:f32>>");
     qrt_model_destroy(placeholder);
   }
+  {
+    /* f8 expressed types are valid MLIR 19: they load, print and verify; plans refuse them. */
+    const char* f8 = "func.func @main(%a: tensor<2x!quant.uniform<i8:f8E4M3FN, 0.5:3>>) -> tensor<2xf8E4M3FN> {\n"
+                     "  %d = \"quant.dcast\"(%a) : (tensor<2x!quant.uniform<i8:f8E4M3FN, 0.5:3>>) -> tensor<2xf8E4M3FN>\n"
+                     "  return %d : tensor<2xf8E4M3FN>\n}\n";
+    qrt_model_t* m8 = NULL;
+    qrt_plan_t* plan = NULL;
+    char* text = NULL;
+    EXPECT(qrt_model_load_buffer(f8, strlen(f8), "f8.mlir", &m8) == QRT_OK);
+    EXPECT(qrt_model_print(m8, &text) == QRT_OK);
+    EXPECT(text && strstr(text, "tensor<2x!quant.uniform<i8:f8E4M3FN, 5.000000e-01:3>>") != NULL);
+    qrt_free(text);
+    EXPECT(qrt_plan_create(m8, NULL, &plan) == QRT_UNSUPPORTED);
+    EXPECT_MSG_CONTAINS("value %a has type tensor<2x!quant.uniform<i8:f8E4M3FN, 5.000000e-01:3>>: qrt parses, verifies and prints f8E4M3FN");
+    qrt_model_destroy(m8);
+  }
   EXPECT(qrt_model_load_buffer(NULL, 5, "n", &model) == QRT_INVALID_ARGUMENT);
   EXPECT(model == (qrt_model_t*)0x1);
   qrt_model_destroy(NULL);
