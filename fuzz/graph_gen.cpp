@@ -317,9 +317,15 @@ class Generator {
         if (ci % d == 0) divisors.push_back(d);
       groups = c_.pick(divisors);
     }
-    int64_t co = depthwise ? ci * (c_.chance(1, 4) ? 2 : 1)
-                           : groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
-    const Window win = random_window(h, w, false, 7);
+    // Valid graphs only: K = (ci / groups)·kh·kw terms of up to 255 x 255 must fit the int32
+    // accumulator (the verifier's bound), so wide inputs (after a reshape) get small windows.
+    constexpr int64_t kMaxTerms = 2147483647 / (255 * 255);
+    if (ci / groups > kMaxTerms) groups = ci;
+    int64_t max_kernel = 7;
+    while (max_kernel > 1 && (ci / groups) * max_kernel * max_kernel > kMaxTerms) --max_kernel;
+    int64_t co = depthwise || groups == ci ? ci * (c_.chance(1, 4) ? 2 : 1)
+                                          : groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
+    const Window win = random_window(h, w, false, max_kernel);
     const Elem we = weight_elem(0, co);
     // NCHW, as ONNX graphs hold them before the to-nhwc pass: transposes around the conv.
     const bool nchw = c_.chance(1, 8);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ir/numerics.h"
+#include "ir/op_verify.h"
 #include "ir/ops.h"
 #include "passes/rewriter.h"
 
@@ -259,6 +260,18 @@ class Folder {
           return false;
         }
       }
+    }
+    // The integer op must keep its int32 accumulator exact (the verifier's bound); a float op
+    // with many terms of extreme zero points stays float.
+    const Type& wt = type(w.constant);
+    int64_t k = -1;
+    if (wt.rank() >= 2 && wt.dims[0] > 0) {
+      k = g->kind == OpKind::kMatmul ? wt.dims[wt.rank() - 2] : wt.num_elements() / wt.dims[0];
+    }
+    if (!op_verify::check_accumulator_bound(*g, xe, we, k).is_ok()) {
+      note(std::string(op_info(g->kind).name) + " -> %" + name + ": left in float: K = " + std::to_string(k) +
+           " terms could overflow the int32 accumulator");
+      return false;
     }
     int x_operand = rw_.at(xq);
     if (reshape) {

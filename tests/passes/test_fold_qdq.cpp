@@ -159,3 +159,24 @@ TEST_CASE("a nearest resize between QDQ pairs of one type runs on stored values"
   CHECK(folded.find("\"qrt.resize\"(%x)") != std::string::npos);
   CHECK(folded.find("quant.dcast") == std::string::npos);
 }
+
+TEST_CASE("a region whose int32 accumulator could overflow stays in float, with the reason (fuzz finding)") {
+  // K = 70,000 terms of |a - za| <= 255 times |w - zw| <= 128 exceeds 2^31 - 1: an integer
+  // conv would be invalid (the verifier refuses it), so fold-qdq must not produce one.
+  const std::string text = R"(func.func @main(%x: tensor<1x1x1x70000xf32>) -> tensor<1x1x1x1xf32> {
+  %xq = "quant.qcast"(%x) : (tensor<1x1x1x70000xf32>) -> tensor<1x1x1x70000x!quant.uniform<u8:f32, 0.5:255>>
+  %xd = "quant.dcast"(%xq) : (tensor<1x1x1x70000x!quant.uniform<u8:f32, 0.5:255>>) -> tensor<1x1x1x70000xf32>
+  %wq = "qrt.constant"() {value = dense<3> : tensor<1x1x1x70000xi8>} : () -> tensor<1x1x1x70000x!quant.uniform<i8:f32, 0.25>>
+  %wd = "quant.dcast"(%wq) : (tensor<1x1x1x70000x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x1x1x70000xf32>
+  %c = "qrt.conv2d"(%xd, %wd) {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x1x1x70000xf32>, tensor<1x1x1x70000xf32>) -> tensor<1x1x1x1xf32>
+  %yq = "quant.qcast"(%c) : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1x!quant.uniform<i8:f32, 8.0>>
+  %y = "quant.dcast"(%yq) : (tensor<1x1x1x1x!quant.uniform<i8:f32, 8.0>>) -> tensor<1x1x1x1xf32>
+  return %y : tensor<1x1x1x1xf32>
+})";
+  std::vector<std::string> report;
+  const std::string out = run(text, &report);
+  CHECK(out.find("\"qrt.conv2d\"(%xd, %wd)") != std::string::npos);  // still the float conv
+  bool said = false;
+  for (const std::string& line : report) said = said || line.find("K = 70000 terms could overflow the int32 accumulator") != std::string::npos;
+  CHECK_MESSAGE(said, "report does not say why");
+}
