@@ -285,10 +285,14 @@ Status verify_elementwise(const Graph& g, const Op& op) {
     }
   } else {
     const bool all_float = a.element.is_float() && b.element.is_float() && out.element.is_float();
-    const bool all_quant = a.element.kind == ElementKind::kUniform && b.element.kind == ElementKind::kUniform &&
-                           out.element.kind == ElementKind::kUniform;
+    // Quantized: per-layer or per-axis on any side (StableHLO's per-axis add/multiply); each
+    // element uses its own channel's scale and zero point.
+    auto layer_or_axis = [](const ElementType& e) {
+      return e.kind == ElementKind::kUniform || e.kind == ElementKind::kUniformPerAxis;
+    };
+    const bool all_quant = layer_or_axis(a.element) && layer_or_axis(b.element) && layer_or_axis(out.element);
     if (!all_float && !all_quant) {
-      return op_error(op, "operands and result must be all float, all integer or all per-layer !quant.uniform, got " +
+      return op_error(op, "operands and result must be all float, all integer or all per-layer or per-axis !quant.uniform, got " +
                               a.to_string() + ", " + b.to_string() + " -> " + out.to_string());
     }
     if (all_float && !(a.element == b.element && a.element == out.element)) {

@@ -139,23 +139,25 @@ Tensor eval_quant_binary(OpKind kind, const Tensor& a, const Tensor& b, const Ty
     });
     return y;
   }
-  const ElementType &ea = a.type.element, &eb = b.type.element, &eo = rt.element;
-  const int64_t za = ea.zero_points[0], zb = eb.zero_points[0], zo = eo.zero_points[0];
-  const double sa = ea.scales[0], sb = eb.scales[0], so = eo.scales[0];
+  const ElementType& eo = rt.element;
+  // Per-layer or per-axis on each side: element i of each tensor uses its channel's
+  // parameters, and the multipliers are those of the channels that meet (the per-layer
+  // formulas of docs/numerics.md, channel by channel).
+  const QuantView va(a.type.element, a.type.dims), vb(b.type.element, b.type.dims), vo(eo, dims);
   if (kind == OpKind::kAdd) {
-    const float ma = numerics::multiplier(sa, so), mb = numerics::multiplier(sb, so);
     for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
-      const float ta = float(a.int_at(ia) - za) * ma;
-      const float tb = float(b.int_at(ib) - zb) * mb;
+      const double so = vo.scale(i);
+      const float ta = float(a.int_at(ia) - va.zp(ia)) * numerics::multiplier(va.scale(ia), so);
+      const float tb = float(b.int_at(ib) - vb.zp(ib)) * numerics::multiplier(vb.scale(ib), so);
       const float sum = ta + tb;
-      y.set_int(i, numerics::add_zero_point_and_clamp(numerics::round_half_even(sum), zo,
+      y.set_int(i, numerics::add_zero_point_and_clamp(numerics::round_half_even(sum), vo.zp(i),
                                                        eo.storage.min, eo.storage.max));
     });
   } else {
-    const float m = numerics::multiplier(sa * sb, so);
     for_each_broadcast(dims, a.type.dims, b.type.dims, [&](size_t i, size_t ia, size_t ib) {
-      const int64_t product = (a.int_at(ia) - za) * (b.int_at(ib) - zb);
-      y.set_int(i, numerics::requantize(product, m, zo, eo.storage.min, eo.storage.max));
+      const int64_t product = (a.int_at(ia) - va.zp(ia)) * (b.int_at(ib) - vb.zp(ib));
+      const float m = numerics::multiplier(va.scale(ia) * vb.scale(ib), vo.scale(i));
+      y.set_int(i, numerics::requantize(product, m, vo.zp(i), eo.storage.min, eo.storage.max));
     });
   }
   return y;

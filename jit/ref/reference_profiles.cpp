@@ -62,7 +62,10 @@ std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out,
       return q_out && q_in0 && out.storage.width < 32 ? (single ? kTfliteSingleRequant : kTfliteRequant) : "";
     case OpKind::kAdd:
     case OpKind::kMul: {
-      const bool per_tensor = q_out && out.kind == ElementKind::kUniform && (out.storage.width == 8 || out.storage.width == 16);
+      // TFLite's add and mul are per tensor on every side; per-axis ones keep qrt's formula.
+      const bool per_tensor = q_out && out.kind == ElementKind::kUniform && (out.storage.width == 8 || out.storage.width == 16) &&
+                              g.values[size_t(op.operands[0])].type.element.kind == ElementKind::kUniform &&
+                              g.values[size_t(op.operands[1])].type.element.kind == ElementKind::kUniform;
       if (!per_tensor) return "";
       return op.kind == OpKind::kAdd ? "tflite: add of left-shifted inputs rescaled by Q31 multipliers"
                                      : "tflite: product rescaled by a Q31 multiplier";

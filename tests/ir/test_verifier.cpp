@@ -162,7 +162,7 @@ TEST_CASE("add / mul rules") {
         "'qrt.mul' op result shape tensor<3xf32> does not match the expected shape [2x3]");
   CHECK(verify_op("%a: tensor<3xf32>, %b: tensor<3x" + Q8 + ">",
                   "\"qrt.add\"(%a, %b) : (tensor<3xf32>, tensor<3x" + Q8 + ">) -> tensor<3xf32>", "tensor<3xf32>") ==
-        "'qrt.add' op operands and result must be all float, all integer or all per-layer !quant.uniform, got "
+        "'qrt.add' op operands and result must be all float, all integer or all per-layer or per-axis !quant.uniform, got "
         "tensor<3xf32>, tensor<3x" + Q8 + "> -> tensor<3xf32>");
   CHECK(verify_op("%a: tensor<3xf32>, %b: tensor<3xf16>",
                   "\"qrt.add\"(%a, %b) : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>", "tensor<3xf32>") ==

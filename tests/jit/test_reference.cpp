@@ -108,6 +108,31 @@ func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0.5>>, %b: tensor<1x!quant.u
         std::vector<double>{-96, -128});
 }
 
+TEST_CASE("per-axis add and mul: each element with its channel's scale and zero point (StableHLO)") {
+  using qrt_test::run1;
+  const std::pair<std::string, std::vector<double>> a{"tensor<2x3x!quant.uniform<i8:f32:1, {0.5:1, 0.25:-2, 2.0:0}>>",
+                                                      {3, 2, 1, -1, 6, 4}};  // reals 1 1 2 / -1 2 8
+  const std::pair<std::string, std::vector<double>> b{"tensor<3x!quant.uniform<i8:f32, 0.5>>", {2, 4, -2}};  // 1 2 -1
+  // Sums 2 3 1 / 0 4 7; the result is per-axis on rows: scale 1 (zp 0), then 0.5 (zp 3).
+  CHECK(run1("qrt.add", "", {a, b}, "tensor<2x3x!quant.uniform<i8:f32:0, {1.0, 0.5:3}>>") ==
+        std::vector<double>{2, 3, 1, 3, 11, 17});
+  CHECK(run1("qrt.add", "", {a, b}, "tensor<2x3x!quant.uniform<i8:f32:0, {1.0, 0.5:3}>>", qrt::NumericsProfile::kStableHlo) ==
+        std::vector<double>{2, 3, 1, 3, 11, 17});  // dequantize, add, quantize: exact here too
+  // Products 1 2 -2 / -1 4 -8 at scale 0.25; -8 / 0.25 = -32.
+  CHECK(run1("qrt.mul", "", {a, b}, "tensor<2x3x!quant.uniform<i8:f32, 0.25>>") ==
+        std::vector<double>{4, 8, -8, -4, 16, -32});
+  // Per-axis on both operands and the result, same axis: the channels meet one to one.
+  CHECK(run1("qrt.add", "", {a, a}, "tensor<2x3x!quant.uniform<i8:f32:1, {0.5:1, 0.25:-2, 2.0:0}>>") ==
+        std::vector<double>{5, 6, 2, -3, 14, 8});
+  // Sub-channel operands stay refused: their meaning is defined for weights only.
+  auto bad = qrt_test::run_one_op("qrt.add", "",
+                                  {{"tensor<2x2x!quant.uniform<i8:f32:{0:1, 1:1}, {{0.5, 0.5}, {0.5, 0.5}}>>", {1, 2, 3, 4}},
+                                   {"tensor<2x!quant.uniform<i8:f32, 0.5>>", {2, 4}}},
+                                  "tensor<2x2x!quant.uniform<i8:f32, 0.5>>");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("sub-channel quantized type") != std::string::npos);
+}
+
 TEST_CASE("float add broadcasts like numpy; relu and clamp") {
   const char* text = R"(
 func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
