@@ -172,6 +172,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (op == "QuantizeLinear") return quantize_linear(node, a);
   if (op == "DequantizeLinear") return dequantize_linear(node, a);
   if (op == "Conv") return conv(node, a);
+  if (op == "ConvTranspose") return conv_transpose(node, a);
   if (op == "QLinearMatMul") return qlinear_matmul(node, a, false);
   if (op == "MatMulInteger") return qlinear_matmul(node, a, true);
   if (op == "QLinearConv") return qlinear_conv(node, a, false);

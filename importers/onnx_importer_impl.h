@@ -82,6 +82,8 @@ class Importer {
   Status quantize_linear(const onnx::NodeProto& node, const Attrs& a);
   Status dequantize_linear(const onnx::NodeProto& node, const Attrs& a);
   Status conv(const onnx::NodeProto& node, const Attrs& a);
+  /// ConvTranspose (onnx_conv_transpose.cpp).
+  Status conv_transpose(const onnx::NodeProto& node, const Attrs& a);
   Result<std::vector<std::pair<std::string, Attribute>>> conv_attrs(const onnx::NodeProto& node, const Attrs& a,
                                                                     const Type& x, const Type& w);
   Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);

@@ -20,7 +20,7 @@ enum Builtin : int {
   kAdd = 0, kAveragePool2d = 1, kConcatenation = 2, kConv2d = 3, kDepthwiseConv2d = 4,
   kDequantize = 6, kFullyConnected = 9, kLogistic = 14, kMaxPool2d = 17, kMul = 18, kRelu = 19,
   kReluN1To1 = 20, kRelu6 = 21, kReshape = 22, kSoftmax = 25, kPad = 34, kTranspose = 39,
-  kMean = 40, kQuantize = 114,
+  kMean = 40, kTransposeConv = 67, kQuantize = 114,
 };
 
 // Element-wise functions of one operand: float tensors map to the op itself; quantized ones
@@ -52,6 +52,7 @@ const char* builtin_name(int code) {
     case kAveragePool2d: return "AVERAGE_POOL_2D";
     case kConcatenation: return "CONCATENATION";
     case kConv2d: return "CONV_2D";
+    case kTransposeConv: return "TRANSPOSE_CONV";
     case kDepthwiseConv2d: return "DEPTHWISE_CONV_2D";
     case kDequantize: return "DEQUANTIZE";
     case kFullyConnected: return "FULLY_CONNECTED";
@@ -362,6 +363,39 @@ Status TfliteImporter::import_operator(const fb::Operator* op, int code) {
       if (!(mm == out)) result = emit(OpKind::kReshape, {result}, out);
       QRT_ASSIGN_OR_RETURN(result, fused_activation(result, o ? o->fused_activation_function()
                                                                  : fb::ActivationFunctionType_NONE));
+      break;
+    }
+    case kTransposeConv: {
+      // Inputs: output shape, OHWI weights, NHWC input, optional bias. TFLite pads as a
+      // forward convolution from the output to the input would; outputs that no input
+      // reaches at the end are qrt's output_padding.
+      QRT_ASSIGN_OR_RETURN(int w, operand(1));
+      QRT_ASSIGN_OR_RETURN(int x, operand(2));
+      const Type tx = g_.values[size_t(x)].type, tw = g_.values[size_t(w)].type;
+      if (tx.rank() != 4 || tw.rank() != 4 || out.rank() != 4) return error("input, weights and output must be 4-D", ErrorCode::kParse);
+      const fb::TransposeConvOptions* o = opts->builtin_options_as_TransposeConvOptions();
+      if (!o) return error("missing TransposeConvOptions", ErrorCode::kParse);
+      const int64_t s[2] = {o->stride_h(), o->stride_w()}, k[2] = {tw.dims[1], tw.dims[2]};
+      QRT_ASSIGN_OR_RETURN(auto fwd, same_or_valid_pads(o->padding(), out, k[0], k[1], s[0], s[1], 1, 1));
+      std::vector<int64_t> pads = {fwd[0], fwd[1], 0, 0}, out_pad = {0, 0};
+      for (size_t i = 0; i < 2; ++i) {
+        if (tx.dims[1 + i] < 0 || out.dims[1 + i] < 0) return error("TRANSPOSE_CONV needs static spatial sizes");
+        const int64_t rest = (tx.dims[1 + i] - 1) * s[i] - pads[i] + k[i] - out.dims[1 + i];
+        if (rest >= 0) {
+          pads[i + 2] = rest;
+        } else {
+          out_pad[i] = -rest;
+        }
+      }
+      std::vector<int> operands = {x, w};
+      if (in(3) >= 0) {
+        QRT_ASSIGN_OR_RETURN(int b, operand(3));
+        operands.push_back(b);
+      }
+      result = emit(OpKind::kConvTranspose2d, operands, out,
+                    {{"output_padding", Attribute::make_int_array(out_pad)}, {"pads", Attribute::make_int_array(pads)},
+                     {"strides", Attribute::make_int_array({s[0], s[1]})}});
+      QRT_ASSIGN_OR_RETURN(result, fused_activation(result, o->fused_activation_function()));
       break;
     }
     case kAdd:

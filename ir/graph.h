@@ -102,6 +102,8 @@ enum class OpKind : uint8_t {
   kAbs, kSign, kFloor, kCeil, kRoundEven, kRoundAway, kRsqrt,
   // Logarithms, expm1, trigonometric functions and cube root (ops_math.cpp).
   kLog, kLog1p, kExpm1, kSin, kCos, kCbrt,
+  // Transposed convolution (ops_nn.cpp).
+  kConvTranspose2d,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -60,6 +60,21 @@ Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_
   return w;
 }
 
+Result<Window2d> conv_transpose2d_window(const Op& op, const std::vector<int64_t>& filter_dims) {
+  using namespace op_verify;
+  QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, filter_dims));
+  QRT_ASSIGN_OR_RETURN(auto out_pad, int_array_attr(op, "output_padding", 2, {0, 0}));
+  if (out_pad[0] < 0 || out_pad[1] < 0) return op_error(op, "output_padding must be >= 0");
+  // ONNX's rule: the extra rows are positions a larger input would have reached.
+  if ((out_pad[0] >= w.sh && out_pad[0] >= w.dh) || (out_pad[1] >= w.sw && out_pad[1] >= w.dw)) {
+    return op_error(op, "output_padding " + op.attr("output_padding")->to_string() +
+                            " must be smaller than the stride or the dilation of its dimension");
+  }
+  w.out_pad_h = out_pad[0];
+  w.out_pad_w = out_pad[1];
+  return w;
+}
+
 Result<Window2d> pool2d_window(const Op& op) {
   using namespace op_verify;
   Window2d w;
@@ -133,6 +148,16 @@ std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>
     (*scales)[d] = s > 0.0 ? s : double(out[d]) / double(in[d]);
   }
   return out;
+}
+
+std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, const Window2d& w,
+                                            int64_t out_channels) {
+  auto size = [](int64_t n, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int64_t extra) -> int64_t {
+    if (n < 0) return -1;
+    return (n - 1) * s - pb - pe + d * (k - 1) + 1 + extra;
+  };
+  return {in[0], size(in[1], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, w.out_pad_h),
+          size(in[2], w.kw, w.sw, w.dw, w.pad_left, w.pad_right, w.out_pad_w), out_channels};
 }
 
 }  // namespace qrt

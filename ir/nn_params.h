@@ -17,6 +17,7 @@ struct Window2d {
   int64_t dh = 1, dw = 1;       ///< dilations (conv only)
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t groups = 1;           ///< conv only
+  int64_t out_pad_h = 0, out_pad_w = 0;  ///< conv_transpose2d only: extra rows / columns at the end
   bool count_include_pad = false;  ///< avg pooling only
 
   /// Index of the channel dimension in the activation layout (1 or 3).
@@ -35,6 +36,9 @@ int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
 
 /// Reads the attributes of a qrt.conv2d (kh/kw are filled from `filter_dims`).
 Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_dims);
+/// Reads the attributes of a qrt.conv_transpose2d (NHWC; kh/kw from the OHWI `filter_dims`):
+/// conv2d's, and `output_padding` = [h, w], each smaller than its stride or its dilation.
+Result<Window2d> conv_transpose2d_window(const Op& op, const std::vector<int64_t>& filter_dims);
 /// Reads the attributes of a qrt.max_pool2d / qrt.avg_pool2d.
 Result<Window2d> pool2d_window(const Op& op);
 
@@ -56,5 +60,11 @@ std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>
 /// Output dimensions of a 4-D activation `in` under window `w` with `out_channels`.
 std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Window2d& w,
                                         int64_t out_channels);
+
+/// Output dims [N, OH, OW, out_channels] of a transposed convolution (NHWC): per spatial
+/// dimension (in - 1)·s - pad_begin - pad_end + d·(k - 1) + 1 + output_padding, or -1 when
+/// `in` is dynamic. May be <= 0 when the pads exceed the full output (the verifier rejects it).
+std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, const Window2d& w,
+                                            int64_t out_channels);
 
 }  // namespace qrt

@@ -44,6 +44,7 @@ Result<std::string> string_attr(const Op& op, const char* name, std::vector<std:
 
 /// Verifiers of the neural-network ops (ops_nn.cpp).
 Status verify_conv2d(const Graph& g, const Op& op);
+Status verify_conv_transpose2d(const Graph& g, const Op& op);
 Status verify_pool2d(const Graph& g, const Op& op);
 Status verify_transpose(const Graph& g, const Op& op);
 Status verify_concat(const Graph& g, const Op& op);

@@ -83,6 +83,56 @@ Status verify_conv2d(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
+// conv_transpose2d(input, filter, bias?) {strides, dilations, pads, output_padding, groups}:
+// NHWC input [N, H, W, C], OHWI filter [O, KH, KW, C / groups]; input element (ih, iw) meets
+// filter tap (ky, kx) at output (ih·sh - pad_top + ky·dh, iw·sw - pad_left + kx·dw).
+Status verify_conv_transpose2d(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& filter = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(require_rank(op, in, 4, "input"));
+  QRT_RETURN_IF_ERROR(require_rank(op, filter, 4, "filter"));
+  QRT_ASSIGN_OR_RETURN(Window2d w, conv_transpose2d_window(op, filter.dims));
+  const ElementType &ie = in.element, &fe = filter.element, &oe = out.element;
+  const bool is_float = ie.is_float() && fe.is_float() && oe.is_float();
+  const bool is_quant = ie.kind == ElementKind::kUniform && fe.is_uniform() && oe.is_uniform();
+  if (!is_float && !is_quant) {
+    return op_error(op, "expects float or quantized (per-tensor input) operands, got " + in.to_string() + " * " +
+                            filter.to_string() + " -> " + out.to_string());
+  }
+  if (is_float && !(ie == fe && ie == oe)) return op_error(op, "float operands and result must have one element type");
+  if (fe.kind == ElementKind::kUniformPerAxis && fe.axis != 0) {
+    return op_error(op, "filter may only be quantized per-axis along its output-channel dimension (axis 0), got axis " +
+                            std::to_string(fe.axis));
+  }
+  if (is_quant && oe.kind == ElementKind::kUniformPerAxis && oe.axis != 3) {
+    return op_error(op, "result may only be quantized per-axis along its channel dimension (axis 3), got axis " +
+                            std::to_string(oe.axis));
+  }
+  const int64_t c = in.dims[3], o = filter.dims[0], ig = filter.dims[3];
+  if (o >= 0 && o % w.groups != 0) {
+    return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " + std::to_string(w.groups));
+  }
+  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
+    return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " + std::to_string(ig) +
+                            " per group x " + std::to_string(w.groups) + " groups");
+  }
+  const std::vector<int64_t> expected = transposed_output_dims(in.dims, w, o);
+  for (size_t d : {size_t(1), size_t(2)}) {
+    if (in.dims[d] >= 0 && expected[d] <= 0) {
+      return op_error(op, std::string("the pads remove the whole ") + (d == 1 ? "height" : "width") + " of the output");
+    }
+  }
+  QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
+  if (is_quant) {
+    // Each output sums at most ig·KH·KW products (fewer with strides): bound that.
+    const int64_t k = (ig < 0 || w.kh < 0 || w.kw < 0) ? -1 : ig * w.kh * w.kw;
+    QRT_RETURN_IF_ERROR(check_accumulator_bound(op, ie, fe, k));
+  }
+  if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, in, filter, o));
+  return Status::ok();
+}
+
 // max_pool2d / avg_pool2d(input) {kernel, strides, pads, layout, count_include_pad}
 Status verify_pool2d(const Graph& g, const Op& op) {
   const Type& in = operand_type(g, op, 0);

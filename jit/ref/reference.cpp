@@ -393,6 +393,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       return eval_quant_binary(op.kind, *in[0], *in[1], rt, *dims, tflite ? &*tflite : nullptr);
     }
     case OpKind::kConv2d:
+    case OpKind::kConvTranspose2d:
       return eval_conv2d(op, in, rt, profile);
     case OpKind::kConcat:
       return eval_concat(op, in, rt);

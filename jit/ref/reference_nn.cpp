@@ -43,14 +43,28 @@ float weight_f32(const Tensor& w, size_t i, const QuantView& view) {
 Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, const Type& rt, NumericsProfile profile) {
   const Tensor &x = *in[0], &f = *in[1];
   const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
-  QRT_ASSIGN_OR_RETURN(Window2d w, conv2d_window(op, f.type.dims));
+  // qrt.conv_transpose2d shares everything but the map from output to input positions.
+  const bool transposed = op.kind == OpKind::kConvTranspose2d;
+  QRT_ASSIGN_OR_RETURN(Window2d w, transposed ? conv_transpose2d_window(op, f.type.dims) : conv2d_window(op, f.type.dims));
   const int64_t out_c = f.type.dims[0];
   const int64_t ig = w.nchw ? f.type.dims[1] : f.type.dims[3];
   if (x.type.dims[w.channel_dim()] != ig * w.groups) {
     return op_error(op, "input has " + std::to_string(x.type.dims[w.channel_dim()]) +
                             " channels at run time, the filter expects " + std::to_string(ig * w.groups));
   }
-  const std::vector<int64_t> dims = window_output_dims(x.type.dims, w, out_c);
+  const std::vector<int64_t> dims =
+      transposed ? transposed_output_dims(x.type.dims, w, out_c) : window_output_dims(x.type.dims, w, out_c);
+  // The input position that kernel tap k reaches from output position o along one dimension
+  // (-1: none). conv2d: o·s - pad + k·d. conv_transpose2d: the i with i·s - pad + k·d = o.
+  auto input_at = [transposed](int64_t o, int64_t k, int64_t s, int64_t pad, int64_t d, int64_t extent) -> int64_t {
+    int64_t i = o * s - pad + k * d;
+    if (transposed) {
+      const int64_t t = o + pad - k * d;
+      if (t < 0 || t % s != 0) return -1;
+      i = t / s;
+    }
+    return i >= 0 && i < extent ? i : -1;
+  };
   if (dims[w.height_dim()] <= 0 || dims[w.width_dim()] <= 0) {
     return op_error(op, "the window is larger than the padded input at run time");
   }
@@ -108,14 +122,14 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
           float facc = 0.0f;
           double dacc = 0.0;
           // Accumulation order: input channel, then kernel row, then kernel column;
-          // positions in the padding are skipped.
+          // positions in the padding (or that no input reaches) are skipped.
           for (int64_t ci = 0; ci < ig; ++ci) {
             for (int64_t ky = 0; ky < w.kh; ++ky) {
-              const int64_t ih = oh * w.sh - w.pad_top + ky * w.dh;
-              if (ih < 0 || ih >= x.type.dims[w.height_dim()]) continue;
+              const int64_t ih = input_at(oh, ky, w.sh, w.pad_top, w.dh, x.type.dims[w.height_dim()]);
+              if (ih < 0) continue;
               for (int64_t kx = 0; kx < w.kw; ++kx) {
-                const int64_t iw = ow * w.sw - w.pad_left + kx * w.dw;
-                if (iw < 0 || iw >= x.type.dims[w.width_dim()]) continue;
+                const int64_t iw = input_at(ow, kx, w.sw, w.pad_left, w.dw, x.type.dims[w.width_dim()]);
+                if (iw < 0) continue;
                 const size_t xi = xa.at(n, g * ig + ci, ih, iw);
                 const size_t fi = filter_at(f.type.dims, w.nchw, o, ci, ky, kx);
                 if (quant) {

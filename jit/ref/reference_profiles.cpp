@@ -37,6 +37,7 @@ std::string stablehlo_formula(const Graph& g, const Op& op, const ElementType& o
       return q_out ? kStableHloDoq : "";
     case OpKind::kMatmul:
     case OpKind::kConv2d:
+    case OpKind::kConvTranspose2d:
       return q_out && q_in0 ? kStableHloDoq : "";
     case OpKind::kConcat:
       for (int v : op.operands) {
@@ -58,6 +59,7 @@ std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out,
       return q_out && q_in0 ? (single ? kTfliteSingleRequant : kTfliteRequant) : "";
     case OpKind::kMatmul:
     case OpKind::kConv2d:
+    case OpKind::kConvTranspose2d:
       // Results of 32-bit storage are accumulators, identical in every profile.
       return q_out && q_in0 && out.storage.width < 32 ? (single ? kTfliteSingleRequant : kTfliteRequant) : "";
     case OpKind::kAdd:

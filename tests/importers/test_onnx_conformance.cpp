@@ -145,3 +145,22 @@ TEST_CASE("ONNX backend node tests for Log, Sin and Cos (within 1 ulp of numpy's
     CHECK_MESSAGE(why.empty(), why);
   }
 }
+
+TEST_CASE("ONNX backend node tests for ConvTranspose (strides, pads, output_padding, output_shape, auto_pad, dilations)") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  for (const char* c : {"test_convtranspose", "test_convtranspose_autopad_same", "test_convtranspose_dilations",
+                        "test_convtranspose_kernel_shape", "test_convtranspose_output_shape", "test_convtranspose_pad",
+                        "test_convtranspose_pads", "test_convtranspose_with_kernel"}) {
+    CAPTURE(c);
+    const std::string why = run_case(c);
+    CHECK_MESSAGE(why.empty(), why);
+  }
+  // 1-D and 3-D transposed convolutions are refused with a clear message.
+  for (const char* c : {"test_convtranspose_1d", "test_convtranspose_3d"}) {
+    CAPTURE(c);
+    CHECK(run_case(c).find("only 2-D transposed convolutions") != std::string::npos);
+  }
+}

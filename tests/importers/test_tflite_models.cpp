@@ -227,6 +227,67 @@ TEST_CASE("malformed and unsupported TFLite files are refused with a clear messa
   }
 }
 
+TEST_CASE("TFLite TRANSPOSE_CONV: SAME and VALID padding against TFLite's scatter loop") {
+  namespace fb = qrt::tflite_fb;
+  // x [1, 2, 3, 1] = 1..6, weights [1, 3, 3, 1] = 1..9, stride 2; output shapes as a converter
+  // writes them for SAME ([1, 4, 6, 1]) and VALID ([1, 5, 7, 1]).
+  for (const bool same : {true, false}) {
+    CAPTURE(same);
+    const int32_t oh = same ? 4 : 5, ow = same ? 6 : 7;
+    flatbuffers::FlatBufferBuilder b;
+    const std::vector<int32_t> shape = {1, oh, ow, 1};
+    std::vector<float> weights(9);
+    for (int i = 0; i < 9; ++i) weights[size_t(i)] = float(i + 1);
+    auto bytes = [&](const void* p, size_t n) {
+      return fb::CreateBuffer(b, b.CreateVector(static_cast<const uint8_t*>(p), n));
+    };
+    std::vector<flatbuffers::Offset<fb::Buffer>> buffers = {fb::CreateBuffer(b), bytes(shape.data(), 16), bytes(weights.data(), 36)};
+    auto tensor = [&](std::vector<int32_t> dims, fb::TensorType t, uint32_t buffer, const char* name) {
+      return fb::CreateTensor(b, b.CreateVector(dims), t, buffer, b.CreateString(name));
+    };
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors = {
+        tensor({4}, fb::TensorType_INT32, 1, "shape"), tensor({1, 3, 3, 1}, fb::TensorType_FLOAT32, 2, "w"),
+        tensor({1, 2, 3, 1}, fb::TensorType_FLOAT32, 0, "x"), tensor({1, oh, ow, 1}, fb::TensorType_FLOAT32, 0, "y")};
+    auto options = fb::CreateTransposeConvOptions(b, same ? fb::Padding_SAME : fb::Padding_VALID, 2, 2);
+    auto op = fb::CreateOperator(b, 0, b.CreateVector(std::vector<int32_t>{0, 1, 2}), b.CreateVector(std::vector<int32_t>{3}),
+                                 fb::BuiltinOptions_TransposeConvOptions, options.Union());
+    auto sg = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(std::vector<int32_t>{2}),
+                                 b.CreateVector(std::vector<int32_t>{3}), b.CreateVector(std::vector<decltype(op)>{op}));
+    auto code = fb::CreateOperatorCode(b, 67, 0, 1, 67);
+    auto model = fb::CreateModel(b, 3, b.CreateVector(std::vector<decltype(code)>{code}),
+                                 b.CreateVector(std::vector<decltype(sg)>{sg}), 0, b.CreateVector(buffers));
+    fb::FinishModelBuffer(b, model);
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(b.GetBufferPointer(), b.GetSize(), "tc.tflite", &m) == QRT_OK,
+                    qrt_last_error_message());
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(m, nullptr, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const float x[6] = {1, 2, 3, 4, 5, 6};
+    const int64_t xd[] = {1, 2, 3, 1};
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 4, xd, x, sizeof(x)) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view v;
+    REQUIRE(qrt_context_output(ctx, 0, &v) == QRT_OK);
+    REQUIRE(v.bytes == size_t(oh * ow) * 4);
+    // TFLite's reference loop: each input adds w·x at (in·stride - pad + tap); SAME pads by
+    // the forward convolution from the output size (here 0 before), VALID by 0.
+    std::vector<float> want(size_t(oh * ow), 0.0f);
+    for (int iy = 0; iy < 2; ++iy)
+      for (int ix = 0; ix < 3; ++ix)
+        for (int ky = 0; ky < 3; ++ky)
+          for (int kx = 0; kx < 3; ++kx) {
+            const int y = iy * 2 + ky, xx = ix * 2 + kx;
+            if (y < oh && xx < ow) want[size_t(y * ow + xx)] += x[iy * 3 + ix] * weights[size_t(ky * 3 + kx)];
+          }
+    CHECK(std::vector<float>(static_cast<const float*>(v.data), static_cast<const float*>(v.data) + oh * ow) == want);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  }
+}
+
 TEST_CASE("TFLite element-wise functions of one operand: float, and int8 as dequantize, op, quantize") {
   // EXP 47, LOG 73, SIN 66, COS 108, SQRT 75, RSQRT 76, ABS 101, NEG 59, FLOOR 8, CEIL 104,
   // ROUND 116, TANH 28, SIGN 158.

@@ -520,3 +520,37 @@ TEST_CASE("the thread pool runs every task of every job exactly once, however la
     CHECK(mismatches == 0);
   }
 }
+
+TEST_CASE("plans run conv_transpose2d (on the reference, saying why) with the reference's bytes") {
+  const char* text = R"(func.func @main(%x: tensor<1x3x3x2x!quant.uniform<u8:f32, 0.5:128>>) -> tensor<1x6x6x3x!quant.uniform<i8:f32, 0.75:1>> {
+  %w = "qrt.constant"() {value = dense<[[[[1, -2], [3, 4]], [[5, 6], [-7, 8]]], [[[9, 10], [11, -12]], [[13, 14], [15, 16]]], [[[-17, 18], [19, 20]], [[21, 22], [23, -24]]]]> : tensor<3x2x2x2xi8>} : () -> tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.05}>>
+  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x3x3x2x!quant.uniform<u8:f32, 0.5:128>>, tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.05}>>) -> tensor<1x6x6x3x!quant.uniform<i8:f32, 0.75:1>>
+  return %y : tensor<1x6x6x3x!quant.uniform<i8:f32, 0.75:1>>
+})";
+  std::vector<std::vector<uint8_t>> outputs;
+  for (qrt_backend backend : {QRT_BACKEND_REF, QRT_BACKEND_DEFAULT}) {
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text, std::strlen(text), "ct.mlir", &m) == QRT_OK, qrt_last_error_message());
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    std::vector<uint8_t> x(18);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37 % 256);
+    const int64_t dims[] = {1, 3, 3, 2};
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_U8, 4, dims, x.data(), x.size()) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view v;
+    REQUIRE(qrt_context_output(ctx, 0, &v) == QRT_OK);
+    const auto* p = static_cast<const uint8_t*>(v.data);
+    outputs.emplace_back(p, p + v.bytes);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  }
+  CHECK(outputs[0] == outputs[1]);
+  CHECK(outputs[0].size() == 6 * 6 * 3);
+}

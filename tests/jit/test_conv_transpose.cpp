@@ -1,0 +1,151 @@
+// Tests: qrt.conv_transpose2d on the reference: a hand-computed case, randomized float and
+// quantized cases against an independent scatter formulation (every input element adds its
+// products into the outputs it reaches) and the verifier's errors. Plans running it:
+// tests/runtime/test_runtime.cpp.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/numerics.h"
+#include "tests/jit/tensor_util.h"
+
+namespace {
+
+using qrt_test::run1;
+using qrt_test::run_one_op;
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s;
+  for (int64_t v : d) s += std::to_string(v) + "x";
+  return s;
+}
+
+std::string ints_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+struct Case {
+  int64_t n, h, w, c, o, kh, kw, groups;
+  int64_t sh, sw, dh, dw, pt, pl, pb, pr, oph, opw;
+  int64_t oh() const { return (h - 1) * sh - pt - pb + dh * (kh - 1) + 1 + oph; }
+  int64_t ow() const { return (w - 1) * sw - pl - pr + dw * (kw - 1) + 1 + opw; }
+  std::string attrs() const {
+    return "{dilations = " + ints_text({dh, dw}) + ", groups = " + std::to_string(groups) +
+           " : i64, output_padding = " + ints_text({oph, opw}) + ", pads = " + ints_text({pt, pl, pb, pr}) +
+           ", strides = " + ints_text({sh, sw}) + "}";
+  }
+};
+
+// The scatter formulation (TFLite's reference loop order) in exact integers: y[oh][ow][o] +=
+// x[ih][iw][g·cg + ci] · w[o][ky][kx][ci] at oh = ih·sh - pt + ky·dh, ow = iw·sw - pl + kx·dw.
+std::vector<int64_t> scatter(const Case& k, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
+  const int64_t cg = k.c / k.groups, og = k.o / k.groups, oh = k.oh(), ow = k.ow();
+  std::vector<int64_t> y(size_t(k.n * oh * ow * k.o), 0);
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t ih = 0; ih < k.h; ++ih)
+      for (int64_t iw = 0; iw < k.w; ++iw)
+        for (int64_t o = 0; o < k.o; ++o)
+          for (int64_t ky = 0; ky < k.kh; ++ky)
+            for (int64_t kx = 0; kx < k.kw; ++kx) {
+              const int64_t y0 = ih * k.sh - k.pt + ky * k.dh, x0 = iw * k.sw - k.pl + kx * k.dw;
+              if (y0 < 0 || y0 >= oh || x0 < 0 || x0 >= ow) continue;
+              const int64_t g = o / og;
+              for (int64_t ci = 0; ci < cg; ++ci) {
+                y[size_t(((n * oh + y0) * ow + x0) * k.o + o)] +=
+                    x[size_t(((n * k.h + ih) * k.w + iw) * k.c + g * cg + ci)] *
+                    w[size_t(((o * k.kh + ky) * k.kw + kx) * cg + ci)];
+              }
+            }
+  return y;
+}
+
+Case random_case(std::mt19937& rng) {
+  auto r = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Case k{};
+  k.groups = r(1, 3);
+  k.n = r(1, 2), k.h = r(1, 5), k.w = r(1, 5), k.c = k.groups * r(1, 3), k.o = k.groups * r(1, 3);
+  k.kh = r(1, 4), k.kw = r(1, 4), k.sh = r(1, 3), k.sw = r(1, 3), k.dh = r(1, 2), k.dw = r(1, 2);
+  k.oph = r(0, std::max(k.sh, k.dh) - 1), k.opw = r(0, std::max(k.sw, k.dw) - 1);
+  // Pads that leave at least one output row and column.
+  const int64_t full_h = (k.h - 1) * k.sh + k.dh * (k.kh - 1) + 1, full_w = (k.w - 1) * k.sw + k.dw * (k.kw - 1) + 1;
+  k.pt = r(0, (full_h - 1) / 2), k.pb = r(0, (full_h - 1) / 2), k.pl = r(0, (full_w - 1) / 2), k.pr = r(0, (full_w - 1) / 2);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("conv_transpose2d: stride 2 with a 2x2 filter of ones copies each input into a 2x2 block") {
+  const auto y = run1("qrt.conv_transpose2d", "{strides = [2, 2]}",
+                      {{"tensor<1x2x2x1xf32>", {1, 2, 3, 4}}, {"tensor<1x2x2x1xf32>", {1, 1, 1, 1}}}, "tensor<1x4x4x1xf32>");
+  CHECK(y == std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  // Pads crop the full 4x4 output to its middle 2x2; output_padding extends the result by a
+  // row and a column at the end, computed like the others (here the full output's last ones).
+  const auto z = run1("qrt.conv_transpose2d", "{output_padding = [1, 1], pads = [1, 1, 1, 1], strides = [2, 2]}",
+                      {{"tensor<1x2x2x1xf32>", {1, 2, 3, 4}}, {"tensor<1x2x2x1xf32>", {1, 1, 1, 1}}, {"tensor<1xf32>", {10}}},
+                      "tensor<1x3x3x1xf32>");
+  CHECK(z == std::vector<double>{11, 12, 12, 13, 14, 14, 13, 14, 14});
+}
+
+TEST_CASE("conv_transpose2d matches the scatter formulation: float (exact small integers) and quantized") {
+  std::mt19937 rng(7);
+  auto r = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int iter = 0; iter < 60; ++iter) {
+    const Case k = random_case(rng);
+    CAPTURE(k.attrs());
+    const int64_t cg = k.c / k.groups;
+    std::vector<int64_t> xi(size_t(k.n * k.h * k.w * k.c)), wi(size_t(k.o * k.kh * k.kw * cg));
+    for (auto& v : xi) v = r(-128, 127);
+    for (auto& v : wi) v = r(-127, 127);
+    const std::string xt = "tensor<" + dims_text({k.n, k.h, k.w, k.c});
+    const std::string wt = "tensor<" + dims_text({k.o, k.kh, k.kw, cg});
+    const std::string yt = "tensor<" + dims_text({k.n, k.oh(), k.ow(), k.o});
+    // Float: products and sums of these integers are exact in f32, in any order.
+    std::vector<double> xf(xi.begin(), xi.end()), wf(wi.begin(), wi.end());
+    const std::vector<int64_t> want = scatter(k, xi, wi);
+    const auto yf = run1("qrt.conv_transpose2d", k.attrs(), {{xt + "f32>", xf}, {wt + "f32>", wf}}, yt + "f32>");
+    CHECK(yf == std::vector<double>(want.begin(), want.end()));
+    // Quantized: x zero point 3, per-channel filter scales and zero points 0, requantized
+    // with M = f32(s_x·s_w[o] / s_y) (docs/numerics.md), result zero point -5.
+    std::string scales;
+    std::vector<double> sw;
+    for (int64_t o = 0; o < k.o; ++o) {
+      sw.push_back(0.01 * double(o + 1));
+      scales += (o ? ", " : "") + std::to_string(sw.back());
+    }
+    const std::string xq = xt + "!quant.uniform<i8:f32, 0.5:3>>";
+    const std::string wq = wt + "!quant.uniform<i8:f32:0, {" + scales + "}>>";
+    const std::string yq = yt + "!quant.uniform<i8:f32, 0.25:-5>>";
+    std::vector<int64_t> xc = xi;
+    for (auto& v : xc) v -= 3;  // centred input
+    const std::vector<int64_t> acc = scatter(k, xc, wi);
+    const auto yqv = run1("qrt.conv_transpose2d", k.attrs(), {{xq, xf}, {wq, wf}}, yq);
+    REQUIRE(yqv.size() == acc.size());
+    bool all = true;
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const int64_t o = int64_t(i) % k.o;
+      const float m = qrt::numerics::multiplier(0.5 * sw[size_t(o)], 0.25);
+      all = all && int64_t(yqv[i]) == qrt::numerics::requantize(acc[i], m, -5, -128, 127);
+    }
+    CHECK(all);
+  }
+}
+
+TEST_CASE("conv_transpose2d verifier: channels, output_padding, pads, per-axis axis, result shape") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<1x2x2x2xf32>", std::vector<double>(8, 1.0)};
+  auto err = [&](const std::string& attrs, const std::string& wt, const std::string& yt) {
+    auto y = run_one_op("qrt.conv_transpose2d", attrs, {x, {wt, std::vector<double>(size_t(4 * 2), 1.0)}}, yt);
+    return y.is_ok() ? std::string() : y.status().message();
+  };
+  CHECK(err("{strides = [2, 2]}", "tensor<1x2x2x2xf32>", "tensor<1x4x4x1xf32>").empty());
+  CHECK(err("{strides = [2, 2]}", "tensor<1x2x2x2xf32>", "tensor<1x5x4x1xf32>").find("result") != std::string::npos);
+  CHECK(err("{output_padding = [2, 0], strides = [2, 2]}", "tensor<1x2x2x2xf32>", "tensor<1x6x4x1xf32>")
+            .find("output_padding [2, 0] must be smaller than the stride or the dilation") != std::string::npos);
+  CHECK(err("{pads = [2, 0, 2, 0], strides = [1, 1]}", "tensor<1x2x2x2xf32>", "tensor<1x0x3x1xf32>")
+            .find("the pads remove the whole height") != std::string::npos);
+  CHECK(err("{groups = 2 : i64}", "tensor<1x2x2x2xf32>", "tensor<1x3x3x1xf32>").find("channels") != std::string::npos);
+}
