@@ -26,6 +26,10 @@ struct OpInfo {
 
 /// The entry for `kind`.
 const OpInfo& op_info(OpKind kind);
+/// Whether `kind` is a float function of one operand, applied element by element: qrt.sqrt,
+/// reciprocal, exp, tanh, erf, gelu, abs, sign, floor, ceil, both roundings, rsqrt, log,
+/// log1p, expm1, sin, cos, cbrt (not neg, which has an integer form too, nor relu/clamp).
+bool is_float_unary_function(OpKind kind);
 /// The entry for the full op name (e.g. "qrt.matmul"), or nullptr.
 const OpInfo* find_op(std::string_view name);
 /// All entries, in OpKind order.

@@ -331,4 +331,29 @@ int64_t slice_start(int64_t dim, int64_t start, int64_t step) {
   return step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, -1, dim - 1);
 }
 
+bool is_float_unary_function(OpKind kind) {
+  switch (kind) {
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+    case OpKind::kGelu:
+    case OpKind::kAbs:
+    case OpKind::kSign:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kRoundAway:
+    case OpKind::kRsqrt:
+    case OpKind::kLog:
+    case OpKind::kLog1p:
+    case OpKind::kExpm1:
+    case OpKind::kSin:
+    case OpKind::kCos:
+    case OpKind::kCbrt: return true;
+    default: return false;
+  }
+}
+
 }  // namespace qrt

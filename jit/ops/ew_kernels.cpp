@@ -125,43 +125,6 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     case OpKind::kNot: r = b.op(EwOp::kNot, EwType::kBool, in[0]); break;
     case OpKind::kWhere: r = b.op(EwOp::kSelect, t, in[0], in[1], in[2]); break;
     case OpKind::kNeg: r = b.op(EwOp::kNeg, t, in[0]); break;
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-    case OpKind::kGelu:
-    case OpKind::kRelu:
-    case OpKind::kAbs:
-    case OpKind::kSign:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kRoundAway:
-    case OpKind::kRsqrt:
-    case OpKind::kLog:
-    case OpKind::kLog1p:
-    case OpKind::kExpm1:
-    case OpKind::kSin:
-    case OpKind::kCos:
-    case OpKind::kCbrt: {
-      if (!f) return fail("only f32 has this function");
-      static const std::pair<OpKind, EwOp> fns[] = {
-          {OpKind::kSqrt, EwOp::kSqrt},   {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
-          {OpKind::kTanh, EwOp::kTanh},   {OpKind::kErf, EwOp::kErf},          {OpKind::kGelu, EwOp::kGelu},
-          {OpKind::kRelu, EwOp::kRelu},   {OpKind::kAbs, EwOp::kAbs},          {OpKind::kSign, EwOp::kSign},
-          {OpKind::kFloor, EwOp::kFloor}, {OpKind::kCeil, EwOp::kCeil},        {OpKind::kRoundEven, EwOp::kRoundEven},
-          {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt},
-          {OpKind::kLog, EwOp::kLog},     {OpKind::kLog1p, EwOp::kLog1p},      {OpKind::kExpm1, EwOp::kExpm1},
-          {OpKind::kSin, EwOp::kSin},     {OpKind::kCos, EwOp::kCos},          {OpKind::kCbrt, EwOp::kCbrt}};
-      const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
-      r = b.op(fn, t, in[0]);
-      if (op.kind == OpKind::kGelu) {
-        const Attribute* approx = op.attr("approximate");
-        b.p.code[r].flag = approx && approx->s == "tanh" ? 1 : 0;
-      }
-      break;
-    }
     case OpKind::kClamp: {
       if (!f) return fail("only f32 clamps have an element-wise program");
       r = b.op(EwOp::kClamp, t, in[0]);
@@ -187,7 +150,27 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
       }
       break;
     }
-    default: return fail("no element-wise program for this op");
+    default:
+      if (!is_float_unary_function(op.kind)) return fail("no element-wise program for this op");
+      [[fallthrough]];
+    case OpKind::kRelu: {
+      if (!f) return fail("only f32 has this function");
+      static const std::pair<OpKind, EwOp> fns[] = {
+          {OpKind::kSqrt, EwOp::kSqrt},   {OpKind::kReciprocal, EwOp::kRecip}, {OpKind::kExp, EwOp::kExp},
+          {OpKind::kTanh, EwOp::kTanh},   {OpKind::kErf, EwOp::kErf},          {OpKind::kGelu, EwOp::kGelu},
+          {OpKind::kRelu, EwOp::kRelu},   {OpKind::kAbs, EwOp::kAbs},          {OpKind::kSign, EwOp::kSign},
+          {OpKind::kFloor, EwOp::kFloor}, {OpKind::kCeil, EwOp::kCeil},        {OpKind::kRoundEven, EwOp::kRoundEven},
+          {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt},
+          {OpKind::kLog, EwOp::kLog},     {OpKind::kLog1p, EwOp::kLog1p},      {OpKind::kExpm1, EwOp::kExpm1},
+          {OpKind::kSin, EwOp::kSin},     {OpKind::kCos, EwOp::kCos},          {OpKind::kCbrt, EwOp::kCbrt}};
+      const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
+      r = b.op(fn, t, in[0]);
+      if (op.kind == OpKind::kGelu) {
+        const Attribute* approx = op.attr("approximate");
+        b.p.code[r].flag = approx && approx->s == "tanh" ? 1 : 0;
+      }
+      break;
+    }
   }
   if (const std::optional<FusedClamp> c = fused_clamp(op)) {
     if (!f) return fail("a fused clamp on integers runs on the reference");

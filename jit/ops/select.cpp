@@ -12,6 +12,7 @@ namespace qrt::jit {
 
 const OpFamily* family_for(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
+  if (is_float_unary_function(op.kind)) return &ew_program_family();
   switch (op.kind) {
     case OpKind::kQCast:
     case OpKind::kDCast: return &convert_family();
@@ -43,26 +44,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kGreater:
     case OpKind::kNot:
     case OpKind::kWhere:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kTanh:
-    case OpKind::kErf:
     case OpKind::kNeg:
-    case OpKind::kGelu:
-    case OpKind::kAbs:
-    case OpKind::kSign:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kRoundAway:
-    case OpKind::kRsqrt:
-    case OpKind::kLog:
-    case OpKind::kLog1p:
-    case OpKind::kExpm1:
-    case OpKind::kSin:
-    case OpKind::kCos:
-    case OpKind::kCbrt:
     case OpKind::kCast: return &ew_program_family();
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:

@@ -450,6 +450,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
   }
   const Tensor& x = *in[0];
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  if (is_float_unary_function(op.kind)) return eval_unary(op, x, rt);
   switch (op.kind) {
     case OpKind::kNot: {
       Tensor y = make_result(rt, x.type.dims);
@@ -458,26 +459,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     }
     case OpKind::kCast: return eval_cast(x, rt);
     case OpKind::kLayerNorm: return eval_layer_norm(op, in, rt);
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kSign:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kRoundAway:
-    case OpKind::kRsqrt:
-    case OpKind::kLog:
-    case OpKind::kLog1p:
-    case OpKind::kExpm1:
-    case OpKind::kSin:
-    case OpKind::kCos:
-    case OpKind::kCbrt:
-    case OpKind::kGelu: return eval_unary(op, x, rt);
+    case OpKind::kNeg: return eval_unary(op, x, rt);
     default: break;
   }
   return op_error(op, "has no reference implementation");
