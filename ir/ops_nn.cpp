@@ -21,6 +21,34 @@ Status require_rank(const Op& op, const Type& t, size_t rank, const char* what) 
   return Status::ok();
 }
 
+// The channel rules conv2d and conv_transpose2d share: per-axis filters along the output
+// channels (axis 0), per-axis results along the channel dimension, groups that divide the
+// output channels, and input channels = filter channels x groups.
+Status check_conv_channels(const Op& op, const Type& in, const Type& filter, const ElementType& oe, bool is_quant,
+                           const Window2d& w) {
+  const ElementType& fe = filter.element;
+  if (fe.kind == ElementKind::kUniformPerAxis && fe.axis != 0) {
+    return op_error(op, "filter may only be quantized per-axis along its output-channel "
+                        "dimension (axis 0), got axis " + std::to_string(fe.axis));
+  }
+  if (is_quant && oe.kind == ElementKind::kUniformPerAxis && size_t(oe.axis) != w.channel_dim()) {
+    return op_error(op, "result may only be quantized per-axis along its channel dimension (axis " +
+                            std::to_string(w.channel_dim()) + "), got axis " + std::to_string(oe.axis));
+  }
+  const int64_t c = in.dims[w.channel_dim()];
+  const int64_t o = filter.dims[0];
+  const int64_t ig = w.nchw ? filter.dims[1] : filter.dims[3];
+  if (o >= 0 && o % w.groups != 0) {
+    return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " +
+                            std::to_string(w.groups));
+  }
+  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
+    return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " +
+                            std::to_string(ig) + " per group x " + std::to_string(w.groups) + " groups");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 // conv2d(input, filter, bias?) {strides, dilations, pads, groups, layout}
@@ -48,25 +76,9 @@ Status verify_conv2d(const Graph& g, const Op& op) {
                                     "result type to equal the input type ") +
                             float_kind_name(ie.float_kind));
   }
-  if (fe.kind == ElementKind::kUniformPerAxis && fe.axis != 0) {
-    return op_error(op, "filter may only be quantized per-axis along its output-channel "
-                        "dimension (axis 0), got axis " + std::to_string(fe.axis));
-  }
-  if (is_quant && oe.kind == ElementKind::kUniformPerAxis && size_t(oe.axis) != w.channel_dim()) {
-    return op_error(op, "result may only be quantized per-axis along its channel dimension (axis " +
-                            std::to_string(w.channel_dim()) + "), got axis " + std::to_string(oe.axis));
-  }
-  const int64_t c = in.dims[w.channel_dim()];
+  QRT_RETURN_IF_ERROR(check_conv_channels(op, in, filter, oe, is_quant, w));
   const int64_t o = filter.dims[0];
   const int64_t ig = w.nchw ? filter.dims[1] : filter.dims[3];
-  if (o >= 0 && o % w.groups != 0) {
-    return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " +
-                            std::to_string(w.groups));
-  }
-  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
-    return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " +
-                            std::to_string(ig) + " per group x " + std::to_string(w.groups) + " groups");
-  }
   const std::vector<int64_t> expected = window_output_dims(in.dims, w, o);
   for (size_t d : {w.height_dim(), w.width_dim()}) {
     if (expected[d] == 0) {
@@ -101,22 +113,8 @@ Status verify_conv_transpose2d(const Graph& g, const Op& op) {
                             filter.to_string() + " -> " + out.to_string());
   }
   if (is_float && !(ie == fe && ie == oe)) return op_error(op, "float operands and result must have one element type");
-  if (fe.kind == ElementKind::kUniformPerAxis && fe.axis != 0) {
-    return op_error(op, "filter may only be quantized per-axis along its output-channel dimension (axis 0), got axis " +
-                            std::to_string(fe.axis));
-  }
-  if (is_quant && oe.kind == ElementKind::kUniformPerAxis && oe.axis != 3) {
-    return op_error(op, "result may only be quantized per-axis along its channel dimension (axis 3), got axis " +
-                            std::to_string(oe.axis));
-  }
-  const int64_t c = in.dims[3], o = filter.dims[0], ig = filter.dims[3];
-  if (o >= 0 && o % w.groups != 0) {
-    return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " + std::to_string(w.groups));
-  }
-  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
-    return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " + std::to_string(ig) +
-                            " per group x " + std::to_string(w.groups) + " groups");
-  }
+  QRT_RETURN_IF_ERROR(check_conv_channels(op, in, filter, oe, is_quant, w));
+  const int64_t o = filter.dims[0], ig = filter.dims[3];
   const std::vector<int64_t> expected = transposed_output_dims(in.dims, w, o);
   for (size_t d : {size_t(1), size_t(2)}) {
     if (in.dims[d] >= 0 && expected[d] <= 0) {
