@@ -7,7 +7,8 @@
 // (bench_peak.cpp) at the same size.
 //   BM_wo_matmul/<level>/<weights>/M:../K:../N:../layers:../threads:..
 // <weights>: i4_b32 (4-bit, a scale and zero point per 32 weights along K), i8 (per column),
-// f32 (the dequantized path).
+// f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
+// row and block, integer dot products: kDynGemm).
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -28,9 +29,18 @@ namespace {
 
 enum class Weights { kI4Block32, kI8, kF32 };
 
+// The weights' form and whether the matmul quantizes its activations per call (activations =
+// "dynamic_i8": i8 per row and block, integer dot products) instead of the exact weight-only
+// f32 arithmetic.
+struct Form {
+  Weights weights;
+  bool dynamic = false;
+};
+
 // One matmul x[M, K] · W[K, N] with W a constant of the given form, filled by a cheap
 // generator (the values do not change the kernels' speed).
-qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Weights form, uint64_t seed) {
+qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) {
+  const Weights form = f.weights;
   using namespace qrt;
   Graph g;
   const Type f32 = Type::tensor({m, k}, ElementType::make_float(FloatKind::kF32));
@@ -70,7 +80,9 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Weights form, uint64_t 
     }
   }
   const int c = g.add_op(OpKind::kConstant, {}, {Type::tensor({k, n}, we)}, {{"value", Attribute::make_dense(std::move(d))}});
-  const int y = g.add_op(OpKind::kMatmul, {x, g.result(c)}, {Type::tensor({m, n}, ElementType::make_float(FloatKind::kF32))});
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  if (f.dynamic) attrs.push_back({"activations", Attribute::make_string("dynamic_i8")});
+  const int y = g.add_op(OpKind::kMatmul, {x, g.result(c)}, {Type::tensor({m, n}, ElementType::make_float(FloatKind::kF32))}, attrs);
   g.outputs = {g.result(y)};
   qrt::share_dense_attributes(g);  // as a loaded model holds its weights: kernels read them in place
   return g;
@@ -86,14 +98,15 @@ int64_t weight_bytes(int64_t k, int64_t n, Weights form) {
   return 0;
 }
 
-void BM_wo_matmul(benchmark::State& state, qrt::jit::Isa level, Weights form) {
+void BM_wo_matmul(benchmark::State& state, qrt::jit::Isa level, Form f) {
+  const Weights form = f.weights;
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2), layers = state.range(3);
   qrt::runtime::ThreadPool pool(size_t(state.range(4)));
   const auto isas = qrt::jit::capped_isas(level, nullptr);
   std::vector<qrt::Graph> graphs;
   std::vector<std::unique_ptr<qrt::jit::OpKernel>> kernels;
   for (int64_t l = 0; l < layers; ++l) {
-    graphs.push_back(matmul_graph(m, k, n, form, uint64_t(l + 1)));
+    graphs.push_back(matmul_graph(m, k, n, f, uint64_t(l + 1)));
     auto choice = qrt::jit::select_kernel(graphs.back(), graphs.back().ops.back(), *isas);
     if (!choice.is_ok() || !choice->kernel) {
       state.SkipWithError(choice.is_ok() ? choice->why_not.c_str() : choice.status().message().c_str());
@@ -147,13 +160,18 @@ const bool registered = [] {
     const std::string l = qrt::jit::isa_name(level);
     const bool best = level == qrt::jit::host_best_isa();
     auto* const shapes = best ? shapes_and_stack : shapes_only;  // the stack at the best level
-    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32").c_str(), BM_wo_matmul, level, Weights::kI4Block32)
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32").c_str(), BM_wo_matmul, level, Form{Weights::kI4Block32})
         ->Apply(shapes);
-    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8").c_str(), BM_wo_matmul, level, Weights::kI8)
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32_dyn").c_str(), BM_wo_matmul, level,
+                                 Form{Weights::kI4Block32, true})
+        ->Apply(shapes);
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8").c_str(), BM_wo_matmul, level, Form{Weights::kI8})
+        ->Apply(shapes);
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8_dyn").c_str(), BM_wo_matmul, level, Form{Weights::kI8, true})
         ->Apply(shapes);
     // The dequantized path at the best level only (at the lower levels it is slower still).
     if (best) {
-      benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/f32").c_str(), BM_wo_matmul, level, Weights::kF32)
+      benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/f32").c_str(), BM_wo_matmul, level, Form{Weights::kF32})
           ->Apply(shapes_and_stack);
     }
   }

@@ -1,6 +1,7 @@
 // qrt — op table and per-op verification (see ops.h and docs/ops.md).
 #include "ir/ops.h"
 #include "ir/op_verify.h"
+#include "ir/numerics_dynamic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -318,6 +319,32 @@ Status check_matmul_quant_axis(const Op& op, const Type& t, const char* what) {
   return Status::ok();
 }
 
+// `activations = "dynamic_i8"`: a hybrid matmul whose f32 activations are quantized to i8
+// per call, per row and per block of the weights along K (docs/numerics.md).
+Status verify_dynamic_activations(const Op& op, const Type& lhs, const Type& rhs, bool is_hybrid) {
+  const Attribute* a = op.attr("activations");
+  if (!a) return Status::ok();
+  if (a->kind != Attribute::Kind::kString || a->s != "dynamic_i8") {
+    return op_error(op, "attribute 'activations' must be \"dynamic_i8\", got " + a->to_string());
+  }
+  const ElementType& re = rhs.element;
+  if (!is_hybrid || lhs.element.float_kind != FloatKind::kF32) {
+    return op_error(op, "activations = \"dynamic_i8\" needs f32 activations times quantized weights, got " +
+                            lhs.to_string() + " x " + rhs.to_string());
+  }
+  if (rhs.rank() != 2) return op_error(op, "activations = \"dynamic_i8\" needs 2-D weights, got " + rhs.to_string());
+  if (re.storage.width > 8) {
+    return op_error(op, "activations = \"dynamic_i8\" needs weights of at most 8 bits, got " + re.to_string());
+  }
+  const int64_t k = rhs.dims[0];
+  const int64_t block = re.is_sub_channel() && re.block_size_along(0) > 0 ? re.block_size_along(0) : k;
+  if (block > numerics::kMaxDynamicBlock) {
+    return op_error(op, "activations = \"dynamic_i8\" sums blocks of at most " + std::to_string(numerics::kMaxDynamicBlock) +
+                            " k values in int32, the weights have blocks of " + std::to_string(block));
+  }
+  return Status::ok();
+}
+
 Status verify_matmul(const Graph& g, const Op& op) {
   const Type& lhs = operand_type(g, op, 0);
   const Type& rhs = operand_type(g, op, 1);
@@ -357,7 +384,7 @@ Status verify_matmul(const Graph& g, const Op& op) {
   QRT_RETURN_IF_ERROR(check_shape_equals(op, *expected, out));
   if (is_quant) QRT_RETURN_IF_ERROR(check_accumulator_bound(op, le, re, k));
   if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, lhs, rhs, n));
-  return Status::ok();
+  return verify_dynamic_activations(op, lhs, rhs, is_hybrid);
 }
 
 Status verify_same_type_unary(const Graph& g, const Op& op) {
@@ -460,7 +487,7 @@ const std::vector<OpInfo>& table() {
        "element-wise add with numpy broadcasting (float or per-layer quantized)"},
       {OpKind::kMul, "qrt.mul", 2, 2, {"clamp_max", "clamp_min"}, verify_elementwise,
        "element-wise multiply with numpy broadcasting (float or per-layer quantized)"},
-      {OpKind::kMatmul, "qrt.matmul", 2, 3, {"clamp_max", "clamp_min"}, verify_matmul,
+      {OpKind::kMatmul, "qrt.matmul", 2, 3, {"activations", "clamp_max", "clamp_min"}, verify_matmul,
        "batched matmul [..,M,K] x [..,K,N] (+ bias [N]): float, hybrid or quantized"},
       {OpKind::kRelu, "qrt.relu", 1, 1, {}, verify_same_type_unary,
        "max(x, 0); on quantized values max(q, zero point)"},

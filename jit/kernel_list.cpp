@@ -32,6 +32,7 @@ std::vector<KernelListRow> make_rows() {
   for (const Backend* b : {&x86_avx512_vnni_backend(), &x86_avx2_vnni_backend()}) {
     rows.push_back({KernelOp::kGemm, b->isa(), b});
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
+    rows.push_back({KernelOp::kDynGemm, b->isa(), b});
   }
   for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows, KernelOp::kLut8, KernelOp::kF32Gemm,
                       KernelOp::kF32Dwconv, KernelOp::kWoGemm, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "ir/numerics_dynamic.h"
 #include "passes/rewriter.h"
 
 namespace qrt::passes {
@@ -100,13 +101,29 @@ std::string emit_dynamic_range(const Graph& g, const Op& op, int w, int w_view, 
 
 }  // namespace
 
-Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log) {
+namespace {
+
+// Why the dynamic-i8 form cannot take weights of type `t` behind `x`, or "".
+std::string dynamic_i8_why_not(const Type& xt, const Type& t) {
+  const ElementType& e = t.element;
+  if (xt.element.float_kind != FloatKind::kF32) return "dynamic i8 needs f32 activations";
+  if (t.rank() != 2) return "dynamic i8 needs 2-D weights";
+  if (e.storage.width > 8) return "dynamic i8 needs weights of at most 8 bits";
+  const int64_t block = e.is_sub_channel() && e.block_size_along(0) > 0 ? e.block_size_along(0) : t.dims[0];
+  if (block > numerics::kMaxDynamicBlock) return "dynamic i8 sums blocks of at most 65536 k values in int32";
+  return "";
+}
+
+}  // namespace
+
+Graph lower_hybrid(const Graph& graph, HybridMode mode, PassLog& log) {
+  const bool dynamic_range = mode == HybridMode::kDynamicRange;
   Rewriter rw(graph);
   for (const Op& op : graph.ops) {
     std::vector<const Op*> transposes;
     const Op* x_producer = op.kind == OpKind::kMatmul ? producer_of(graph, op.operands[0]) : nullptr;
     const bool float_x = op.kind == OpKind::kMatmul && graph.values[size_t(op.operands[0])].type.element.is_float() &&
-                         !(x_producer && x_producer->kind == OpKind::kDCast);
+                         !(x_producer && x_producer->kind == OpKind::kDCast) && !op.attr("activations");
     const int w = float_x ? quantized_weights(graph, op.operands[1], transposes) : -1;
     if (w < 0) {
       rw.copy(op);
@@ -127,6 +144,17 @@ Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log) {
                                                      : emit_dynamic_range(graph, op, w, v, t, one_transpose, rw);
       if (why.empty()) {
         log.push_back("qrt.matmul %" + yname + ": dynamic range, x quantized to u8 per call, i32 products, f32 rescale");
+        continue;
+      }
+      log.push_back("qrt.matmul %" + yname + ": kept weight-only: " + why);
+    }
+    if (mode == HybridMode::kDynamicI8) {
+      const std::string why = dynamic_i8_why_not(graph.values[size_t(op.operands[0])].type, t);
+      if (why.empty()) {
+        rw.copy(op, {{1, v}});
+        rw.graph().ops.back().set_attr("activations", Attribute::make_string("dynamic_i8"));
+        log.push_back("qrt.matmul %" + yname + ": dynamic i8, x quantized to i8 per row and block of K, exact block sums, " +
+                      t.element.to_string());
         continue;
       }
       log.push_back("qrt.matmul %" + yname + ": kept weight-only: " + why);

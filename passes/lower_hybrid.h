@@ -21,6 +21,13 @@ namespace qrt::passes {
 /// `(acc − z_x · Σ_k w[k, n]) · s_w[n] · s_x` in f32 (+ bias). Needs symmetric weights (zero
 /// points 0) of 8-bit storage and static shapes for the weights; other matmuls keep their form
 /// and the log says why.
-Graph lower_hybrid(const Graph& graph, bool dynamic_range, PassLog& log);
+///
+/// Dynamic i8 (`kDynamicI8`, only when asked for: its own numerics contract): the hybrid matmul
+/// with `activations = "dynamic_i8"`: x quantized to i8 per call, per row and per block of the
+/// weights along K, exact integer block sums, f32 block terms (docs/numerics.md). Takes weights
+/// of up to 8 bits, per-layer, per-column or block-wise, with or without zero points (llama.cpp's
+/// Q4/Q8 form); others keep the weight-only form and the log says why.
+enum class HybridMode { kWeightOnly, kDynamicRange, kDynamicI8 };
+Graph lower_hybrid(const Graph& graph, HybridMode mode, PassLog& log);
 
 }  // namespace qrt::passes

@@ -89,8 +89,12 @@ Result<Graph> run_to_nhwc(const Graph& g, const PassOptions&, PassLog& log) {
 }
 
 Result<Graph> run_lower_hybrid(const Graph& g, const PassOptions& o, PassLog& log) {
-  QRT_ASSIGN_OR_RETURN(std::string mode, o.choice("lower-hybrid", "mode", {"weight-only", "dynamic-range"}, "weight-only"));
-  return lower_hybrid(g, mode == "dynamic-range", log);
+  QRT_ASSIGN_OR_RETURN(std::string mode,
+                       o.choice("lower-hybrid", "mode", {"weight-only", "dynamic-range", "dynamic-i8"}, "weight-only"));
+  const HybridMode m = mode == "dynamic-range" ? HybridMode::kDynamicRange
+                       : mode == "dynamic-i8"  ? HybridMode::kDynamicI8
+                                               : HybridMode::kWeightOnly;
+  return lower_hybrid(g, m, log);
 }
 
 Result<Graph> run_quantize_weights(const Graph& g, const PassOptions& o, PassLog& log) {
@@ -130,7 +134,8 @@ const std::vector<PassInfo>& registered_passes() {
       {"fake-quant", "qrt.fake_quant -> qcast/dcast with the nudged !quant.uniform type", {}, run_fake_quant},
       {"propagate", "resolve calibrated/any types from the constraint table; quantize weights and biases; rescales",
        {"activations", "weights"}, run_propagate},
-      {"lower-hybrid", "float x dcast(quantized weights) matmul -> hybrid (mode=weight-only) or, asked for, dynamic range",
+      {"lower-hybrid", "float x dcast(quantized weights) matmul -> hybrid (mode=weight-only) or, asked for, dynamic range "
+                       "(mode=dynamic-range: u8 per tensor; mode=dynamic-i8: i8 per row and weight block)",
        {"mode"}, run_lower_hybrid},
       {"quantize-weights", "float matmul weights and conv filters -> 8- or 4-bit constants, per column or block-wise along K (weight-only)",
        {"bits", "block", "symmetric", "search"}, run_quantize_weights},

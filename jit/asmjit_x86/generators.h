@@ -58,6 +58,12 @@ void avx512_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 void avx2_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
 /// kWoGemm with AVX-512 (weight_only_x86.cpp): 64 columns x up to 4 rows per step, masked tails.
 void avx512_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
+/// kDynGemm with AVX-512 VNNI (dynamic_gemm_x86.cpp): vpdpbusd, 64 columns x up to 4 rows.
+void avx512_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
+/// kDynGemm with AVX-VNNI ({vex} vpdpbusd on ymm): 16 columns x up to 2 rows.
+void avx2_vnni_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
+/// kDynGemm with AVX2 (vpmaddubsw + vpmaddwd, exact: see dynamic_gemm_x86.cpp).
+void avx2_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kF32Dwconv with AVX2 intrinsics: 8 channels per vector, 3-wide windows' weights in registers.
 void avx2_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 /// kF32Dwconv with AVX-512 intrinsics: 16 channels per vector, masked channel tail.

@@ -64,7 +64,7 @@ class X86Backend final : public Backend {
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kCount) return "not a kernel kind";
     if (d.op == KernelOp::kEwProgram) return "the asmjit backend compiles no element-wise programs";
-    const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows ||
+    const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows || d.op == KernelOp::kDynGemm ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
                                                       d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv ||
@@ -113,6 +113,11 @@ class X86Backend final : public Backend {
       case KernelOp::kWoGemm:
         if (d.weight_bits != 8 && d.weight_bits != 4) return Status::error(d.name() + ": weights of 8 or 4 bits only");
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_wo_gemm : &x86gen::avx2_wo_gemm);
+      case KernelOp::kDynGemm:
+        if (d.weight_bits != 8 && d.weight_bits != 4) return Status::error(d.name() + ": weights of 8 or 4 bits only");
+        return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_dyn_gemm
+                     : isa_ == Isa::kAvx2Vnni ? &x86gen::avx2_vnni_dyn_gemm
+                                              : &x86gen::avx2_dyn_gemm);
       case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;
     }

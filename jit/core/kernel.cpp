@@ -65,6 +65,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kLut8: return "lut8";
     case KernelOp::kF32Dwconv: return "f32dwconv";
     case KernelOp::kWoGemm: return "wogemm";
+    case KernelOp::kDynGemm: return "dyngemm";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -142,6 +143,11 @@ std::string KernelDesc::name() const {
     const char* tile = isa == Isa::kAvx512Vnni ? "4x64" : isa == Isa::kScalar ? "1x1" : "4x16";
     return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w" +
            (weight_zp ? "_zp" : "") + "_f32_wogemm_" + tile + suffix;
+  }
+  if (op == KernelOp::kDynGemm) {
+    // e.g. f32_qs4w_f32_dyngemm_4x64__avx512vnni (activations quantized per call, packed weights, output).
+    const char* tile = isa == Isa::kAvx512Vnni ? "4x64" : isa == Isa::kScalar ? "1x1" : "2x16";
+    return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w_f32_dyngemm_" + tile + suffix;
   }
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + suffix;

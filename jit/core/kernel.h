@@ -31,6 +31,9 @@ enum class KernelOp : uint8_t {
   /// weight-only matmul: f32 rows times 8- or 4-bit weights kept packed, dequantized in
   /// registers per block of k (WoGemmArgs); the reference's order and roundings
   kWoGemm,
+  /// dynamic-i8 matmul: f32 rows quantized to i8 per block of k (numerics_dynamic.h) times 8- or
+  /// 4-bit weights in the dot4 record layout (DynGemmArgs): exact integer block sums, f32 block terms
+  kDynGemm,
   kCount
 };
 
@@ -110,7 +113,7 @@ struct KernelDesc {
   uint16_t taps = 0;            ///< kernel window positions (kDepthwise); window width (kDwInterleave, kDwRows)
   uint8_t kh = 0;               ///< window height (kDwRows)
   uint32_t channels = 0;        ///< channels (kDepthwise)
-  uint8_t weight_bits = 8;      ///< kWoGemm: 8 or 4 (two weights per byte); storage_signed: i or u
+  uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
 
   /// Compares every field (scale bit for bit).

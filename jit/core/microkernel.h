@@ -288,6 +288,41 @@ struct WoGemmArgs {
   float lo, hi;
 };
 
+/// kDynGemm's weight layout: strips of kDynStripCols columns; each strip holds one record per
+/// block of k (the weights' blocks along K, each padded with zero weights to block_padded, a
+/// multiple of 8), records in block order, strips one after another. A record is
+/// block_padded / 8 groups of 8 k values, then the block's 64 f32 compute scales, then 64 int16
+/// zero points z' = zp + offset. The stored weight q enters as u = q + offset, offset being
+/// 2^(bits−1) for signed storage and 0 for unsigned, so u ∈ [0, 2^bits) and u − z' = q − zp.
+/// A group is 256 bytes (4-bit) or 512 (8-bit); byte c·4 + i (c < 64, i < 4) holds, for
+/// column c: 4-bit: u(8g + i) in the low nibble and u(8g + 4 + i) in the high one; 8-bit: byte
+/// c·4 + i is u(8g + i) and byte 256 + c·4 + i is u(8g + 4 + i). Pad columns are zero.
+constexpr int64_t kDynStripCols = 64;
+
+/// Bytes of one kDynGemm record (see kDynStripCols).
+inline int64_t dyn_record_bytes(int64_t block_padded, unsigned bits) {
+  return block_padded / 8 * (bits == 4 ? 256 : 512) + kDynStripCols * (4 + 2);
+}
+
+/// kDynGemm: y[r][j] for rows r < rows and columns j < n of a matmul with activations =
+/// "dynamic_i8". Row r's activations come quantized (numerics::quantize_block_i8): block b's i8
+/// values at xq[r·x_stride + b·block_padded] (zero past the block's end), its scale
+/// xd[r·blocks + b] and Σ q xsum[r·blocks + b]. w points at the first strip's records. Per row
+/// and column: acc = +0; per block in order t = Σ_k q·u − z'·Σ q (exact int32) and
+/// acc = acc + f32(t) · f32(xd · scale) (numerics::dynamic_i8_block_term); then + bias[j]
+/// (bias not null) and the clamp to [lo, hi]. Columns may be split between calls at strips.
+struct DynGemmArgs {
+  const int8_t* xq;
+  const float* xd;
+  const int32_t* xsum;
+  const uint8_t* w;
+  const float* bias;
+  float* y;
+  int64_t rows, n, blocks, block_padded;
+  int64_t x_stride, y_stride;  ///< bytes of xq per row, floats of y per row
+  float lo, hi;
+};
+
 /// Stored weight (kk, j) of kWoGemm's layout (see WoGemmArgs).
 inline int32_t wo_weight_at(const WoGemmArgs& a, int64_t kk, int64_t j, unsigned bits, bool is_signed) {
   const uint8_t* row = a.w + kk * a.w_stride;

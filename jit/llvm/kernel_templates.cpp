@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ir/numerics_dynamic.h"
 #include "jit/llvm/kernel_template_abi.h"
 #include "jit/ref/twin_arith.h"
 #include "jit/ref/twins.h"
@@ -347,6 +348,51 @@ void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {
     case Isa::kAvx2:
     case Isa::kAvx2Vnni: return f32_gemm_blocks<6>(args);
     default: return f32_gemm_blocks<2>(args);
+  }
+}
+
+// kDynGemm: per strip, row and block the 64 columns' exact integer sums with the columns
+// innermost (the loop the vectorizer widens), then twin_dyn_gemm's block terms in block order.
+void qrt_kt_dyn_gemm(const DynGemmArgs* a, const KernelDesc* d) {
+  const int64_t group_bytes = d->weight_bits == 4 ? 256 : 512;
+  const int64_t record = dyn_record_bytes(a->block_padded, d->weight_bits);
+  for (int64_t j0 = 0; j0 < a->n; j0 += kDynStripCols) {
+    const int64_t cols = a->n - j0 < kDynStripCols ? a->n - j0 : kDynStripCols;
+    for (int64_t r = 0; r < a->rows; ++r) {
+      float acc[kDynStripCols];
+      for (int c = 0; c < kDynStripCols; ++c) acc[c] = 0.0f;
+      for (int64_t b = 0; b < a->blocks; ++b) {
+        const uint8_t* rec = a->w + (j0 / kDynStripCols * a->blocks + b) * record;
+        const int8_t* q = a->xq + r * a->x_stride + b * a->block_padded;
+        int32_t t[kDynStripCols];
+        for (int c = 0; c < kDynStripCols; ++c) t[c] = 0;
+        for (int64_t g = 0; g < a->block_padded / 8; ++g) {
+          const uint8_t* gp = rec + g * group_bytes;
+          for (int i = 0; i < 8; ++i) {
+            const int32_t qv = q[g * 8 + i];
+            for (int c = 0; c < kDynStripCols; ++c) {
+              const int32_t u = d->weight_bits == 4 ? (gp[c * 4 + i % 4] >> (i / 4 * 4)) & 15 : gp[i / 4 * 256 + c * 4 + i % 4];
+              t[c] += qv * u;
+            }
+          }
+        }
+        const uint8_t* params = rec + a->block_padded / 8 * group_bytes;
+        const int32_t xsum = a->xsum[r * a->blocks + b];
+        const float xd = a->xd[r * a->blocks + b];
+        for (int c = 0; c < kDynStripCols; ++c) {
+          float scale;
+          int16_t zp;
+          std::memcpy(&scale, params + c * 4, 4);
+          std::memcpy(&zp, params + kDynStripCols * 4 + c * 2, 2);
+          acc[c] = acc[c] + qrt::numerics::dynamic_i8_block_term(t[c] - int32_t(zp) * xsum, xd, scale);
+        }
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        float v = acc[c];
+        if (a->bias) v = v + a->bias[j0 + c];
+        a->y[r * a->y_stride + j0 + c] = clamp_f32(v, a->lo, a->hi);
+      }
+    }
   }
 }
 

@@ -128,9 +128,13 @@ const OpFamily& convert_family();        ///< quant.qcast / quant.dcast (8-bit, 
 const OpFamily& qgemm_matmul_family();   ///< quantized qrt.matmul with constant weights
 const OpFamily& f32_matmul_family();     ///< f32 and hybrid qrt.matmul (weights dequantized once)
 const OpFamily& weight_only_matmul_family();  ///< hybrid qrt.matmul with 8- or 4-bit weights kept packed
+const OpFamily& dynamic_matmul_family();  ///< hybrid qrt.matmul with activations = "dynamic_i8" (kDynGemm)
 /// True when `op` is a hybrid matmul the weight-only family takes (f32 activations, 8- or 4-bit
 /// f32-expressed weights of rank 2, static shape, not per-axis along K).
 bool weight_only_matmul_applies(const Graph& graph, const Op& op);
+/// Whether `op` is a matmul with activations = "dynamic_i8" (dynamic_matmul_family's ops; the
+/// float families must never take them: the attribute changes the result).
+bool dynamic_matmul_applies(const Graph& graph, const Op& op);
 const OpFamily& f32_conv_family();       ///< f32 and hybrid qrt.conv2d (im2col on the f32 GEMM kernel)
 const OpFamily& qgemm_conv_family();     ///< quantized qrt.conv2d (direct 1x1 or im2col)
 const OpFamily& depthwise_family();      ///< quantized depthwise qrt.conv2d (NHWC)

@@ -18,6 +18,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kDCast: return &convert_family();
     case OpKind::kMatmul:
       if (x.element.is_quant()) return &qgemm_matmul_family();
+      if (dynamic_matmul_applies(graph, op)) return &dynamic_matmul_family();
       return weight_only_matmul_applies(graph, op) ? &weight_only_matmul_family() : &f32_matmul_family();
     case OpKind::kConv2d: {
       if (x.element.is_float()) return &f32_conv_family();

@@ -19,6 +19,7 @@
 #include "jit/core/microkernel.h"
 #include "jit/ops/float_gemm_tasks.h"
 #include "jit/ops/op_kernel.h"
+#include "jit/ops/weight_blocks.h"
 
 namespace qrt::jit {
 
@@ -36,9 +37,9 @@ struct PackedWeights {
   bool is_signed = true;
 };
 
-// Where `e` puts block boundaries along K and which parameter serves (kb, j); false when the
-// weight-only kernel cannot express it (the caller says why).
-bool fill_parameters(const ElementType& e, int64_t k, int64_t n, PackedWeights& p, std::string* why) {
+}  // namespace
+
+bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& p, std::string* why) {
   int64_t block = k, col_block = n, param_cols = 1;
   switch (e.kind) {
     case ElementKind::kUniform: break;
@@ -73,6 +74,19 @@ bool fill_parameters(const ElementType& e, int64_t k, int64_t n, PackedWeights& 
     }
   }
   if (any_zp) p.zps = std::move(zps);
+  return true;
+}
+
+namespace {
+
+// Where `e` puts block boundaries along K and which parameter serves (kb, j); false when the
+// weight-only kernel cannot express it (the caller says why).
+bool fill_parameters(const ElementType& e, int64_t k, int64_t n, PackedWeights& p, std::string* why) {
+  WeightBlocks b;
+  if (!weight_blocks(e, k, n, b, why)) return false;
+  p.block = b.block;
+  p.scales = std::move(b.scales);
+  p.zps = std::move(b.zps);
   return true;
 }
 

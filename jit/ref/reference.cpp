@@ -8,6 +8,7 @@
 
 #include "ir/ops.h"
 #include "ir/numerics.h"
+#include "ir/numerics_dynamic.h"
 #include "ir/quant_params.h"
 #include "jit/ref/reference_profiles.h"
 #include "jit/ref/reference_util.h"
@@ -107,7 +108,15 @@ Tensor eval_constant(const Op& op, const Type& rt) {
   Tensor y = Tensor::zeros(rt);
   const DenseElements& d = op.attr("value")->dense;
   if (is_nibble_packed(d.type.element)) {  // tensors hold one element per byte
-    for (size_t i = 0; i < size_t(y.num_elements()); ++i) y.set_int(i, d.int_at(i));
+    // The stored bits as the result type reads them: a signless i4 constant may back a u4
+    // type, whose 12 is not the constant's -4.
+    const unsigned width = d.type.element.int_width;
+    const bool is_unsigned = element_is_unsigned(rt.element);
+    for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
+      int64_t v = d.int_at(i) & ((int64_t(1) << width) - 1);
+      if (!is_unsigned && (v >> (width - 1)) != 0) v -= int64_t(1) << width;
+      y.set_int(i, v);
+    }
     return y;
   }
   y.storage.assign(d.data(), d.data() + d.size());
@@ -229,6 +238,43 @@ void float_matmul(const MatmulShape& s, const Tensor& lhs, RhsFn rhs_value, cons
   });
 }
 
+// A hybrid matmul with activations = "dynamic_i8" (docs/numerics.md): each row's blocks (the
+// weights' blocks along K) quantized to i8 per call, exact integer sums per block, and the
+// block terms f32(t) · f32(d · s_w) added in block order to acc = +0, then the bias.
+void dynamic_i8_matmul(const MatmulShape& s, const Tensor& lhs, const Tensor& rhs, const Tensor* bias, Tensor& y) {
+  const ElementType& er = rhs.type.element;
+  const QuantView rv(er, rhs.type.dims);
+  const size_t block = er.is_sub_channel() && er.block_size_along(0) > 0 ? size_t(er.block_size_along(0)) : s.k;
+  const size_t blocks = block == 0 ? 0 : (s.k + block - 1) / block;
+  std::vector<float> x(s.k), d(blocks);
+  std::vector<int8_t> q(s.k);
+  std::vector<int32_t> sums(blocks);
+  for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
+    for (size_t i = 0; i < s.m; ++i) {
+      for (size_t kk = 0; kk < s.k; ++kk) x[kk] = float(lhs.float_at((il * s.m + i) * s.k + kk));
+      for (size_t bb = 0; bb < blocks; ++bb) {
+        const size_t k0 = bb * block;
+        d[bb] = numerics::quantize_block_i8(x.data() + k0, int64_t(std::min(block, s.k - k0)), q.data() + k0, &sums[bb]);
+      }
+      for (size_t j = 0; j < s.n; ++j) {
+        float acc = 0.0f;
+        for (size_t bb = 0; bb < blocks; ++bb) {
+          const size_t k0 = bb * block, k1 = std::min(s.k, k0 + block);
+          int32_t t = 0;  // |t| < 2^31: the verifier bounds the block (kMaxDynamicBlock)
+          for (size_t kk = k0; kk < k1; ++kk) {
+            const size_t ri = (ir * s.k + kk) * s.n + j;
+            t += int32_t(q[kk]) * int32_t(rhs.int_at(ri) - rv.zp(ri));
+          }
+          const size_t pi = (ir * s.k + k0) * s.n + j;
+          acc = acc + numerics::dynamic_i8_block_term(t, d[bb], numerics::compute_scale_f32(rv.scale(pi), er.float_kind));
+        }
+        if (bias) acc = acc + float(bias->float_at(j));
+        y.set_float((b * s.m + i) * s.n + j, double(acc));
+      }
+    }
+  });
+}
+
 Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, const Tensor& rhs,
                          const Tensor* bias, Tensor& y, NumericsProfile profile) {
   const ElementType &el = lhs.type.element, &er = rhs.type.element, &eo = y.type.element;
@@ -295,6 +341,10 @@ Result<Tensor> eval_matmul(const Op& op, const std::vector<const Tensor*>& in, c
   if (er.is_float()) {
     auto w = [&](size_t i) { return rhs.float_at(i); };
     f64 ? float_matmul<double>(s, lhs, w, bias, y) : float_matmul<float>(s, lhs, w, bias, y);
+    return y;
+  }
+  if (const Attribute* a = op.attr("activations"); a && a->s == "dynamic_i8") {
+    dynamic_i8_matmul(s, lhs, rhs, bias, y);
     return y;
   }
   // Hybrid: weights dequantized with the dcast formula, then the float matmul.

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ir/numerics.h"
+#include "ir/numerics_dynamic.h"
 #include "jit/ref/twin_arith.h"
 
 namespace qrt::jit {
@@ -273,6 +274,38 @@ void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
   }
 }
 
+void twin_dyn_gemm(const DynGemmArgs* args, const KernelDesc* d) {
+  const DynGemmArgs& a = *args;
+  const int64_t group_bytes = d->weight_bits == 4 ? 256 : 512;
+  const int64_t record = dyn_record_bytes(a.block_padded, d->weight_bits);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t j = 0; j < a.n; ++j) {
+      const int64_t c = j % kDynStripCols;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < a.blocks; ++b) {
+        const uint8_t* rec = a.w + (j / kDynStripCols * a.blocks + b) * record;
+        const int8_t* q = a.xq + r * a.x_stride + b * a.block_padded;
+        int32_t t = 0;
+        for (int64_t kk = 0; kk < a.block_padded; ++kk) {
+          const uint8_t* g = rec + kk / 8 * group_bytes;
+          const int64_t i = kk % 4, upper = kk % 8 / 4;
+          const int32_t u = d->weight_bits == 4 ? (g[c * 4 + i] >> (upper * 4)) & 15 : g[upper * 256 + c * 4 + i];
+          t += int32_t(q[kk]) * u;
+        }
+        const uint8_t* params = rec + a.block_padded / 8 * group_bytes;
+        float scale;
+        int16_t zp;
+        std::memcpy(&scale, params + c * 4, 4);
+        std::memcpy(&zp, params + kDynStripCols * 4 + c * 2, 2);
+        t -= int32_t(zp) * a.xsum[r * a.blocks + b];
+        acc = acc + numerics::dynamic_i8_block_term(t, a.xd[r * a.blocks + b], scale);
+      }
+      if (a.bias) acc = acc + a.bias[j];
+      a.y[r * a.y_stride + j] = clamp_f32(acc, a.lo, a.hi);
+    }
+  }
+}
+
 const void* twin_entry(KernelOp op) {
   switch (op) {
     case KernelOp::kQuantize:
@@ -293,6 +326,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kLut8: return reinterpret_cast<const void*>(&twin_lut8);
     case KernelOp::kF32Dwconv: return reinterpret_cast<const void*>(&twin_f32_dwconv);
     case KernelOp::kWoGemm: return reinterpret_cast<const void*>(&twin_wo_gemm);
+    case KernelOp::kDynGemm: return reinterpret_cast<const void*>(&twin_dyn_gemm);
     case KernelOp::kCount: break;
   }
   return nullptr;

@@ -39,6 +39,8 @@ void twin_lut8(const LutArgs* args, const KernelDesc* desc);
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 /// kWoGemm: the reference's hybrid matmul over packed weights, element by element.
 void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
+/// kDynGemm: the reference's dynamic-i8 matmul over the record layout, element by element.
+void twin_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kF32Dwconv: one NHWC depthwise output row, taps in (ky, kx) order, padding skipped.
 void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 

@@ -653,6 +653,61 @@ void check_wo_gemm(const Backend& b, std::mt19937& rng) {
   MESSAGE(cases << " weight-only GEMM cases");
 }
 
+// kDynGemm: random records (any weight byte, scales over decades, zero points z' across the
+// unsigned range), i8 activations with their block sums and scales (NaN now and then), rows
+// around the row groups and past the 64-row chunk, columns around every step and strip,
+// strided output rows, bias or none, fused clamps.
+void check_dyn_gemm(const Backend& b, std::mt19937& rng) {
+  int cases = 0;
+  for (unsigned bits : {8u, 4u}) {
+    KernelDesc d;
+    d.op = KernelOp::kDynGemm;
+    d.isa = b.isa();
+    d.generator = b.generator();
+    d.storage_signed = rng() % 2;
+    d.weight_bits = uint8_t(bits);
+    for (int64_t rows : {1, 2, 3, 4, 5, 9, 70}) {
+      for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
+        const int64_t blocks = 1 + int64_t(rng() % 4), block_padded = 8 * (1 + int64_t(rng() % (rng() % 3 == 0 ? 40 : 5)));
+        const int64_t record = dyn_record_bytes(block_padded, bits), strips = (n + kDynStripCols - 1) / kDynStripCols;
+        std::vector<uint8_t> w(size_t(strips * blocks * record));
+        for (auto& e : w) e = uint8_t(rng());
+        for (int64_t r = 0; r < strips * blocks; ++r) {
+          uint8_t* params = w.data() + r * record + block_padded / 8 * (bits == 4 ? 256 : 512);
+          for (int64_t c = 0; c < kDynStripCols; ++c) {
+            const float scale = std::ldexp(float(1 + rng() % 1000) / 1000.0f, -int(rng() % 12));
+            const int16_t zp = int16_t(rng() % (1u << bits));
+            std::memcpy(params + c * 4, &scale, 4);
+            std::memcpy(params + kDynStripCols * 4 + c * 2, &zp, 2);
+          }
+        }
+        const int64_t x_stride = blocks * block_padded, ys = n + int64_t(rng() % 3);
+        std::vector<int8_t> xq(size_t(rows * x_stride));
+        std::vector<float> xd(size_t(rows * blocks)), bias(static_cast<size_t>(n));
+        std::vector<int32_t> xsum(size_t(rows * blocks), 0);
+        for (size_t i = 0; i < xq.size(); ++i) {
+          xq[i] = int8_t(int(rng() % 255) - 127);
+          xsum[i / size_t(block_padded)] += xq[i];
+        }
+        for (auto& e : xd) e = rng() % 50 == 0 ? NAN : std::ldexp(float(1 + rng() % 1000) / 1000.0f, int(rng() % 20) - 10);
+        for (auto& e : bias) e = random_f32(rng, false);
+        std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;
+        const float* bp = rng() % 2 ? bias.data() : nullptr;
+        const auto [lo, hi] = random_clamp(rng);
+        run_both(b, d,
+                 DynGemmArgs{xq.data(), xd.data(), xsum.data(), w.data(), bp, y1.data(), rows, n, blocks, block_padded, x_stride, ys, lo, hi},
+                 DynGemmArgs{xq.data(), xd.data(), xsum.data(), w.data(), bp, y2.data(), rows, n, blocks, block_padded, x_stride, ys, lo, hi});
+        CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " rows " << rows << " n " << n << " blocks " << blocks << " of " << block_padded);
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t j = n; j < ys; ++j) CHECK(y1[size_t(r * ys + j)] == 9.0f);  // the gaps between rows
+        }
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " dynamic i8 GEMM cases");
+}
+
 // kEwProgram: a broadcast gelu(a - b) program (test_ew_programs.cpp has the random ones).
 void check_ew_program(const Backend& b, std::mt19937& rng) {
   EwProgram p;
@@ -715,6 +770,7 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
       case KernelOp::kF32Gemm: check = check_f32_gemm; break;
       case KernelOp::kF32Dwconv: check = check_f32_dwconv; break;
       case KernelOp::kWoGemm: check = check_wo_gemm; break;
+      case KernelOp::kDynGemm: check = check_dyn_gemm; break;
       case KernelOp::kEwProgram: check = check_ew_program; break;
       case KernelOp::kLut8: check = check_lut8; break;
       default: check = check_streams; break;  // convert, element-wise and clamp kinds

@@ -206,6 +206,41 @@ TEST_CASE("lower-hybrid{mode=dynamic-range} on matmuls already hybrid (quantize-
   CHECK(has_line(report, "kept weight-only: dynamic range needs one scale per column, not blocks along K"));
 }
 
+TEST_CASE("lower-hybrid{mode=dynamic-i8}: blocks and zero points welcome, i8 per row and block, close to the hybrid result") {
+  const std::string text = R"(func.func @main(%x: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %wq = "qrt.constant"() {value = dense<[[1, -2], [3, -8], [5, 6], [7, -1]]> : tensor<4x2xi4>} : () -> tensor<4x2x!quant.uniform<i4:f32:{0:2, 1:1}, {{0.1:1, 0.2}, {0.3, 0.4:-2}}>>
+  %y = "qrt.matmul"(%x, %wq) : (tensor<2x4xf32>, tensor<4x2x!quant.uniform<i4:f32:{0:2, 1:1}, {{0.1:1, 0.2}, {0.3, 0.4:-2}}>>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+})";
+  const qrt::Graph g = parse(text);
+  std::vector<std::string> report;
+  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-i8}", report);
+  CHECK(qrt::print_graph(dyn).find("activations = \"dynamic_i8\"") != std::string::npos);
+  CHECK(has_line(report, "lower-hybrid: qrt.matmul %y: dynamic i8, x quantized to i8 per row and block of K"));
+  // The form survives a second run (no double lowering) and the binary form.
+  report.clear();
+  CHECK(qrt::print_graph(run(dyn, "lower-hybrid{mode=dynamic-range}", report)) == qrt::print_graph(dyn));
+  const std::vector<float> in = ramp(8, -1.0f, 2.0f);
+  const auto a = reference_bytes(g, {2, 4}, in), b = reference_bytes(dyn, {2, 4}, in);
+  REQUIRE(a.size() == b.size());
+  CHECK(a != b);  // a different contract: the activations are rounded to 255 steps per block
+  for (size_t i = 0; i < a.size(); i += 4) {
+    float fa, fb;
+    std::memcpy(&fa, &a[i], 4);
+    std::memcpy(&fb, &b[i], 4);
+    CHECK(std::abs(fa - fb) <= 0.5f * (2.0f / 127.0f) * 5.6f + 1e-5f);  // step / 2 · the largest Σ|w|
+  }
+  // 16-bit weights cannot (the block sums are bounded for 8-bit storage): kept weight-only, with the reason.
+  const std::string wide = R"(func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %wq = "qrt.constant"() {value = dense<[[1, -2], [3, -8]]> : tensor<2x2xi16>} : () -> tensor<2x2x!quant.uniform<i16:f32:1, {0.1, 0.2}>>
+  %y = "qrt.matmul"(%x, %wq) : (tensor<2x2xf32>, tensor<2x2x!quant.uniform<i16:f32:1, {0.1, 0.2}>>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+})";
+  report.clear();
+  const std::string kept = qrt::print_graph(run(parse(wide), "lower-hybrid{mode=dynamic-i8}", report));
+  CHECK(has_line(report, "kept weight-only: dynamic i8 needs weights of at most 8 bits"));
+}
+
 TEST_CASE("lower-reduce: a QDQ mean accumulates in i32 on stored values, and says so") {
   const qrt::Graph g = parse(R"(func.func @main(%x: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
   %xq = "quant.qcast"(%x) : (tensor<1x4x2xf32>) -> tensor<1x4x2x!quant.uniform<u8:f32, 0.1:5>>

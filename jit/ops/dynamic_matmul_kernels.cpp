@@ -1,0 +1,241 @@
+// qrt — hybrid qrt.matmul with activations = "dynamic_i8" (docs/numerics.md, "Dynamic i8
+// activations"): f32 rows quantized to i8 per call, per row and per block of the weights along
+// K (numerics::quantize_block_i8, the reference's own function), then the kDynGemm
+// micro-kernel of the chosen level: exact integer block sums from 8- or 4-bit weights kept
+// packed, f32 block terms in block order. The llama.cpp Q8 form, made exact and portable.
+//
+// Memory: the weights are repacked once, at plan time, into kDynGemm's record layout
+// (microkernel.h): the same bits per weight as stored, plus an f32 scale and an int16 zero
+// point per block and column, so a plan holds the packed weights and nothing wider.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/numerics_dynamic.h"
+#include "ir/ops.h"
+#include "jit/core/aligned_bytes.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
+#include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/op_kernel.h"
+#include "jit/ops/weight_blocks.h"
+
+namespace qrt::jit {
+
+namespace {
+
+// Rows quantized per task when a call has enough of them to share the work.
+constexpr int64_t kQuantizeRowsPerTask = 16;
+
+// The weights in kDynGemm's record layout.
+struct DynWeights {
+  AlignedBytes records;
+  int64_t k = 0, n = 0, block = 0, block_padded = 0, blocks = 0;
+  unsigned bits = 8;
+  bool is_signed = true;
+};
+
+// Writes the records of `w` ([k, n] stored values `stored(kk, j)`, parameters `p`).
+template <typename Stored>
+void pack_records(DynWeights& w, const WeightBlocks& p, Stored stored) {
+  const int64_t strips = (w.n + kDynStripCols - 1) / kDynStripCols;
+  const int64_t record = dyn_record_bytes(w.block_padded, w.bits);
+  const int64_t group_bytes = w.bits == 4 ? 256 : 512;
+  const int32_t offset = w.is_signed ? 1 << (w.bits - 1) : 0;
+  w.records = AlignedBytes(size_t(strips * w.blocks * record));
+  uint8_t* out = w.records.data();
+  std::memset(out, 0, w.records.size());
+  for (int64_t s = 0; s < strips; ++s) {
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      uint8_t* rec = out + (s * w.blocks + b) * record;
+      for (int64_t c = 0; c < kDynStripCols; ++c) {
+        const int64_t j = s * kDynStripCols + c;
+        if (j >= w.n) break;
+        for (int64_t kk = b * w.block; kk < std::min(w.k, (b + 1) * w.block); ++kk) {
+          const int64_t i = kk - b * w.block;  // k within the block
+          // The bits of q + offset (a folded constant may read as signless: the mask fixes both).
+          const uint8_t u = uint8_t((stored(kk, j) + offset) & ((1 << w.bits) - 1));
+          uint8_t* g = rec + i / 8 * group_bytes;
+          if (w.bits == 4) {
+            g[c * 4 + i % 4] |= uint8_t(u << (i % 8 / 4 * 4));
+          } else {
+            g[i % 8 / 4 * 256 + c * 4 + i % 4] = u;
+          }
+        }
+        const size_t pi = size_t(b * w.n + j);
+        const float scale = p.scales[pi];
+        const int16_t zp = int16_t((p.zps.empty() ? 0 : p.zps[pi]) + offset);
+        uint8_t* params = rec + w.block_padded / 8 * group_bytes;
+        std::memcpy(params + c * 4, &scale, 4);
+        std::memcpy(params + kDynStripCols * 4 + c * 2, &zp, 2);
+      }
+    }
+  }
+}
+
+class DynamicMatmulOpKernel final : public OpKernel {
+ public:
+  DynamicMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const DynWeights> w, std::vector<float> bias,
+                        KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(std::move(w)), bias_(std::move(bias)), desc_(desc),
+        code_(std::move(code)) {
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {
+      lo_ = float(c->min);
+      hi_ = float(c->max);
+    }
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const Tensor& x = *operands[0];
+    if (x.type.dims.back() != w_->k) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(w_->k));
+    }
+    std::vector<int64_t> dims = x.type.dims;
+    dims.back() = w_->n;
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    const DynWeights& w = *w_;
+    const int64_t rows = operands[0]->num_elements() / w.k;
+    if (rows == 0) return Status::ok();
+    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    // The activations quantized per row and block: i8 values (blocks padded with zeros to
+    // block_padded), scales and sums.
+    const int64_t x_stride = w.blocks * w.block_padded;
+    std::vector<int8_t> xq(size_t(rows * x_stride), 0);
+    std::vector<float> xd(size_t(rows * w.blocks));
+    std::vector<int32_t> xsum(size_t(rows * w.blocks));
+    const int64_t row_tasks = (rows + kQuantizeRowsPerTask - 1) / kQuantizeRowsPerTask;
+    Parallel& qpar = worthwhile_tasks(rows * w.k * 8, kMinF32TaskMacs, parallel) > 1 ? parallel : serial();
+    qpar.for_each(size_t(row_tasks), [&](size_t t) {
+      for (int64_t r = int64_t(t) * kQuantizeRowsPerTask; r < std::min(rows, int64_t(t + 1) * kQuantizeRowsPerTask); ++r) {
+        for (int64_t b = 0; b < w.blocks; ++b) {
+          const int64_t k0 = b * w.block, len = std::min(w.block, w.k - k0);
+          xd[size_t(r * w.blocks + b)] = numerics::quantize_block_i8(x + r * w.k + k0, len, xq.data() + r * x_stride + b * w.block_padded,
+                                                                     &xsum[size_t(r * w.blocks + b)]);
+        }
+      }
+    });
+    float* out = reinterpret_cast<float*>(y.bytes());
+    const int64_t strips = (w.n + kDynStripCols - 1) / kDynStripCols;
+    const int64_t record = dyn_record_bytes(w.block_padded, w.bits);
+    const int64_t tasks = std::min(strips, worthwhile_tasks(rows * w.k * w.n, kMinF32TaskMacs, parallel));
+    const int64_t per_task = (strips + tasks - 1) / tasks;
+    Parallel& par = tasks > 1 ? parallel : serial();
+    par.for_each(size_t((strips + per_task - 1) / per_task), [&](size_t t) {
+      const int64_t s0 = int64_t(t) * per_task, c0 = s0 * kDynStripCols;
+      const int64_t c1 = std::min(w.n, (s0 + per_task) * kDynStripCols);
+      DynGemmArgs a{xq.data(), xd.data(), xsum.data(), w.records.data() + s0 * w.blocks * record,
+                    bias_.empty() ? nullptr : bias_.data() + c0, out + c0, rows, c1 - c0, w.blocks, w.block_padded,
+                    x_stride, w.n, lo_, hi_};
+      call_microkernel(code_->entry(), a, desc_);
+    });
+    return Status::ok();
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights held by the kernel
+  std::string describe() const override {
+    const DynWeights& w = *w_;
+    return desc_.name() + " (activations quantized to i8 per row and block of " + std::to_string(w.block) +
+           " along K; weights packed: " + std::to_string(w.records.size()) + " bytes with scales; exact block sums)";
+  }
+
+ private:
+  size_t owned_bytes() const override { return w_->records.size() + bias_.size() * sizeof(float); }
+
+  Op op_;
+  std::shared_ptr<const DynWeights> w_;
+  std::vector<float> bias_;
+  float lo_ = -INFINITY, hi_ = INFINITY;
+  KernelDesc desc_;
+  std::shared_ptr<const CompiledKernel> code_;
+};
+
+struct PreparedDynamic final : PreparedOp {
+  const Graph* graph = nullptr;
+  const Op* op = nullptr;
+  std::shared_ptr<DynWeights> w;
+  std::vector<float> bias;
+};
+
+KernelDesc dyn_desc(const DynWeights& w, const Backend* backend) {
+  KernelDesc d;
+  d.op = KernelOp::kDynGemm;
+  d.isa = backend->isa();
+  d.generator = backend->generator();
+  d.storage_signed = w.is_signed;
+  d.weight_bits = uint8_t(w.bits);
+  return d;
+}
+
+class DynamicMatmulFamily final : public OpFamily {
+ public:
+  const char* name() const override { return "dyngemm"; }
+  KernelOp kind() const override { return KernelOp::kDynGemm; }
+
+  Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
+    const Type& wt = graph.values[size_t(op.operands[1])].type;
+    const ElementType& e = wt.element;
+    if (e.storage.width != 8 && e.storage.width != 4) {
+      return refuse(why_not, "weight storage of " + std::to_string(e.storage.width) + " bits (the kernel reads 8 or 4)");
+    }
+    if (wt.rank() != 2 || !wt.has_static_shape() || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
+      return refuse(why_not, "weights must be a non-empty 2-D constant");
+    }
+    auto w = std::make_shared<DynWeights>();
+    w->k = wt.dims[0];
+    w->n = wt.dims[1];
+    w->bits = e.storage.width;
+    w->is_signed = e.storage.is_signed;
+    WeightBlocks params;
+    if (std::string why; !weight_blocks(e, w->k, w->n, params, &why)) return refuse(why_not, why);
+    w->block = params.block;
+    w->block_padded = (w->block + 7) / 8 * 8;
+    w->blocks = (w->k + w->block - 1) / w->block;
+    std::unique_ptr<Tensor> stored = constant_operand(graph, op.operands[1]);
+    if (!stored) return refuse(why_not, "the weights are not a constant");
+    const int64_t n = w->n;
+    pack_records(*w, params, [&](int64_t kk, int64_t j) { return int32_t(stored->int_at(size_t(kk * n + j))); });
+    auto p = std::make_unique<PreparedDynamic>();
+    if (op.operands.size() > 2) {
+      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
+        return refuse(why_not, "the bias is not an f32 constant");
+      }
+      p->bias.resize(size_t(w->n));
+      for (int64_t j = 0; j < w->n; ++j) p->bias[size_t(j)] = float(b->float_at(size_t(j)));
+    }
+    p->graph = &graph;
+    p->op = &op;
+    p->w = std::move(w);
+    return std::unique_ptr<PreparedOp>(std::move(p));
+  }
+
+  std::string check(const PreparedOp& prepared, const Backend* backend) const override {
+    return backend->why_not(dyn_desc(*static_cast<const PreparedDynamic&>(prepared).w, backend));
+  }
+
+  Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
+    const auto& p = static_cast<const PreparedDynamic&>(prepared);
+    const KernelDesc d = dyn_desc(*p.w, backend);
+    QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
+    return std::unique_ptr<OpKernel>(std::make_unique<DynamicMatmulOpKernel>(*p.graph, *p.op, p.w, p.bias, d, std::move(code)));
+  }
+};
+
+}  // namespace
+
+bool dynamic_matmul_applies(const Graph& graph, const Op& op) {
+  (void)graph;
+  const Attribute* a = op.kind == OpKind::kMatmul ? op.attr("activations") : nullptr;
+  return a && a->kind == Attribute::Kind::kString && a->s == "dynamic_i8";
+}
+
+const OpFamily& dynamic_matmul_family() {
+  static const DynamicMatmulFamily family;
+  return family;
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,191 @@
+// Tests: matmuls with activations = "dynamic_i8" (docs/numerics.md, "Dynamic i8 activations").
+// The activation quantization by hand; the verifier's rules; and the kDynGemm kernels of the
+// level under test bit-exact with the reference on random cases: 4- and 8-bit weights, signed
+// and unsigned, per-layer, per-column and block-wise parameters (blocks that are and are not
+// multiples of 8, blocks along N too), zero points at the storage bounds, row counts across the
+// row groups and the 64-row chunk, column tails, bias, fused clamps, and rows that are zero,
+// subnormal, huge or hold NaN or infinity.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/numerics_dynamic.h"
+#include "ir/ops.h"
+#include "ir/text_format.h"
+#include "op_kernel_check.h"
+
+namespace {
+
+using namespace qrt;
+
+struct DynCase {
+  int64_t m = 1, k = 1, n = 1;
+  unsigned bits = 4;
+  bool is_signed = true;
+  int form = 0;             // 0 per-layer, 1 per column, 2 blocks along K, 3 blocks along K and N
+  int64_t block = 32;       // forms 2 and 3
+  int zp_kind = 0;          // 0 zero, 1 random, 2 the storage's bounds
+  bool bias = false, clamp = false;
+};
+
+ElementType weight_type(const DynCase& c, std::mt19937& rng) {
+  const QuantStorage s = QuantStorage::full_range(c.bits, c.is_signed);
+  auto zp = [&]() -> int64_t {
+    if (c.zp_kind == 0) return c.is_signed ? 0 : (int64_t(1) << (c.bits - 1));
+    if (c.zp_kind == 2) return rng() % 2 ? s.min : s.max;
+    return std::uniform_int_distribution<int64_t>(s.min, s.max)(rng);
+  };
+  auto scale = [&] { return std::ldexp(1.0 + double(rng() % 1000) / 1000.0, int(rng() % 12) - 10); };
+  if (c.form == 0) return ElementType::make_uniform(s, FloatKind::kF32, scale(), zp());
+  if (c.form == 1) {
+    std::vector<double> scales;
+    std::vector<int64_t> zps;
+    for (int64_t j = 0; j < c.n; ++j) scales.push_back(scale()), zps.push_back(zp());
+    return ElementType::make_per_axis(s, FloatKind::kF32, 1, std::move(scales), std::move(zps));
+  }
+  // Blocks along N divide N (the verifier's rule): 5, 2 or all of N.
+  const int64_t bn = c.form != 3 ? 1 : c.n % 5 == 0 ? 5 : c.n % 2 == 0 ? 2 : c.n;
+  const int64_t kb = (c.k + c.block - 1) / c.block, nb = (c.n + bn - 1) / bn;
+  std::vector<double> scales;
+  std::vector<int64_t> zps;
+  for (int64_t i = 0; i < kb * nb; ++i) scales.push_back(scale()), zps.push_back(zp());
+  return ElementType::make_sub_channel(s, FloatKind::kF32, {0, 1}, {c.block, bn}, {kb, nb}, std::move(scales), std::move(zps));
+}
+
+// The graph text of a case: y = matmul(x, w (, b)) {activations = "dynamic_i8"}.
+std::string dyn_text(const DynCase& c, std::mt19937& rng) {
+  Graph g;
+  const ElementType f32 = ElementType::make_float(FloatKind::kF32);
+  const int x = g.add_input(Type::tensor({c.m, c.k}, f32), "x");
+  const ElementType we = weight_type(c, rng);
+  DenseElements d = DenseElements::zeros(Type::tensor({c.k, c.n}, ElementType::make_int(c.bits, Signedness::kSignless)));
+  for (size_t i = 0; i < size_t(c.k * c.n); ++i) {
+    d.set_int(i, std::uniform_int_distribution<int64_t>(we.storage.min, we.storage.max)(rng));
+  }
+  const int w = g.add_op(OpKind::kConstant, {}, {Type::tensor({c.k, c.n}, we)}, {{"value", Attribute::make_dense(std::move(d))}});
+  std::vector<int> operands = {x, g.result(w)};
+  if (c.bias) {
+    DenseElements b = DenseElements::zeros(Type::tensor({c.n}, f32));
+    for (size_t j = 0; j < size_t(c.n); ++j) {
+      const float v = float(int(rng() % 2001) - 1000) / 64.0f;
+      std::memcpy(b.bytes.data() + j * 4, &v, 4);
+    }
+    operands.push_back(g.result(g.add_op(OpKind::kConstant, {}, {Type::tensor({c.n}, f32)}, {{"value", Attribute::make_dense(std::move(b))}})));
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs = {{"activations", Attribute::make_string("dynamic_i8")}};
+  if (c.clamp) {
+    attrs.push_back({"clamp_min", Attribute::make_float(-0.5, FloatKind::kF32)});
+    attrs.push_back({"clamp_max", Attribute::make_float(2.0, FloatKind::kF32)});
+  }
+  const int y = g.add_op(OpKind::kMatmul, operands, {Type::tensor({c.m, c.n}, f32)}, attrs);
+  g.outputs = {g.result(y)};
+  return print_graph(g);
+}
+
+// Activations over many decades; row 1 of 3 or more is all zero, row 2 subnormal; with
+// `specials`, the last row holds a NaN and the one before an infinity.
+Tensor dyn_input(const DynCase& c, std::mt19937& rng, bool specials) {
+  Tensor x = Tensor::zeros(Type::tensor({c.m, c.k}, ElementType::make_float(FloatKind::kF32)));
+  std::uniform_real_distribution<float> mag(-1.0f, 1.0f);
+  for (int64_t r = 0; r < c.m; ++r) {
+    const float row_scale = std::ldexp(1.0f, int(rng() % 30) - 15);
+    for (int64_t kk = 0; kk < c.k; ++kk) {
+      float v = mag(rng) * row_scale * (kk % 7 == 3 ? 100.0f : 1.0f);
+      if (c.m >= 3 && r == 1) v = 0.0f;
+      if (c.m >= 3 && r == 2) v = std::ldexp(mag(rng), -140);
+      x.set_float(size_t(r * c.k + kk), double(v));
+    }
+  }
+  if (specials && c.m >= 5) {
+    x.set_float(size_t((c.m - 1) * c.k + c.k / 2), std::numeric_limits<double>::quiet_NaN());
+    x.set_float(size_t((c.m - 2) * c.k), -std::numeric_limits<double>::infinity());
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("dynamic i8 activation quantization: symmetric per block, ties to even, clamp, zero and non-finite blocks") {
+  const float x[] = {127.0f, -63.5f, 62.5f, 0.4f, -0.5f, 1.5f};
+  int8_t q[6];
+  int32_t sum = 0;
+  CHECK(numerics::quantize_block_i8(x, 6, q, &sum) == 1.0f);  // d = 127 / 127
+  const int8_t want[] = {127, -64, 62, 0, 0, 2};
+  for (int i = 0; i < 6; ++i) CHECK(q[i] == want[i]);
+  CHECK(sum == 127 - 64 + 62 + 2);
+  const float zeros[] = {0.0f, -0.0f, 0.0f};
+  CHECK(numerics::quantize_block_i8(zeros, 3, q, &sum) == 0.0f);
+  CHECK((q[0] == 0 && q[1] == 0 && q[2] == 0 && sum == 0));
+  const float tiny[] = {1e-45f, -1e-45f};  // d = a / 127 underflows to 0: the block quantizes to 0
+  CHECK(numerics::quantize_block_i8(tiny, 2, q, &sum) == 0.0f);
+  CHECK((q[0] == 0 && q[1] == 0));
+  const float nan_block[] = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
+  CHECK(std::isnan(numerics::quantize_block_i8(nan_block, 3, q, &sum)));
+  CHECK((q[0] == 0 && q[2] == 0 && sum == 0));
+  const float inf_block[] = {1.0f, -INFINITY};
+  CHECK(std::isnan(numerics::quantize_block_i8(inf_block, 2, q, &sum)));
+  const float third[] = {3.0f, 1.0f, -2.0f};  // d = f32(3 / 127); 1 / d = 42.33 -> 42, -2 / d -> -85
+  CHECK(numerics::quantize_block_i8(third, 3, q, &sum) == 3.0f / 127.0f);
+  CHECK((q[0] == 127 && q[1] == 42 && q[2] == -85 && sum == 84));
+}
+
+TEST_CASE("activations = \"dynamic_i8\" is verified: value, hybrid f32 matmul, at most 8 bits, scales per column or block") {
+  auto verify = [](const std::string& wtype, const std::string& attr, const std::string& xtype = "tensor<2x4xf32>") {
+    const std::string ytype = xtype == "tensor<2x4xf16>" ? "tensor<2x3xf16>" : "tensor<2x3xf32>";
+    const std::string text = "func.func @main(%x: " + xtype + ", %w: " + wtype + ") -> " + ytype + " {\n"
+                             "  %y = \"qrt.matmul\"(%x, %w) {activations = " + attr + "} : (" + xtype + ", " + wtype +
+                             ") -> " + ytype + "\n  return %y : " + ytype + "\n}\n";
+    auto g = parse_graph(text);
+    return g.is_ok() ? std::string() : g.status().message();
+  };
+  const std::string per_column = "tensor<4x3x!quant.uniform<i4:f32:1, {0.5, 0.25:-1, 1.0}>>";
+  CHECK(verify(per_column, "\"dynamic_i8\"").empty());
+  CHECK(verify("tensor<4x3x!quant.uniform<u8:f32:{0:2, 1:1}, {{0.5:3, 0.25, 1.0}, {1.0, 2.0:200, 0.5}}>>", "\"dynamic_i8\"").empty());
+  CHECK(verify(per_column, "\"dynamic_u8\"").find("must be \"dynamic_i8\"") != std::string::npos);
+  CHECK(verify(per_column, "1 : i64").find("must be \"dynamic_i8\"") != std::string::npos);
+  CHECK(verify("tensor<4x3x!quant.uniform<i16:f32, 0.5>>", "\"dynamic_i8\"").find("at most 8 bits") != std::string::npos);
+  // Blocks beyond 65536 values could overflow the int32 block sums.
+  const std::string big = "tensor<131088x3x!quant.uniform<i8:f32:{0:65544, 1:3}, {{0.5}, {0.5}}>>";
+  CHECK(verify(big, "\"dynamic_i8\"", "tensor<2x131088xf32>").find("at most 65536 k values") != std::string::npos);
+  CHECK(verify("tensor<4x3xf32>", "\"dynamic_i8\"").find("needs f32 activations times quantized weights") != std::string::npos);
+  CHECK(verify("tensor<4x3x!quant.uniform<i8:f16, 0.5>>", "\"dynamic_i8\"", "tensor<2x4xf16>")
+            .find("needs f32 activations") != std::string::npos);
+}
+
+TEST_CASE("dynamic i8 matmul kernels are bit-exact with the reference") {
+  std::mt19937 rng(2026);
+  int cases = 0;
+  const int64_t ms[] = {1, 2, 3, 4, 5, 7, 9, 70};
+  const int64_t ks[] = {5, 32, 40, 100, 257};
+  const int64_t ns[] = {1, 17, 64, 100, 130};
+  const int64_t blocks[] = {32, 20, 64, 7, 128};
+  for (int i = 0; i < 72; ++i) {
+    DynCase c;
+    c.bits = i % 2 ? 4 : 8;
+    c.is_signed = i % 4 < 2;
+    c.form = i / 4 % 4;
+    c.m = ms[size_t(i) % 8];
+    c.k = ks[size_t(i / 3) % 5];
+    c.n = ns[size_t(i / 5) % 5];
+    if (c.form >= 2) {  // blocks divide K (the verifier's rule); 20 and 7 are not multiples of 8
+      c.block = blocks[size_t(i / 7) % 5];
+      c.k = c.block * (1 + i % 4);
+    }
+    c.zp_kind = i / 2 % 3;
+    c.bias = i % 3 == 0;
+    c.clamp = i % 5 == 0;
+    const std::string text = dyn_text(c, rng);
+    CAPTURE(text.substr(0, 600));
+    const Tensor x = dyn_input(c, rng, i % 6 == 1);
+    const std::string how = qrt_test::check_last_op(text, x);
+    const std::string expect = std::string("f32_") + (c.is_signed ? "qs" : "qu") + std::to_string(c.bits) + "w_f32_dyngemm";
+    CHECK_MESSAGE(how.find(expect) == 0, how);
+    ++cases;
+  }
+  MESSAGE(cases << " dynamic i8 matmul cases");
+}
