@@ -99,17 +99,19 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   qrt_free(report);
   CHECK(r.find("kept float") == std::string::npos);  // every matmul and conv weight quantized
   const Outcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
+  // Activations quantized per call (lower-hybrid{mode=dynamic-i8}) run the dynamic i8 kernels.
+  const std::string kernel = spec.find("dynamic-i8") != std::string::npos ? "_dyngemm_" : "_wogemm_";
   for (const std::string& level : host_levels()) {
     CAPTURE(level);
     const Outcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
     CHECK(jit.logits == ref.logits);
     REQUIRE(!jit.matmuls.empty());
-    for (const std::string& k : jit.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
+    for (const std::string& k : jit.matmuls) CHECK_MESSAGE(k.find(kernel) != std::string::npos, k);
   }
   if (qrt_plan_t* llvm_plan = plan_for(m, QRT_BACKEND_LLVM, nullptr)) {
     const Outcome llvm = run(llvm_plan, x, dims, y);
     CHECK(llvm.logits == ref.logits);
-    for (const std::string& k : llvm.matmuls) CHECK_MESSAGE(k.find("_wogemm_") != std::string::npos, k);
+    for (const std::string& k : llvm.matmuls) CHECK_MESSAGE(k.find(kernel) != std::string::npos, k);
   } else {
     MESSAGE("LLVM backend not in this build: " << qrt_last_error_message());
   }
@@ -130,6 +132,9 @@ TEST_CASE("qopt --weight-only on the bundled float models: the reference's bytes
   CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4}") <= 2.0);
   CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4 block=16}") <= 1.5);
   CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=u4 block=32 search=mse}") <= 1.5);
+  // The same weights with activations quantized to i8 per row and block (llama.cpp's Q8 form).
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4 block=16},lower-hybrid{mode=dynamic-i8}") <= 2.0);
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=u4 block=32 search=mse},lower-hybrid{mode=dynamic-i8}") <= 2.0);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i8}") <= 0.5);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4}") <= 2.0);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4 block=32}") <= 1.5);
