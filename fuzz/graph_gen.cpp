@@ -490,8 +490,20 @@ class Generator {
     note("qdq");
     const Val xd = dcast(x);
     Val y;
-    switch (c_.range(0, 5)) {
+    switch (c_.range(0, 6)) {
       case 0: y = g_.emit("qrt.relu", {xd}, "", x.shape, Elem::f32()); break;
+      case 6: {
+        // A weight-only matmul whose activations are quantized per call to i8 per row
+        // (activations = "dynamic_i8", the kDynGemm kernels), on the rows of the NHWC value.
+        note("dynamic_i8");
+        const int64_t rows = x.shape[0] * x.shape[1] * x.shape[2], k = x.shape[3], cols = random_channels();
+        const Val lhs = g_.emit("qrt.reshape", {xd}, "", {rows, k}, Elem::f32());
+        const Elem we = weight_elem(c_.chance(1, 2) ? 1 : -1, cols);
+        const Val wq = g_.constant_ints({k, cols}, we, random_stored(k * cols, we.qmin, we.qmax));
+        const Val m = g_.emit("qrt.matmul", {lhs, wq}, "activations = \"dynamic_i8\"", {rows, cols}, Elem::f32());
+        y = g_.emit("qrt.reshape", {m}, "", {x.shape[0], x.shape[1], x.shape[2], cols}, Elem::f32());
+        break;
+      }
       case 5: {
         // A float function of one operand: 8-bit regions become a 256-entry table, others
         // run as element-wise programs. NaN (log of a negative) quantizes to the zero point.
