@@ -76,28 +76,11 @@ void pack_records(DynWeights& w, const WeightBlocks& p, Stored stored) {
   }
 }
 
-class DynamicMatmulOpKernel final : public OpKernel {
+class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
  public:
   DynamicMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const DynWeights> w, std::vector<float> bias,
                         KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(std::move(w)), bias_(std::move(bias)), desc_(desc),
-        code_(std::move(code)) {
-    if (const std::optional<FusedClamp> c = fused_clamp(op)) {
-      lo_ = float(c->min);
-      hi_ = float(c->max);
-    }
-  }
-
-  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    const Tensor& x = *operands[0];
-    if (x.type.dims.back() != w_->k) {
-      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(w_->k));
-    }
-    std::vector<int64_t> dims = x.type.dims;
-    dims.back() = w_->n;
-    return checked_result_dims(op_, std::move(dims));
-  }
+      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)) {}
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const DynWeights& w = *w_;
@@ -138,7 +121,6 @@ class DynamicMatmulOpKernel final : public OpKernel {
     return Status::ok();
   }
 
-  bool reads_operand(size_t index) const override { return index == 0; }  // weights held by the kernel
   std::string describe() const override {
     const DynWeights& w = *w_;
     return desc_.name() + " (activations quantized to i8 per row and block of " + std::to_string(w.block) +
@@ -148,10 +130,7 @@ class DynamicMatmulOpKernel final : public OpKernel {
  private:
   size_t owned_bytes() const override { return w_->records.size() + bias_.size() * sizeof(float); }
 
-  Op op_;
   std::shared_ptr<const DynWeights> w_;
-  std::vector<float> bias_;
-  float lo_ = -INFINITY, hi_ = INFINITY;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };
@@ -218,14 +197,7 @@ class DynamicMatmulFamily final : public OpFamily {
       pack_records(*w, params, [&](int64_t kk, int64_t j) { return int32_t(stored->int_at(size_t(kk * n + j))); });
     }
     auto p = std::make_unique<PreparedDynamic>();
-    if (op.operands.size() > 2) {
-      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
-        return refuse(why_not, "the bias is not an f32 constant");
-      }
-      p->bias.resize(size_t(w->n));
-      for (int64_t j = 0; j < w->n; ++j) p->bias[size_t(j)] = float(b->float_at(size_t(j)));
-    }
+    if (std::string why; !constant_f32_bias(graph, op, w->n, &p->bias, &why)) return refuse(why_not, why);
     p->graph = &graph;
     p->op = &op;
     p->w = std::move(w);

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/types.h"
+#include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
 
@@ -21,5 +23,26 @@ struct WeightBlocks {
 /// sub-channel. false, with *why, for forms that have a scale per row of K or are not
 /// !quant.uniform.
 bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& out, std::string* why);
+
+/// The f32 bias of matmul `op` (operand 2) as `n` floats into *bias (left empty without one);
+/// false, with *why, when it is not an f32 constant.
+bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<float>* bias, std::string* why);
+
+/// What the weight-only and dynamic-i8 matmul kernels share: [.., K] activations times [K, N]
+/// weights the kernel holds (so it reads only operand 0), the bias, the fused clamp's bounds.
+class HeldWeightsMatmulKernel : public OpKernel {
+ protected:
+  HeldWeightsMatmulKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> bias);
+
+ public:
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override;
+  bool reads_operand(size_t index) const override { return index == 0; }
+
+ protected:
+  Op op_;
+  int64_t k_ = 0, n_ = 0;
+  std::vector<float> bias_;
+  float lo_, hi_;  ///< the fused clamp, else ±inf
+};
 
 }  // namespace qrt::jit

@@ -77,6 +77,39 @@ bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& p, 
   return true;
 }
 
+bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<float>* bias, std::string* why) {
+  bias->clear();
+  if (op.operands.size() <= 2) return true;
+  std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+  if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
+    *why = "the bias is not an f32 constant";
+    return false;
+  }
+  bias->resize(size_t(n));
+  for (int64_t j = 0; j < n; ++j) (*bias)[size_t(j)] = float(b->float_at(size_t(j)));
+  return true;
+}
+
+HeldWeightsMatmulKernel::HeldWeightsMatmulKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> bias)
+    : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n), bias_(std::move(bias)), lo_(-INFINITY),
+      hi_(INFINITY) {
+  if (const std::optional<FusedClamp> c = fused_clamp(op)) {
+    lo_ = float(c->min);
+    hi_ = float(c->max);
+  }
+}
+
+Result<std::vector<int64_t>> HeldWeightsMatmulKernel::result_dims(const std::vector<const Tensor*>& operands) const {
+  const Tensor& x = *operands[0];
+  if (x.type.dims.back() != k_) {
+    return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                         std::to_string(x.type.dims.back()) + " vs " + std::to_string(k_));
+  }
+  std::vector<int64_t> dims = x.type.dims;
+  dims.back() = n_;
+  return checked_result_dims(op_, std::move(dims));
+}
+
 namespace {
 
 // Where `e` puts block boundaries along K and which parameter serves (kb, j); false when the
@@ -90,28 +123,11 @@ bool fill_parameters(const ElementType& e, int64_t k, int64_t n, PackedWeights& 
   return true;
 }
 
-class WeightOnlyMatmulOpKernel final : public OpKernel {
+class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
  public:
   WeightOnlyMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const PackedWeights> w, std::vector<float> bias,
                            KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(std::move(w)), bias_(std::move(bias)), desc_(desc),
-        code_(std::move(code)) {
-    if (const std::optional<FusedClamp> c = fused_clamp(op)) {
-      lo_ = float(c->min);
-      hi_ = float(c->max);
-    }
-  }
-
-  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    const Tensor& x = *operands[0];
-    if (x.type.dims.back() != w_->k) {
-      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(w_->k));
-    }
-    std::vector<int64_t> dims = x.type.dims;
-    dims.back() = w_->n;
-    return checked_result_dims(op_, std::move(dims));
-  }
+      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)) {}
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const PackedWeights& w = *w_;
@@ -136,7 +152,6 @@ class WeightOnlyMatmulOpKernel final : public OpKernel {
     return Status::ok();
   }
 
-  bool reads_operand(size_t index) const override { return index == 0; }  // weights held by the kernel
   std::string describe() const override {
     const PackedWeights& w = *w_;
     return desc_.name() + " (weights packed: " + std::to_string(w.bytes.size()) + " bytes" +
@@ -150,10 +165,7 @@ class WeightOnlyMatmulOpKernel final : public OpKernel {
            bias_.size() * sizeof(float);
   }
 
-  Op op_;
   std::shared_ptr<const PackedWeights> w_;
-  std::vector<float> bias_;
-  float lo_ = -INFINITY, hi_ = INFINITY;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };
@@ -226,14 +238,7 @@ class WeightOnlyMatmulFamily final : public OpFamily {
       }
       w->bytes = std::move(rows);
     }
-    if (op.operands.size() > 2) {
-      std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
-        return refuse(why_not, "the bias is not an f32 constant");
-      }
-      p->bias.resize(size_t(w->n));
-      for (int64_t j = 0; j < w->n; ++j) p->bias[size_t(j)] = float(b->float_at(size_t(j)));
-    }
+    if (std::string why; !constant_f32_bias(graph, op, w->n, &p->bias, &why)) return refuse(why_not, why);
     p->graph = &graph;
     p->op = &op;
     p->w = std::move(w);
