@@ -143,19 +143,17 @@ QRT_AVX512VNNI void avx512_dyn(const DynGemmArgs& a) {
 // ---- AVX2 (with or without AVX-VNNI): 16 columns, up to 2 rows ----
 
 namespace plain {
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#define QRT_DYN_TARGET __attribute__((target("avx2,fma")))
 constexpr bool kVnni = false;
 #include "jit/asmjit_x86/dynamic_gemm_avx2.inc"
-#pragma GCC pop_options
+#undef QRT_DYN_TARGET
 }  // namespace plain
 
 namespace vnni {
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,avxvnni")
+#define QRT_DYN_TARGET __attribute__((target("avx2,fma,avxvnni")))
 constexpr bool kVnni = true;
 #include "jit/asmjit_x86/dynamic_gemm_avx2.inc"
-#pragma GCC pop_options
+#undef QRT_DYN_TARGET
 }  // namespace vnni
 
 }  // namespace
