@@ -156,7 +156,13 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
       } else {
         QRT_ASSIGN_OR_RETURN(v, float_value(num, e.float_kind, "element"));
       }
-      append_le(one, float_kind_bits(v, e.float_kind), nbytes);
+      // A hex literal is the element's bit pattern and is kept as written, NaN signs and
+      // payloads included (through a double, f8E5M2's 0xFE came back as 0x7E).
+      const uint64_t bits = num.is_hex ? std::strtoull(s.scalar.c_str() + 2, nullptr, 16) : float_kind_bits(v, e.float_kind);
+      if (nbytes < 8 && (bits >> (8 * nbytes)) != 0) {
+        return error_at(s.loc, "hexadecimal element " + s.scalar + " does not fit " + std::to_string(nbytes) + " byte(s)");
+      }
+      append_le(one, bits, nbytes);
     } else {
       int64_t v;
       if (s.scalar == "true" || s.scalar == "false") {
