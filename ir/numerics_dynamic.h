@@ -5,11 +5,19 @@
 
 #include <cstdint>
 
+#include "ir/types.h"
+
 namespace qrt::numerics {
 
 /// The largest number of k values one dynamic-i8 block may hold: Σ_k q·(w − zp) with |q| ≤ 127
 /// and |w − zp| ≤ 255 stays in int32.
 constexpr int64_t kMaxDynamicBlock = 65536;
+
+/// The activations' block along K for weights of element type `e` with `k` rows: the
+/// weights' own block along K (sub-channel), else all of K.
+inline int64_t dynamic_i8_block(const ElementType& e, int64_t k) {
+  return e.is_sub_channel() && e.block_size_along(0) > 0 ? e.block_size_along(0) : k;
+}
 
 /// Quantizes one block of an activation row (`n` values of x) to i8, symmetric:
 /// a = max |x|, d = f32(a / 127); q = clamp(rne(f32(x / d)), −127, 127) where d > 0 and q = 0

@@ -336,8 +336,7 @@ Status verify_dynamic_activations(const Op& op, const Type& lhs, const Type& rhs
   if (re.storage.width > 8) {
     return op_error(op, "activations = \"dynamic_i8\" needs weights of at most 8 bits, got " + re.to_string());
   }
-  const int64_t k = rhs.dims[0];
-  const int64_t block = re.is_sub_channel() && re.block_size_along(0) > 0 ? re.block_size_along(0) : k;
+  const int64_t block = numerics::dynamic_i8_block(re, rhs.dims[0]);
   if (block > numerics::kMaxDynamicBlock) {
     return op_error(op, "activations = \"dynamic_i8\" sums blocks of at most " + std::to_string(numerics::kMaxDynamicBlock) +
                             " k values in int32, the weights have blocks of " + std::to_string(block));

@@ -109,8 +109,7 @@ std::string dynamic_i8_why_not(const Type& xt, const Type& t) {
   if (xt.element.float_kind != FloatKind::kF32) return "dynamic i8 needs f32 activations";
   if (t.rank() != 2) return "dynamic i8 needs 2-D weights";
   if (e.storage.width > 8) return "dynamic i8 needs weights of at most 8 bits";
-  const int64_t block = e.is_sub_channel() && e.block_size_along(0) > 0 ? e.block_size_along(0) : t.dims[0];
-  if (block > numerics::kMaxDynamicBlock) return "dynamic i8 sums blocks of at most 65536 k values in int32";
+  if (numerics::dynamic_i8_block(e, t.dims[0]) > numerics::kMaxDynamicBlock) return "dynamic i8 sums blocks of at most 65536 k values in int32";
   return "";
 }
 

@@ -244,7 +244,7 @@ void float_matmul(const MatmulShape& s, const Tensor& lhs, RhsFn rhs_value, cons
 void dynamic_i8_matmul(const MatmulShape& s, const Tensor& lhs, const Tensor& rhs, const Tensor* bias, Tensor& y) {
   const ElementType& er = rhs.type.element;
   const QuantView rv(er, rhs.type.dims);
-  const size_t block = er.is_sub_channel() && er.block_size_along(0) > 0 ? size_t(er.block_size_along(0)) : s.k;
+  const size_t block = size_t(numerics::dynamic_i8_block(er, int64_t(s.k)));
   const size_t blocks = block == 0 ? 0 : (s.k + block - 1) / block;
   std::vector<float> x(s.k), d(blocks);
   std::vector<int8_t> q(s.k);
