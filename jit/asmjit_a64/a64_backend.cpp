@@ -5,7 +5,10 @@
 //   neon-i8mm: GEMM tiles on usmmla (k_group 8).
 // Every level: depthwise convolution and pooling (16-channel blocks); quantized add, multiply and
 // requantize, quantize and dequantize, 8 elements per step; clamp and 256-entry tables, 16
-// bytes per step. Activation rows are
+// bytes per step.
+// Every level: the weight-only matmul (kWoGemm), a compiled kernel (weight_only_a64.cpp).
+// neon-dot and neon-i8mm: the dynamic-i8 matmul (kDynGemm) on sdot by element, a compiled
+// kernel (dynamic_gemm_a64.cpp). Activation rows are
 // packed by the portable packing kernel (the twin); every other kernel kind comes from the
 // scalar twins (the kernel list's last rows).
 #include "jit/asmjit_a64/a64_backend.h"
@@ -41,6 +44,13 @@ class A64Backend final : public Backend {
       return std::string("the a64 ") + isa_name(isa_) + " backend does not generate " + isa_name(d.isa) + " kernels";
     }
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
+    if (d.op == KernelOp::kDynGemm) {
+      if (isa_ == Isa::kNeon) return "the AArch64 dynamic i8 kernel needs the dot product (neon-dot)";
+      return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 dynamic i8 kernel reads 4- or 8-bit weights";
+    }
+    if (d.op == KernelOp::kWoGemm) {
+      return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 weight-only kernel reads 4- or 8-bit weights";
+    }
     if (!serves(d.op)) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
     }
@@ -62,6 +72,13 @@ class A64Backend final : public Backend {
     if (std::string why = why_not(d); !why.empty()) return Status::error(d.name() + ": " + why);
     if (d.op == KernelOp::kPackRows) {
       return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(twin_entry(KernelOp::kPackRows)));
+    }
+    if (d.op == KernelOp::kWoGemm) {
+      return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_wo_gemm)));
+    }
+    if (d.op == KernelOp::kDynGemm) {
+      return std::shared_ptr<const CompiledKernel>(
+          std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_dot_dyn_gemm)));
     }
     Result<std::shared_ptr<ExecutableCode>> r = d.op == KernelOp::kGemm        ? a64gen::generate_gemm(d)
                                                 : d.op == KernelOp::kDepthwise ? a64gen::generate_depthwise(d)

@@ -109,5 +109,11 @@ Result<std::shared_ptr<ExecutableCode>> generate_pool(const KernelDesc& desc);
 Result<std::shared_ptr<ExecutableCode>> generate_bytes(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs), 8 elements per step; every NEON level.
 Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& desc);
+/// kDynGemm (DynGemmArgs) on sdot by element, 4- or 8-bit weights: NEON intrinsics compiled
+/// for armv8.2-a+dotprod (dynamic_gemm_a64.cpp); call it only where the CPU has the dot product.
+void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
+/// kWoGemm (WoGemmArgs), 4- or 8-bit weights dequantized in registers, 4 rows x 16 columns per
+/// step: NEON intrinsics (weight_only_a64.cpp), every level.
+void a64_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
 
 }  // namespace qrt::jit::a64gen

@@ -146,7 +146,10 @@ std::string KernelDesc::name() const {
   }
   if (op == KernelOp::kDynGemm) {
     // e.g. f32_qs4w_f32_dyngemm_4x64__avx512vnni (activations quantized per call, packed weights, output).
-    const char* tile = isa == Isa::kAvx512Vnni ? "4x64" : isa == Isa::kScalar ? "1x1" : "2x16";
+    const char* tile = isa == Isa::kAvx512Vnni                           ? "4x64"
+                       : isa == Isa::kNeonDot || isa == Isa::kNeonI8mm ? "4x16"
+                       : isa == Isa::kScalar                           ? "1x1"
+                                                                       : "2x16";
     return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w_f32_dyngemm_" + tile + suffix;
   }
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";

@@ -1,0 +1,162 @@
+// qrt — the AArch64 backend's dynamic-i8 matmul micro-kernel (kDynGemm) on the dot product,
+// written with NEON intrinsics like the x86 backend's (dynamic_gemm_x86.cpp). The activations
+// arrive quantized (i8 per row and block of k, with their scale and Σ q); the weights stay
+// packed in kDynGemm's record layout (microkernel.h) as unsigned quads u of 4 or 8 bits, which
+// is sdot's by-element layout: lane c of a 16-byte load holds four k values of column c.
+//   4-bit: u ≤ 15 is a non-negative s8, so sdot takes the nibbles as they are.
+//   8-bit: u ∈ [0, 255] is not an s8; the kernel flips the top bit (w = u − 128) and folds the
+//          128 into the zero point: Σ q·u − z'·Σ q = Σ q·w − (z' − 128)·Σ q.
+// Both sums are exact in int32 (wrapping arithmetic, and the verifier bounds the block so the
+// result fits). The block term f32(t) · f32(d · s) is then added to the row's f32 sums in block
+// order, as numerics::dynamic_i8_block_term and the reference do (-ffp-contract=off: no fmla).
+//
+// Loop order: a strip of 64 columns, a chunk of up to 64 rows, then block by block and quarter
+// by quarter (16 columns: 4 rows x 4 accumulators = 16 of the 32 vector registers), so a record
+// is read from memory once per chunk and the rows' f32 sums wait in a 16 KiB buffer in L1.
+#include <arm_neon.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "jit/asmjit_a64/generators.h"
+
+namespace qrt::jit::a64gen {
+
+namespace {
+
+constexpr int64_t kRowChunk = 64;  // rows whose f32 sums wait in the buffer (64 x 64 floats)
+
+// The dot-product intrinsics are declared for armv8.2-a+dotprod; the kernel carries the same
+// target so that they inline (the rest of the build targets plain armv8-a).
+#define QRT_A64_DOT __attribute__((target("arch=armv8.2-a+dotprod")))
+
+// Adds block b's terms for rows r0..r0+kRows-1 and the 16 columns of quarter `quarter` of the
+// strip whose record for b is `rec` to sums (row r at sums + r·64).
+template <int kBits, int kRows>
+QRT_A64_DOT inline void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
+                                    float* sums) {
+  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
+  const int64_t groups = a.block_padded / 8;
+  int32x4_t acc[kRows][4];
+  #pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
+  }
+  const int8_t* xq[kRows];
+  #pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) xq[r] = a.xq + (r0 + r) * a.x_stride + b * a.block_padded;
+  const uint8x16_t low_nibbles = vdupq_n_u8(0x0F), top_bit = vdupq_n_u8(0x80);
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* gp = rec + g * kGroupBytes + 64 * quarter;
+    int8x16_t first[4], second[4];  // k 8g..8g+3 and 8g+4..8g+7 of the quarter's 16 columns
+    const uint8x16x4_t v = vld1q_u8_x4(gp);
+    if constexpr (kBits == 4) {
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        first[j] = vreinterpretq_s8_u8(vandq_u8(v.val[j], low_nibbles));
+        second[j] = vreinterpretq_s8_u8(vshrq_n_u8(v.val[j], 4));
+      }
+    } else {
+      const uint8x16x4_t h = vld1q_u8_x4(gp + 256);
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        first[j] = vreinterpretq_s8_u8(veorq_u8(v.val[j], top_bit));
+        second[j] = vreinterpretq_s8_u8(veorq_u8(h.val[j], top_bit));
+      }
+    }
+    #pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const int8x8_t x = vld1_s8(xq[r] + 8 * g);
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        acc[r][j] = vdotq_lane_s32(acc[r][j], first[j], x, 0);
+        acc[r][j] = vdotq_lane_s32(acc[r][j], second[j], x, 1);
+      }
+    }
+  }
+  // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale).
+  const uint8_t* params = rec + groups * kGroupBytes;
+  const float* scales = reinterpret_cast<const float*>(params) + 16 * quarter;
+  const int16_t* zps = reinterpret_cast<const int16_t*>(params + kDynStripCols * 4) + 16 * quarter;
+  float32x4_t scale[4];
+  int32x4_t zp[4];
+  #pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    scale[j] = vld1q_f32(scales + 4 * j);
+    zp[j] = vmovl_s16(vld1_s16(zps + 4 * j));
+    if constexpr (kBits == 8) zp[j] = vsubq_s32(zp[j], vdupq_n_s32(128));
+  }
+  #pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    const int32_t xsum = a.xsum[(r0 + r) * a.blocks + b];
+    const float d = a.xd[(r0 + r) * a.blocks + b];
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const int32x4_t t = vmlsq_n_s32(acc[r][j], zp[j], xsum);
+      const float32x4_t term = vmulq_f32(vcvtq_f32_s32(t), vmulq_n_f32(scale[j], d));
+      float* p = sums + r * 64 + 16 * quarter + 4 * j;
+      vst1q_f32(p, vaddq_f32(vld1q_f32(p), term));
+    }
+  }
+}
+
+// qrt.clamp's formula on four lanes: v < lo ? lo : v > hi ? hi : v (NaN passes, -0 stays).
+QRT_A64_DOT inline float32x4_t clamp4(float32x4_t v, float32x4_t lo, float32x4_t hi) {
+  v = vbslq_f32(vcltq_f32(v, lo), lo, v);
+  return vbslq_f32(vcgtq_f32(v, hi), hi, v);
+}
+
+template <int kBits>
+QRT_A64_DOT void dot_dyn(const DynGemmArgs& a) {
+  alignas(64) float sums[kRowChunk * 64];
+  const int64_t record = dyn_record_bytes(a.block_padded, kBits);
+  const float32x4_t lo = vdupq_n_f32(a.lo), hi = vdupq_n_f32(a.hi);
+  for (int64_t j0 = 0; j0 < a.n; j0 += kDynStripCols) {
+    const uint8_t* strip = a.w + j0 / kDynStripCols * a.blocks * record;
+    const int64_t cols = std::min<int64_t>(kDynStripCols, a.n - j0);
+    const int quarters = int((cols + 15) / 16);
+    for (int64_t c0 = 0; c0 < a.rows; c0 += kRowChunk) {
+      const int64_t rows = std::min(kRowChunk, a.rows - c0);
+      std::memset(sums, 0, size_t(rows * 64) * sizeof(float));
+      for (int64_t b = 0; b < a.blocks; ++b) {
+        const uint8_t* rec = strip + b * record;
+        for (int q = 0; q < quarters; ++q) {
+          int64_t r = 0;
+          for (; r + 4 <= rows; r += 4) dot_quarter<kBits, 4>(a, rec, b, c0 + r, q, sums + r * 64);
+          switch (rows - r) {
+            case 3: dot_quarter<kBits, 3>(a, rec, b, c0 + r, q, sums + r * 64); break;
+            case 2: dot_quarter<kBits, 2>(a, rec, b, c0 + r, q, sums + r * 64); break;
+            case 1: dot_quarter<kBits, 1>(a, rec, b, c0 + r, q, sums + r * 64); break;
+            default: break;
+          }
+        }
+      }
+      // + bias, the clamp, and the store: whole vectors, then the last columns one by one.
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* s = sums + r * 64;
+        float* y = a.y + (c0 + r) * a.y_stride + j0;
+        const float* bias = a.bias ? a.bias + j0 : nullptr;
+        int64_t j = 0;
+        for (; j + 4 <= cols; j += 4) {
+          float32x4_t v = vld1q_f32(s + j);
+          if (bias) v = vaddq_f32(v, vld1q_f32(bias + j));
+          vst1q_f32(y + j, clamp4(v, lo, hi));
+        }
+        for (; j < cols; ++j) {
+          float v = s[j];
+          if (bias) v = v + bias[j];
+          y[j] = clamp_f32(v, a.lo, a.hi);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
+  desc->weight_bits == 4 ? dot_dyn<4>(*args) : dot_dyn<8>(*args);
+}
+
+}  // namespace qrt::jit::a64gen
