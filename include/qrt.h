@@ -162,8 +162,9 @@ typedef struct qrt_memory_info {
 /** What a plan keeps in memory for its constants (weights, biases, tables). */
 typedef struct qrt_weight_memory {
   size_t struct_size;          /**< sizeof(qrt_weight_memory), set by the caller */
-  size_t constant_bytes;       /**< the graph's constant data as stored (4-bit values two per
-                                    byte), shared with the model (and mapped from a .qrt file) */
+  size_t constant_bytes;       /**< the plan graph's constant data as stored (4-bit values two
+                                    per byte; mapped from a .qrt file where it was); constants
+                                    only kernels' own copies read are dropped, not counted */
   size_t parameter_bytes;      /**< the quantization parameters of quantized constants' types
                                     (16 bytes per scale: an f64 scale and an i64 zero point) */
   size_t kernel_bytes;         /**< what the generated kernels prepared from constants and own:

@@ -185,6 +185,37 @@ void mark_skippable_ops(Plan& plan) {
   }
 }
 
+// Empties the bytes of each constant that no op reads at run time and whose every reader's kernel
+// holds its own prepared copy (packed, repacked, dequantized): the plan then keeps the weights
+// once, in the form its kernels read (qrt_plan_weight_memory counts them as kernel bytes). A
+// constant a kernel reads in place (weight-only matmuls), or that any op without such a copy
+// reads, keeps its bytes. Static-shape plans only: the dynamic executor walks the graph.
+void drop_copied_constants(const Plan& plan, Graph& g) {
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(g.values.size());  // (op, operand index)
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    if (plan.skip[o] || plan.fused_into[o] >= 0) continue;
+    for (size_t i = 0; i < plan.operands[o].size(); ++i) readers[size_t(plan.operands[o][i])].emplace_back(o, i);
+  }
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    Op& op = g.ops[o];
+    if (op.kind != OpKind::kConstant || !plan.skip[o] || op.results.size() != 1) continue;
+    const std::vector<std::pair<size_t, size_t>>& r = readers[size_t(op.results[0])];
+    // A fused region's root reads the region's inputs, not its op's operands: never dropped for.
+    const bool copied = !r.empty() && std::all_of(r.begin(), r.end(), [&](const std::pair<size_t, size_t>& reader) {
+      const jit::OpKernel* k = plan.kernels[reader.first].get();
+      return k && plan.operands[reader.first] == g.ops[reader.first].operands && k->holds_operand_copy(reader.second);
+    });
+    if (!copied) continue;
+    for (auto& [name, value] : op.attrs) {
+      if (name != "value" || value.kind != Attribute::Kind::kDense) continue;
+      value.dense.bytes = std::vector<uint8_t>();  // frees them (clear() would keep the capacity)
+      value.dense.view_owner.reset();
+      value.dense.view_data = nullptr;
+      value.dense.view_size = 0;
+    }
+  }
+}
+
 }  // namespace
 
 size_t default_memory_budget() {
@@ -357,7 +388,10 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     }
     lowered_graph.numerics = *profile;
   }
-  plan->graph = std::make_shared<const Graph>(std::move(lowered_graph));
+  // The plan's own copy of the graph: nothing else holds it, so constants only the kernels'
+  // prepared copies need can be dropped from it below.
+  const std::shared_ptr<Graph> own_graph = std::make_shared<Graph>(std::move(lowered_graph));
+  plan->graph = own_graph;
   for (int in : plan->graph->inputs) {
     const Value& v = plan->graph->values[size_t(in)];
     if (is_placeholder(v.type.element)) {
@@ -416,6 +450,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
   mark_skippable_ops(*plan);
+  if (plan->static_shapes) drop_copied_constants(*plan, *own_graph);
   for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
     if (plan->fused_into[o] >= 0) {
       plan->kernel_names[o] = "fused into op " + std::to_string(plan->fused_into[o]);

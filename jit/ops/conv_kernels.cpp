@@ -162,6 +162,7 @@ class ConvOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
     return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
   }

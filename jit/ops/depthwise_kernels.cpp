@@ -108,6 +108,7 @@ class DepthwiseOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override { return desc_.name() + " (s16 weights, int32 sums: exact for every input)"; }
   size_t owned_bytes() const override { return weights_.size() + epilogue_.size(); }
 
@@ -194,6 +195,7 @@ class DepthwiseRowsOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
     return rows_.name() + " + " + interleave_.name() + " (u8 x s8 quads: exact for every input)";
   }

@@ -127,6 +127,9 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
            " along K; weights packed: " + std::to_string(w.records.size()) + " bytes with scales; exact block sums)";
   }
 
+  // The records are the weights' only form the kernel reads: the plan may drop the constant.
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
+
  private:
   size_t owned_bytes() const override { return w_->records.size() + bias_.size() * sizeof(float); }
 

@@ -70,6 +70,7 @@ class FloatConvOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // filters and bias prepared once
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
     std::string name = desc_.name();
     if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc" + std::to_string(hybrid_) + "w_f32");

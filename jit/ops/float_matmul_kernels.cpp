@@ -60,6 +60,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights prepared once
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
     // The contract name says what the weights are: qc8w (quantized, dequantized once) or f32.
     std::string name = desc_.name();

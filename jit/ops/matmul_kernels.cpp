@@ -33,6 +33,7 @@ class MatmulOpKernel final : public OpKernel {
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override { return gemm_->name() + " (" + gemm_->packed().path_reason + ")"; }
   size_t owned_bytes() const override { return gemm_->owned_bytes(); }
 

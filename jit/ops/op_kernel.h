@@ -56,6 +56,13 @@ class OpKernel {
     (void)index;
     return true;
   }
+  /// Whether the kernel keeps its own prepared copy of operand `index` (packed, repacked,
+  /// dequantized) and never reads the graph's constant again once made, so a plan may drop
+  /// the constant's bytes. False where a kernel reads a constant in place (weight-only).
+  virtual bool holds_operand_copy(size_t index) const {
+    (void)index;
+    return false;
+  }
   /// Bytes this kernel allocated for what it prepared from constants (packed or dequantized
   /// weights, biases, parameters, tables); a constant it reads in place counts 0 here, since
   /// the graph holds it. Generated code is shared between kernels and not counted.

@@ -37,6 +37,9 @@ class HeldWeightsMatmulKernel : public OpKernel {
  public:
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override;
   bool reads_operand(size_t index) const override { return index == 0; }
+  /// The bias is copied; the weights are read where the graph holds them (weight-only) unless
+  /// a subclass says otherwise.
+  bool holds_operand_copy(size_t index) const override { return index == 2; }
 
  protected:
   Op op_;

@@ -1,7 +1,9 @@
 // Tests: what a plan keeps resident for its weights (qrt_plan_weight_memory, qrun --profile's
 // memory line). A weight-only model keeps its weights as stored — 4-bit values two per byte —
 // and its kernels add only f32 scales and i16 zero points; the f32 path it replaces held a
-// dequantized f32 copy, 8x the packed 4-bit size.
+// dequantized f32 copy, 8x the packed 4-bit size. Kernels that prepare their own copy of a
+// constant (packed panels, dynamic-i8 records) let the plan drop the constant's bytes, so the
+// weights are held once.
 #include <doctest/doctest.h>
 
 #include <qrt.h>
@@ -71,11 +73,12 @@ TEST_CASE("weight-only plans keep the weights packed: resident bytes = stored by
   const std::string text = float_matmul(k, n);
   const size_t weights = size_t(k * n);
 
-  // The float model: f32 constants, and the f32 GEMM's padded panel copy.
+  // The float model: the f32 GEMM's padded panel copy; the plan drops the constant it came from.
   const Measured f = measure(text, nullptr);
-  CHECK(f.memory.constant_bytes == weights * 4);
+  CHECK(f.memory.constant_bytes == 0);
   CHECK(f.memory.parameter_bytes == 0);
   CHECK(f.memory.kernel_bytes >= weights * 4);
+  CHECK(f.memory.kernel_bytes < weights * 4 + 64 * size_t(k) * 4);  // + at most a panel of padding
 
   // 4-bit, blocks of 32 along K: two weights per byte, a (scale, zero point) per block and
   // column in the type (f64 + i64) and in the kernel (f32 + i16). No dequantized copy.
@@ -104,6 +107,22 @@ TEST_CASE("weight-only plans keep the weights packed: resident bytes = stored by
   CHECK(s8.kernel.find("f32_qs8w_f32_wogemm_") == 0);
   CHECK(s8.memory.constant_bytes == weights);
   CHECK(s8.memory.kernel_bytes == size_t(n) * 4);
+
+  // Dynamic i8 activations: the kernel's records hold the 4-bit weights as stored plus an f32
+  // scale and an i16 zero point per block and column, and the plan keeps nothing else.
+  const Measured dyn = measure(text, "quantize-weights{bits=i4 block=32},lower-hybrid{mode=dynamic-i8}");
+  CAPTURE(dyn.kernel);
+  CHECK(dyn.kernel.find("_dyngemm_") != std::string::npos);
+  CHECK(dyn.memory.constant_bytes == 0);
+  CHECK(dyn.memory.parameter_bytes == params * 16);  // the value's type keeps its scales
+  CHECK(dyn.memory.kernel_bytes == weights / 2 + params * (4 + 2));
+  MESSAGE("i4 block 32, dynamic i8: " << dyn.memory.kernel_bytes << " B in kernels, no constant bytes");
+  // Per column, 8-bit: resident = the packed size plus the type's scales, within 5%.
+  const Measured dyn8 = measure(text, "quantize-weights{bits=i8},lower-hybrid{mode=dynamic-i8}");
+  CHECK(dyn8.kernel.find("_dyngemm_") != std::string::npos);
+  CHECK(dyn8.memory.constant_bytes == 0);
+  CHECK(dyn8.memory.parameter_bytes == size_t(n) * 16);
+  CHECK(double(dyn8.memory.kernel_bytes + dyn8.memory.parameter_bytes) <= 1.05 * double(weights + size_t(n) * 16));
 
   // A struct_size the library does not know is refused by name.
   qrt_model_t* m = nullptr;
