@@ -42,13 +42,14 @@ std::vector<KernelListRow> make_rows() {
   every_kind(x86_avx2_backend());
 #endif
 #if QRT_BACKEND_A64
-  // AArch64: GEMM tiles and their activation packing at each level, the element-wise kinds and
-  // the weight-only matmul; the dynamic-i8 matmul where the dot product is; the twins serve
+  // AArch64: GEMM tiles and their activation packing at each level, the element-wise kinds, the
+  // weight-only matmul and the f32 kernels; the dynamic-i8 matmul where the dot product is; the twins serve
   // the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                         KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
-                        KernelOp::kAvgPool, KernelOp::kClamp, KernelOp::kLut8, KernelOp::kWoGemm}) {
+                        KernelOp::kAvgPool, KernelOp::kClamp, KernelOp::kLut8, KernelOp::kWoGemm,
+                        KernelOp::kF32Gemm, KernelOp::kF32Dwconv}) {
       rows.push_back({op, b->isa(), b});
     }
     if (b->isa() != Isa::kNeon) rows.push_back({KernelOp::kDynGemm, b->isa(), b});

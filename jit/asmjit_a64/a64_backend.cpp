@@ -6,7 +6,8 @@
 // Every level: depthwise convolution and pooling (16-channel blocks); quantized add, multiply and
 // requantize, quantize and dequantize, 8 elements per step; clamp and 256-entry tables, 16
 // bytes per step.
-// Every level: the weight-only matmul (kWoGemm), a compiled kernel (weight_only_a64.cpp).
+// Every level: the weight-only matmul (kWoGemm), the f32 GEMM (kF32Gemm) and f32 depthwise
+// rows (kF32Dwconv), compiled kernels (weight_only_a64.cpp, f32_kernels_a64.cpp).
 // neon-dot and neon-i8mm: the dynamic-i8 matmul (kDynGemm) on sdot by element, a compiled
 // kernel (dynamic_gemm_a64.cpp). Activation rows are
 // packed by the portable packing kernel (the twin); every other kernel kind comes from the
@@ -48,6 +49,7 @@ class A64Backend final : public Backend {
       if (isa_ == Isa::kNeon) return "the AArch64 dynamic i8 kernel needs the dot product (neon-dot)";
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 dynamic i8 kernel reads 4- or 8-bit weights";
     }
+    if (d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv) return "";
     if (d.op == KernelOp::kWoGemm) {
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 weight-only kernel reads 4- or 8-bit weights";
     }
@@ -75,6 +77,13 @@ class A64Backend final : public Backend {
     }
     if (d.op == KernelOp::kWoGemm) {
       return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_wo_gemm)));
+    }
+    if (d.op == KernelOp::kF32Gemm) {
+      return std::shared_ptr<const CompiledKernel>(std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_f32_gemm)));
+    }
+    if (d.op == KernelOp::kF32Dwconv) {
+      return std::shared_ptr<const CompiledKernel>(
+          std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_f32_dwconv)));
     }
     if (d.op == KernelOp::kDynGemm) {
       return std::shared_ptr<const CompiledKernel>(

@@ -115,5 +115,10 @@ void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kWoGemm (WoGemmArgs), 4- or 8-bit weights dequantized in registers, 4 rows x 16 columns per
 /// step: NEON intrinsics (weight_only_a64.cpp), every level.
 void a64_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
+/// kF32Gemm (F32GemmArgs), 4 rows x 16 columns per step, the reference's order (fmul, fadd):
+/// NEON intrinsics (f32_kernels_a64.cpp), every level.
+void a64_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
+/// kF32Dwconv (F32DwArgs), 16 channels per step, taps in (ky, kx) order (f32_kernels_a64.cpp).
+void a64_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 
 }  // namespace qrt::jit::a64gen

@@ -136,7 +136,11 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kClamp) return q + "_clamp" + suffix;
   if (op == KernelOp::kLut8) return "x8_x8_lut8" + suffix;
   // The tile the native kernels use (the LLVM templates block the same way).
-  if (op == KernelOp::kF32Gemm) return std::string("f32_f32_f32_gemm_") + (isa == Isa::kAvx512Vnni ? "12x32" : isa == Isa::kScalar ? "1x1" : "6x16") + suffix;
+  if (op == KernelOp::kF32Gemm) {
+    const bool a64 = isa == Isa::kNeon || isa == Isa::kNeonDot || isa == Isa::kNeonI8mm;
+    return std::string("f32_f32_f32_gemm_") +
+           (isa == Isa::kAvx512Vnni ? "12x32" : isa == Isa::kScalar ? "1x1" : a64 ? "4x16" : "6x16") + suffix;
+  }
   if (op == KernelOp::kF32Dwconv) return "f32_f32_f32_dwconv" + suffix;
   if (op == KernelOp::kWoGemm) {
     // e.g. f32_qs4w_f32_wogemm_4x64__avx512vnni (activations, packed weights, output; tile).
