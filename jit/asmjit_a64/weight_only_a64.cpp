@@ -5,8 +5,9 @@
 // the lanes, so every output is bit-exact with the scalar twin (jit/ref/twins.cpp) and the
 // reference. 16 columns (4 vectors) x up to 4 rows per step on every NEON level; column tails
 // go through a staging copy, so no load reads past the weights' row.
-// K is walked in chunks of rows (never across a block), all tiles of a chunk before the next,
-// with the partial sums kept in y between chunks; bias and clamp come with the last chunk.
+// K is walked in chunks of rows (never across a block; jit/core/weight_only_chunks.h), all tiles
+// of a chunk before the next, with the partial sums kept in y between chunks; bias and clamp
+// come with the last chunk.
 #include <arm_neon.h>
 
 #include <algorithm>
@@ -14,19 +15,15 @@
 #include <type_traits>
 
 #include "jit/asmjit_a64/generators.h"
+#include "jit/core/weight_only_chunks.h"
 
 namespace qrt::jit::a64gen {
 
 namespace {
 
-constexpr int64_t kChunkRows = 32;  // k rows per chunk, as on x86: a chunk's pages stay in the TLB
-constexpr int64_t kStep = 16;       // columns per tile
+constexpr int64_t kStep = 16;  // columns per tile
 
-// Rows [k0, k1) of K, inside one block of scales; the first and last chunks of K.
-struct KChunk {
-  int64_t k0, k1;
-  bool first, last;
-};
+using KChunk = WoChunk;
 
 // 16 stored weights of one row, columns j0..j0+15 (cols of them valid; the rest read as 0),
 // as bytes holding q (8-bit: the byte; 4-bit: the nibble, sign-extended when signed).
@@ -157,23 +154,9 @@ void wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
 
 template <int kBits, bool kSigned, bool kZp>
 void wo_run(const WoGemmArgs& a) {
-  for (int64_t k0 = 0; k0 < a.k;) {
-    const int64_t block_end = std::min(a.k, (k0 / a.block + 1) * a.block);
-    const KChunk kc{k0, std::min(block_end, k0 + kChunkRows), k0 == 0, std::min(block_end, k0 + kChunkRows) == a.k};
-    int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) {
-      for (int64_t j0 = 0; j0 < a.n; j0 += kStep) wo_tile<kBits, kSigned, kZp, 4>(a, r0, j0, kc);
-    }
-    for (int64_t j0 = 0; j0 < a.n; j0 += kStep) {
-      switch (a.rows - r0) {
-        case 3: wo_tile<kBits, kSigned, kZp, 3>(a, r0, j0, kc); break;
-        case 2: wo_tile<kBits, kSigned, kZp, 2>(a, r0, j0, kc); break;
-        case 1: wo_tile<kBits, kSigned, kZp, 1>(a, r0, j0, kc); break;
-        default: break;
-      }
-    }
-    k0 = kc.k1;
-  }
+  run_wo_tiles<kStep>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
+    wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
+  });
 }
 
 }  // namespace

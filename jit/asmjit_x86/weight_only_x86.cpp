@@ -6,7 +6,7 @@
 //   avx512-vnni: 64 columns (4 zmm) x up to 4 rows per step, masked column tails.
 //   avx2:        16 columns (2 ymm) x up to 4 rows per step, tails through a staging copy.
 // Weight rows are kk·w_stride bytes apart (the constant's own row-major layout). K is walked
-// in chunks of rows (for_each_chunk), all column strips of a chunk before the next, with the
+// in chunks of rows (for_each_wo_chunk, jit/core/weight_only_chunks.h), all column strips of a chunk before the next, with the
 // partial sums kept in y between chunks; bias and clamp come with the last chunk.
 #include <immintrin.h>
 
@@ -15,57 +15,18 @@
 #include <type_traits>
 
 #include "jit/asmjit_x86/generators.h"
+#include "jit/core/weight_only_chunks.h"
 
 namespace qrt::jit::x86gen {
 
 namespace {
 
-constexpr int64_t kChunkRows = 32;       // k rows per chunk (never across a block)
 constexpr int64_t kPrefetchBytes = 256;  // how far along its row an 8-bit step prefetches
 // (a 4-bit AVX-512 step prefetches its place in the next chunk instead: beyond the LLC that ran
 // the 4096x11008 stack at 5.8 / 9.0 GB/s with 1 / 2 threads against 5.0 / 6.8 along the row,
 // while 8-bit weights ran best along the row)
 
-// Rows [k0, k1) of K, inside one block of scales; the first and last chunks of K.
-struct KChunk {
-  int64_t k0, k1;
-  bool first, last;
-};
-
-// Calls f(chunk) over K in order. The tiles of a chunk read kChunkRows rows × the task's
-// columns (a few hundred KiB at most, so the two halves of a cache line and every row group
-// of the chunk hit in cache) and move along the rows, which the prefetchers follow; a
-// column strip down all of K would touch a new page per row. 32 rows keep a strip's pages
-// within the first-level DTLB (64 rows of 11008 bytes ran at a third of the speed).
-template <typename F>
-inline void for_each_chunk(const WoGemmArgs& a, F&& f) {
-  for (int64_t k0 = 0; k0 < a.k;) {
-    const int64_t block_end = std::min(a.k, (k0 / a.block + 1) * a.block);
-    const int64_t k1 = std::min(block_end, k0 + kChunkRows);
-    f(KChunk{k0, k1, k0 == 0, k1 == a.k});
-    k0 = k1;
-  }
-}
-
-// Every tile of `a`, chunk by chunk: groups of 4 rows, then the 1-3 rows left, each over the
-// column strips of kStep; tile(std::integral_constant<int, rows>, r0, j0, chunk).
-template <int kStep, typename Tile>
-void run_tiles(const WoGemmArgs& a, Tile tile) {
-  for_each_chunk(a, [&](const KChunk& kc) {
-    int64_t r0 = 0;
-    for (; r0 + 4 <= a.rows; r0 += 4) {
-      for (int64_t j0 = 0; j0 < a.n; j0 += kStep) tile(std::integral_constant<int, 4>{}, r0, j0, kc);
-    }
-    for (int64_t j0 = 0; j0 < a.n; j0 += kStep) {
-      switch (a.rows - r0) {
-        case 3: tile(std::integral_constant<int, 3>{}, r0, j0, kc); break;
-        case 2: tile(std::integral_constant<int, 2>{}, r0, j0, kc); break;
-        case 1: tile(std::integral_constant<int, 1>{}, r0, j0, kc); break;
-        default: break;
-      }
-    }
-  });
-}
+using KChunk = WoChunk;
 
 #define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define QRT_AVX2 __attribute__((target("avx2")))
@@ -161,7 +122,7 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
     const __m512i exponent = _mm512_set1_epi32(kSigned ? 0x4B000008 : 0x4B000000);
     for (int64_t kk = kc.k0; kk < kc.k1; ++kk) {
       const uint8_t* row = wcol + kk * a.w_stride;
-      _mm_prefetch(reinterpret_cast<const char*>(row + (kBits == 4 ? kChunkRows * a.w_stride : kPrefetchBytes)), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + (kBits == 4 ? kWoChunkRows * a.w_stride : kPrefetchBytes)), _MM_HINT_T0);
       __m512 w[4];
       if constexpr (kBits == 4) {
         #pragma GCC unroll 4
@@ -214,7 +175,7 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
 
 template <int kBits, bool kSigned, bool kZp>
 void avx512_wo_run(const WoGemmArgs& a) {
-  run_tiles<64>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
+  run_wo_tiles<64>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
     avx512_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
@@ -346,7 +307,7 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KC
 
 template <int kBits, bool kSigned, bool kZp>
 void avx2_wo_run(const WoGemmArgs& a) {
-  run_tiles<16>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
+  run_wo_tiles<16>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
     avx2_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
