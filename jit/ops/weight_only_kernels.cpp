@@ -152,6 +152,9 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
     return Status::ok();
   }
 
+  // A view shares the graph's (mapped or model's) bytes; a folded or owned copy replaces them.
+  bool holds_operand_copy(size_t index) const override { return index == 2 || (index == 1 && !w_->bytes.is_view()); }
+
   std::string describe() const override {
     const PackedWeights& w = *w_;
     return desc_.name() + " (weights packed: " + std::to_string(w.bytes.size()) + " bytes" +
