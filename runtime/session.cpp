@@ -185,27 +185,37 @@ void mark_skippable_ops(Plan& plan) {
   }
 }
 
-// Empties the bytes of each constant that no op reads at run time and whose every reader's kernel
-// holds its own prepared copy (packed, repacked, dequantized): the plan then keeps the weights
-// once, in the form its kernels read (qrt_plan_weight_memory counts them as kernel bytes). A
-// constant a kernel reads in place (weight-only matmuls), or that any op without such a copy
-// reads, keeps its bytes. Static-shape plans only: the dynamic executor walks the graph.
+// Empties the bytes of each constant that nothing reads at run time and whose every use ends in
+// a kernel that holds its own prepared copy (packed, repacked, dequantized), directly or through
+// ops that never run (a transpose folded into a convolution's packed filters): the plan then
+// keeps the weights once, in the form its kernels read (qrt_plan_weight_memory counts them as
+// kernel bytes). A constant a kernel reads in place (a weight-only view), or that any op without
+// such a copy reads, keeps its bytes. Static-shape plans only: the dynamic executor walks the
+// graph. Ops are in topological order, so a backward walk sees every reader before its operands.
 void drop_copied_constants(const Plan& plan, Graph& g) {
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(g.values.size());  // (op, operand index)
   for (size_t o = 0; o < g.ops.size(); ++o) {
-    if (plan.skip[o] || plan.fused_into[o] >= 0) continue;
-    for (size_t i = 0; i < plan.operands[o].size(); ++i) readers[size_t(plan.operands[o][i])].emplace_back(o, i);
+    if (plan.fused_into[o] >= 0) continue;  // never runs; its region's root reads the inputs
+    const std::vector<int>& operands = plan.skip[o] ? g.ops[o].operands : plan.operands[o];
+    for (size_t i = 0; i < operands.size(); ++i) readers[size_t(operands[i])].emplace_back(o, i);
   }
-  for (size_t o = 0; o < g.ops.size(); ++o) {
+  // copied[v]: every use of value v (produced by an op that never runs) ends in kernels' copies.
+  std::vector<char> copied(g.values.size(), 0);
+  for (size_t o = g.ops.size(); o-- > 0;) {
+    if (!plan.skip[o]) continue;
     Op& op = g.ops[o];
-    if (op.kind != OpKind::kConstant || !plan.skip[o] || op.results.size() != 1) continue;
-    const std::vector<std::pair<size_t, size_t>>& r = readers[size_t(op.results[0])];
-    // A fused region's root reads the region's inputs, not its op's operands: never dropped for.
-    const bool copied = !r.empty() && std::all_of(r.begin(), r.end(), [&](const std::pair<size_t, size_t>& reader) {
-      const jit::OpKernel* k = plan.kernels[reader.first].get();
-      return k && plan.operands[reader.first] == g.ops[reader.first].operands && k->holds_operand_copy(reader.second);
-    });
-    if (!copied) continue;
+    for (int v : op.results) {
+      const std::vector<std::pair<size_t, size_t>>& r = readers[size_t(v)];
+      copied[size_t(v)] = !r.empty() && std::all_of(r.begin(), r.end(), [&](const std::pair<size_t, size_t>& reader) {
+        const size_t ro = reader.first;
+        const std::vector<int>& results = g.ops[ro].results;
+        if (plan.skip[ro]) return std::all_of(results.begin(), results.end(), [&](int x) { return copied[size_t(x)] != 0; });
+        // A fused region's root reads the region's inputs, not its op's operands: never dropped for.
+        const jit::OpKernel* k = plan.kernels[ro].get();
+        return k && plan.operands[ro] == g.ops[ro].operands && k->holds_operand_copy(reader.second);
+      });
+    }
+    if (op.kind != OpKind::kConstant || op.results.size() != 1 || !copied[size_t(op.results[0])]) continue;
     for (auto& [name, value] : op.attrs) {
       if (name != "value" || value.kind != Attribute::Kind::kDense) continue;
       value.dense.bytes = std::vector<uint8_t>();  // frees them (clear() would keep the capacity)
