@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace qrt {
@@ -173,7 +174,21 @@ std::string escape_string(const std::string& s) {
 constexpr int64_t kHexElementsThreshold = 64;
 
 std::string dense_element_to_string(const DenseElements& d, size_t i) {
-  if (d.type.element.is_float()) return format_mlir_float(d.float_at(i), d.type.element.float_kind);
+  if (d.type.element.is_float()) {
+    const FloatKind kind = d.type.element.float_kind;
+    const double v = d.float_at(i);
+    if (v != v) {
+      // A NaN prints as the element's own bits (sign and payload included), which the parser
+      // keeps as written: through a double, f8E5M2's -NaN 0xFE printed as 0x7E.
+      const unsigned bytes = float_kind_bytes(kind);
+      uint64_t bits = 0;
+      for (unsigned b = 0; b < bytes; ++b) bits |= uint64_t(d.data()[i * bytes + b]) << (8 * b);
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "0x%0*llX", int(bytes * 2), static_cast<unsigned long long>(bits));
+      return buf;
+    }
+    return format_mlir_float(v, kind);
+  }
   if (d.type.element.int_width == 1) return d.int_at(i) ? "true" : "false";
   return std::to_string(d.int_at(i));
 }
