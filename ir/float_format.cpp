@@ -411,13 +411,14 @@ bool parses_back_exactly(const std::string& text, double v, FloatKind kind) {
   return float_kind_bits(parsed, kind) == float_kind_bits(v, kind);
 }
 
-std::string hex_bits(double v, FloatKind kind) {
+std::string hex_of_bits(uint64_t bits, FloatKind kind) {
   char buf[32];
   const int width = int(float_kind_bytes(kind) * 2);
-  std::snprintf(buf, sizeof buf, "0x%0*llX", width,
-                static_cast<unsigned long long>(float_kind_bits(v, kind)));
+  std::snprintf(buf, sizeof buf, "0x%0*llX", width, static_cast<unsigned long long>(bits));
   return buf;
 }
+
+std::string hex_bits(double v, FloatKind kind) { return hex_of_bits(float_kind_bits(v, kind), kind); }
 
 }  // namespace
 
@@ -430,6 +431,12 @@ std::string format_mlir_float(double v, FloatKind kind) {
   s = apfloat_to_string(v, natural, 3, true);
   if (s.find('.') != std::string::npos) return s;
   return hex_bits(v, kind);
+}
+
+std::string format_mlir_float_bits(uint64_t bits, FloatKind kind) {
+  const double v = float_kind_from_bits(bits, kind);
+  // A NaN's sign and payload do not survive a double (small formats decode every NaN to one).
+  return std::isnan(v) ? hex_of_bits(bits, kind) : format_mlir_float(v, kind);
 }
 
 }  // namespace qrt

@@ -57,5 +57,8 @@ double float_kind_from_bits(uint64_t bits, FloatKind kind);
 /// ("0.0039215689000000001", "9.765625E-4"), else the hexadecimal bit pattern
 /// ("0x4132D68700000000"), which is also used for infinities and NaN.
 std::string format_mlir_float(double v, FloatKind kind);
+/// format_mlir_float of the `kind` float with raw bit pattern `bits`, except that a NaN prints
+/// as those bits (sign and payload included), which the parser keeps as written.
+std::string format_mlir_float_bits(uint64_t bits, FloatKind kind);
 
 }  // namespace qrt

@@ -2,7 +2,6 @@
 #include "ir/graph.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 namespace qrt {
@@ -68,12 +67,19 @@ int64_t DenseElements::int_at(size_t i) const {
   return int64_t(raw);
 }
 
-double DenseElements::float_at(size_t i) const {
-  const unsigned n = element_byte_size(type.element);
+namespace {
+
+// The raw bits of float element i (little-endian, zero-extended).
+uint64_t float_bits_at(const DenseElements& d, size_t i) {
+  const unsigned n = element_byte_size(d.type.element);
   uint64_t raw = 0;
-  std::memcpy(&raw, data() + i * n, n);
-  return float_kind_from_bits(raw, type.element.float_kind);
+  std::memcpy(&raw, d.data() + i * n, n);
+  return raw;
 }
+
+}  // namespace
+
+double DenseElements::float_at(size_t i) const { return float_kind_from_bits(float_bits_at(*this, i), type.element.float_kind); }
 
 bool DenseElements::is_splat() const {
   if (is_nibble_packed(type.element)) {
@@ -174,21 +180,9 @@ std::string escape_string(const std::string& s) {
 constexpr int64_t kHexElementsThreshold = 64;
 
 std::string dense_element_to_string(const DenseElements& d, size_t i) {
-  if (d.type.element.is_float()) {
-    const FloatKind kind = d.type.element.float_kind;
-    const double v = d.float_at(i);
-    if (v != v) {
-      // A NaN prints as the element's own bits (sign and payload included), which the parser
-      // keeps as written: through a double, f8E5M2's -NaN 0xFE printed as 0x7E.
-      const unsigned bytes = float_kind_bytes(kind);
-      uint64_t bits = 0;
-      for (unsigned b = 0; b < bytes; ++b) bits |= uint64_t(d.data()[i * bytes + b]) << (8 * b);
-      char buf[24];
-      std::snprintf(buf, sizeof buf, "0x%0*llX", int(bytes * 2), static_cast<unsigned long long>(bits));
-      return buf;
-    }
-    return format_mlir_float(v, kind);
-  }
+  // From the stored bits, so a NaN keeps its sign and payload (through a double, f8E5M2's
+  // 0xFF printed as 0xFE, which then printed as 0x7E).
+  if (d.type.element.is_float()) return format_mlir_float_bits(float_bits_at(d, i), d.type.element.float_kind);
   if (d.type.element.int_width == 1) return d.int_at(i) ? "true" : "false";
   return std::to_string(d.int_at(i));
 }
