@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "jit/asmjit_a64/generators.h"
+#include "jit/asmjit_a64/neon_f32.h"
 
 namespace qrt::jit::a64gen {
 
@@ -99,12 +100,6 @@ QRT_A64_DOT inline void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, in
       vst1q_f32(p, vaddq_f32(vld1q_f32(p), term));
     }
   }
-}
-
-// qrt.clamp's formula on four lanes: v < lo ? lo : v > hi ? hi : v (NaN passes, -0 stays).
-QRT_A64_DOT inline float32x4_t clamp4(float32x4_t v, float32x4_t lo, float32x4_t hi) {
-  v = vbslq_f32(vcltq_f32(v, lo), lo, v);
-  return vbslq_f32(vcgtq_f32(v, hi), hi, v);
 }
 
 template <int kBits>

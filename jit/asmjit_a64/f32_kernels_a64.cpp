@@ -12,16 +12,11 @@
 #include <cstring>
 
 #include "jit/asmjit_a64/generators.h"
+#include "jit/asmjit_a64/neon_f32.h"
 
 namespace qrt::jit::a64gen {
 
 namespace {
-
-// qrt.clamp's formula on four lanes: v < lo ? lo : v > hi ? hi : v (NaN passes, -0 stays).
-inline float32x4_t clamp4(float32x4_t v, float32x4_t lo, float32x4_t hi) {
-  v = vbslq_f32(vcltq_f32(v, lo), lo, v);
-  return vbslq_f32(vcgtq_f32(v, hi), hi, v);
-}
 
 // acc[r][h] = acc[r][h] + f32(x · w[h]) for one k.
 template <int kRows, int kLane>

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "jit/asmjit_a64/generators.h"
+#include "jit/asmjit_a64/neon_f32.h"
 #include "jit/core/weight_only_chunks.h"
 
 namespace qrt::jit::a64gen {
@@ -84,12 +85,6 @@ inline int32x4_t load4zp(const int16_t* p, int64_t cols) {
   int16_t stage[4] = {};
   if (cols > 0) std::memcpy(stage, p, size_t(std::min<int64_t>(cols, 4)) * sizeof(int16_t));
   return vmovl_s16(vld1_s16(stage));
-}
-
-// qrt.clamp's formula on four lanes: v < lo ? lo : v > hi ? hi : v (NaN passes, -0 stays).
-inline float32x4_t clamp4(float32x4_t v, float32x4_t lo, float32x4_t hi) {
-  v = vbslq_f32(vcltq_f32(v, lo), lo, v);
-  return vbslq_f32(vcgtq_f32(v, hi), hi, v);
 }
 
 template <int kBits, bool kSigned, bool kZp, int kRows>
