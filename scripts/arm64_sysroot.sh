@@ -33,6 +33,7 @@ packages=(
   libprotobuf-dev libprotobuf32 libprotobuf-lite32 zlib1g zlib1g-dev
   libonnx-dev libonnx1
   libflatbuffers-dev libflatbuffers2
+  libgemmlowp-dev
 )
 # Architecture-independent headers, so that the cross build finds nothing of the host's.
 headers=(doctest-dev nlohmann-json3-dev)

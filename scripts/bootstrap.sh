@@ -14,6 +14,7 @@ packages=(
   libclang-rt-19-dev                       # clang-19's sanitizer and libFuzzer runtimes (CI's sanitizer tree, fuzz/)
   libasmjit-dev                            # asmjit, the x86/AArch64 JIT assembler
   doctest-dev                              # unit tests
+  libgemmlowp-dev                          # gemmlowp's fixedpoint.h: the tests' oracle for TFLite's softmax/logistic
   libonnx-dev libprotobuf-dev              # ONNX protobuf classes (importers/)
   libonnx-testdata                         # ONNX's backend node tests (conformance tests)
   libflatbuffers-dev flatbuffers-compiler  # TFLite reading (importers/tflite_schema.fbs)

@@ -2,6 +2,8 @@
 #include "jit/ops/profile_kernels.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <functional>
 #include <tuple>
 #include <type_traits>
@@ -169,6 +171,80 @@ class ProfileBinaryKernel final : public OpKernel {
   int64_t lo_ = 0, hi_ = 0;
 };
 
+
+// TFLite's softmax along the last axis and int8 logistic (tflite profiles) in portable C++: the
+// logistic as a 256-entry table of the reference formula built once, the softmax row by row
+// through the same row function as the reference, rows spread over the threads.
+class ProfileActivationKernel final : public OpKernel {
+ public:
+  ProfileActivationKernel(const Graph& graph, const Op& op, std::optional<numerics::TfliteSoftmaxParams> softmax,
+                          std::optional<numerics::TfliteLogisticParams> logistic)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        in_(graph.values[size_t(op.operands[0])].type.element.storage),
+        softmax_(softmax),
+        loc_(op.loc),
+        name_(std::string(op.kind == OpKind::kSoftmax ? "softmax" : "logistic (256-entry table)") + " with " +
+              numerics_profile_name(graph.numerics) + "'s fixed-point formula (portable C++)") {
+    if (logistic) {
+      for (int q = -128; q <= 127; ++q) table_[size_t(q + 128)] = int8_t(numerics::logistic_tflite(q, *logistic));
+    }
+  }
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    return operands[0]->type.dims;
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const size_t n = size_t(out.num_elements());
+    if (n == 0) return Status::ok();
+    if (!softmax_) {
+      const int8_t* x = reinterpret_cast<const int8_t*>(operands[0]->bytes());
+      int8_t* y = reinterpret_cast<int8_t*>(out.bytes());
+      const size_t tasks = std::max<size_t>(1, std::min<size_t>(n / 65536, 4 * size_t(parallel.threads())));
+      parallel.for_each(tasks, [&](size_t t) {
+        for (size_t i = n * t / tasks; i < n * (t + 1) / tasks; ++i) y[i] = table_[size_t(int(x[i]) + 128)];
+      });
+      return Status::ok();
+    }
+    const size_t len = size_t(out.type.dims.back());
+    const size_t rows = len == 0 ? 0 : n / len;
+    const size_t tasks = std::max<size_t>(1, std::min<size_t>(rows * len / 16384, 4 * size_t(parallel.threads())));
+    std::atomic<int64_t> stopped{-1};
+    parallel.for_each(tasks, [&](size_t t) {
+      std::vector<int32_t> row(len);
+      std::vector<int64_t> result(len);
+      for (size_t r = rows * t / tasks; r < rows * (t + 1) / tasks; ++r) {
+        with_storage(in_, operands[0]->bytes() + r * len * ((in_.width + 7) / 8), [&](const auto* x) {
+          for (size_t k = 0; k < len; ++k) row[k] = int32_t(x[k]);
+        });
+        if (!numerics::softmax_tflite_row(row.data(), int64_t(len), *softmax_, result.data())) {
+          stopped = int64_t(r);
+          continue;
+        }
+        const QuantStorage& st = result_type_.element.storage;
+        with_storage(st, out.bytes() + r * len * ((st.width + 7) / 8), [&](auto* y) {
+          for (size_t k = 0; k < len; ++k) y[k] = static_cast<std::remove_pointer_t<decltype(y)>>(result[k]);
+        });
+      }
+    });
+    if (stopped >= 0) {
+      return Status::error_at(loc_, "'qrt.softmax' op tflite softmax: row " + std::to_string(stopped.load()) +
+                                        " sums to 2^9 or more in exp (TFLite's kernel stops there: its rounding "
+                                        "shift would exceed 31)");
+    }
+    return Status::ok();
+  }
+
+  std::string describe() const override { return name_; }
+
+ private:
+  QuantStorage in_;
+  std::optional<numerics::TfliteSoftmaxParams> softmax_;
+  std::array<int8_t, 256> table_{};
+  SourceLoc loc_;
+  std::string name_;
+};
+
 }  // namespace
 
 std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op) {
@@ -265,6 +341,28 @@ std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const 
                                                       std::unique_ptr<OpKernel> contraction) {
   return std::make_unique<ProfileRequantKernel>(graph, op, std::move(acc_graph), std::move(contraction),
                                                 channel_axis(graph, op));
+}
+
+std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, const Op& op) {
+  if (!is_tflite(graph.numerics) || (op.kind != OpKind::kSoftmax && op.kind != OpKind::kLogistic) ||
+      profile_formula(graph, op).empty() || fused_clamp(op)) {
+    return nullptr;
+  }
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!y.has_static_shape() || x.dims != y.dims || y.rank() == 0) return nullptr;
+  const bool single = graph.numerics == NumericsProfile::kTfliteSingleRounding;
+  std::string why;
+  if (op.kind == OpKind::kLogistic) {
+    auto p = tflite_logistic_params(x.element, y.element, single, &why);
+    return p ? std::make_unique<ProfileActivationKernel>(graph, op, std::nullopt, p) : nullptr;
+  }
+  // Rows along the last axis (TFLite's); other axes stay with the reference.
+  int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
+  if (axis < 0) axis += int64_t(y.rank());
+  if (axis != int64_t(y.rank()) - 1) return nullptr;
+  auto p = tflite_softmax_params(op, x.element, y.element, single, &why);
+  return p ? std::make_unique<ProfileActivationKernel>(graph, op, p, std::nullopt) : nullptr;
 }
 
 }  // namespace qrt::jit

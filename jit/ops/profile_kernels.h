@@ -31,4 +31,10 @@ std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const 
 /// profile's formula; nullptr for any other op or profile.
 std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op);
 
+/// TFLite's quantized qrt.softmax (along the last axis) or int8 qrt.logistic (tflite
+/// profiles, where profile_formula names them) of a static shape without a fused clamp: a
+/// portable C++ kernel of the profile's formula (the logistic as a 256-entry table); nullptr
+/// for any other op or profile.
+std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, const Op& op);
+
 }  // namespace qrt::jit

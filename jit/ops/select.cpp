@@ -72,8 +72,10 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
   // op, the reference computes it.
   if (std::string formula = profile_formula(graph, op); !formula.empty()) {
-    if (std::unique_ptr<OpKernel> binary = make_profile_binary_kernel(graph, op)) {
-      choice.kernel = std::move(binary);
+    std::unique_ptr<OpKernel> portable = make_profile_binary_kernel(graph, op);
+    if (!portable) portable = make_profile_activation_kernel(graph, op);
+    if (portable) {
+      choice.kernel = std::move(portable);
       choice.chain = std::string("any ISA: chosen (portable C++, numerics profile ") + formula + ")";
       choice.isa = allowed.by_preference().front();  // portable C++ runs at the best allowed level
       return choice;

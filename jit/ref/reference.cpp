@@ -456,6 +456,7 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       return eval_pad(op, *in[0], rt);
     case OpKind::kSoftmax:
     case OpKind::kLogistic:
+      if (profiled) return eval_softmax_logistic_tflite(op, *in[0], rt, profile == NumericsProfile::kTfliteSingleRounding);
       return eval_softmax_logistic(op, *in[0], rt);
     case OpKind::kMean:
       return eval_mean(op, *in[0], rt, profiled ? profile : NumericsProfile::kDefault);

@@ -1,7 +1,10 @@
 // qrt — the reference under numerics profiles (see reference_profiles.h).
 #include "jit/ref/reference_profiles.h"
 
+#include <cmath>
+
 #include "ir/float_format.h"
+#include "ir/numerics_tflite_activations.h"
 #include "ir/ops.h"
 #include "jit/ref/reference.h"
 #include "jit/ref/reference_util.h"
@@ -49,6 +52,17 @@ std::string stablehlo_formula(const Graph& g, const Op& op, const ElementType& o
   }
 }
 
+// TFLite's integer softmax (8-bit input; 8- or 16-bit result of zero point = its minimum and
+// scale 2^-width, as TFLite's preparation demands) and int8 logistic (result zero point -128;
+// TFLite Micro checks nothing else and computes in units of 1/256 whatever scale the result
+// declares): their prepared parameters, or nullopt with the reason the profile keeps the
+// default formula.
+bool tflite_probability_type(const ElementType& out) {
+  const unsigned w = out.storage.width;
+  return out.kind == ElementKind::kUniform && (w == 8 || w == 16) && out.storage.has_default_bounds() &&
+         out.zero_points[0] == out.storage.min && float(out.scales[0]) == std::ldexp(1.0f, -int(w));
+}
+
 std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out, bool q_in0) {
   const bool single = g.numerics == NumericsProfile::kTfliteSingleRounding;
   const bool q_out = out.is_any_uniform();
@@ -76,6 +90,17 @@ std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out,
       return q_out && q_in0 && out.kind == ElementKind::kUniform
                  ? "tflite: centred sum times a Q31 multiplier, divided rounding half away from zero"
                  : "";
+    case OpKind::kSoftmax:
+    case OpKind::kLogistic: {
+      if (!q_out || !q_in0) return "";
+      const ElementType& in = g.values[size_t(op.operands[0])].type.element;
+      std::string why;
+      if (op.kind == OpKind::kSoftmax) {
+        return tflite_softmax_params(op, in, out, single, &why) ? "tflite: fixed-point softmax (gemmlowp exp, 1/(1+x))"
+                                                                : "";
+      }
+      return tflite_logistic_params(in, out, single, &why) ? "tflite: fixed-point logistic (gemmlowp)" : "";
+    }
     case OpKind::kAvgPool2d:
       // TFLite's int8 average pool needs equal input and output parameters.
       return q_out && q_in0 && g.values[size_t(op.operands[0])].type.element == out
@@ -87,6 +112,30 @@ std::string tflite_formula(const Graph& g, const Op& op, const ElementType& out,
 }
 
 }  // namespace
+
+std::optional<numerics::TfliteSoftmaxParams> tflite_softmax_params(const Op& op, const ElementType& in,
+                                                                   const ElementType& out, bool single,
+                                                                   std::string* why) {
+  if (in.kind != ElementKind::kUniform || in.storage.width != 8 || !tflite_probability_type(out)) {
+    *why = "not TFLite's softmax types (an 8-bit input; a result of zero point = storage minimum, scale 2^-width)";
+    return std::nullopt;
+  }
+  const float beta = op.attr("beta") ? float(op.attr("beta")->f) : 1.0f;
+  return numerics::prepare_softmax_tflite(beta, float(in.scales[0]), int(out.storage.width), out.storage.min,
+                                          out.storage.max, single, why);
+}
+
+std::optional<numerics::TfliteLogisticParams> tflite_logistic_params(const ElementType& in, const ElementType& out,
+                                                                     bool single, std::string* why) {
+  const bool i8_in = in.kind == ElementKind::kUniform && in.storage.width == 8 && in.storage.is_signed;
+  const bool i8_out = out.kind == ElementKind::kUniform && out.storage.width == 8 && out.storage.is_signed &&
+                      out.storage.has_default_bounds() && out.zero_points[0] == -128;
+  if (!i8_in || !i8_out) {
+    *why = "not TFLite's int8 logistic types (an i8 input; an i8 result of zero point -128)";
+    return std::nullopt;
+  }
+  return numerics::prepare_logistic_tflite(float(in.scales[0]), int32_t(in.zero_points[0]), single, why);
+}
 
 std::string profile_formula(const Graph& graph, const Op& op) {
   if (graph.numerics == NumericsProfile::kDefault || op.results.empty()) return "";
@@ -187,6 +236,42 @@ TfliteBinary::TfliteBinary(OpKind kind, const ElementType& a, const ElementType&
   } else {
     mo_ = numerics::quantize_multiplier(sa * sb / so, single_rounding);
   }
+}
+
+Result<Tensor> eval_softmax_logistic_tflite(const Op& op, const Tensor& x, const Type& rt, bool single_rounding) {
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  Tensor y = make_result(rt, x.type.dims);
+  const size_t n = size_t(x.num_elements());
+  std::string why;
+  if (op.kind == OpKind::kLogistic) {
+    const auto p = tflite_logistic_params(x.type.element, rt.element, single_rounding, &why);
+    if (!p) return op_error(op, "tflite logistic: " + why);
+    for (size_t i = 0; i < n; ++i) y.set_int(i, numerics::logistic_tflite(x.int_at(i), *p));
+    return y;
+  }
+  const auto p = tflite_softmax_params(op, x.type.element, rt.element, single_rounding, &why);
+  if (!p) return op_error(op, "tflite softmax: " + why);
+  int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
+  if (axis < 0) axis += int64_t(x.type.rank());
+  const size_t len = size_t(x.type.dims[size_t(axis)]);
+  size_t inner = 1;
+  for (size_t d = size_t(axis) + 1; d < x.type.rank(); ++d) inner *= size_t(x.type.dims[d]);
+  if (len == 0) return y;
+  std::vector<int32_t> row(len);
+  std::vector<int64_t> out(len);
+  for (size_t outer = 0; outer < n / (len * inner); ++outer) {
+    for (size_t in = 0; in < inner; ++in) {
+      const size_t base = outer * len * inner + in;
+      for (size_t k = 0; k < len; ++k) row[k] = int32_t(x.int_at(base + k * inner));
+      if (!numerics::softmax_tflite_row(row.data(), int64_t(len), *p, out.data())) {
+        return op_error(op, "tflite softmax: the slice at element " + std::to_string(base) +
+                                " sums to 2^9 or more in exp (TFLite's kernel stops there: its rounding shift "
+                                "would exceed 31)");
+      }
+      for (size_t k = 0; k < len; ++k) y.set_int(base + k * inner, out[k]);
+    }
+  }
+  return y;
 }
 
 }  // namespace qrt

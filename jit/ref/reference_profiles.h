@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "ir/numerics.h"
+#include "ir/numerics_tflite_activations.h"
 #include "jit/core/tensor.h"
 
 namespace qrt {
@@ -21,6 +22,22 @@ std::string profile_formula(const Graph& graph, const Op& op);
 /// type, `op` evaluated on the floats (without its fused clamp), the result quantized with the
 /// StableHLO formula. For ops where profile_formula names the stablehlo profile.
 Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tensor*>& in, const Type& result);
+
+/// The prepared parameters of TFLite's integer softmax for `op` with input and result elements
+/// `in`, `out` (an 8-bit input; an 8- or 16-bit result of zero point = its storage minimum and
+/// scale 2^-width), or nullopt with `*why` (the tflite profiles then keep the default formula).
+std::optional<numerics::TfliteSoftmaxParams> tflite_softmax_params(const Op& op, const ElementType& in,
+                                                                   const ElementType& out, bool single_rounding,
+                                                                   std::string* why);
+/// The same for TFLite's int8 logistic (an i8 input; an i8 result of zero point -128, whose
+/// integers are in units of 1/256 whatever scale it declares, as in TFLite Micro).
+std::optional<numerics::TfliteLogisticParams> tflite_logistic_params(const ElementType& in, const ElementType& out,
+                                                                     bool single_rounding, std::string* why);
+
+/// TFLite's integer softmax (tflite::reference_ops::Softmax, per slice along `axis`) or int8
+/// logistic (reference_integer_ops::Logistic) of `x`, under the tflite profiles where
+/// profile_formula names them; an error names the op where TFLite's kernel would stop.
+Result<Tensor> eval_softmax_logistic_tflite(const Op& op, const Tensor& x, const Type& rt, bool single_rounding);
 
 /// How the accumulator of a quantized matmul or convolution becomes a stored value, per output
 /// channel, under a profile: default f32 multiplier; tflite Q31 multiplier and shift; onnx's
