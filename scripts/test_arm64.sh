@@ -5,8 +5,8 @@
 # plan, same numerics, a different machine. Exits non-zero on any failure.
 #   bash scripts/test_arm64.sh                       # QEMU CPUs: cortex-a53 neoverse-n1 max
 #   QRT_QEMU_CPUS=max bash scripts/test_arm64.sh     # one CPU model
-# QRT_TEST_EMULATED=1 tells data-heavy tests to use a slice of their data sets (the weight-only
-# accuracy test: 400 test samples); every ISA level still runs.
+# QRT_TEST_EMULATED=1 tells data-heavy tests to use a slice of their data sets (400 test samples,
+# tests/slow_host.h); every ISA level still runs.
 # The x86 comparison needs build/tools/qrun (scripts/bootstrap.sh); without it, it is skipped
 # and says so.
 set -euo pipefail

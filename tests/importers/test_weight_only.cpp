@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/importers/onnx_builders.h"
+#include "tests/slow_host.h"
 #include "tools/npy.h"
 
 namespace {
@@ -22,7 +24,8 @@ namespace {
 using onnx_builders::host_levels;
 
 const std::string kModels = MODELS_DIR;
-constexpr int64_t kEmulatedSamples = 400;  // test-set samples under QRT_TEST_EMULATED
+using qrt_test::kSlowHostSamples;
+using qrt_test::slow_host;
 
 qrt_tools::NpyArray load(const std::string& file) {
   qrt_tools::NpyArray a;
@@ -82,17 +85,19 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   CAPTURE(spec);
   qrt_tools::NpyArray x = load(dataset + "_test_x.npy");
   qrt_tools::NpyArray y = load(dataset + "_test_y.npy");
-  if (std::getenv("QRT_TEST_EMULATED") && x.shape[0] > kEmulatedSamples) {
-    // Under qemu (scripts/test_arm64.sh) every level still runs, on the first samples only.
-    x.data.resize(x.data.size() / size_t(x.shape[0]) * kEmulatedSamples);
-    y.data.resize(y.data.size() / size_t(y.shape[0]) * kEmulatedSamples);
-    x.shape[0] = y.shape[0] = kEmulatedSamples;
+  if (slow_host() && x.shape[0] > kSlowHostSamples) {  // every level still runs, on a slice
+    x.data.resize(x.data.size() / size_t(x.shape[0]) * kSlowHostSamples);
+    y.data.resize(y.data.size() / size_t(y.shape[0]) * kSlowHostSamples);
+    x.shape[0] = y.shape[0] = kSlowHostSamples;
   }
   std::vector<int64_t> dims = {x.shape[0]};
   dims.insert(dims.end(), sample_dims.begin(), sample_dims.end());
   qrt_model_t* m = nullptr;
   REQUIRE_MESSAGE(qrt_model_load_file((kModels + "/onnx/" + model).c_str(), &m) == QRT_OK, qrt_last_error_message());
-  const Outcome f = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
+  // The float model's accuracy, once per model (the float reference is the slowest run here).
+  static std::map<std::string, double> float_accuracy;
+  if (!float_accuracy.count(model)) float_accuracy[model] = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y).accuracy;
+  const double float_points = float_accuracy[model];
   char* report = nullptr;
   REQUIRE_MESSAGE(qrt_model_apply_passes(m, spec.c_str(), &report) == QRT_OK, qrt_last_error_message());
   const std::string r = report;
@@ -117,10 +122,10 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   }
   qrt_model_destroy(m);
   char line[200];
-  std::snprintf(line, sizeof line, "%s %s: float %.2f%%, weight-only %.2f%%", model.c_str(), spec.c_str(), f.accuracy,
+  std::snprintf(line, sizeof line, "%s %s: float %.2f%%, weight-only %.2f%%", model.c_str(), spec.c_str(), float_points,
                 ref.accuracy);
   MESSAGE(std::string(line));
-  return f.accuracy - ref.accuracy;
+  return float_points - ref.accuracy;
 }
 
 }  // namespace
