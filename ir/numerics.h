@@ -124,11 +124,16 @@ inline int32_t saturate_i32(int64_t v) {
 // The fixed-point functions below are inline: the profile kernels apply them per element.
 /// gemmlowp's SaturatingRoundingDoublingHighMul: ab / 2^31 with gemmlowp's nudge (positive
 /// ties round up, negative ties toward zero); INT32_MIN · INT32_MIN saturates to INT32_MAX.
+/// Without branches on the product's sign: kernels apply it to accumulators of either sign,
+/// where a branch mispredicts half the time.
 inline int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
   if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
+  constexpr int64_t kLow31 = (int64_t(1) << 31) - 1;
   const int64_t ab = int64_t(a) * int64_t(b);
-  const int64_t nudge = ab >= 0 ? (int64_t(1) << 30) : (1 - (int64_t(1) << 30));
-  return int32_t((ab + nudge) / (int64_t(1) << 31));  // C++ division truncates, as gemmlowp's does
+  // The nudge: 2^30, or 1 - 2^30 for a negative product.
+  const int64_t t = ab + ((int64_t(1) << 30) - ((ab >> 63) & kLow31));
+  // t / 2^31 truncated toward zero, as gemmlowp's division does.
+  return int32_t((t + ((t >> 63) & kLow31)) >> 31);
 }
 /// gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded half away from zero (0 <= exponent <= 31).
 inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {

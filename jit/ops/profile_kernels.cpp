@@ -25,33 +25,6 @@ int channel_axis(const Graph& graph, const Op& op) {
   return w.is_ok() ? int(w->channel_dim()) : -1;
 }
 
-// One output channel of TFLite's requantization, for the branch-free loops below.
-struct Q31Channel {
-  int64_t m = 0;             // the Q31 multiplier
-  int left = 0, right = 0;   // double rounding: the left shift before, the rounding shift after
-  int total = 1;             // single rounding: the one shift, 31 - shift
-  int64_t zo = 0, lo = 0, hi = 0;
-};
-
-// TFLite's MultiplyByQuantizedMultiplier of an int32 accumulator, the zero point and the clamp,
-// without branches (accumulator signs are unpredictable, and the sign-dependent nudge of the
-// doubling high-mul branches in numerics::requantize_tflite): the same integers, checked by the
-// conv2d and matmul kernel tests under the tflite profiles.
-inline int64_t requant_double_rounding(int32_t acc, const Q31Channel& q) {
-  constexpr int64_t kLow31 = (int64_t(1) << 31) - 1;
-  const int64_t ab = int64_t(int32_t(uint32_t(acc) << q.left)) * q.m;
-  const int64_t t = ab + ((int64_t(1) << 30) - ((ab >> 63) & kLow31));  // gemmlowp's nudge by sign
-  const int64_t high = (t + ((t >> 63) & kLow31)) >> 31;                 // t / 2^31 toward zero
-  const int64_t mask = (int64_t(1) << q.right) - 1;
-  const int64_t threshold = (mask >> 1) + (high < 0);
-  const int64_t v = (high >> q.right) + ((high & mask) > threshold) + q.zo;
-  return v < q.lo ? q.lo : v > q.hi ? q.hi : v;
-}
-inline int64_t requant_single_rounding(int32_t acc, const Q31Channel& q) {
-  const int64_t v = ((int64_t(acc) * q.m + (int64_t(1) << (q.total - 1))) >> q.total) + q.zo;
-  return v < q.lo ? q.lo : v > q.hi ? q.hi : v;
-}
-
 class ProfileRequantKernel final : public OpKernel {
  public:
   ProfileRequantKernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,
@@ -75,27 +48,6 @@ class ProfileRequantKernel final : public OpKernel {
                                   : std::pair<int64_t, int64_t>(out_.storage.min, out_.storage.max);
       lo_.push_back(lo);
       hi_.push_back(hi);
-    }
-    // TFLite's profiles take the branch-free loops wherever every channel's shifts are in
-    // their ordinary range (quantize_multiplier's shifts are at most 30 for double rounding
-    // too, unless a multiplier of 2^31 or more asks for more).
-    if (is_tflite(graph.numerics)) {
-      single_ = graph.numerics == NumericsProfile::kTfliteSingleRounding;
-      bool ok = true;
-      for (size_t c = 0; c < channels; ++c) {
-        const numerics::QuantizedMultiplier m = requant_.tflite_multiplier(c);
-        Q31Channel q;
-        q.m = m.multiplier;
-        q.left = m.shift > 0 ? m.shift : 0;
-        q.right = m.shift > 0 ? 0 : -m.shift;
-        q.total = 31 - m.shift;
-        q.zo = zo_[c];
-        q.lo = lo_[c];
-        q.hi = hi_[c];
-        ok = ok && q.left <= 31 && q.right <= 31 && q.total >= 1 && q.total <= 62 && m.multiplier >= 0;
-        q31_.push_back(q);
-      }
-      if (!ok) q31_.clear();
     }
   }
 
@@ -122,25 +74,6 @@ class ProfileRequantKernel final : public OpKernel {
     parallel.for_each(size_t(tasks), [&](size_t t) {
       const size_t begin = rows * t / size_t(tasks), end = rows * (t + 1) / size_t(tasks);
       auto requantize_rows = [&](auto* y) {
-        using Y = std::remove_pointer_t<decltype(y)>;
-        if (!q31_.empty()) {
-          auto run = [&](auto requant) {
-            if (inner == 1) {
-              // Channels last: consecutive elements take consecutive channels.
-              size_t c = begin % channels;
-              for (size_t i = begin; i < end; ++i, c = c + 1 == channels ? 0 : c + 1) {
-                y[i] = static_cast<Y>(requant(a[i], q31_[c]));
-              }
-              return;
-            }
-            for (size_t r = begin; r < end; ++r) {
-              const Q31Channel& q = q31_[r % channels];
-              for (size_t i = r * inner; i < (r + 1) * inner; ++i) y[i] = static_cast<Y>(requant(a[i], q));
-            }
-          };
-          single_ ? run(requant_single_rounding) : run(requant_double_rounding);
-          return;
-        }
         size_t c = begin % channels;  // the channel of row r, stepped without a division per row
         for (size_t r = begin; r < end; ++r, c = c + 1 == channels ? 0 : c + 1) {
           for (size_t i = r * inner; i < (r + 1) * inner; ++i) {
@@ -173,8 +106,6 @@ class ProfileRequantKernel final : public OpKernel {
   AccumulatorRequant requant_;
   std::string profile_;
   std::vector<int64_t> zo_, lo_, hi_;
-  bool single_ = false;
-  std::vector<Q31Channel> q31_;  // tflite profiles: per output channel (empty: the generic loop)
 };
 
 // Calls fn with `bytes` as a pointer to the stored integers of storage `st` (1 or 2 bytes).

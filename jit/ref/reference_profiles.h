@@ -50,8 +50,6 @@ class AccumulatorRequant {
                      size_t channels);
   /// The stored value of accumulator `acc` of output channel `channel` (inline: the profile
   /// kernels apply it per element).
-  /// The Q31 multiplier of output channel `channel` (tflite profiles only).
-  numerics::QuantizedMultiplier tflite_multiplier(size_t channel) const { return q31_[channel]; }
   int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
     if (is_tflite(profile_)) {
       return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi,

@@ -116,6 +116,16 @@ int64_t quantize_golden(float x, float scale, int zp) {
   return std::clamp<int64_t>(int64_t(std::round(x / scale)) + zp, -128, 127);
 }
 
+// A partner for v in the high-mul check: a power of two (ties), INT32_MIN, or a scrambled value.
+int32_t i32_pair(int32_t v) {
+  const uint32_t u = uint32_t(v) * 2654435761u;
+  switch (u % 4) {
+    case 0: return int32_t(1) << (u % 31);
+    case 1: return std::numeric_limits<int32_t>::min();
+    default: return int32_t(u);
+  }
+}
+
 template <int IntegerBits>
 int32_t gemmlowp_exp(int32_t a) {
   return gemmlowp::exp_on_negative_values(gemmlowp::FixedPoint<int32_t, IntegerBits>::FromRaw(a)).raw();
@@ -146,6 +156,11 @@ TEST_CASE("gemmlowp fixed point: exp, 1/(1+x) and logistic equal gemmlowp's fixe
       REQUIRE(logistic_fixed_point(v, 4) == gemmlowp_logistic<4>(v));
       REQUIRE(logistic_fixed_point(v, 3) == gemmlowp_logistic<3>(v));
     }
+    // The doubling high-mul (branch-free in numerics.h) and the rounding shift, against pairs
+    // that include both signs, INT32_MIN and ties.
+    const int32_t other = i32_pair(v);
+    REQUIRE(saturating_rounding_doubling_high_mul(v, other) == gemmlowp::SaturatingRoundingDoublingHighMul(v, other));
+    REQUIRE(saturating_rounding_doubling_high_mul(v, v) == gemmlowp::SaturatingRoundingDoublingHighMul(v, v));
     for (int e : {-12, -3, -1, 1, 2, 5}) {
       const int32_t want = e > 0 ? (e == 1   ? gemmlowp::SaturatingRoundingMultiplyByPOT<1>(v)
                                     : e == 2 ? gemmlowp::SaturatingRoundingMultiplyByPOT<2>(v)
