@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/ops.h"
 #include "ir/text_format.h"
 #include "ir/qrt_format_generated.h"
@@ -282,6 +283,9 @@ class Reader {
         return bad(where + " has " + (is_int ? "an integer" : "a float") + " attribute of type " +
                    attr.scalar_type.to_string());
       }
+      // A float attribute holds a value of its type, as the text parser makes it: a stored
+      // double the type cannot represent (an f32 attribute of 1.5e-323) is rounded to it.
+      if (!is_int) attr.f = round_to_float_kind(attr.f, attr.scalar_type.float_kind);
     }
     // Only the fields of its kind survive (as for element types).
     if (attr.kind != Attribute::Kind::kBool) attr.b = false;
