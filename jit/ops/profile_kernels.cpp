@@ -171,7 +171,6 @@ class ProfileBinaryKernel final : public OpKernel {
   int64_t lo_ = 0, hi_ = 0;
 };
 
-
 // TFLite's softmax along the last axis and int8 logistic (tflite profiles) in portable C++: the
 // logistic as a 256-entry table of the reference formula built once, the softmax row by row
 // through the same row function as the reference, rows spread over the threads.

@@ -52,11 +52,8 @@ std::string stablehlo_formula(const Graph& g, const Op& op, const ElementType& o
   }
 }
 
-// TFLite's integer softmax (8-bit input; 8- or 16-bit result of zero point = its minimum and
-// scale 2^-width, as TFLite's preparation demands) and int8 logistic (result zero point -128;
-// TFLite Micro checks nothing else and computes in units of 1/256 whatever scale the result
-// declares): their prepared parameters, or nullopt with the reason the profile keeps the
-// default formula.
+// A result type TFLite's softmax produces: 8- or 16-bit, zero point = its storage minimum,
+// scale 2^-width (TFLite's preparation refuses others).
 bool tflite_probability_type(const ElementType& out) {
   const unsigned w = out.storage.width;
   return out.kind == ElementKind::kUniform && (w == 8 || w == 16) && out.storage.has_default_bounds() &&
