@@ -11,7 +11,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
          row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels &&
-         weight_bits == o.weight_bits && weight_zp == o.weight_zp;
+         weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding;
 }
 
 size_t KernelDesc::hash() const {
@@ -24,7 +24,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+  h ^= std::hash<uint64_t>()((uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
        0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
@@ -66,6 +66,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kF32Dwconv: return "f32dwconv";
     case KernelOp::kWoGemm: return "wogemm";
     case KernelOp::kDynGemm: return "dyngemm";
+    case KernelOp::kRequantQ31: return "q31requant";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -135,6 +136,8 @@ std::string KernelDesc::name() const {
   }
   if (op == KernelOp::kClamp) return q + "_clamp" + suffix;
   if (op == KernelOp::kLut8) return "x8_x8_lut8" + suffix;
+  // e.g. s32_qs8_q31requant_sr__avx512vnni (accumulators, result; _sr: single rounding).
+  if (op == KernelOp::kRequantQ31) return "s32_" + q + "_q31requant" + (single_rounding ? "_sr" : "") + suffix;
   // The tile the native kernels use (the LLVM templates block the same way).
   if (op == KernelOp::kF32Gemm) {
     const bool a64 = isa == Isa::kNeon || isa == Isa::kNeonDot || isa == Isa::kNeonI8mm;

@@ -34,6 +34,9 @@ enum class KernelOp : uint8_t {
   /// dynamic-i8 matmul: f32 rows quantized to i8 per block of k (numerics_dynamic.h) times 8- or
   /// 4-bit weights in the dot4 record layout (DynGemmArgs): exact integer block sums, f32 block terms
   kDynGemm,
+  /// TFLite's requantization of int32 accumulators to 8-bit stored values, per channel a Q31
+  /// multiplier and shift (RequantQ31Args; numerics::requantize_tflite), double or single rounding
+  kRequantQ31,
   kCount
 };
 
@@ -115,6 +118,7 @@ struct KernelDesc {
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
+  bool single_rounding = false; ///< kRequantQ31: one rounding of the 64-bit product (TFLITE_SINGLE_ROUNDING)
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

@@ -323,6 +323,26 @@ struct DynGemmArgs {
   float lo, hi;
 };
 
+/// kRequantQ31: TFLite's requantization (numerics::requantize_tflite) of `rows` rows of
+/// `channels` int32 accumulators, rows acc_stride values apart, to 8-bit stored values
+/// (desc.storage_signed), rows y_stride bytes apart. Channel j of every row uses entry j of
+/// the per-channel arrays: the Q31 multiplier (in [0, 2^31)) and TFLite's shift (> 0: left;
+/// in [-31, 30] with desc.single_rounding), then clamp(v, lo - zo, hi - zo) + zo with
+/// lo_zo[j] = lo - zo, hi_zo[j] = hi - zo. Double rounding: x·2^left wraps in 32 bits, then
+/// gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT; single rounding:
+/// (x·M + 2^(30 - shift)) >> (31 - shift) in 64 bits, saturated to int32.
+struct RequantQ31Args {
+  const int32_t* acc;
+  void* y;
+  int64_t rows, channels;
+  int64_t acc_stride, y_stride;  ///< int32 values of acc per row, bytes of y per row
+  const int32_t* multiplier;
+  const int32_t* shift;
+  const int32_t* lo_zo;
+  const int32_t* hi_zo;
+  const int32_t* zo;
+};
+
 /// Stored weight (kk, j) of kWoGemm's layout (see WoGemmArgs).
 inline int32_t wo_weight_at(const WoGemmArgs& a, int64_t kk, int64_t j, unsigned bits, bool is_signed) {
   const uint8_t* row = a.w + kk * a.w_stride;

@@ -338,6 +338,8 @@ void qrt_kt_clamp(const ClampArgs* args, const KernelDesc* d) { twin_clamp(args,
 
 void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d); }
 
+void qrt_kt_requant_q31(const RequantQ31Args* args, const KernelDesc* d) { twin_requant_q31(args, d); }
+
 void qrt_kt_f32_dwconv(const F32DwArgs* args, const KernelDesc*) { f32_dwconv_blocks(args); }
 
 void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {

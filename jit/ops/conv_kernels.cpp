@@ -103,13 +103,34 @@ class ConvOpKernel final : public OpKernel {
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    return run_blocks(operands, y, parallel, nullptr);
+  }
+  bool takes_sink() const override { return !w_.nchw && gemm_->packed().out == OutKind::kS32; }
+  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
+                       Parallel& parallel) const override {
+    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
+    return run_blocks(operands, y, parallel, &sink);
+  }
+
+  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
+  bool holds_operand_copy(size_t index) const override { return index != 0; }
+  std::string describe() const override {
+    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
+  }
+  size_t owned_bytes() const override { return gemm_->owned_bytes(); }
+
+ private:
+  // run_into, or with a sink (NHWC, int32) each task's pixels go to it from a thread-local
+  // buffer while in cache.
+  Status run_blocks(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                    const AccumulatorSink* sink) const {
     const Tensor& x = *operands[0];
     const std::vector<int64_t>& dims = y.type.dims;
     const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];
     const unsigned ob = gemm_->out_bytes();
     const int64_t pixels = dims[w_.height_dim()] * dims[w_.width_dim()], ow = dims[w_.width_dim()];
     if (direct()) {
-      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel);
+      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel, sink);
       return Status::ok();
     }
     const PackedGemm& p = gemm_->packed();
@@ -132,6 +153,11 @@ class ConvOpKernel final : public OpKernel {
         const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
         uint8_t* packed_rows = scratch(packed, size_t(mc * row_bytes) + kIm2colSlack);
         int32_t* row_sums = scratch(sums, size_t(mc));
+        // The task's output rows into y, or through the sink.
+        auto multiply = [&](const int32_t* sums_or_null) {
+          if (sink) return gemm_->run_packed_to_sink(packed_rows, sums_or_null, mc, row_bytes, n * pixels + m0, *sink);
+          gemm_->run_packed(packed_rows, sums_or_null, mc, out + m0 * out_c * ob, out_c * ob);
+        };
         // Byte paths: the windows go straight into the packed rows. Without row sums they are
         // the packed rows already (flipped as they are copied, the k padding zeroed): a
         // separate pass over rows just written would wait for every small store to land.
@@ -140,14 +166,14 @@ class ConvOpKernel final : public OpKernel {
         const bool in_place = p.traits.a_bytes == 1;
         if (in_place && !p.row_correction) {
           im2col_rows(x, n, m0, mc, ow, packed_rows, row_bytes, p.packed_flip());
-          gemm_->run_packed(packed_rows, nullptr, mc, out + m0 * out_c * ob, out_c * ob);
+          multiply(nullptr);
           return;
         }
         const int64_t stride = in_place ? row_bytes : p.k;
         uint8_t* windows = in_place ? packed_rows : scratch(rows, size_t(mc * p.k) + kIm2colSlack);
         im2col_rows(x, n, m0, mc, ow, windows, stride, 0);
         p.pack_a_rows(windows, stride, mc, packed_rows, row_sums);
-        gemm_->run_packed(packed_rows, row_sums, mc, out + m0 * out_c * ob, out_c * ob);
+        multiply(row_sums);
       });
       if (w_.nchw) {
         uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
@@ -161,14 +187,6 @@ class ConvOpKernel final : public OpKernel {
     return Status::ok();
   }
 
-  bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
-  bool holds_operand_copy(size_t index) const override { return index != 0; }
-  std::string describe() const override {
-    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
-  }
-  size_t owned_bytes() const override { return gemm_->owned_bytes(); }
-
- private:
   // A 1x1 stride-1 unpadded NHWC convolution: a GEMM over the input's pixels as they are.
   bool direct() const {
     return !w_.nchw && w_.kh == 1 && w_.kw == 1 && w_.sh == 1 && w_.sw == 1 && w_.pad_top == 0 && w_.pad_left == 0 &&

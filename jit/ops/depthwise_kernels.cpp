@@ -66,6 +66,18 @@ class DepthwiseOpKernel final : public OpKernel {
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    return run_rows(operands, y, parallel, nullptr);
+  }
+  bool takes_sink() const override { return desc_.out == OutKind::kS32; }
+  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
+                       Parallel& parallel) const override {
+    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
+    return run_rows(operands, y, parallel, &sink);
+  }
+
+  // run_into, or with a sink (int32) each output row goes to it from a thread-local buffer.
+  Status run_rows(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                  const AccumulatorSink* sink) const {
     const Tensor& x = *operands[0];
     const int64_t c = desc_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const unsigned ob = desc_.out == OutKind::kS32 || desc_.out == OutKind::kF32 ? 4 : 1;
@@ -89,7 +101,9 @@ class DepthwiseOpKernel final : public OpKernel {
       args.out_stride = c * ob;
       args.weights = weights_.data();
       args.epilogue = epilogue_.data();
-      uint8_t* out_row = y.bytes() + ((n * oh + oy) * ow) * c * ob;
+      thread_local std::vector<int32_t> accumulators;
+      uint8_t* out_row = sink ? reinterpret_cast<uint8_t*>(scratch(accumulators, size_t(ow * c)))
+                              : y.bytes() + ((n * oh + oy) * ow) * c * ob;
       for_each_window_run(w_, x.bytes(), n, h, wd, c, oy, ow, taps, pad, ptrs,
                           [&](int64_t from, int64_t to, const uint8_t* const* row, bool stepping) {
                             args.taps = row;
@@ -99,6 +113,7 @@ class DepthwiseOpKernel final : public OpKernel {
                             args.pixel_step = stepping ? w_.sw * c : 0;
                             call_microkernel(code_->entry(), args, desc_);
                           });
+      if (sink) sink->take(reinterpret_cast<const int32_t*>(out_row), c, (n * oh + oy) * ow, ow);
     };
     parallel.for_each(size_t((rows + rows_per_task - 1) / rows_per_task), [&](size_t task) {
       const int64_t first = int64_t(task) * rows_per_task;

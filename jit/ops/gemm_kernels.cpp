@@ -17,6 +17,8 @@ constexpr int64_t kL2BlockBytes = 192 * 1024;
 // A GEMM task's least work in multiply-adds: ~1.5 µs at the VNNI tiles' rate (longer at
 // AVX2's), above the ~1 µs a hand-off to another thread costs.
 constexpr int64_t kMinGemmTaskMacs = 512 * 1024;
+// Bytes of int32 accumulators a sink gets at a time: they are read back from L2.
+constexpr int64_t kSinkBlockBytes = 128 * 1024;
 
 }  // namespace
 
@@ -65,7 +67,8 @@ int64_t GemmKernel::block_rows() const {
   return std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
 }
 
-void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const {
+void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel,
+                     const AccumulatorSink* sink) const {
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
   // As many tasks as the work is worth: a small GEMM (a late 1x1 convolution of a small
@@ -75,18 +78,20 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   const int64_t threads = int64_t(par.threads());
   // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
   const bool unpacked = p.reads_rows_unpacked();
-  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1) {
+  // Whole rows (every panel) of a block go to the sink (`to`) in sub-blocks.
+  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1, const AccumulatorSink* to) {
     uint8_t* out = static_cast<uint8_t*>(c) + m0 * ldc;
     if (unpacked) {
       // u8 rows of whole k quads: the tiles read them where they are.
-      run_packed(a + m0 * lda, nullptr, mc, out, ldc, p0, p1, lda);
-      return;
+      if (to) return run_packed_to_sink(a + m0 * lda, nullptr, mc, lda, m0, *to);
+      return run_packed(a + m0 * lda, nullptr, mc, out, ldc, p0, p1, lda);
     }
     thread_local std::vector<uint8_t> packed_a;
     thread_local std::vector<int32_t> row_sums;
     uint8_t* packed_rows = scratch(packed_a, size_t(mc * row_bytes));
     int32_t* sums = scratch(row_sums, size_t(mc));
     p.pack_a_rows(a + m0 * lda, lda, mc, packed_rows, sums);
+    if (to) return run_packed_to_sink(packed_rows, sums, mc, row_bytes, m0, *to);
     run_packed(packed_rows, sums, mc, out, ldc, p0, p1);
   };
   const int64_t block_m = block_rows();
@@ -96,7 +101,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
     const int64_t tasks = (rows + chunk - 1) / chunk;
     par.for_each(size_t(tasks), [&](size_t t) {
       const int64_t m0 = int64_t(t) * chunk;
-      block(m0, std::min(chunk, rows - m0), 0, p.panels);
+      block(m0, std::min(chunk, rows - m0), 0, p.panels, sink);
     });
     return;
   }
@@ -106,8 +111,23 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
   par.for_each(size_t(tasks), [&](size_t t) {
     const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
-    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1);
+    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1, nullptr);
   });
+  if (sink) sink->take(static_cast<const int32_t*>(c), ldc / 4, 0, rows);
+}
+
+void GemmKernel::run_packed_to_sink(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, int64_t a_stride,
+                                    int64_t first_row, const AccumulatorSink& sink) const {
+  const PackedGemm& p = *packed_;
+  const int64_t tile = p.tile_rows();
+  const int64_t sub = std::max<int64_t>(tile, kSinkBlockBytes / std::max<int64_t>(p.n * 4, 1) / tile * tile);
+  thread_local std::vector<int32_t> accumulators;
+  int32_t* acc = scratch(accumulators, size_t(std::min(sub, rows) * p.n));
+  for (int64_t m = 0; m < rows; m += sub) {
+    const int64_t mc = std::min(sub, rows - m);
+    run_packed(packed_a + m * a_stride, row_sums ? row_sums + m : nullptr, mc, acc, p.n * 4, 0, -1, a_stride);
+    sink.take(acc, p.n, first_row + m, mc);
+  }
 }
 
 void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,

@@ -9,6 +9,7 @@
 
 #include "jit/core/code_cache.h"
 #include "jit/core/parallel.h"
+#include "jit/ops/accumulator_sink.h"
 #include "jit/ops/gemm_pack.h"
 
 namespace qrt::jit {
@@ -25,13 +26,21 @@ class GemmKernel {
 
   /// Computes `rows` output rows from stored activation rows `a` (`lda` bytes apart) into `c`
   /// (`ldc` bytes apart), split into tasks over row blocks (or, for few rows, over weight
-  /// panels). Thread-safe: per-call scratch is thread-local.
-  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel) const;
+  /// panels). Thread-safe: per-call scratch is thread-local. With a `sink` (int32 results
+  /// only) each row block's accumulators go to it (rows numbered from 0) from a thread-local
+  /// buffer instead of `c`; the panel split still writes `c`, then hands all rows over.
+  void run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel,
+           const AccumulatorSink* sink = nullptr) const;
   /// Computes weight panels [panel_begin, panel_end) of `rows` rows from activations already
   /// packed with packed().pack_a_rows (`a_stride` bytes apart, by default a_row_bytes()) and
   /// their row sums.
   void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
                   int64_t panel_begin = 0, int64_t panel_end = -1, int64_t a_stride = 0) const;
+  /// run_packed over every panel for a sink (int32 results): rows in sub-blocks whose
+  /// accumulators stay in L2, each handed to `sink` (numbered from `first_row`) from a
+  /// thread-local buffer.
+  void run_packed_to_sink(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, int64_t a_stride,
+                          int64_t first_row, const AccumulatorSink& sink) const;
   /// Rows per cache block: packed activations of one block stay in L2.
   int64_t block_rows() const;
 

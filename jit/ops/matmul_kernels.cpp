@@ -31,6 +31,15 @@ class MatmulOpKernel final : public OpKernel {
     gemm_->run(x.bytes(), rows, p.k, out.bytes(), p.n * gemm_->out_bytes(), parallel);
     return Status::ok();
   }
+  bool takes_sink() const override { return gemm_->packed().out == OutKind::kS32; }
+  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& out, const AccumulatorSink& sink,
+                       Parallel& parallel) const override {
+    if (!takes_sink()) return OpKernel::run_into_sink(operands, out, sink, parallel);
+    const Tensor& x = *operands[0];
+    const PackedGemm& p = gemm_->packed();
+    gemm_->run(x.bytes(), x.num_elements() / p.k, p.k, out.bytes(), p.n * 4, parallel, &sink);
+    return Status::ok();
+  }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }

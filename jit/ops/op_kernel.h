@@ -14,6 +14,7 @@
 #include "jit/core/backend.h"
 #include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
+#include "jit/ops/accumulator_sink.h"
 
 namespace qrt::jit {
 
@@ -35,6 +36,17 @@ class OpKernel {
   virtual Status run_results_into(const std::vector<const Tensor*>& operands, const std::vector<Tensor*>& results,
                                   Parallel& parallel) const {
     return run_into(operands, *results[0], parallel);
+  }
+  /// Whether run_into_sink serves: the kernel writes int32 accumulators with the channels
+  /// innermost and can hand them over block by block.
+  virtual bool takes_sink() const { return false; }
+  /// As run_into, but every block of accumulators goes to `sink` instead of `out` (typed and
+  /// shaped as run_into's; a kernel may still use its bytes where it cannot block, e.g. a
+  /// GEMM split over weight panels). Only where takes_sink().
+  virtual Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& out, const AccumulatorSink& sink,
+                               Parallel& parallel) const {
+    (void)operands, (void)out, (void)sink, (void)parallel;
+    return Status::error(describe() + ": hands no accumulators to a sink");
   }
   /// Allocates the result and computes it on the calling thread.
   Result<Tensor> run(const std::vector<const Tensor*>& operands) const;

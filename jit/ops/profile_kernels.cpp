@@ -11,6 +11,8 @@
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "ir/quant_params.h"
+#include "jit/core/microkernel.h"
+#include "jit/kernel_list.h"
 #include "jit/ref/reference_profiles.h"
 
 namespace qrt::jit {
@@ -25,10 +27,31 @@ int channel_axis(const Graph& graph, const Op& op) {
   return w.is_ok() ? int(w->channel_dim()) : -1;
 }
 
+// The kRequantQ31 micro-kernel of the best level in `allowed` that has one (the scalar twin at
+// worst) from `generator`, for 8-bit results of `is_signed` storage; null where none serves.
+std::shared_ptr<const CompiledKernel> find_q31_kernel(const IsaSet& allowed, Generator generator, bool is_signed,
+                                                      bool single_rounding, KernelDesc* desc) {
+  KernelDesc d;
+  d.op = KernelOp::kRequantQ31;
+  d.generator = generator;
+  d.storage_signed = is_signed;
+  d.single_rounding = single_rounding;
+  for (Isa isa : allowed.by_preference()) {
+    d.isa = isa;
+    const Backend* b = kernel_list_backend(d.op, isa, generator);
+    if (!b || !b->available() || !b->why_not(d).empty()) continue;
+    Result<std::shared_ptr<const CompiledKernel>> code = code_cache().get(d);
+    if (!code.is_ok()) continue;
+    *desc = d;
+    return *code;
+  }
+  return nullptr;
+}
+
 class ProfileRequantKernel final : public OpKernel {
  public:
   ProfileRequantKernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,
-                       std::unique_ptr<OpKernel> contraction, int axis)
+                       std::unique_ptr<OpKernel> contraction, int axis, const IsaSet& allowed, Generator generator)
       : OpKernel(graph.values[size_t(op.results[0])].type),
         acc_graph_(std::move(acc_graph)),
         contraction_(std::move(contraction)),
@@ -49,6 +72,7 @@ class ProfileRequantKernel final : public OpKernel {
       lo_.push_back(lo);
       hi_.push_back(hi);
     }
+    choose_q31_kernel(graph, allowed, generator);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -63,10 +87,25 @@ class ProfileRequantKernel final : public OpKernel {
     thread_local std::vector<int32_t> scratch;
     if (scratch.size() < size_t(out.num_elements())) scratch.resize(size_t(out.num_elements()));
     Tensor acc = Tensor::view_of(acc_type, scratch.data());
-    QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
     size_t inner = 1;
     for (size_t d = axis_ + 1; d < out.type.rank(); ++d) inner *= size_t(out.type.dims[d]);
     const size_t channels = size_t(out.type.dims[axis_]), n = size_t(out.num_elements());
+    if (q31_code_ && inner == 1) {
+      // Channels innermost (NHWC, matmul rows): pixels of `channels` accumulators, requantized
+      // block by block as the contraction makes them where it can, else after it.
+      const Q31Sink sink(*this, out.bytes(), int64_t(channels));
+      if (contraction_->takes_sink()) return contraction_->run_into_sink(operands, acc, sink, parallel);
+      QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
+      const size_t pixels = channels ? n / channels : 0;
+      const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
+      parallel.for_each(size_t(tasks), [&](size_t t) {
+        const int64_t begin = int64_t(pixels * t / size_t(tasks)), end = int64_t(pixels * (t + 1) / size_t(tasks));
+        sink.take(reinterpret_cast<const int32_t*>(acc.bytes()) + begin * int64_t(channels), int64_t(channels), begin,
+                  end - begin);
+      });
+      return Status::ok();
+    }
+    QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
     const size_t rows = inner ? n / inner : 0;  // runs of `inner` elements sharing one channel
     const auto* a = reinterpret_cast<const int32_t*>(acc.bytes());
     const QuantStorage& st = out_.storage;
@@ -93,12 +132,52 @@ class ProfileRequantKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return contraction_->describe() + " into int32, then the " + profile_ + " requantization (portable C++)";
+    return contraction_->describe() + " into int32, then the " + profile_ + " requantization " +
+           (q31_code_ ? "(" + q31_desc_.name() + ")" : "(portable C++)");
   }
   bool reads_operand(size_t index) const override { return contraction_->reads_operand(index); }
-  size_t owned_bytes() const override { return contraction_->owned_bytes(); }
+  size_t owned_bytes() const override { return contraction_->owned_bytes() + q31_.bytes(); }
 
  private:
+  // The kRequantQ31 micro-kernel of the best allowed level that has one (the scalar twin at
+  // worst) for 8-bit results of the tflite profiles with channels innermost; else the
+  // per-element loop serves.
+  void choose_q31_kernel(const Graph& graph, const IsaSet& allowed, Generator generator) {
+    if (!is_tflite(graph.numerics) || out_.storage.width != 8 || axis_ + 1 != result_type_.rank()) return;
+    q31_code_ = find_q31_kernel(allowed, generator, out_.storage.is_signed,
+                                graph.numerics == NumericsProfile::kTfliteSingleRounding, &q31_desc_);
+    if (!q31_code_) return;
+    for (size_t c = 0; c < zo_.size(); ++c) {
+      q31_.multiplier.push_back(requant_.q31()[c].multiplier);
+      q31_.shift.push_back(requant_.q31()[c].shift);
+      q31_.lo_zo.push_back(int32_t(lo_[c] - zo_[c]));
+      q31_.hi_zo.push_back(int32_t(hi_[c] - zo_[c]));
+      q31_.zo.push_back(int32_t(zo_[c]));
+    }
+  }
+
+  // Requantizes blocks of pixels into the result's bytes with the kRequantQ31 kernel.
+  class Q31Sink final : public AccumulatorSink {
+   public:
+    Q31Sink(const ProfileRequantKernel& k, uint8_t* out, int64_t channels) : k_(k), out_(out), channels_(channels) {}
+    void take(const int32_t* acc, int64_t acc_stride, int64_t first, int64_t count) const override {
+      const RequantQ31Args args{acc, out_ + first * channels_, count, channels_, acc_stride, channels_,
+                                k_.q31_.multiplier.data(), k_.q31_.shift.data(), k_.q31_.lo_zo.data(),
+                                k_.q31_.hi_zo.data(), k_.q31_.zo.data()};
+      call_microkernel(k_.q31_code_->entry(), args, k_.q31_desc_);
+    }
+
+   private:
+    const ProfileRequantKernel& k_;
+    uint8_t* out_;
+    int64_t channels_;
+  };
+
+  struct Q31Channels {
+    std::vector<int32_t> multiplier, shift, lo_zo, hi_zo, zo;
+    size_t bytes() const { return 5 * 4 * zo.size(); }
+  };
+
   std::shared_ptr<Graph> acc_graph_;  // the contraction's kernel points into it
   std::unique_ptr<OpKernel> contraction_;
   size_t axis_;
@@ -106,6 +185,9 @@ class ProfileRequantKernel final : public OpKernel {
   AccumulatorRequant requant_;
   std::string profile_;
   std::vector<int64_t> zo_, lo_, hi_;
+  std::shared_ptr<const CompiledKernel> q31_code_;
+  KernelDesc q31_desc_;
+  Q31Channels q31_;
 };
 
 // Calls fn with `bytes` as a pointer to the stored integers of storage `st` (1 or 2 bytes).
@@ -124,7 +206,7 @@ void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
 
 class ProfileBinaryKernel final : public OpKernel {
  public:
-  ProfileBinaryKernel(const Graph& graph, const Op& op)
+  ProfileBinaryKernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator)
       : OpKernel(graph.values[size_t(op.results[0])].type),
         a_(graph.values[size_t(op.operands[0])].type.element.storage),
         b_(graph.values[size_t(op.operands[1])].type.element.storage),
@@ -137,6 +219,28 @@ class ProfileBinaryKernel final : public OpKernel {
     const std::optional<FusedClamp> clamp = fused_clamp(op);
     std::tie(lo_, hi_) = clamp ? clamp_stored_bounds(out, 0, clamp->min, clamp->max)
                                : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
+    if (a_.width == 8 && b_.width == 8 && out.storage.width == 8) {
+      q31_code_ = find_q31_kernel(allowed, generator, out.storage.is_signed, binary_.single_rounding(), &q31_desc_);
+    }
+    if (!q31_code_) return;
+    // Bytes in, bytes out: the integer before the output multiplier from two 256-entry tables
+    // (add: each operand's rescaled term; they depend on that operand alone), then the
+    // requantization kernel over chunks, every lane with the output's parameters.
+    name_ = std::string(op.kind == OpKind::kAdd ? "add" : "mul") + " with " + numerics_profile_name(graph.numerics) +
+            "'s fixed-point formula (" + (binary_.is_add() ? "input tables, " : "") + q31_desc_.name() + ")";
+    const int64_t za = graph.values[size_t(op.operands[0])].type.element.zero_points[0];
+    const int64_t zb = graph.values[size_t(op.operands[1])].type.element.zero_points[0];
+    for (int q = 0; q < 256; ++q) {
+      const int64_t qa = a_.is_signed ? int8_t(q) : q, qb = b_.is_signed ? int8_t(q) : q;
+      term_a_[size_t(q)] = binary_.is_add() ? binary_.input_term(0, qa) : int32_t(qa - za);
+      term_b_[size_t(q)] = binary_.is_add() ? binary_.input_term(1, qb) : int32_t(qb - zb);
+    }
+    const int64_t zo = binary_.output_zero_point();
+    lanes_.multiplier.assign(kChunk, binary_.output_multiplier().multiplier);
+    lanes_.shift.assign(kChunk, binary_.output_multiplier().shift);
+    lanes_.lo_zo.assign(kChunk, int32_t(lo_ - zo));
+    lanes_.hi_zo.assign(kChunk, int32_t(hi_ - zo));
+    lanes_.zo.assign(kChunk, int32_t(zo));
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -146,6 +250,10 @@ class ProfileBinaryKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
     const size_t n = size_t(out.num_elements());
     const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
+    if (q31_code_) {
+      parallel.for_each(size_t(tasks), [&](size_t t) { run_bytes(operands, out, n * t / size_t(tasks), n * (t + 1) / size_t(tasks)); });
+      return Status::ok();
+    }
     parallel.for_each(size_t(tasks), [&](size_t t) {
       const size_t begin = n * t / size_t(tasks), end = n * (t + 1) / size_t(tasks);
       with_storage(a_, operands[0]->bytes(), [&](const auto* a) {
@@ -165,10 +273,40 @@ class ProfileBinaryKernel final : public OpKernel {
   std::string describe() const override { return name_; }
 
  private:
+  static constexpr size_t kChunk = 512;  // elements per kernel call: the int32 chunk stays in L1
+
+  // Elements [begin, end) of 8-bit operands and result through the tables and the kernel.
+  void run_bytes(const std::vector<const Tensor*>& operands, Tensor& out, size_t begin, size_t end) const {
+    const uint8_t* a = operands[0]->bytes();
+    const uint8_t* b = operands[1]->bytes();
+    int32_t wide[kChunk];
+    for (size_t c0 = begin; c0 < end; c0 += kChunk) {
+      const size_t len = std::min(kChunk, end - c0);
+      if (binary_.is_add()) {
+        // int64 sum saturated to int32, as MultiplyByQuantizedMultiplier's input is.
+        for (size_t i = 0; i < len; ++i) {
+          wide[i] = numerics::saturate_i32(int64_t(term_a_[a[c0 + i]]) + int64_t(term_b_[b[c0 + i]]));
+        }
+      } else {
+        for (size_t i = 0; i < len; ++i) wide[i] = term_a_[a[c0 + i]] * term_b_[b[c0 + i]];  // |.| <= 255²
+      }
+      const RequantQ31Args args{wide, out.bytes() + c0, 1, int64_t(len), int64_t(len), int64_t(len),
+                                lanes_.multiplier.data(), lanes_.shift.data(), lanes_.lo_zo.data(), lanes_.hi_zo.data(),
+                                lanes_.zo.data()};
+      call_microkernel(q31_code_->entry(), args, q31_desc_);
+    }
+  }
+
   QuantStorage a_, b_;
   TfliteBinary binary_;
   std::string name_;
   int64_t lo_ = 0, hi_ = 0;
+  std::shared_ptr<const CompiledKernel> q31_code_;
+  KernelDesc q31_desc_;
+  std::array<int32_t, 256> term_a_{}, term_b_{};  // add: the input terms; mul: q - z
+  struct {
+    std::vector<int32_t> multiplier, shift, lo_zo, hi_zo, zo;
+  } lanes_;
 };
 
 // TFLite's softmax along the last axis and int8 logistic (tflite profiles) in portable C++: the
@@ -246,7 +384,8 @@ class ProfileActivationKernel final : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op) {
+std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,
+                                                     Generator generator) {
   const bool tflite = is_tflite(graph.numerics);
   if (!tflite || (op.kind != OpKind::kAdd && op.kind != OpKind::kMul) || profile_formula(graph, op).empty()) {
     return nullptr;
@@ -257,7 +396,7 @@ std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const O
     if (t.dims != y.dims || t.element.kind != ElementKind::kUniform || t.element.storage.width > 16) return nullptr;
   }
   if (!y.has_static_shape() || y.element.storage.width > 16) return nullptr;
-  return std::make_unique<ProfileBinaryKernel>(graph, op);
+  return std::make_unique<ProfileBinaryKernel>(graph, op, allowed, generator);
 }
 
 std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {
@@ -337,9 +476,10 @@ std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, cons
 }
 
 std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,
-                                                      std::unique_ptr<OpKernel> contraction) {
+                                                      std::unique_ptr<OpKernel> contraction, const IsaSet& allowed,
+                                                      Generator generator) {
   return std::make_unique<ProfileRequantKernel>(graph, op, std::move(acc_graph), std::move(contraction),
-                                                channel_axis(graph, op));
+                                                channel_axis(graph, op), allowed, generator);
 }
 
 std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, const Op& op) {

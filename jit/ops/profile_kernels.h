@@ -21,20 +21,31 @@ std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, cons
 
 /// Wraps `contraction` (a kernel of op `op_index` of `acc_graph`, writing int32 accumulators)
 /// into the kernel of the same op of `graph`: accumulators into a scratch tensor, then the
-/// profile's per-channel requantization and the op's fused clamp.
+/// profile's per-channel requantization and the op's fused clamp. Under the tflite profiles,
+/// 8-bit results with the channels innermost requantize on the kRequantQ31 micro-kernel of
+/// the best level in `allowed` that has one (from `generator`); the rest element by element.
 std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op,
                                                       std::shared_ptr<Graph> acc_graph,
-                                                      std::unique_ptr<OpKernel> contraction);
+                                                      std::unique_ptr<OpKernel> contraction, const IsaSet& allowed,
+                                                      Generator generator);
 
 /// TFLite's quantized qrt.add or qrt.mul (tflite profiles) of two per-tensor operands of the
 /// result's static shape (no broadcasting), 8- or 16-bit storage: a portable C++ kernel of the
-/// profile's formula; nullptr for any other op or profile.
-std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op);
+/// profile's formula; nullptr for any other op or profile. Bytes in and out run through
+/// 256-entry tables and the kRequantQ31 micro-kernel (the best in `allowed` from `generator`).
+std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,
+                                                     Generator generator);
 
 /// TFLite's quantized qrt.softmax (along the last axis) or int8 qrt.logistic (tflite
 /// profiles, where profile_formula names them) of a static shape without a fused clamp: a
 /// portable C++ kernel of the profile's formula (the logistic as a 256-entry table); nullptr
 /// for any other op or profile.
 std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, const Op& op);
+
+/// TFLite's quantized qrt.mean (tflite profiles, where profile_formula names it) of static
+/// shapes, 8- or 16-bit storage, over one contiguous block of axes, without a fused clamp: a
+/// portable C++ kernel of the reference's formula (profile_reduce_kernels.cpp); nullptr for
+/// anything else.
+std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op& op);
 
 }  // namespace qrt::jit

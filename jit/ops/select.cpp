@@ -72,8 +72,9 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
   // op, the reference computes it.
   if (std::string formula = profile_formula(graph, op); !formula.empty()) {
-    std::unique_ptr<OpKernel> portable = make_profile_binary_kernel(graph, op);
+    std::unique_ptr<OpKernel> portable = make_profile_binary_kernel(graph, op, allowed, generator);
     if (!portable) portable = make_profile_activation_kernel(graph, op);
+    if (!portable) portable = make_profile_mean_kernel(graph, op);
     if (portable) {
       choice.kernel = std::move(portable);
       choice.chain = std::string("any ISA: chosen (portable C++, numerics profile ") + formula + ")";
@@ -86,7 +87,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       const Op& inner = (*acc)->ops.back();
       QRT_ASSIGN_OR_RETURN(KernelChoice contraction, select_kernel(**acc, inner, allowed, generator));
       if (contraction.kernel) {
-        contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel));
+        contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel), allowed, generator);
         return contraction;
       }
       formula += " (and no kernel computes its accumulators: " + contraction.why_not + ")";

@@ -437,13 +437,10 @@ Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt, Numerics
   // TFLite (reference_integer_ops/mean.h): the centred sum times the Q31 form of
   // f32(s_in) / f32(s_out), divided by the count rounding half away from zero.
   const numerics::QuantizedMultiplier q31 =
-      tflite ? numerics::quantize_multiplier(double(float(x.type.element.scales[0])) / double(float(oe.scales[0])), single)
-             : numerics::QuantizedMultiplier{};
+      tflite ? tflite_mean_multiplier(x.type.element, oe, single) : numerics::QuantizedMultiplier{};
   for (size_t o = 0; o < out_n; ++o) {
     if (tflite) {
-      const int64_t scaled = numerics::multiply_by_quantized_multiplier(isum[o], q31, single);
-      const int64_t average = numerics::average_tflite(scaled, int64_t(count));
-      y.set_int(o, numerics::clamp_i64(average + oe.zero_points[0], oe.storage.min, oe.storage.max));
+      y.set_int(o, tflite_mean(isum[o], int64_t(count), q31, single, oe));
     } else if (quant) {
       const float m = numerics::multiplier(x.type.element.scales[0], oe.scales[0] * double(count));
       y.set_int(o, numerics::requantize(isum[o], m, oe.zero_points[0], oe.storage.min, oe.storage.max));

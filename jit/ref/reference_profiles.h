@@ -34,6 +34,22 @@ std::optional<numerics::TfliteSoftmaxParams> tflite_softmax_params(const Op& op,
 std::optional<numerics::TfliteLogisticParams> tflite_logistic_params(const ElementType& in, const ElementType& out,
                                                                      bool single_rounding, std::string* why);
 
+/// TFLite's int8/int16 mean (reference_integer_ops/mean.h) of `count` stored values of
+/// element `in` whose centred sum (Σ (q - z_in)) is `sum`, stored as element `out`: the sum
+/// times the Q31 form `m` (tflite_mean_multiplier) of f32(s_in) / f32(s_out), divided by the
+/// count rounding half away from zero, + z_out, clamped to the storage.
+inline int64_t tflite_mean(int64_t sum, int64_t count, numerics::QuantizedMultiplier m, bool single_rounding,
+                           const ElementType& out) {
+  const int64_t scaled = numerics::multiply_by_quantized_multiplier(sum, m, single_rounding);
+  return numerics::clamp_i64(numerics::average_tflite(scaled, count) + out.zero_points[0], out.storage.min,
+                             out.storage.max);
+}
+/// The Q31 multiplier of tflite_mean for elements `in` and `out`.
+inline numerics::QuantizedMultiplier tflite_mean_multiplier(const ElementType& in, const ElementType& out,
+                                                            bool single_rounding) {
+  return numerics::quantize_multiplier(double(float(in.scales[0])) / double(float(out.scales[0])), single_rounding);
+}
+
 /// TFLite's integer softmax (tflite::reference_ops::Softmax, per slice along `axis`) or int8
 /// logistic (reference_integer_ops::Logistic) of `x`, under the tflite profiles where
 /// profile_formula names them; an error names the op where TFLite's kernel would stop.
@@ -58,6 +74,8 @@ class AccumulatorRequant {
     if (profile_ == NumericsProfile::kOnnx) return numerics::requantize_onnx(acc, m_[channel], zo, lo, hi);
     return numerics::requantize(acc, m_[channel], zo, lo, hi);
   }
+  /// The per-channel Q31 multipliers and shifts (tflite profiles; empty for the others).
+  const std::vector<numerics::QuantizedMultiplier>& q31() const { return q31_; }
 
  private:
   NumericsProfile profile_;
@@ -73,17 +91,26 @@ class TfliteBinary {
   /// The stored result for stored operands `qa`, `qb` (inline: the profile kernels apply it
   /// per element).
   int64_t apply(int64_t qa, int64_t qb) const {
-    const int64_t a = qa - za_, b = qb - zb_;
-    int64_t raw;
-    if (add_) {
-      const int32_t sa = numerics::multiply_by_quantized_multiplier(a * (int64_t(1) << left_shift_), ma_, single_rounding_);
-      const int32_t sb = numerics::multiply_by_quantized_multiplier(b * (int64_t(1) << left_shift_), mb_, single_rounding_);
-      raw = numerics::multiply_by_quantized_multiplier(int64_t(sa) + int64_t(sb), mo_, single_rounding_);
-    } else {
-      raw = numerics::multiply_by_quantized_multiplier(a * b, mo_, single_rounding_);
-    }
-    return numerics::clamp_i64(raw + zo_, lo_, hi_);
+    const int32_t raw = numerics::multiply_by_quantized_multiplier(wide(qa, qb), mo_, single_rounding_);
+    return numerics::clamp_i64(int64_t(raw) + zo_, lo_, hi_);
   }
+  /// The integer the output multiplier scales: add: the sum of the two rescaled inputs (each a
+  /// function of its own operand: input_term); multiply: (qa - za)·(qb - zb).
+  int64_t wide(int64_t qa, int64_t qb) const {
+    return add_ ? int64_t(input_term(0, qa)) + int64_t(input_term(1, qb)) : (qa - za_) * (qb - zb_);
+  }
+  /// add: operand `which` (0: a, 1: b) rescaled, MultiplyByQuantizedMultiplier((q - z) << left
+  /// shift, m_in). Only for add.
+  int32_t input_term(int which, int64_t q) const {
+    const int64_t v = q - (which == 0 ? za_ : zb_);
+    return numerics::multiply_by_quantized_multiplier(v * (int64_t(1) << left_shift_), which == 0 ? ma_ : mb_,
+                                                      single_rounding_);
+  }
+  bool is_add() const { return add_; }
+  bool single_rounding() const { return single_rounding_; }
+  /// The output's multiplier and zero point (apply's last step).
+  numerics::QuantizedMultiplier output_multiplier() const { return mo_; }
+  int64_t output_zero_point() const { return zo_; }
 
  private:
   bool add_;

@@ -433,6 +433,17 @@ TEST_CASE("matmul under the tflite and onnx profiles: kernel accumulators, the p
       }
     }
   }
+  // Worth several tasks at three threads (check_last_op runs three too): few rows split the
+  // weight panels (the accumulators go to the requantization after every panel is done), more
+  // rows go block by block.
+  for (const char* profile : {"tflite", "tflite-single-rounding"}) {
+    for (int64_t m : {2, 77}) {
+      MatmulCase c = random_case(rng, m, 1024, 520);
+      const std::string text = qrt_test::with_profile(matmul_text(c, rng, 255), profile);
+      const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, 1024}));
+      if (how.find("q31requant") != std::string::npos) ++cases;
+    }
+  }
   MESSAGE(cases << " profile matmul cases requantized by the profile");
   CHECK(cases > 40);  // the rest have int32 accumulator results, the same in every profile
 }

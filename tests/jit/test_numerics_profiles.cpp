@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -229,7 +230,7 @@ TEST_CASE("the reference under onnx: QLinearMatMul's f32 multiplier applied in f
   }
 }
 
-TEST_CASE("tflite add and mul kernels (portable C++) are bit-exact with the reference") {
+TEST_CASE("tflite add and mul kernels (input tables, the kRequantQ31 kernel) are bit-exact with the reference") {
   std::mt19937 rng(41);
   std::uniform_real_distribution<double> decade(-3.0, 1.0);
   int cases = 0;
@@ -247,7 +248,8 @@ TEST_CASE("tflite add and mul kernels (portable C++) are bit-exact with the refe
         };
         const qrt_test::QuantSpec a = spec(rng() % 2), b = spec(rng() % 2), y = spec(rng() % 2);
         const std::string clamp = rep % 4 == 3 ? qrt_test::random_clamp_attrs(rng, y) : "";
-        const std::string dims = "1x7x9x13x";
+        // 819 elements: a whole 512-element chunk and a tail; every 6th case 40 960 (3 tasks).
+        const std::string dims = rep % 6 == 5 ? "1x40x32x32x" : "1x7x9x13x";
         const std::string at = "tensor<" + dims + a.type() + ">", bt = "tensor<" + dims + b.type() + ">",
                           yt = "tensor<" + dims + y.type() + ">";
         std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"" + op +
@@ -264,10 +266,64 @@ TEST_CASE("tflite add and mul kernels (portable C++) are bit-exact with the refe
         };
         const std::string how =
             qrt_test::check_last_op(qrt_test::with_profile(text, profile), {make(at, a), make(bt, b)});
-        CHECK(how.find("fixed-point formula (portable C++)") != std::string::npos);
+        CHECK(how.find("fixed-point formula (") != std::string::npos);
+        CHECK(how.find("_q31requant") != std::string::npos);  // bytes: the requantization kernel
         ++cases;
       }
     }
   }
   MESSAGE(cases << " add/mul cases");
+}
+
+TEST_CASE("the tflite mean kernel (portable C++) is bit-exact with the reference") {
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<double> decade(-3.0, 1.0);
+  int cases = 0;
+  struct Axes {
+    const char* attr;
+    bool contiguous;
+  };
+  for (const char* profile : {"tflite", "tflite-single-rounding"}) {
+    for (const Axes& axes : {Axes{"[1, 2]", true}, Axes{"[2, 1]", true}, Axes{"[1]", true}, Axes{"[3]", true},
+                             Axes{"[0, 1, 2, 3]", true}, Axes{"[1, 3]", false}}) {
+      for (int rep = 0; rep < 6; ++rep) {
+        // A per-tensor type of `bits` storage: zero point at a bound or anywhere, scale over decades.
+        struct Spec {
+          int lo, hi;
+          std::string type;
+        };
+        auto spec = [&](unsigned bits, bool is_signed) {
+          const int lo = is_signed ? -(1 << (bits - 1)) : 0, hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+          const int zp = rng() % 3 == 0 ? lo : rng() % 2 ? hi : lo + int(rng() % uint32_t(hi - lo + 1));
+          char buf[96];
+          std::snprintf(buf, sizeof buf, "!quant.uniform<%s%u:f32, %.17g:%d>", is_signed ? "i" : "u", bits,
+                        std::pow(10.0, decade(rng)), zp);
+          return Spec{lo, hi, buf};
+        };
+        const unsigned bits = rep % 3 == 2 ? 16 : 8;
+        const Spec x = spec(bits, bits == 16 || rng() % 2), y = spec(bits, bits == 16 || rng() % 2);
+        const std::vector<int64_t> dims = {1 + int64_t(rng() % 2), 1 + int64_t(rng() % 9), 1 + int64_t(rng() % 9),
+                                           1 + int64_t(rng() % 600)};
+        std::vector<int64_t> out_dims;
+        for (size_t d = 0; d < 4; ++d) {
+          if (std::string(axes.attr).find(char('0' + d)) == std::string::npos) out_dims.push_back(dims[d]);
+        }
+        const std::string xt = "tensor<" + qrt_test::shape(dims) + x.type + ">";
+        const std::string yt = "tensor<" + qrt_test::shape(out_dims) + y.type + ">";
+        const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"qrt.mean\"(%x) {axes = " +
+                                 axes.attr + "} : (" + xt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        CAPTURE(text);
+        auto t = qrt::parse_type(xt);
+        REQUIRE(t.is_ok());
+        qrt::Tensor in = qrt::Tensor::zeros(*t);
+        const auto v = qrt_test::random_values(rng, size_t(in.num_elements()), x.lo, x.hi);
+        for (size_t i = 0; i < v.size(); ++i) in.set_int(i, v[i]);
+        const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), in, axes.contiguous);
+        if (axes.contiguous) CHECK(how.find("mean with ") == 0);
+        else CHECK(how.empty());  // other axis sets stay with the reference
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " mean cases");
 }

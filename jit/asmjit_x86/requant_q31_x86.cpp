@@ -1,0 +1,177 @@
+// qrt — the x86 backend's kRequantQ31 micro-kernels (TFLite's fixed-point requantization of
+// int32 accumulators, jit/core/microkernel.h), written with intrinsics like the other stream
+// kernels: 8 (AVX2) or 16 (AVX-512) channels per step, each lane computing exactly what
+// numerics::requantize_tflite computes, so every byte equals the scalar twin's.
+//
+// Double rounding, per lane (x an accumulator, M its channel's Q31 multiplier, M >= 0):
+//   xs = x << left (vpsllvd: counts of 32 or more give 0, as the twin's wrapping shift does);
+//   the doubling high-mul on 64-bit products p of the even and the odd lanes (vpmuldq) as
+//   floor((p + 2^30) / 2^31), the quotient's low 32 bits taken by a logical shift (|p| < 2^62,
+//   so the quotient fits int32). That is gemmlowp's nudge-and-truncate (2^30, or 1 - 2^30 for
+//   a negative product, then division toward zero) in one step: for p = -k < 0 both give
+//   -floor((k + 2^30 - 1) / 2^31); ties round toward +inf either way, as AArch64's sqrdmulh
+//   does. INT32_MIN · INT32_MIN cannot occur with M >= 0;
+//   RoundingDivideByPOT: (h >> right) + (remainder > (mask >> 1) + (h < 0)).
+// Single rounding: the 64-bit product plus 2^(total - 1), shifted right arithmetically by
+// total = 31 - shift, saturated to int32 (vpsravq and vpminsq on AVX-512; on AVX2 the shift by
+// sign flips around vpsrlvq and the saturation by vpcmpgtq).
+// Then clamp(v, lo - zo, hi - zo) + zo (no int32 overflow: the bounds are in range) and a
+// narrowing store. AVX2 leaves a tail of fewer than 8 channels to the scalar formula.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ir/numerics.h"
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
+
+namespace {
+
+// One channel by the scalar formula (the AVX2 tails).
+inline int32_t requant_lane(const RequantQ31Args& a, int64_t j, int32_t acc, bool single_rounding) {
+  const numerics::QuantizedMultiplier m{a.multiplier[j], a.shift[j]};
+  const int32_t v = numerics::multiply_by_quantized_multiplier(acc, m, single_rounding);
+  return std::min(std::max(v, a.lo_zo[j]), a.hi_zo[j]) + a.zo[j];
+}
+
+// ---- AVX2 ----
+
+// The high-mul's quotient (low 32 bits of each 64-bit lane) of products p: (p + 2^30) >> 31.
+__attribute__((target("avx2"))) inline __m256i avx2_high_mul_quotient(__m256i p) {
+  return _mm256_srli_epi64(_mm256_add_epi64(p, _mm256_set1_epi64x(int64_t(1) << 30)), 31);
+}
+
+// Single rounding of the 64-bit products p by n = total (1..62) per lane, saturated to int32.
+__attribute__((target("avx2"))) inline __m256i avx2_single_round(__m256i p, __m256i n) {
+  const __m256i zero = _mm256_setzero_si256(), one64 = _mm256_set1_epi64x(1);
+  const __m256i max32 = _mm256_set1_epi64x(INT32_MAX), min32 = _mm256_set1_epi64x(INT32_MIN);
+  p = _mm256_add_epi64(p, _mm256_sllv_epi64(one64, _mm256_sub_epi64(n, one64)));
+  const __m256i sign = _mm256_cmpgt_epi64(zero, p);
+  __m256i r = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, sign), n), sign);  // p >> n, arithmetic
+  r = _mm256_blendv_epi8(r, max32, _mm256_cmpgt_epi64(r, max32));
+  return _mm256_blendv_epi8(r, min32, _mm256_cmpgt_epi64(min32, r));
+}
+
+template <bool kSingle>
+__attribute__((target("avx2"))) inline __m256i avx2_requant8(__m256i x, __m256i m, __m256i s) {
+  const __m256i zero = _mm256_setzero_si256();
+  if constexpr (!kSingle) {
+    const __m256i left = _mm256_max_epi32(s, zero), right = _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero);
+    const __m256i xs = _mm256_sllv_epi32(x, left);
+    const __m256i even = avx2_high_mul_quotient(_mm256_mul_epi32(xs, m));
+    const __m256i odd = avx2_high_mul_quotient(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32)));
+    const __m256i h = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i threshold = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(h, 31));
+    const __m256i up = _mm256_cmpgt_epi32(_mm256_and_si256(h, mask), threshold);  // -1 where rounding up
+    return _mm256_sub_epi32(_mm256_srav_epi32(h, right), up);
+  } else {
+    const __m256i total = _mm256_sub_epi32(_mm256_set1_epi32(31), s);  // 1..62
+    const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
+    const __m256i even = avx2_single_round(_mm256_mul_epi32(x, m), _mm256_and_si256(total, low32));
+    const __m256i odd = avx2_single_round(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), _mm256_srli_epi64(total, 32));
+    return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  }
+}
+
+__attribute__((target("avx2"))) inline __m256i avx2_load(const int32_t* p, int64_t j) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + j));
+}
+
+template <bool kSingle>
+__attribute__((target("avx2"))) void avx2_requant_rows(const RequantQ31Args& a, bool is_signed) {
+  const int64_t full = a.channels / 8 * 8;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = 0; j < full; j += 8) {
+      __m256i v = avx2_requant8<kSingle>(avx2_load(acc, j), avx2_load(a.multiplier, j), avx2_load(a.shift, j));
+      v = _mm256_min_epi32(_mm256_max_epi32(v, avx2_load(a.lo_zo, j)), avx2_load(a.hi_zo, j));
+      v = _mm256_add_epi32(v, avx2_load(a.zo, j));
+      // In range already: the saturating packs only narrow.
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
+    }
+    for (int64_t j = full; j < a.channels; ++j) y[j] = uint8_t(requant_lane(a, j, acc[j], kSingle));
+  }
+}
+
+// ---- AVX-512 ----
+
+#define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+QRT_AVX512 inline __m512i avx512_high_mul_quotient(__m512i p) {
+  return _mm512_srli_epi64(_mm512_add_epi64(p, _mm512_set1_epi64(int64_t(1) << 30)), 31);
+}
+
+QRT_AVX512 inline __m512i avx512_single_round(__m512i p, __m512i n) {
+  const __m512i one64 = _mm512_set1_epi64(1);
+  const __m512i max32 = _mm512_set1_epi64(INT32_MAX), min32 = _mm512_set1_epi64(INT32_MIN);
+  p = _mm512_add_epi64(p, _mm512_sllv_epi64(one64, _mm512_sub_epi64(n, one64)));
+  return _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(p, n), max32), min32);
+}
+
+template <bool kSingle>
+QRT_AVX512 inline __m512i avx512_requant16(__m512i x, __m512i m, __m512i s) {
+  const __m512i zero = _mm512_setzero_si512();
+  constexpr __mmask16 kOdd = 0xAAAA;
+  if constexpr (!kSingle) {
+    const __m512i left = _mm512_max_epi32(s, zero), right = _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero);
+    const __m512i xs = _mm512_sllv_epi32(x, left);
+    const __m512i even = avx512_high_mul_quotient(_mm512_mul_epi32(xs, m));
+    const __m512i odd = avx512_high_mul_quotient(_mm512_mul_epi32(_mm512_srli_epi64(xs, 32), _mm512_srli_epi64(m, 32)));
+    const __m512i h = _mm512_mask_blend_epi32(kOdd, even, _mm512_slli_epi64(odd, 32));
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+    const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(h, 31));
+    const __mmask16 up = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, mask), threshold);
+    const __m512i q = _mm512_srav_epi32(h, right);
+    return _mm512_mask_add_epi32(q, up, q, one);
+  } else {
+    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), s);  // 1..62
+    const __m512i low32 = _mm512_set1_epi64(0xffffffff);
+    const __m512i even = avx512_single_round(_mm512_mul_epi32(x, m), _mm512_and_si512(total, low32));
+    const __m512i odd = avx512_single_round(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), _mm512_srli_epi64(total, 32));
+    return _mm512_mask_blend_epi32(kOdd, even, _mm512_slli_epi64(odd, 32));
+  }
+}
+
+template <bool kSingle>
+QRT_AVX512 inline __m512i avx512_requant_step(const RequantQ31Args& a, const int32_t* acc, int64_t j, __mmask16 k) {
+  __m512i v = avx512_requant16<kSingle>(_mm512_maskz_loadu_epi32(k, acc + j), _mm512_maskz_loadu_epi32(k, a.multiplier + j),
+                                        _mm512_maskz_loadu_epi32(k, a.shift + j));
+  v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_maskz_loadu_epi32(k, a.lo_zo + j)), _mm512_maskz_loadu_epi32(k, a.hi_zo + j));
+  return _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, a.zo + j));
+}
+
+template <bool kSingle>
+QRT_AVX512 void avx512_requant_rows(const RequantQ31Args& a) {
+  const int64_t full = a.channels / 16 * 16;
+  // The last step runs under a mask: lanes past the row neither load nor store.
+  const __mmask16 tail = __mmask16((1u << (a.channels - full)) - 1);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = 0; j < full; j += 16) {
+      // In range already: vpmovdb only narrows (in a register: its masked store form is slow).
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), _mm512_cvtepi32_epi8(avx512_requant_step<kSingle>(a, acc, j, 0xffff)));
+    }
+    if (tail) _mm512_mask_cvtepi32_storeu_epi8(y + full, tail, avx512_requant_step<kSingle>(a, acc, full, tail));
+  }
+}
+
+}  // namespace
+
+void avx2_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
+  desc->single_rounding ? avx2_requant_rows<true>(*args, desc->storage_signed)
+                        : avx2_requant_rows<false>(*args, desc->storage_signed);
+}
+
+void avx512_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
+  desc->single_rounding ? avx512_requant_rows<true>(*args) : avx512_requant_rows<false>(*args);
+}
+
+}  // namespace qrt::jit::x86gen
