@@ -178,6 +178,8 @@ int64_t average_tflite(int64_t sum, int64_t count);
 /// arithmetic): M = f32(f32(s_a · s_w) / s_y) from f32 scales, then
 /// clamp(rne(f64(acc) · f64(M)) + zo, lo, hi).
 float onnx_multiplier(double s_a, double s_w, double s_y);
-int64_t requantize_onnx(int64_t acc, float m, int64_t zo, int64_t lo, int64_t hi);
+inline int64_t requantize_onnx(int64_t acc, float m, int64_t zo, int64_t lo, int64_t hi) {
+  return add_zero_point_and_clamp(round_half_even(double(acc) * double(m)), zo, lo, hi);
+}
 
 }  // namespace qrt::numerics

@@ -127,10 +127,6 @@ float onnx_multiplier(double s_a, double s_w, double s_y) {
   return (float(s_a) * float(s_w)) / float(s_y);
 }
 
-int64_t requantize_onnx(int64_t acc, float m, int64_t zo, int64_t lo, int64_t hi) {
-  return add_zero_point_and_clamp(round_half_even(double(acc) * double(m)), zo, lo, hi);
-}
-
 }  // namespace numerics
 
 }  // namespace qrt

@@ -37,7 +37,7 @@ std::vector<KernelListRow> make_rows() {
   for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows, KernelOp::kLut8, KernelOp::kF32Gemm,
                       KernelOp::kF32Dwconv, KernelOp::kWoGemm, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                       KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kMaxPool, KernelOp::kAvgPool,
-                      KernelOp::kRequantQ31}) {
+                      KernelOp::kRequantQ31, KernelOp::kRequantF64}) {
     rows.push_back({op, Isa::kAvx512Vnni, &x86_avx512_vnni_backend()});
   }
   every_kind(x86_avx2_backend());
@@ -50,7 +50,7 @@ std::vector<KernelListRow> make_rows() {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                         KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
                         KernelOp::kAvgPool, KernelOp::kClamp, KernelOp::kLut8, KernelOp::kWoGemm,
-                        KernelOp::kF32Gemm, KernelOp::kF32Dwconv, KernelOp::kRequantQ31}) {
+                        KernelOp::kF32Gemm, KernelOp::kF32Dwconv, KernelOp::kRequantQ31, KernelOp::kRequantF64}) {
       rows.push_back({op, b->isa(), b});
     }
     if (b->isa() != Isa::kNeon) rows.push_back({KernelOp::kDynGemm, b->isa(), b});

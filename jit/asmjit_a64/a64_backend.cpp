@@ -49,7 +49,10 @@ class A64Backend final : public Backend {
       if (isa_ == Isa::kNeon) return "the AArch64 dynamic i8 kernel needs the dot product (neon-dot)";
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 dynamic i8 kernel reads 4- or 8-bit weights";
     }
-    if (d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv || d.op == KernelOp::kRequantQ31) return "";
+    if (d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv || d.op == KernelOp::kRequantQ31 ||
+        d.op == KernelOp::kRequantF64) {
+      return "";
+    }
     if (d.op == KernelOp::kWoGemm) {
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 weight-only kernel reads 4- or 8-bit weights";
     }
@@ -84,6 +87,10 @@ class A64Backend final : public Backend {
     if (d.op == KernelOp::kF32Dwconv) {
       return std::shared_ptr<const CompiledKernel>(
           std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_f32_dwconv)));
+    }
+    if (d.op == KernelOp::kRequantF64) {
+      return std::shared_ptr<const CompiledKernel>(
+          std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_requant_f64)));
     }
     if (d.op == KernelOp::kRequantQ31) {
       return std::shared_ptr<const CompiledKernel>(

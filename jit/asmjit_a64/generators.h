@@ -115,8 +115,10 @@ void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kWoGemm (WoGemmArgs), 4- or 8-bit weights dequantized in registers, 4 rows x 16 columns per
 /// step: NEON intrinsics (weight_only_a64.cpp), every level.
 void a64_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
-/// kRequantQ31 with NEON intrinsics (requant_q31_a64.cpp): 8 channels per step, scalar tail.
+/// kRequantQ31 with NEON intrinsics (profile_requant_a64.cpp): 8 channels per step, scalar tail.
 void a64_requant_q31(const RequantQ31Args* args, const KernelDesc* desc);
+/// kRequantF64 with NEON intrinsics: 8 channels per step (f64 pairs), scalar tail.
+void a64_requant_f64(const RequantF64Args* args, const KernelDesc* desc);
 /// kF32Gemm (F32GemmArgs), 4 rows x 16 columns per step, the reference's order (fmul, fadd):
 /// NEON intrinsics (f32_kernels_a64.cpp), every level.
 void a64_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);

@@ -50,10 +50,14 @@ void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
 void avx2_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kLut8 with AVX-512 VBMI intrinsics (two vpermi2b and a blend per 64 bytes, masked tail).
 void avx512_lut8(const LutArgs* args, const KernelDesc* desc);
-/// kRequantQ31 with AVX2 intrinsics (requant_q31_x86.cpp): 8 channels per step, scalar tail.
+/// kRequantQ31 with AVX2 intrinsics (profile_requant_x86.cpp): 8 channels per step, scalar tail.
 void avx2_requant_q31(const RequantQ31Args* args, const KernelDesc* desc);
 /// kRequantQ31 with AVX-512 intrinsics: 16 channels per step, masked tail.
 void avx512_requant_q31(const RequantQ31Args* args, const KernelDesc* desc);
+/// kRequantF64 with AVX2 intrinsics: 8 channels per step (two 4-lane f64 halves), scalar tail.
+void avx2_requant_f64(const RequantF64Args* args, const KernelDesc* desc);
+/// kRequantF64 with AVX-512 intrinsics: 16 channels per step (two 8-lane f64 halves), masked tail.
+void avx512_requant_f64(const RequantF64Args* args, const KernelDesc* desc);
 /// kF32Gemm with AVX2 intrinsics: 6 x 16 tiles, separate multiply and add, k in order.
 void avx2_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);
 /// kF32Gemm with AVX-512 intrinsics: 12 x 32 tiles, masked column tails.

@@ -68,7 +68,8 @@ class X86Backend final : public Backend {
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
                                                       d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv ||
-                                                      d.op == KernelOp::kWoGemm || d.op == KernelOp::kRequantQ31 || is_stream_op(d.op) ||
+                                                      d.op == KernelOp::kWoGemm || d.op == KernelOp::kRequantQ31 || d.op == KernelOp::kRequantF64 ||
+                                                      is_stream_op(d.op) ||
                                                       d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool));
     if (!served) {
       return std::string("no ") + kernel_op_name(d.op) + " kernel at this level";
@@ -120,6 +121,8 @@ class X86Backend final : public Backend {
                                               : &x86gen::avx2_dyn_gemm);
       case KernelOp::kRequantQ31:
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_requant_q31 : &x86gen::avx2_requant_q31);
+      case KernelOp::kRequantF64:
+        return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_requant_f64 : &x86gen::avx2_requant_f64);
       case KernelOp::kEwProgram:  // programs are compiled (compile_program), never generated from a description
       case KernelOp::kCount: break;
     }

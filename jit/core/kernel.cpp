@@ -67,6 +67,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kWoGemm: return "wogemm";
     case KernelOp::kDynGemm: return "dyngemm";
     case KernelOp::kRequantQ31: return "q31requant";
+    case KernelOp::kRequantF64: return "f64requant";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -138,6 +139,7 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kLut8) return "x8_x8_lut8" + suffix;
   // e.g. s32_qs8_q31requant_sr__avx512vnni (accumulators, result; _sr: single rounding).
   if (op == KernelOp::kRequantQ31) return "s32_" + q + "_q31requant" + (single_rounding ? "_sr" : "") + suffix;
+  if (op == KernelOp::kRequantF64) return "s32_" + q + "_f64requant" + suffix;
   // The tile the native kernels use (the LLVM templates block the same way).
   if (op == KernelOp::kF32Gemm) {
     const bool a64 = isa == Isa::kNeon || isa == Isa::kNeonDot || isa == Isa::kNeonI8mm;

@@ -37,6 +37,9 @@ enum class KernelOp : uint8_t {
   /// TFLite's requantization of int32 accumulators to 8-bit stored values, per channel a Q31
   /// multiplier and shift (RequantQ31Args; numerics::requantize_tflite), double or single rounding
   kRequantQ31,
+  /// ONNX's requantization of int32 accumulators to 8-bit stored values, per channel an f32
+  /// multiplier applied in f64 (RequantF64Args; numerics::requantize_onnx)
+  kRequantF64,
   kCount
 };
 

@@ -343,6 +343,20 @@ struct RequantQ31Args {
   const int32_t* zo;
 };
 
+/// kRequantF64: ONNX's requantization (numerics::requantize_onnx) of the accumulators laid out
+/// as in RequantQ31Args: v = round_half_even(f64(acc) · f64(multiplier[j])) (one f64 rounding
+/// of the product), then clamp(v, lo - zo, hi - zo) + zo. Multipliers must be finite.
+struct RequantF64Args {
+  const int32_t* acc;
+  void* y;
+  int64_t rows, channels;
+  int64_t acc_stride, y_stride;  ///< int32 values of acc per row, bytes of y per row
+  const float* multiplier;
+  const int32_t* lo_zo;
+  const int32_t* hi_zo;
+  const int32_t* zo;
+};
+
 /// Stored weight (kk, j) of kWoGemm's layout (see WoGemmArgs).
 inline int32_t wo_weight_at(const WoGemmArgs& a, int64_t kk, int64_t j, unsigned bits, bool is_signed) {
   const uint8_t* row = a.w + kk * a.w_stride;

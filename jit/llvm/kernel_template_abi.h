@@ -12,10 +12,11 @@
 namespace qrt::jit::llvm_ir {
 
 /// The sizes of the description and of every argument block, and two field offsets.
-inline constexpr std::array<uint64_t, 15> kKernelTemplateAbi = {
+inline constexpr std::array<uint64_t, 16> kKernelTemplateAbi = {
     sizeof(KernelDesc),   offsetof(KernelDesc, channels), sizeof(ConvertArgs), sizeof(GemmTileArgs),
     sizeof(PackRowsArgs), sizeof(DepthwiseArgs),          sizeof(PoolArgs),    sizeof(ElementwiseArgs),
     sizeof(ClampArgs),    sizeof(F32GemmArgs),            offsetof(F32GemmArgs, n_padded), sizeof(LutArgs),
-    sizeof(F32DwArgs),    sizeof(RequantQ31Args),         offsetof(KernelDesc, single_rounding)};
+    sizeof(F32DwArgs),    sizeof(RequantQ31Args),         offsetof(KernelDesc, single_rounding),
+    sizeof(RequantF64Args)};
 
 }  // namespace qrt::jit::llvm_ir

@@ -340,6 +340,8 @@ void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d);
 
 void qrt_kt_requant_q31(const RequantQ31Args* args, const KernelDesc* d) { twin_requant_q31(args, d); }
 
+void qrt_kt_requant_f64(const RequantF64Args* args, const KernelDesc* d) { twin_requant_f64(args, d); }
+
 void qrt_kt_f32_dwconv(const F32DwArgs* args, const KernelDesc*) { f32_dwconv_blocks(args); }
 
 void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {

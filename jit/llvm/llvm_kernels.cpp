@@ -50,6 +50,7 @@ const char* template_entry(KernelOp op) {
     case KernelOp::kWoGemm: return "qrt_kt_wo_gemm";
     case KernelOp::kDynGemm: return "qrt_kt_dyn_gemm";
     case KernelOp::kRequantQ31: return "qrt_kt_requant_q31";
+    case KernelOp::kRequantF64: return "qrt_kt_requant_f64";
     case KernelOp::kDwInterleave:
     case KernelOp::kDwRows:
     case KernelOp::kEwProgram:

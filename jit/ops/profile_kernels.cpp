@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <tuple>
 #include <type_traits>
@@ -27,12 +28,13 @@ int channel_axis(const Graph& graph, const Op& op) {
   return w.is_ok() ? int(w->channel_dim()) : -1;
 }
 
-// The kRequantQ31 micro-kernel of the best level in `allowed` that has one (the scalar twin at
-// worst) from `generator`, for 8-bit results of `is_signed` storage; null where none serves.
-std::shared_ptr<const CompiledKernel> find_q31_kernel(const IsaSet& allowed, Generator generator, bool is_signed,
-                                                      bool single_rounding, KernelDesc* desc) {
+// The requantization micro-kernel `op` (kRequantQ31 or kRequantF64) of the best level in
+// `allowed` that has one (the scalar twin at worst) from `generator`, for 8-bit results of
+// `is_signed` storage; null where none serves.
+std::shared_ptr<const CompiledKernel> find_requant_kernel(KernelOp op, const IsaSet& allowed, Generator generator,
+                                                          bool is_signed, bool single_rounding, KernelDesc* desc) {
   KernelDesc d;
-  d.op = KernelOp::kRequantQ31;
+  d.op = op;
   d.generator = generator;
   d.storage_signed = is_signed;
   d.single_rounding = single_rounding;
@@ -72,7 +74,7 @@ class ProfileRequantKernel final : public OpKernel {
       lo_.push_back(lo);
       hi_.push_back(hi);
     }
-    choose_q31_kernel(graph, allowed, generator);
+    choose_requant_kernel(graph, allowed, generator);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -90,10 +92,10 @@ class ProfileRequantKernel final : public OpKernel {
     size_t inner = 1;
     for (size_t d = axis_ + 1; d < out.type.rank(); ++d) inner *= size_t(out.type.dims[d]);
     const size_t channels = size_t(out.type.dims[axis_]), n = size_t(out.num_elements());
-    if (q31_code_ && inner == 1) {
+    if (code_ && inner == 1) {
       // Channels innermost (NHWC, matmul rows): pixels of `channels` accumulators, requantized
       // block by block as the contraction makes them where it can, else after it.
-      const Q31Sink sink(*this, out.bytes(), int64_t(channels));
+      const RequantSink sink(*this, out.bytes(), int64_t(channels));
       if (contraction_->takes_sink()) return contraction_->run_into_sink(operands, acc, sink, parallel);
       QRT_RETURN_IF_ERROR(contraction_->run_into(operands, acc, parallel));
       const size_t pixels = channels ? n / channels : 0;
@@ -133,38 +135,55 @@ class ProfileRequantKernel final : public OpKernel {
 
   std::string describe() const override {
     return contraction_->describe() + " into int32, then the " + profile_ + " requantization " +
-           (q31_code_ ? "(" + q31_desc_.name() + ")" : "(portable C++)");
+           (code_ ? "(" + desc_.name() + ")" : "(portable C++)");
   }
   bool reads_operand(size_t index) const override { return contraction_->reads_operand(index); }
-  size_t owned_bytes() const override { return contraction_->owned_bytes() + q31_.bytes(); }
+  size_t owned_bytes() const override { return contraction_->owned_bytes() + channels_.bytes(); }
 
  private:
-  // The kRequantQ31 micro-kernel of the best allowed level that has one (the scalar twin at
-  // worst) for 8-bit results of the tflite profiles with channels innermost; else the
-  // per-element loop serves.
-  void choose_q31_kernel(const Graph& graph, const IsaSet& allowed, Generator generator) {
-    if (!is_tflite(graph.numerics) || out_.storage.width != 8 || axis_ + 1 != result_type_.rank()) return;
-    q31_code_ = find_q31_kernel(allowed, generator, out_.storage.is_signed,
-                                graph.numerics == NumericsProfile::kTfliteSingleRounding, &q31_desc_);
-    if (!q31_code_) return;
+  // The requantization micro-kernel of the best allowed level that has one (the scalar twin at
+  // worst) for 8-bit results with the channels innermost: kRequantQ31 under the tflite
+  // profiles, kRequantF64 under onnx (finite multipliers); else the per-element loop serves.
+  void choose_requant_kernel(const Graph& graph, const IsaSet& allowed, Generator generator) {
+    if (out_.storage.width != 8 || axis_ + 1 != result_type_.rank()) return;
+    const bool onnx = graph.numerics == NumericsProfile::kOnnx;
+    if (!is_tflite(graph.numerics) && !onnx) return;
+    if (onnx) {
+      for (float m : requant_.multipliers()) {
+        if (!std::isfinite(m)) return;
+      }
+    }
+    code_ = find_requant_kernel(onnx ? KernelOp::kRequantF64 : KernelOp::kRequantQ31, allowed, generator,
+                                out_.storage.is_signed, graph.numerics == NumericsProfile::kTfliteSingleRounding, &desc_);
+    if (!code_) return;
     for (size_t c = 0; c < zo_.size(); ++c) {
-      q31_.multiplier.push_back(requant_.q31()[c].multiplier);
-      q31_.shift.push_back(requant_.q31()[c].shift);
-      q31_.lo_zo.push_back(int32_t(lo_[c] - zo_[c]));
-      q31_.hi_zo.push_back(int32_t(hi_[c] - zo_[c]));
-      q31_.zo.push_back(int32_t(zo_[c]));
+      if (onnx) {
+        channels_.f32_multiplier.push_back(requant_.multipliers()[c]);
+      } else {
+        channels_.multiplier.push_back(requant_.q31()[c].multiplier);
+        channels_.shift.push_back(requant_.q31()[c].shift);
+      }
+      channels_.lo_zo.push_back(int32_t(lo_[c] - zo_[c]));
+      channels_.hi_zo.push_back(int32_t(hi_[c] - zo_[c]));
+      channels_.zo.push_back(int32_t(zo_[c]));
     }
   }
 
-  // Requantizes blocks of pixels into the result's bytes with the kRequantQ31 kernel.
-  class Q31Sink final : public AccumulatorSink {
+  // Requantizes blocks of pixels into the result's bytes with the chosen micro-kernel.
+  class RequantSink final : public AccumulatorSink {
    public:
-    Q31Sink(const ProfileRequantKernel& k, uint8_t* out, int64_t channels) : k_(k), out_(out), channels_(channels) {}
+    RequantSink(const ProfileRequantKernel& k, uint8_t* out, int64_t channels) : k_(k), out_(out), channels_(channels) {}
     void take(const int32_t* acc, int64_t acc_stride, int64_t first, int64_t count) const override {
-      const RequantQ31Args args{acc, out_ + first * channels_, count, channels_, acc_stride, channels_,
-                                k_.q31_.multiplier.data(), k_.q31_.shift.data(), k_.q31_.lo_zo.data(),
-                                k_.q31_.hi_zo.data(), k_.q31_.zo.data()};
-      call_microkernel(k_.q31_code_->entry(), args, k_.q31_desc_);
+      const Channels& ch = k_.channels_;
+      uint8_t* y = out_ + first * channels_;
+      if (k_.desc_.op == KernelOp::kRequantF64) {
+        const RequantF64Args args{acc, y, count, channels_, acc_stride, channels_, ch.f32_multiplier.data(),
+                                  ch.lo_zo.data(), ch.hi_zo.data(), ch.zo.data()};
+        return call_microkernel(k_.code_->entry(), args, k_.desc_);
+      }
+      const RequantQ31Args args{acc, y, count, channels_, acc_stride, channels_, ch.multiplier.data(), ch.shift.data(),
+                                ch.lo_zo.data(), ch.hi_zo.data(), ch.zo.data()};
+      call_microkernel(k_.code_->entry(), args, k_.desc_);
     }
 
    private:
@@ -173,9 +192,11 @@ class ProfileRequantKernel final : public OpKernel {
     int64_t channels_;
   };
 
-  struct Q31Channels {
+  // The micro-kernel's per-channel parameters (Q31 multipliers and shifts, or f32 multipliers).
+  struct Channels {
     std::vector<int32_t> multiplier, shift, lo_zo, hi_zo, zo;
-    size_t bytes() const { return 5 * 4 * zo.size(); }
+    std::vector<float> f32_multiplier;
+    size_t bytes() const { return 4 * (multiplier.size() + shift.size() + lo_zo.size() * 3 + f32_multiplier.size()); }
   };
 
   std::shared_ptr<Graph> acc_graph_;  // the contraction's kernel points into it
@@ -185,9 +206,9 @@ class ProfileRequantKernel final : public OpKernel {
   AccumulatorRequant requant_;
   std::string profile_;
   std::vector<int64_t> zo_, lo_, hi_;
-  std::shared_ptr<const CompiledKernel> q31_code_;
-  KernelDesc q31_desc_;
-  Q31Channels q31_;
+  std::shared_ptr<const CompiledKernel> code_;
+  KernelDesc desc_;
+  Channels channels_;
 };
 
 // Calls fn with `bytes` as a pointer to the stored integers of storage `st` (1 or 2 bytes).
@@ -220,7 +241,8 @@ class ProfileBinaryKernel final : public OpKernel {
     std::tie(lo_, hi_) = clamp ? clamp_stored_bounds(out, 0, clamp->min, clamp->max)
                                : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
     if (a_.width == 8 && b_.width == 8 && out.storage.width == 8) {
-      q31_code_ = find_q31_kernel(allowed, generator, out.storage.is_signed, binary_.single_rounding(), &q31_desc_);
+      q31_code_ = find_requant_kernel(KernelOp::kRequantQ31, allowed, generator, out.storage.is_signed,
+                                      binary_.single_rounding(), &q31_desc_);
     }
     if (!q31_code_) return;
     // Bytes in, bytes out: the integer before the output multiplier from two 256-entry tables

@@ -76,6 +76,8 @@ class AccumulatorRequant {
   }
   /// The per-channel Q31 multipliers and shifts (tflite profiles; empty for the others).
   const std::vector<numerics::QuantizedMultiplier>& q31() const { return q31_; }
+  /// The per-channel f32 multipliers (default and onnx; empty for the tflite profiles).
+  const std::vector<float>& multipliers() const { return m_; }
 
  private:
   NumericsProfile profile_;

@@ -319,6 +319,18 @@ void twin_requant_q31(const RequantQ31Args* a, const KernelDesc* d) {
   }
 }
 
+void twin_requant_f64(const RequantF64Args* a, const KernelDesc* d) {
+  for (int64_t r = 0; r < a->rows; ++r) {
+    const int32_t* acc = a->acc + r * a->acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a->y) + r * a->y_stride;
+    for (int64_t j = 0; j < a->channels; ++j) {
+      const int64_t v = numerics::requantize_onnx(acc[j], a->multiplier[j], a->zo[j], int64_t(a->lo_zo[j]) + a->zo[j],
+                                                  int64_t(a->hi_zo[j]) + a->zo[j]);
+      y[j] = uint8_t(d->storage_signed ? uint8_t(int8_t(v)) : uint8_t(v));
+    }
+  }
+}
+
 const void* twin_entry(KernelOp op) {
   switch (op) {
     case KernelOp::kQuantize:
@@ -341,6 +353,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kWoGemm: return reinterpret_cast<const void*>(&twin_wo_gemm);
     case KernelOp::kDynGemm: return reinterpret_cast<const void*>(&twin_dyn_gemm);
     case KernelOp::kRequantQ31: return reinterpret_cast<const void*>(&twin_requant_q31);
+    case KernelOp::kRequantF64: return reinterpret_cast<const void*>(&twin_requant_f64);
     case KernelOp::kCount: break;
   }
   return nullptr;

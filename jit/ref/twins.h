@@ -43,6 +43,8 @@ void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
 void twin_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kRequantQ31: numerics::requantize_tflite element by element.
 void twin_requant_q31(const RequantQ31Args* args, const KernelDesc* desc);
+/// kRequantF64: numerics::requantize_onnx element by element.
+void twin_requant_f64(const RequantF64Args* args, const KernelDesc* desc);
 /// kF32Dwconv: one NHWC depthwise output row, taps in (ky, kx) order, padding skipped.
 void twin_f32_dwconv(const F32DwArgs* args, const KernelDesc* desc);
 

@@ -1,10 +1,11 @@
-// Tests: the kRequantQ31 micro-kernels (TFLite's fixed-point requantization of int32
-// accumulators) at the level under test (QRT_TEST_ISA) against the scalar twin, byte for byte:
-// both signednesses and both roundings, channel tails of every width, rows with gaps, the
-// int32 extremes, multipliers across decades and raw Q31 values, every shift (left shifts of
-// 32 and more included), zero points at the storage bounds and narrow clamps. The twin is
-// numerics::requantize_tflite element by element (test_numerics_profiles.cpp checks that
-// against TFLite's formulas).
+// Tests: the requantization micro-kernels of the numerics profiles at the level under test
+// (QRT_TEST_ISA) against their scalar twins, byte for byte: kRequantQ31 (TFLite's fixed-point
+// requantization: both signednesses and both roundings, multipliers across decades and raw Q31
+// values, every shift, left shifts of 32 and more included) and kRequantF64 (ONNX's f32
+// multiplier applied in f64: ties, huge and tiny multipliers, 0); channel tails of every
+// width, rows with gaps, the int32 extremes, zero points at the storage bounds and narrow
+// clamps. The twins are numerics::requantize_tflite and requantize_onnx element by element
+// (test_numerics_profiles.cpp checks those against independent implementations).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -46,8 +47,15 @@ int check_block(const KernelDesc& d, std::mt19937& rng) {
     const int64_t rows = 1 + int64_t(rng() % 4), acc_stride = channels + int64_t(rng() % 3);
     const int64_t y_stride = channels + int64_t(rng() % 5);
     std::vector<int32_t> acc(size_t(rows * acc_stride)), mult, shift, lo_zo, hi_zo, zo;
+    std::vector<float> f32_mult;
     for (auto& a : acc) a = random_acc(rng);
     for (int64_t j = 0; j < channels; ++j) {
+      // kRequantF64: 2^-k makes ties of odd accumulators; the rest span decades, 0 and huge.
+      const uint32_t pick = rng() % 8;
+      f32_mult.push_back(pick == 0   ? 0.0f
+                         : pick == 1 ? std::ldexp(1.0f, -int(rng() % 4) - 1)
+                         : pick == 2 ? std::ldexp(1.0f + float(rng() % 1000) / 1000.0f, 40 + int(rng() % 80))
+                                     : std::ldexp(1.0f + float(rng() % 100000) / 100000.0f, int(rng() % 40) - 30));
       qrt::numerics::QuantizedMultiplier m;
       if (rng() % 3 == 0) {
         // A raw Q31 multiplier (or 0) and any shift the rounding allows (double rounding: left
@@ -76,11 +84,19 @@ int check_block(const KernelDesc& d, std::mt19937& rng) {
       zo.push_back(z);
     }
     std::vector<uint8_t> y1(size_t(rows * y_stride), 0xA5), y2 = y1;
-    RequantQ31Args args{acc.data(), y1.data(), rows, channels, acc_stride, y_stride,
-                        mult.data(), shift.data(), lo_zo.data(), hi_zo.data(), zo.data()};
-    call_microkernel((*code)->entry(), args, d);
-    args.y = y2.data();
-    twin_requant_q31(&args, &d);
+    if (d.op == KernelOp::kRequantF64) {
+      RequantF64Args args{acc.data(), y1.data(), rows, channels, acc_stride, y_stride,
+                          f32_mult.data(), lo_zo.data(), hi_zo.data(), zo.data()};
+      call_microkernel((*code)->entry(), args, d);
+      args.y = y2.data();
+      twin_requant_f64(&args, &d);
+    } else {
+      RequantQ31Args args{acc.data(), y1.data(), rows, channels, acc_stride, y_stride,
+                          mult.data(), shift.data(), lo_zo.data(), hi_zo.data(), zo.data()};
+      call_microkernel((*code)->entry(), args, d);
+      args.y = y2.data();
+      twin_requant_q31(&args, &d);
+    }
     for (size_t i = 0; i < y1.size(); ++i) {
       if (y1[i] != y2[i]) {
         const size_t r = i / size_t(y_stride), j = i % size_t(y_stride);
@@ -100,16 +116,18 @@ int check_block(const KernelDesc& d, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("kRequantQ31 kernels at the level under test equal the scalar twin byte for byte") {
+TEST_CASE("kRequantQ31 and kRequantF64 kernels at the level under test equal the scalar twins byte for byte") {
   std::mt19937 rng(31);
   int rows = 0, cases = 0;
   for (const KernelListRow& row : kernel_list()) {
-    if (row.op != KernelOp::kRequantQ31 || row.isa != qrt_test::test_isa() || row.backend == &scalar_backend()) continue;
+    const bool requant = row.op == KernelOp::kRequantQ31 || row.op == KernelOp::kRequantF64;
+    if (!requant || row.isa != qrt_test::test_isa() || row.backend == &scalar_backend()) continue;
     ++rows;
     for (bool is_signed : {true, false}) {
       for (bool single : {false, true}) {
+        if (single && row.op == KernelOp::kRequantF64) continue;
         KernelDesc d;
-        d.op = KernelOp::kRequantQ31;
+        d.op = row.op;
         d.isa = row.isa;
         d.generator = row.backend->generator();
         d.storage_signed = is_signed;
@@ -119,11 +137,11 @@ TEST_CASE("kRequantQ31 kernels at the level under test equal the scalar twin byt
       }
     }
   }
-  MESSAGE(rows << " kRequantQ31 rows, " << cases << " blocks at " << std::string(qrt_test::test_isa_name()));
-  // Every SIMD level has its own kernel (x86: AVX2's serves AVX2-VNNI).
+  MESSAGE(rows << " requantization kernel rows, " << cases << " blocks at " << std::string(qrt_test::test_isa_name()));
+  // Every SIMD level has its own kernels (x86: AVX2's serve AVX2-VNNI).
   if (qrt_test::test_isa() == Isa::kAvx2 || qrt_test::test_isa() == Isa::kAvx512Vnni || qrt_test::test_isa() == Isa::kNeon ||
       qrt_test::test_isa() == Isa::kNeonDot || qrt_test::test_isa() == Isa::kNeonI8mm) {
-    CHECK(rows >= 1);
+    CHECK(rows >= 2);
   }
 }
 

@@ -1,8 +1,9 @@
-// qrt — the x86 backend's kRequantQ31 micro-kernels (TFLite's fixed-point requantization of
-// int32 accumulators, jit/core/microkernel.h), written with intrinsics like the other stream
-// kernels: 8 (AVX2) or 16 (AVX-512) channels per step, each lane computing exactly what
-// numerics::requantize_tflite computes, so every byte equals the scalar twin's.
+// qrt — the x86 backend's requantization micro-kernels of the numerics profiles
+// (jit/core/microkernel.h), written with intrinsics like the other stream kernels: 8 (AVX2) or
+// 16 (AVX-512) channels per step, each lane computing exactly what the scalar formula
+// computes, so every byte equals the scalar twin's.
 //
+// kRequantQ31 (TFLite's fixed-point requantization, numerics::requantize_tflite):
 // Double rounding, per lane (x an accumulator, M its channel's Q31 multiplier, M >= 0):
 //   xs = x << left (vpsllvd: counts of 32 or more give 0, as the twin's wrapping shift does);
 //   the doubling high-mul on 64-bit products p of the even and the odd lanes (vpmuldq) as
@@ -17,6 +18,11 @@
 // sign flips around vpsrlvq and the saturation by vpcmpgtq).
 // Then clamp(v, lo - zo, hi - zo) + zo (no int32 overflow: the bounds are in range) and a
 // narrowing store. AVX2 leaves a tail of fewer than 8 channels to the scalar formula.
+//
+// kRequantF64 (ONNX's, numerics::requantize_onnx): the accumulator and the f32 multiplier
+// widened to f64 exactly, one f64 multiply (the product the twin rounds), rounding to the
+// nearest even integer (vroundpd / vrndscalepd), the clamp to [lo - zo, hi - zo] in f64 (the
+// multipliers are finite, so no NaN), then an exact conversion to int32 and + zo.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -163,7 +169,76 @@ QRT_AVX512 void avx512_requant_rows(const RequantQ31Args& a) {
   }
 }
 
+// ---- kRequantF64 ----
+
+__attribute__((target("avx2"))) inline __m128i avx2_f64_half(__m128i acc, __m128 m, __m128i lo, __m128i hi) {
+  __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(acc), _mm256_cvtps_pd(m));
+  v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm256_min_pd(_mm256_max_pd(v, _mm256_cvtepi32_pd(lo)), _mm256_cvtepi32_pd(hi));
+  return _mm256_cvttpd_epi32(v);  // an integer in int32's range: exact
+}
+
+__attribute__((target("avx2"))) void avx2_f64_rows(const RequantF64Args& a, bool is_signed) {
+  const int64_t full = a.channels / 8 * 8;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = 0; j < full; j += 8) {
+      auto load = [](const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+      const __m128i v0 = _mm_add_epi32(avx2_f64_half(load(acc + j), _mm_loadu_ps(a.multiplier + j), load(a.lo_zo + j),
+                                                     load(a.hi_zo + j)),
+                                       load(a.zo + j));
+      const __m128i v1 = _mm_add_epi32(avx2_f64_half(load(acc + j + 4), _mm_loadu_ps(a.multiplier + j + 4),
+                                                     load(a.lo_zo + j + 4), load(a.hi_zo + j + 4)),
+                                       load(a.zo + j + 4));
+      const __m128i w = _mm_packs_epi32(v0, v1);  // in range already: the packs only narrow
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
+    }
+    for (int64_t j = full; j < a.channels; ++j) {
+      y[j] = uint8_t(numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
+                                               int64_t(a.hi_zo[j]) + a.zo[j]));
+    }
+  }
+}
+
+QRT_AVX512 inline __m256i avx512_f64_half(__m256i acc, __m256 m, __m256i lo, __m256i hi) {
+  __m512d v = _mm512_mul_pd(_mm512_cvtepi32_pd(acc), _mm512_cvtps_pd(m));
+  v = _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm512_min_pd(_mm512_max_pd(v, _mm512_cvtepi32_pd(lo)), _mm512_cvtepi32_pd(hi));
+  return _mm512_cvttpd_epi32(v);  // an integer in int32's range: exact
+}
+
+QRT_AVX512 inline __m512i avx512_f64_step(const RequantF64Args& a, const int32_t* acc, int64_t j, __mmask16 k) {
+  const __m512i x = _mm512_maskz_loadu_epi32(k, acc + j), lo = _mm512_maskz_loadu_epi32(k, a.lo_zo + j);
+  const __m512i hi = _mm512_maskz_loadu_epi32(k, a.hi_zo + j);
+  const __m512 m = _mm512_maskz_loadu_ps(k, a.multiplier + j);
+  const __m256i v0 = avx512_f64_half(_mm512_castsi512_si256(x), _mm512_castps512_ps256(m), _mm512_castsi512_si256(lo),
+                                     _mm512_castsi512_si256(hi));
+  const __m256i v1 = avx512_f64_half(_mm512_extracti64x4_epi64(x, 1),
+                                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
+                                     _mm512_extracti64x4_epi64(lo, 1), _mm512_extracti64x4_epi64(hi, 1));
+  return _mm512_add_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1), _mm512_maskz_loadu_epi32(k, a.zo + j));
+}
+
+QRT_AVX512 void avx512_f64_rows(const RequantF64Args& a) {
+  const int64_t full = a.channels / 16 * 16;
+  const __mmask16 tail = __mmask16((1u << (a.channels - full)) - 1);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = 0; j < full; j += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), _mm512_cvtepi32_epi8(avx512_f64_step(a, acc, j, 0xffff)));
+    }
+    // Masked lanes load 0: multiplier 0, bounds 0, so nothing unusual reaches the conversion.
+    if (tail) _mm512_mask_cvtepi32_storeu_epi8(y + full, tail, avx512_f64_step(a, acc, full, tail));
+  }
+}
+
 }  // namespace
+
+void avx2_requant_f64(const RequantF64Args* args, const KernelDesc* desc) { avx2_f64_rows(*args, desc->storage_signed); }
+
+void avx512_requant_f64(const RequantF64Args* args, const KernelDesc*) { avx512_f64_rows(*args); }
 
 void avx2_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
   desc->single_rounding ? avx2_requant_rows<true>(*args, desc->storage_signed)

@@ -1,8 +1,9 @@
-// qrt — the AArch64 backend's kRequantQ31 micro-kernel (TFLite's fixed-point requantization of
-// int32 accumulators, jit/core/microkernel.h), written with NEON intrinsics like the other
-// fixed kernels: 8 channels per step, each lane computing exactly what
-// numerics::requantize_tflite computes, so every byte equals the scalar twin's.
+// qrt — the AArch64 backend's requantization micro-kernels of the numerics profiles
+// (jit/core/microkernel.h), written with NEON intrinsics like the other fixed kernels: 8
+// channels per step, each lane computing exactly what the scalar formula computes, so every
+// byte equals the scalar twin's.
 //
+// kRequantQ31 (TFLite's, numerics::requantize_tflite):
 // Double rounding is what TFLite's NEON kernels do: sshl by the left shift (capped at 32, since
 // sshl reads only the count's low byte; 32 or more gives 0, as the twin's wrapping shift does),
 // sqrdmulh (gemmlowp's SaturatingRoundingDoublingHighMul: both round ties toward +inf), then
@@ -13,6 +14,9 @@
 // overflow, then shifts), sqxtn to int32.
 // Then clamp(v, lo - zo, hi - zo) + zo and a narrowing store; a tail of fewer than 8 channels
 // takes the scalar formula.
+//
+// kRequantF64 (ONNX's, numerics::requantize_onnx): accumulator and multiplier widened to f64
+// exactly, one fmul, frintn (nearest even), the clamp in f64, fcvtzs (exact) and + zo.
 #include <arm_neon.h>
 
 #include <algorithm>
@@ -65,7 +69,41 @@ void requant_rows(const RequantQ31Args& a, bool is_signed) {
   }
 }
 
+// Two lanes of kRequantF64 before + zo.
+inline int64x2_t f64_pair(int32x2_t acc, float32x2_t m, int32x2_t lo, int32x2_t hi) {
+  float64x2_t v = vrndnq_f64(vmulq_f64(vcvtq_f64_s64(vmovl_s32(acc)), vcvt_f64_f32(m)));
+  v = vminq_f64(vmaxq_f64(v, vcvtq_f64_s64(vmovl_s32(lo))), vcvtq_f64_s64(vmovl_s32(hi)));
+  return vcvtq_s64_f64(v);
+}
+
+void f64_rows(const RequantF64Args& a, bool is_signed) {
+  const int64_t full = a.channels / 8 * 8;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = 0; j < full; j += 8) {
+      int16x4_t half[2];
+      for (int h = 0; h < 2; ++h) {
+        const int64_t c = j + 4 * h;
+        const int32x4_t x = vld1q_s32(acc + c), lo = vld1q_s32(a.lo_zo + c), hi = vld1q_s32(a.hi_zo + c);
+        const float32x4_t m = vld1q_f32(a.multiplier + c);
+        const int64x2_t v0 = f64_pair(vget_low_s32(x), vget_low_f32(m), vget_low_s32(lo), vget_low_s32(hi));
+        const int64x2_t v1 = f64_pair(vget_high_s32(x), vget_high_f32(m), vget_high_s32(lo), vget_high_s32(hi));
+        half[h] = vmovn_s32(vaddq_s32(vcombine_s32(vmovn_s64(v0), vmovn_s64(v1)), vld1q_s32(a.zo + c)));
+      }
+      const int16x8_t w = vcombine_s16(half[0], half[1]);
+      vst1_u8(y + j, is_signed ? vreinterpret_u8_s8(vmovn_s16(w)) : vmovn_u16(vreinterpretq_u16_s16(w)));
+    }
+    for (int64_t j = full; j < a.channels; ++j) {
+      y[j] = uint8_t(numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
+                                               int64_t(a.hi_zo[j]) + a.zo[j]));
+    }
+  }
+}
+
 }  // namespace
+
+void a64_requant_f64(const RequantF64Args* args, const KernelDesc* desc) { f64_rows(*args, desc->storage_signed); }
 
 void a64_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
   desc->single_rounding ? requant_rows<true>(*args, desc->storage_signed) : requant_rows<false>(*args, desc->storage_signed);
