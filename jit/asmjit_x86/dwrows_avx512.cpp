@@ -22,6 +22,10 @@
 //   rax the pixel's offset in the interleaved rows  r11 a row's pointer
 //   zmm0-7 four pixels' accumulators  zmm8-11 quads  zmm12-13 narrowing  zmm14 the order
 //   zmm15-31 epilogue constants, then weights  k1 the partial block's byte mask
+// int32 results (OutKind::kS32: accumulators for a profile's requantization) skip the
+// epilogue: vpermi2d puts each pixel's lanes back in channel order (zmm14 and zmm17 the
+// indices, zmm12-13 the results) and they are stored whole, the partial block under k2/k3 (its
+// first and second 16 channels).
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -81,6 +85,12 @@ constexpr unsigned kFirstConstant = 15, kConstants = 17;
 constexpr uint32_t kPairOrder[2][16] = {{0, 8, 1, 9, 4, 12, 5, 13, 2, 10, 3, 11, 6, 14, 7, 15},
                                         {0, 4, 8, 12, 0, 0, 0, 0, 1, 5, 9, 13, 0, 0, 0, 0}};
 
+/// vpermi2d indices (over a 32-lane block's two accumulators, 0-15 the first, 16-31 the second)
+/// that give its channels 0-15 and 16-31 in order: lane l holds channel
+/// dw_rows_lane_channel(32, l) = 16·(m % 2) + 4·(m / 2) + l % 4 with m = l / 4.
+constexpr uint32_t kChannelOrder[2][16] = {{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27},
+                                           {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}};
+
 // The epilogue's narrowing of two pixels' rounded values (registers a0/a1 and b0/b1; one of
 // each for 16 lanes) into zmm12: packs with signed saturation to words, the zero points added
 // with saturation, packs to bytes, vpermd into channel order. Saturation in place of the
@@ -112,8 +122,16 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   const x86::Zmm bias[2] = {x86::zmm15, x86::zmm16}, mult[2] = {x86::zmm17, x86::zmm18}, hi[2] = {x86::zmm19, x86::zmm20};
   const x86::Zmm zero_words = x86::zmm21, lo_bytes = x86::zmm22;
   const unsigned first_weight = 23, in_regs = std::min(weights, kFirstConstant + kConstants - first_weight);
-  a.vmovdqu32(x86::zmm14, x86::zmmword_ptr(orders, int32_t(nz == 2 ? 0 : 64)));
-  for (unsigned z = 0; z < nz; ++z) {
+  const bool s32 = d.out == OutKind::kS32;
+  if (s32) {
+    // The channel-order indices of a 32-lane block's two halves (a 16-lane block is in order).
+    a.vmovdqu32(x86::zmm14, x86::zmmword_ptr(orders, 128));
+    a.vmovdqu32(x86::zmm17, x86::zmmword_ptr(orders, 192));
+  } else {
+    a.vmovdqu32(x86::zmm14, x86::zmmword_ptr(orders, int32_t(nz == 2 ? 0 : 64)));
+  }
+  for (unsigned z = 0; z < nz && s32; ++z) a.vmovdqa32(bias[z], ep_mem(kEpBias, z));
+  for (unsigned z = 0; z < nz && !s32; ++z) {
     a.vmovdqa32(bias[z], ep_mem(kEpBias, z));
     a.vmovdqa32(mult[z], ep_mem(kEpMultiplier, z));
     a.vmovdqa32(hi[z], ep_mem(kEpUpperBound, z));
@@ -121,17 +139,20 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   // The zero points as words in the packed order, and the lower bounds (lo - zo, whole
   // numbers) through the same narrowing: the output bytes of lo, in channel order.
   const x86::Zmm zo[2] = {x86::zmm8, x86::zmm9}, lo[2] = {x86::zmm10, x86::zmm11};
-  for (unsigned z = 0; z < nz; ++z) {
-    a.vmovdqa32(zo[z], ep_mem(kEpOutputZeroPoint, z));
-    a.vcvtps2dq(lo[z], ep_mem(kEpLowerBound, z));
+  if (!s32) {
+    for (unsigned z = 0; z < nz; ++z) {
+      a.vmovdqa32(zo[z], ep_mem(kEpOutputZeroPoint, z));
+      a.vcvtps2dq(lo[z], ep_mem(kEpLowerBound, z));
+    }
+    a.vpackssdw(zero_words, zo[0], nz == 2 ? zo[1] : zo[0]);
+    emit_narrow_pair(a, d, nz, lo, lo, zero_words);
+    a.vmovdqa32(lo_bytes, x86::zmm12);
   }
-  a.vpackssdw(zero_words, zo[0], nz == 2 ? zo[1] : zo[0]);
-  emit_narrow_pair(a, d, nz, lo, lo, zero_words);
-  a.vmovdqa32(lo_bytes, x86::zmm12);
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa32(x86::Zmm(first_weight + i), weight_mem(i));
   auto acc = [](unsigned p, unsigned z) { return x86::Zmm(2 * p + z); };
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, out)));
-  a.add(x86::rdx, x86::rcx);
+  if (s32) a.lea(x86::rdx, x86::ptr(x86::rdx, x86::rcx, 2));  // 4 bytes per channel
+  else a.add(x86::rdx, x86::rcx);
   a.mov(x86::rax, x86::rcx);  // the block's offset in a position: 4 bytes per lane
   a.shl(x86::rax, 2);
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)));
@@ -154,6 +175,28 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
           }
         }
       }
+    }
+    if (s32) {
+      const int32_t pixel_bytes = int32_t(d.channels * 4);
+      for (unsigned p = 0; p < count; ++p) {
+        const x86::Zmm out[2] = {nz == 2 ? x86::zmm12 : acc(p, 0), x86::zmm13};
+        if (nz == 2) {
+          a.vmovdqa32(x86::zmm12, x86::zmm14);
+          a.vpermi2d(x86::zmm12, acc(p, 0), acc(p, 1));
+          a.vmovdqa32(x86::zmm13, x86::zmm17);
+          a.vpermi2d(x86::zmm13, acc(p, 0), acc(p, 1));
+        }
+        for (unsigned z = 0; z < nz; ++z) {
+          const x86::Mem dst = x86::ptr(x86::rdx, int32_t(p) * pixel_bytes + int32_t(z * 64));
+          const unsigned lanes = partial ? std::min(16u, d.channels % d.panel - std::min(d.channels % d.panel, 16u * z)) : 16u;
+          if (lanes == 0) continue;
+          if (lanes < 16) a.k(z == 0 ? x86::k2 : x86::k3).vmovdqu32(dst, out[z]);
+          else a.vmovdqu32(dst, out[z]);
+        }
+      }
+      a.add(x86::rax, int32_t(count) * position_bytes);
+      a.add(x86::rdx, int32_t(count) * pixel_bytes);
+      return;
     }
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < nz; ++z) {
@@ -263,6 +306,11 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc
   if (tail) {
     a.mov(x86::r11, tail == 64 ? ~uint64_t(0) : (uint64_t(1) << tail) - 1);
     a.kmovq(x86::k1, x86::r11);
+    // int32 results: the dword masks of the partial block's first and second 16 channels.
+    a.mov(x86::r11, (uint64_t(1) << std::min(tail, 16u)) - 1);
+    a.kmovq(x86::k2, x86::r11);
+    a.mov(x86::r11, (uint64_t(1) << (tail > 16 ? std::min(tail - 16, 16u) : 0u)) - 1);
+    a.kmovq(x86::k3, x86::r11);
   }
   a.cmp(x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)), 0);
   a.jle(done);
@@ -283,6 +331,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc
   a.align(AlignMode::kData, 64);
   a.bind(orders);
   for (const auto& order : kPairOrder) {
+    for (uint32_t v : order) a.embedUInt32(v);
+  }
+  for (const auto& order : kChannelOrder) {
     for (uint32_t v : order) a.embedUInt32(v);
   }
   return finish(code, d.name());

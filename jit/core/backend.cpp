@@ -28,8 +28,8 @@ std::string dw_rows_why_not(const KernelDesc& d, unsigned panel) {
   if (d.panel != panel || (panel != 16 && panel != 32 && panel != 64) || d.channels == 0 || d.taps == 0 || d.taps > 64) {
     return "dot4 depthwise rows need channels, a window 1..64 wide and " + std::to_string(panel) + "-lane blocks";
   }
-  if (d.op == KernelOp::kDwRows && (d.kh == 0 || (d.out != OutKind::kU8 && d.out != OutKind::kS8))) {
-    return "dot4 depthwise rows need a window height and an 8-bit output";
+  if (d.op == KernelOp::kDwRows && (d.kh == 0 || (d.out != OutKind::kU8 && d.out != OutKind::kS8 && d.out != OutKind::kS32))) {
+    return "dot4 depthwise rows need a window height and an 8-bit or int32 output";
   }
   return "";
 }

@@ -154,8 +154,21 @@ class DepthwiseRowsOpKernel final : public OpKernel {
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
+    return run_rows(operands, y, parallel, nullptr);
+  }
+  bool takes_sink() const override { return rows_.out == OutKind::kS32; }
+  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
+                       Parallel& parallel) const override {
+    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
+    return run_rows(operands, y, parallel, &sink);
+  }
+
+  // run_into, or with a sink (int32) each output row goes to it from a thread-local buffer.
+  Status run_rows(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                  const AccumulatorSink* sink) const {
     const Tensor& x = *operands[0];
     const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
+    const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;
     const unsigned groups = dw_rows_groups(rows_.taps);
     const int64_t position_bytes = dw_rows_position_bytes(rows_.panel, rows_.channels, rows_.taps);
     const int64_t row_bytes = ow * position_bytes;
@@ -202,8 +215,11 @@ class DepthwiseRowsOpKernel final : public OpKernel {
           }
           row_ptrs[dy] = slots[slot].data();
         }
-        DwRowsArgs args{row_ptrs, y.bytes() + (n * oh + oy) * ow * c, ow, weights_.data(), epilogue_.data()};
+        thread_local std::vector<int32_t> accumulators;
+        uint8_t* out = sink ? reinterpret_cast<uint8_t*>(scratch(accumulators, size_t(ow * c))) : y.bytes() + (n * oh + oy) * ow * c * ob;
+        DwRowsArgs args{row_ptrs, out, ow, weights_.data(), epilogue_.data()};
         call_microkernel(rows_code_->entry(), args, rows_);
+        if (sink) sink->take(reinterpret_cast<const int32_t*>(out), c, (n * oh + oy) * ow, ow);
       }
     });
     return Status::ok();
@@ -365,7 +381,7 @@ class DepthwiseFamily final : public OpFamily {
   // 8-bit, the window is at most 64 x 64 and every w'' fits s8.
   static bool rows_path(const PreparedDepthwise& p, const Backend& backend) {
     if (backend.depthwise_traits().rows_panel == 0 || p.w.kh > 64 || p.w.kw > 64) return false;
-    if (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8) return false;
+    if (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8 && p.q.out != OutKind::kS32) return false;
     for (int32_t v : p.wdev) {
       if (v < -128 || v > 127) return false;
     }

@@ -150,8 +150,9 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
   const int64_t position_bytes = dw_rows_position_bytes(panel, d->channels, d->taps);
   const auto* w = static_cast<const int8_t*>(args->weights);
   const auto* ep = static_cast<const uint8_t*>(args->epilogue);
+  const int64_t ob = out_bytes(d->out);
   for (int64_t x = 0; x < args->pixels; ++x) {
-    uint8_t* out = args->out + x * int64_t(d->channels);
+    uint8_t* out = args->out + x * int64_t(d->channels) * ob;
     for (size_t b = 0; b * panel < d->channels; ++b) {
       const unsigned width = dw_rows_block_width(panel, d->channels, b);
       const uint8_t* block_ep = ep + b * kEpFields * panel * 4;
@@ -170,7 +171,7 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
         }
         store_epilogue(acc, d->out, load_f32(block_ep, kEpMultiplier * panel + lane),
                        load_f32(block_ep, kEpLowerBound * panel + lane), load_f32(block_ep, kEpUpperBound * panel + lane),
-                       load_i32(block_ep, kEpOutputZeroPoint * panel + lane), out + ch);
+                       load_i32(block_ep, kEpOutputZeroPoint * panel + lane), out + ch * ob);
       }
     }
   }

@@ -293,7 +293,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
   int cases = 0;
   for (unsigned channels : {1u, 15u, 16u, 24u, 32u, 40u, 64u, 96u, 130u, 144u}) {
     for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}}) {
-      for (OutKind out : {OutKind::kU8, OutKind::kS8}) {
+      for (OutKind out : {OutKind::kU8, OutKind::kS8, OutKind::kS32}) {
         KernelDesc d;
         d.op = KernelOp::kDwRows;
         d.isa = b.isa();
@@ -316,7 +316,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out);
         const AlignedBytes wa = aligned(weights), epa = aligned(ep);
         // The output row exactly as long as its pixels: masked stores must not spill.
-        std::vector<uint8_t> o1(size_t(pixels * channels), 0x5A), o2 = o1;
+        std::vector<uint8_t> o1(size_t(pixels * channels) * (out == OutKind::kS32 ? 4 : 1), 0x5A), o2 = o1;
         run_both(b, d, DwRowsArgs{ptrs.data(), o1.data(), pixels, wa.data(), epa.data()},
                  DwRowsArgs{ptrs.data(), o2.data(), pixels, wa.data(), epa.data()});
         CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
