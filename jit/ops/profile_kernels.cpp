@@ -431,7 +431,8 @@ std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, cons
   const Type& result = graph.values[size_t(op.results[0])].type;
   const int axis = channel_axis(graph, op);
   // Results stored in one or two bytes (the storage the epilogue writes).
-  if (axis < 0 || !result.has_static_shape() || result.element.is_sub_channel() || result.element.storage.width > 16) {
+  // Dynamic dimensions are fine (a batch of ?), but the channels are per-channel parameters.
+  if (axis < 0 || result.dims[size_t(axis)] < 0 || result.element.is_sub_channel() || result.element.storage.width > 16) {
     return std::nullopt;
   }
   const ElementType& x = graph.values[size_t(op.operands[0])].type.element;
