@@ -44,8 +44,10 @@ inline int32x4_t requant4(int32x4_t x, int32x4_t m, int32x4_t s) {
   }
 }
 
-template <bool kSingle>
-void requant_rows(const RequantQ31Args& a, bool is_signed) {
+// The rows of `a` (either kind's arguments): `lanes4(acc, c)` gives channels c..c+3 before
+// + zo, 8 channels per step; `lane(acc, j)` one channel of the tail, + zo included.
+template <typename Args, typename Lanes4, typename Lane>
+void requant_rows(const Args& a, bool is_signed, Lanes4 lanes4, Lane lane) {
   const int64_t full = a.channels / 8 * 8;
   for (int64_t r = 0; r < a.rows; ++r) {
     const int32_t* acc = a.acc + r * a.acc_stride;
@@ -54,19 +56,28 @@ void requant_rows(const RequantQ31Args& a, bool is_signed) {
       int16x4_t half[2];
       for (int h = 0; h < 2; ++h) {
         const int64_t c = j + 4 * h;
-        int32x4_t v = requant4<kSingle>(vld1q_s32(acc + c), vld1q_s32(a.multiplier + c), vld1q_s32(a.shift + c));
-        v = vminq_s32(vmaxq_s32(v, vld1q_s32(a.lo_zo + c)), vld1q_s32(a.hi_zo + c));
-        half[h] = vmovn_s32(vaddq_s32(v, vld1q_s32(a.zo + c)));  // in range already: xtn only narrows
+        half[h] = vmovn_s32(vaddq_s32(lanes4(acc, c), vld1q_s32(a.zo + c)));  // in range already: xtn only narrows
       }
       const int16x8_t w = vcombine_s16(half[0], half[1]);
       vst1_u8(y + j, is_signed ? vreinterpret_u8_s8(vmovn_s16(w)) : vmovn_u16(vreinterpretq_u16_s16(w)));
     }
-    for (int64_t j = full; j < a.channels; ++j) {
-      const numerics::QuantizedMultiplier m{a.multiplier[j], a.shift[j]};
-      const int32_t v = numerics::multiply_by_quantized_multiplier(acc[j], m, kSingle);
-      y[j] = uint8_t(std::min(std::max(v, a.lo_zo[j]), a.hi_zo[j]) + a.zo[j]);
-    }
+    for (int64_t j = full; j < a.channels; ++j) y[j] = uint8_t(lane(acc, j));
   }
+}
+
+template <bool kSingle>
+void q31_rows(const RequantQ31Args& a, bool is_signed) {
+  requant_rows(
+      a, is_signed,
+      [&a](const int32_t* acc, int64_t c) {
+        const int32x4_t v = requant4<kSingle>(vld1q_s32(acc + c), vld1q_s32(a.multiplier + c), vld1q_s32(a.shift + c));
+        return vminq_s32(vmaxq_s32(v, vld1q_s32(a.lo_zo + c)), vld1q_s32(a.hi_zo + c));
+      },
+      [&a](const int32_t* acc, int64_t j) {
+        const numerics::QuantizedMultiplier m{a.multiplier[j], a.shift[j]};
+        const int32_t v = numerics::multiply_by_quantized_multiplier(acc[j], m, kSingle);
+        return std::min(std::max(v, a.lo_zo[j]), a.hi_zo[j]) + a.zo[j];
+      });
 }
 
 // Two lanes of kRequantF64 before + zo.
@@ -77,28 +88,19 @@ inline int64x2_t f64_pair(int32x2_t acc, float32x2_t m, int32x2_t lo, int32x2_t 
 }
 
 void f64_rows(const RequantF64Args& a, bool is_signed) {
-  const int64_t full = a.channels / 8 * 8;
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const int32_t* acc = a.acc + r * a.acc_stride;
-    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
-    for (int64_t j = 0; j < full; j += 8) {
-      int16x4_t half[2];
-      for (int h = 0; h < 2; ++h) {
-        const int64_t c = j + 4 * h;
+  requant_rows(
+      a, is_signed,
+      [&a](const int32_t* acc, int64_t c) {
         const int32x4_t x = vld1q_s32(acc + c), lo = vld1q_s32(a.lo_zo + c), hi = vld1q_s32(a.hi_zo + c);
         const float32x4_t m = vld1q_f32(a.multiplier + c);
         const int64x2_t v0 = f64_pair(vget_low_s32(x), vget_low_f32(m), vget_low_s32(lo), vget_low_s32(hi));
         const int64x2_t v1 = f64_pair(vget_high_s32(x), vget_high_f32(m), vget_high_s32(lo), vget_high_s32(hi));
-        half[h] = vmovn_s32(vaddq_s32(vcombine_s32(vmovn_s64(v0), vmovn_s64(v1)), vld1q_s32(a.zo + c)));
-      }
-      const int16x8_t w = vcombine_s16(half[0], half[1]);
-      vst1_u8(y + j, is_signed ? vreinterpret_u8_s8(vmovn_s16(w)) : vmovn_u16(vreinterpretq_u16_s16(w)));
-    }
-    for (int64_t j = full; j < a.channels; ++j) {
-      y[j] = uint8_t(numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
-                                               int64_t(a.hi_zo[j]) + a.zo[j]));
-    }
-  }
+        return vcombine_s32(vmovn_s64(v0), vmovn_s64(v1));
+      },
+      [&a](const int32_t* acc, int64_t j) {
+        return numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
+                                         int64_t(a.hi_zo[j]) + a.zo[j]);
+      });
 }
 
 }  // namespace
@@ -106,7 +108,7 @@ void f64_rows(const RequantF64Args& a, bool is_signed) {
 void a64_requant_f64(const RequantF64Args* args, const KernelDesc* desc) { f64_rows(*args, desc->storage_signed); }
 
 void a64_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
-  desc->single_rounding ? requant_rows<true>(*args, desc->storage_signed) : requant_rows<false>(*args, desc->storage_signed);
+  desc->single_rounding ? q31_rows<true>(*args, desc->storage_signed) : q31_rows<false>(*args, desc->storage_signed);
 }
 
 }  // namespace qrt::jit::a64gen

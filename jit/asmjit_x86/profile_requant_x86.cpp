@@ -87,23 +87,39 @@ __attribute__((target("avx2"))) inline __m256i avx2_load(const int32_t* p, int64
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + j));
 }
 
-template <bool kSingle>
-__attribute__((target("avx2"))) void avx2_requant_rows(const RequantQ31Args& a, bool is_signed) {
+// The rows of `a` (either kind's arguments) on AVX2: step(acc, j) gives channels j..j+7 with
+// + zo, 8 channels per step; lane(acc, j) one channel of the tail by the scalar formula.
+template <typename Args, typename Step, typename Lane>
+__attribute__((target("avx2"))) void avx2_rows(const Args& a, bool is_signed, const Step& step, const Lane& lane) {
   const int64_t full = a.channels / 8 * 8;
   for (int64_t r = 0; r < a.rows; ++r) {
     const int32_t* acc = a.acc + r * a.acc_stride;
     uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
     for (int64_t j = 0; j < full; j += 8) {
-      __m256i v = avx2_requant8<kSingle>(avx2_load(acc, j), avx2_load(a.multiplier, j), avx2_load(a.shift, j));
-      v = _mm256_min_epi32(_mm256_max_epi32(v, avx2_load(a.lo_zo, j)), avx2_load(a.hi_zo, j));
-      v = _mm256_add_epi32(v, avx2_load(a.zo, j));
+      const __m256i v = step(acc, j);
       // In range already: the saturating packs only narrow.
       const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
     }
-    for (int64_t j = full; j < a.channels; ++j) y[j] = uint8_t(requant_lane(a, j, acc[j], kSingle));
+    for (int64_t j = full; j < a.channels; ++j) y[j] = uint8_t(lane(acc, j));
   }
 }
+
+template <bool kSingle>
+struct Avx2Q31Step {
+  const RequantQ31Args& a;
+  __attribute__((target("avx2"))) __m256i operator()(const int32_t* acc, int64_t j) const {
+    const __m256i v = avx2_requant8<kSingle>(avx2_load(acc, j), avx2_load(a.multiplier, j), avx2_load(a.shift, j));
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, avx2_load(a.lo_zo, j)), avx2_load(a.hi_zo, j)),
+                            avx2_load(a.zo, j));
+  }
+};
+
+template <bool kSingle>
+struct Q31Lane {
+  const RequantQ31Args& a;
+  int32_t operator()(const int32_t* acc, int64_t j) const { return requant_lane(a, j, acc[j], kSingle); }
+};
 
 // ---- AVX-512 ----
 
@@ -153,21 +169,31 @@ QRT_AVX512 inline __m512i avx512_requant_step(const RequantQ31Args& a, const int
   return _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, a.zo + j));
 }
 
-template <bool kSingle>
-QRT_AVX512 void avx512_requant_rows(const RequantQ31Args& a) {
+// The rows of `a` (either kind's arguments) on AVX-512: step(acc, j, k) gives channels
+// j..j+15 with + zo, lanes outside mask k loaded as 0; the last step runs under a mask, so lanes
+// past the row neither load nor store.
+template <typename Args, typename Step>
+QRT_AVX512 void avx512_rows(const Args& a, const Step& step) {
   const int64_t full = a.channels / 16 * 16;
-  // The last step runs under a mask: lanes past the row neither load nor store.
   const __mmask16 tail = __mmask16((1u << (a.channels - full)) - 1);
   for (int64_t r = 0; r < a.rows; ++r) {
     const int32_t* acc = a.acc + r * a.acc_stride;
     uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
     for (int64_t j = 0; j < full; j += 16) {
       // In range already: vpmovdb only narrows (in a register: its masked store form is slow).
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), _mm512_cvtepi32_epi8(avx512_requant_step<kSingle>(a, acc, j, 0xffff)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), _mm512_cvtepi32_epi8(step(acc, j, 0xffff)));
     }
-    if (tail) _mm512_mask_cvtepi32_storeu_epi8(y + full, tail, avx512_requant_step<kSingle>(a, acc, full, tail));
+    if (tail) _mm512_mask_cvtepi32_storeu_epi8(y + full, tail, step(acc, full, tail));
   }
 }
+
+template <bool kSingle>
+struct Avx512Q31Step {
+  const RequantQ31Args& a;
+  QRT_AVX512 __m512i operator()(const int32_t* acc, int64_t j, __mmask16 k) const {
+    return avx512_requant_step<kSingle>(a, acc, j, k);
+  }
+};
 
 // ---- kRequantF64 ----
 
@@ -178,28 +204,24 @@ __attribute__((target("avx2"))) inline __m128i avx2_f64_half(__m128i acc, __m128
   return _mm256_cvttpd_epi32(v);  // an integer in int32's range: exact
 }
 
-__attribute__((target("avx2"))) void avx2_f64_rows(const RequantF64Args& a, bool is_signed) {
-  const int64_t full = a.channels / 8 * 8;
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const int32_t* acc = a.acc + r * a.acc_stride;
-    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
-    for (int64_t j = 0; j < full; j += 8) {
-      auto load = [](const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-      const __m128i v0 = _mm_add_epi32(avx2_f64_half(load(acc + j), _mm_loadu_ps(a.multiplier + j), load(a.lo_zo + j),
-                                                     load(a.hi_zo + j)),
-                                       load(a.zo + j));
-      const __m128i v1 = _mm_add_epi32(avx2_f64_half(load(acc + j + 4), _mm_loadu_ps(a.multiplier + j + 4),
-                                                     load(a.lo_zo + j + 4), load(a.hi_zo + j + 4)),
-                                       load(a.zo + j + 4));
-      const __m128i w = _mm_packs_epi32(v0, v1);  // in range already: the packs only narrow
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
-    }
-    for (int64_t j = full; j < a.channels; ++j) {
-      y[j] = uint8_t(numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
-                                               int64_t(a.hi_zo[j]) + a.zo[j]));
-    }
+struct Avx2F64Step {
+  const RequantF64Args& a;
+  __attribute__((target("avx2"))) __m256i operator()(const int32_t* acc, int64_t j) const {
+    auto load = [](const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    const __m128i v0 = avx2_f64_half(load(acc + j), _mm_loadu_ps(a.multiplier + j), load(a.lo_zo + j), load(a.hi_zo + j));
+    const __m128i v1 =
+        avx2_f64_half(load(acc + j + 4), _mm_loadu_ps(a.multiplier + j + 4), load(a.lo_zo + j + 4), load(a.hi_zo + j + 4));
+    return _mm256_add_epi32(_mm256_set_m128i(v1, v0), avx2_load(a.zo, j));
   }
-}
+};
+
+struct F64Lane {
+  const RequantF64Args& a;
+  int64_t operator()(const int32_t* acc, int64_t j) const {
+    return numerics::requantize_onnx(acc[j], a.multiplier[j], a.zo[j], int64_t(a.lo_zo[j]) + a.zo[j],
+                                     int64_t(a.hi_zo[j]) + a.zo[j]);
+  }
+};
 
 QRT_AVX512 inline __m256i avx512_f64_half(__m256i acc, __m256 m, __m256i lo, __m256i hi) {
   __m512d v = _mm512_mul_pd(_mm512_cvtepi32_pd(acc), _mm512_cvtps_pd(m));
@@ -220,33 +242,28 @@ QRT_AVX512 inline __m512i avx512_f64_step(const RequantF64Args& a, const int32_t
   return _mm512_add_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1), _mm512_maskz_loadu_epi32(k, a.zo + j));
 }
 
-QRT_AVX512 void avx512_f64_rows(const RequantF64Args& a) {
-  const int64_t full = a.channels / 16 * 16;
-  const __mmask16 tail = __mmask16((1u << (a.channels - full)) - 1);
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const int32_t* acc = a.acc + r * a.acc_stride;
-    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
-    for (int64_t j = 0; j < full; j += 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), _mm512_cvtepi32_epi8(avx512_f64_step(a, acc, j, 0xffff)));
-    }
-    // Masked lanes load 0: multiplier 0, bounds 0, so nothing unusual reaches the conversion.
-    if (tail) _mm512_mask_cvtepi32_storeu_epi8(y + full, tail, avx512_f64_step(a, acc, full, tail));
-  }
-}
+// Masked lanes load 0: multiplier 0, bounds 0, so nothing unusual reaches the conversion.
+struct Avx512F64Step {
+  const RequantF64Args& a;
+  QRT_AVX512 __m512i operator()(const int32_t* acc, int64_t j, __mmask16 k) const { return avx512_f64_step(a, acc, j, k); }
+};
 
 }  // namespace
 
-void avx2_requant_f64(const RequantF64Args* args, const KernelDesc* desc) { avx2_f64_rows(*args, desc->storage_signed); }
+void avx2_requant_f64(const RequantF64Args* args, const KernelDesc* desc) {
+  avx2_rows(*args, desc->storage_signed, Avx2F64Step{*args}, F64Lane{*args});
+}
 
-void avx512_requant_f64(const RequantF64Args* args, const KernelDesc*) { avx512_f64_rows(*args); }
+void avx512_requant_f64(const RequantF64Args* args, const KernelDesc*) { avx512_rows(*args, Avx512F64Step{*args}); }
 
 void avx2_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
-  desc->single_rounding ? avx2_requant_rows<true>(*args, desc->storage_signed)
-                        : avx2_requant_rows<false>(*args, desc->storage_signed);
+  if (desc->single_rounding) return avx2_rows(*args, desc->storage_signed, Avx2Q31Step<true>{*args}, Q31Lane<true>{*args});
+  avx2_rows(*args, desc->storage_signed, Avx2Q31Step<false>{*args}, Q31Lane<false>{*args});
 }
 
 void avx512_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
-  desc->single_rounding ? avx512_requant_rows<true>(*args) : avx512_requant_rows<false>(*args);
+  if (desc->single_rounding) return avx512_rows(*args, Avx512Q31Step<true>{*args});
+  avx512_rows(*args, Avx512Q31Step<false>{*args});
 }
 
 }  // namespace qrt::jit::x86gen

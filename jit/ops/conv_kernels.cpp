@@ -80,11 +80,11 @@ inline void fill_bytes(uint8_t* dst, uint8_t byte, size_t n) {
   }
 }
 
-class ConvOpKernel final : public OpKernel {
+class ConvOpKernel final : public SinkableKernel {
  public:
   ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
                std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
+      : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
         gemm_(std::move(gemm)), pad_byte_(pad_byte) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -102,15 +102,7 @@ class ConvOpKernel final : public OpKernel {
     return checked_result_dims(op_, std::move(dims));
   }
 
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
-    return run_blocks(operands, y, parallel, nullptr);
-  }
   bool takes_sink() const override { return !w_.nchw && gemm_->packed().out == OutKind::kS32; }
-  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
-                       Parallel& parallel) const override {
-    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
-    return run_blocks(operands, y, parallel, &sink);
-  }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
@@ -120,10 +112,10 @@ class ConvOpKernel final : public OpKernel {
   size_t owned_bytes() const override { return gemm_->owned_bytes(); }
 
  private:
-  // run_into, or with a sink (NHWC, int32) each task's pixels go to it from a thread-local
-  // buffer while in cache.
-  Status run_blocks(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
-                    const AccumulatorSink* sink) const {
+  // With a sink (NHWC, int32) each task's pixels go to it from a thread-local buffer while in
+  // cache.
+  Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                       const AccumulatorSink* sink) const override {
     const Tensor& x = *operands[0];
     const std::vector<int64_t>& dims = y.type.dims;
     const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];

@@ -52,11 +52,11 @@ Result<std::vector<int64_t>> depthwise_result_dims(const Op& op, const Window2d&
   return checked(std::move(dims));
 }
 
-class DepthwiseOpKernel final : public OpKernel {
+class DepthwiseOpKernel final : public SinkableKernel {
  public:
   DepthwiseOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc desc,
                     std::shared_ptr<const CompiledKernel> code, AlignedBytes weights, AlignedBytes epilogue, uint8_t pad)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), desc_(desc), code_(std::move(code)),
+      : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), desc_(desc), code_(std::move(code)),
         weights_(std::move(weights)), epilogue_(std::move(epilogue)), pad_byte_(pad) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -65,19 +65,11 @@ class DepthwiseOpKernel final : public OpKernel {
     });
   }
 
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
-    return run_rows(operands, y, parallel, nullptr);
-  }
   bool takes_sink() const override { return desc_.out == OutKind::kS32; }
-  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
-                       Parallel& parallel) const override {
-    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
-    return run_rows(operands, y, parallel, &sink);
-  }
 
-  // run_into, or with a sink (int32) each output row goes to it from a thread-local buffer.
-  Status run_rows(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
-                  const AccumulatorSink* sink) const {
+  // With a sink (int32) each output row goes to it from a thread-local buffer.
+  Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                       const AccumulatorSink* sink) const override {
     const Tensor& x = *operands[0];
     const int64_t c = desc_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const unsigned ob = desc_.out == OutKind::kS32 || desc_.out == OutKind::kF32 ? 4 : 1;
@@ -138,12 +130,12 @@ class DepthwiseOpKernel final : public OpKernel {
 
 
 // The dot4 row path (see the top of the file).
-class DepthwiseRowsOpKernel final : public OpKernel {
+class DepthwiseRowsOpKernel final : public SinkableKernel {
  public:
   DepthwiseRowsOpKernel(const Graph& graph, const Op& op, const Window2d& w, KernelDesc interleave, KernelDesc rows,
                         std::shared_ptr<const CompiledKernel> interleave_code, std::shared_ptr<const CompiledKernel> rows_code,
                         AlignedBytes weights, AlignedBytes epilogue, uint8_t pad)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), interleave_(interleave), rows_(rows),
+      : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), interleave_(interleave), rows_(rows),
         interleave_code_(std::move(interleave_code)), rows_code_(std::move(rows_code)), weights_(std::move(weights)),
         epilogue_(std::move(epilogue)), pad_byte_(pad) {}
 
@@ -153,19 +145,11 @@ class DepthwiseRowsOpKernel final : public OpKernel {
     });
   }
 
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
-    return run_rows(operands, y, parallel, nullptr);
-  }
   bool takes_sink() const override { return rows_.out == OutKind::kS32; }
-  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& y, const AccumulatorSink& sink,
-                       Parallel& parallel) const override {
-    if (!takes_sink()) return OpKernel::run_into_sink(operands, y, sink, parallel);
-    return run_rows(operands, y, parallel, &sink);
-  }
 
-  // run_into, or with a sink (int32) each output row goes to it from a thread-local buffer.
-  Status run_rows(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
-                  const AccumulatorSink* sink) const {
+  // With a sink (int32) each output row goes to it from a thread-local buffer.
+  Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
+                       const AccumulatorSink* sink) const override {
     const Tensor& x = *operands[0];
     const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;

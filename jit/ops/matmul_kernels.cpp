@@ -7,10 +7,10 @@ namespace qrt::jit {
 
 namespace {
 
-class MatmulOpKernel final : public OpKernel {
+class MatmulOpKernel final : public SinkableKernel {
  public:
   MatmulOpKernel(const Graph& graph, const Op& op, std::unique_ptr<GemmKernel> gemm)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), gemm_(std::move(gemm)) {}
+      : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), gemm_(std::move(gemm)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
@@ -24,27 +24,22 @@ class MatmulOpKernel final : public OpKernel {
     return dims;
   }
 
-  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
-    const Tensor& x = *operands[0];
-    const PackedGemm& p = gemm_->packed();
-    const int64_t rows = x.num_elements() / p.k;  // k > 0: empty weights never get a kernel
-    gemm_->run(x.bytes(), rows, p.k, out.bytes(), p.n * gemm_->out_bytes(), parallel);
-    return Status::ok();
-  }
   bool takes_sink() const override { return gemm_->packed().out == OutKind::kS32; }
-  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& out, const AccumulatorSink& sink,
-                       Parallel& parallel) const override {
-    if (!takes_sink()) return OpKernel::run_into_sink(operands, out, sink, parallel);
-    const Tensor& x = *operands[0];
-    const PackedGemm& p = gemm_->packed();
-    gemm_->run(x.bytes(), x.num_elements() / p.k, p.k, out.bytes(), p.n * 4, parallel, &sink);
-    return Status::ok();
-  }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override { return gemm_->name() + " (" + gemm_->packed().path_reason + ")"; }
   size_t owned_bytes() const override { return gemm_->owned_bytes(); }
+
+ protected:
+  Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel,
+                       const AccumulatorSink* sink) const override {
+    const Tensor& x = *operands[0];
+    const PackedGemm& p = gemm_->packed();
+    const int64_t rows = x.num_elements() / p.k;  // k > 0: empty weights never get a kernel
+    gemm_->run(x.bytes(), rows, p.k, out.bytes(), p.n * gemm_->out_bytes(), parallel, sink);
+    return Status::ok();
+  }
 
  private:
   Op op_;

@@ -90,6 +90,26 @@ class OpKernel {
   Type result_type_;
 };
 
+/// A contraction kernel whose int32 results can go to an AccumulatorSink: run_into and
+/// run_into_sink are one body, run_with_sink, without and with a sink.
+class SinkableKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const final {
+    return run_with_sink(operands, out, parallel, nullptr);
+  }
+  Status run_into_sink(const std::vector<const Tensor*>& operands, Tensor& out, const AccumulatorSink& sink,
+                       Parallel& parallel) const final {
+    if (!takes_sink()) return OpKernel::run_into_sink(operands, out, sink, parallel);
+    return run_with_sink(operands, out, parallel, &sink);
+  }
+
+ protected:
+  /// run_into, or with `sink` (only where takes_sink()) every block of accumulators to it.
+  virtual Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel,
+                               const AccumulatorSink* sink) const = 0;
+};
+
 /// A family's ISA-free analysis of one op, shared by check() and create().
 class PreparedOp {
  public:
