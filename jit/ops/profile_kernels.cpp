@@ -211,20 +211,6 @@ class ProfileRequantKernel final : public OpKernel {
   Channels channels_;
 };
 
-// Calls fn with `bytes` as a pointer to the stored integers of storage `st` (1 or 2 bytes).
-template <typename Bytes, typename Fn>
-void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
-  using I8 = std::conditional_t<std::is_const_v<Bytes>, const int8_t, int8_t>;
-  using U8 = std::conditional_t<std::is_const_v<Bytes>, const uint8_t, uint8_t>;
-  using I16 = std::conditional_t<std::is_const_v<Bytes>, const int16_t, int16_t>;
-  using U16 = std::conditional_t<std::is_const_v<Bytes>, const uint16_t, uint16_t>;
-  if (st.width <= 8) {
-    st.is_signed ? fn(reinterpret_cast<I8*>(bytes)) : fn(reinterpret_cast<U8*>(bytes));
-  } else {
-    st.is_signed ? fn(reinterpret_cast<I16*>(bytes)) : fn(reinterpret_cast<U16*>(bytes));
-  }
-}
-
 class ProfileBinaryKernel final : public OpKernel {
  public:
   ProfileBinaryKernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator)

@@ -39,7 +39,7 @@ class ProfileMeanKernel final : public OpKernel {
     par.for_each(size_t(tasks), [&](size_t t) {
       const int64_t o = int64_t(t) / slices, i0 = int64_t(t) % slices * kInnerSlice;
       const int64_t len = std::min(kInnerSlice, inner_ - i0);
-      with_stored(operands[0]->bytes(), [&](const auto* x) { reduce(x, out, o, i0, len); });
+      with_storage(in_.storage, operands[0]->bytes(), [&](const auto* x) { reduce(x, out, o, i0, len); });
     });
     return Status::ok();
   }
@@ -49,15 +49,6 @@ class ProfileMeanKernel final : public OpKernel {
   }
 
  private:
-  template <typename Fn>
-  void with_stored(const uint8_t* bytes, Fn&& fn) const {
-    if (in_.storage.width <= 8) {
-      in_.storage.is_signed ? fn(reinterpret_cast<const int8_t*>(bytes)) : fn(reinterpret_cast<const uint8_t*>(bytes));
-    } else {
-      in_.storage.is_signed ? fn(reinterpret_cast<const int16_t*>(bytes)) : fn(reinterpret_cast<const uint16_t*>(bytes));
-    }
-  }
-
   // Outputs [i0, i0 + len) of outer index o.
   template <typename T>
   void reduce(const T* x, Tensor& out, int64_t o, int64_t i0, int64_t len) const {

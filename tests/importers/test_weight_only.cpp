@@ -85,10 +85,13 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   CAPTURE(spec);
   qrt_tools::NpyArray x = load(dataset + "_test_x.npy");
   qrt_tools::NpyArray y = load(dataset + "_test_y.npy");
-  if (slow_host() && x.shape[0] > kSlowHostSamples) {  // every level still runs, on a slice
-    x.data.resize(x.data.size() / size_t(x.shape[0]) * kSlowHostSamples);
-    y.data.resize(y.data.size() / size_t(y.shape[0]) * kSlowHostSamples);
-    x.shape[0] = y.shape[0] = kSlowHostSamples;
+  // Every level still runs on a slow host, on a slice: half of it for the 28x28 images, whose
+  // convolutions on the reference dominate this test under qemu.
+  const int64_t slice = x.data.size() / size_t(x.shape[0]) > 64 * sizeof(float) ? kSlowHostSamples / 2 : kSlowHostSamples;
+  if (slow_host() && x.shape[0] > slice) {
+    x.data.resize(x.data.size() / size_t(x.shape[0]) * size_t(slice));
+    y.data.resize(y.data.size() / size_t(y.shape[0]) * size_t(slice));
+    x.shape[0] = y.shape[0] = slice;
   }
   std::vector<int64_t> dims = {x.shape[0]};
   dims.insert(dims.end(), sample_dims.begin(), sample_dims.end());
