@@ -34,6 +34,11 @@ std::vector<KernelListRow> make_rows() {
     rows.push_back({KernelOp::kPackRows, b->isa(), b});
     rows.push_back({KernelOp::kDynGemm, b->isa(), b});
   }
+  // The dot4 depthwise rows on ymm (AVX-VNNI), with AVX2's pair kernel for what they refuse (a
+  // depthwise op tries one backend per level); AVX-512's are in the list below.
+  rows.push_back({KernelOp::kDepthwise, Isa::kAvx2Vnni, &x86_avx2_vnni_backend()});
+  rows.push_back({KernelOp::kDwInterleave, Isa::kAvx2Vnni, &x86_avx2_vnni_backend()});
+  rows.push_back({KernelOp::kDwRows, Isa::kAvx2Vnni, &x86_avx2_vnni_backend()});
   for (KernelOp op : {KernelOp::kDepthwise, KernelOp::kDwInterleave, KernelOp::kDwRows, KernelOp::kLut8, KernelOp::kF32Gemm,
                       KernelOp::kF32Dwconv, KernelOp::kWoGemm, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                       KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kMaxPool, KernelOp::kAvgPool,

@@ -27,6 +27,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_depthwise(const KernelDe
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const KernelDesc& desc);
 /// kDwRows (DwRowsArgs) on zmm, 64-lane blocks (AVX-512 VNNI vpdpbusd).
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc& desc);
+/// kDwInterleave on ymm/xmm, 16-lane blocks (VEX only).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_interleave(const KernelDesc& desc);
+/// kDwRows on ymm, 16-lane blocks (AVX-VNNI {vex} vpdpbusd).
+Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize (ElementwiseArgs).
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_elementwise(const KernelDesc& desc);
 /// kQAdd / kQMul / kRequantize on zmm: 16 lanes per step, the tail (ElementwiseArgs::tail

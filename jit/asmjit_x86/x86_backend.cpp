@@ -52,7 +52,9 @@ class X86Backend final : public Backend {
     }
   }
   DepthwiseTraits depthwise_traits() const override {
-    return isa_ == Isa::kAvx512Vnni ? DepthwiseTraits{32, 32} : DepthwiseTraits{16, 0};
+    // The dot4 row path: 32-lane blocks on zmm, 16-lane blocks on ymm with AVX-VNNI.
+    if (isa_ == Isa::kAvx512Vnni) return DepthwiseTraits{32, 32};
+    return isa_ == Isa::kAvx2Vnni ? DepthwiseTraits{16, 16} : DepthwiseTraits{16, 0};
   }
   // AVX-512 stream kernels take 16 lanes per step and finish any tail in one masked step.
   StreamTraits stream_traits() const override { return {8, isa_ == Isa::kAvx512Vnni}; }
@@ -65,6 +67,8 @@ class X86Backend final : public Backend {
     if (d.op == KernelOp::kCount) return "not a kernel kind";
     if (d.op == KernelOp::kEwProgram) return "the asmjit backend compiles no element-wise programs";
     const bool served = isa_ == Isa::kAvx2 || d.op == KernelOp::kGemm || d.op == KernelOp::kPackRows || d.op == KernelOp::kDynGemm ||
+                        (isa_ == Isa::kAvx2Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
+                                                    d.op == KernelOp::kDwRows)) ||
                         (isa_ == Isa::kAvx512Vnni && (d.op == KernelOp::kDepthwise || d.op == KernelOp::kDwInterleave ||
                                                       d.op == KernelOp::kDwRows || d.op == KernelOp::kLut8 ||
                                                       d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv ||
@@ -95,8 +99,10 @@ class X86Backend final : public Backend {
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_gemm(d) : x86gen::generate_avx2_gemm(d));
       case KernelOp::kDepthwise:
         return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_depthwise(d) : x86gen::generate_avx2_depthwise(d));
-      case KernelOp::kDwInterleave: return cast(x86gen::generate_avx512_dw_interleave(d));
-      case KernelOp::kDwRows: return cast(x86gen::generate_avx512_dw_rows(d));
+      case KernelOp::kDwInterleave:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_dw_interleave(d) : x86gen::generate_avx2vnni_dw_interleave(d));
+      case KernelOp::kDwRows:
+        return cast(isa_ == Isa::kAvx512Vnni ? x86gen::generate_avx512_dw_rows(d) : x86gen::generate_avx2vnni_dw_rows(d));
       case KernelOp::kQAdd:
       case KernelOp::kQMul:
       case KernelOp::kRequantize:
