@@ -64,4 +64,10 @@ std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, con
 /// anything else.
 std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op& op);
 
+/// TFLite's quantized qrt.avg_pool2d (tflite profiles, where profile_formula names it: equal
+/// input and output parameters) of static NHWC shapes, 8- or 16-bit storage, without a fused
+/// clamp: a portable C++ kernel of the reference's formula (profile_reduce_kernels.cpp);
+/// nullptr for anything else.
+std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op);
+
 }  // namespace qrt::jit

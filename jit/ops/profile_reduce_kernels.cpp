@@ -1,11 +1,14 @@
-// qrt — TFLite's quantized mean (tflite profiles) as a portable C++ kernel: the exact centred
-// sums over the reduced axes with the kept innermost axis across the lanes (the loop compilers
-// vectorize), then the reference's per-output formula (tflite_mean in reference_profiles.h).
-// The reduced axes must be one contiguous block (NHWC spatial means, the form TFLite's MEAN
-// takes in image models); other axis sets stay with the reference.
+// qrt — TFLite's quantized mean and average pool (tflite profiles) as portable C++ kernels: the
+// exact sums over the reduced axes or the window with the channels across the lanes (the loops
+// compilers vectorize), then the reference's per-output formula (tflite_mean in
+// reference_profiles.h; numerics::average_tflite for the pool). The mean's reduced axes must be
+// one contiguous block (NHWC spatial means, the form TFLite's MEAN takes in image models); the
+// pool must be NHWC. Other forms stay with the reference.
 #include <algorithm>
 #include <vector>
 
+#include "ir/nn_params.h"
+#include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/aligned_bytes.h"
 #include "jit/ops/profile_kernels.h"
@@ -76,6 +79,73 @@ class ProfileMeanKernel final : public OpKernel {
   std::string profile_;
 };
 
+// TFLite's average pool of equal input and output parameters (eval_pool2d under tflite): per
+// output pixel and channel, v = Σ q over the window's positions inside the input − count·z +
+// divisor·z (divisor = the window's size with count_include_pad, else count), divided by the
+// divisor rounding half away from zero, clamped to the storage. NHWC, one task per output row.
+class ProfileAvgPoolKernel final : public OpKernel {
+ public:
+  ProfileAvgPoolKernel(const Graph& graph, const Op& op, const Window2d& w)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        in_(graph.values[size_t(op.operands[0])].type),
+        w_(w),
+        profile_(numerics_profile_name(graph.numerics)) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const std::vector<int64_t>& y = result_type_.dims;
+    Parallel& par = in_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
+    par.for_each(size_t(y[0] * y[1]), [&](size_t t) {
+      with_storage(in_.element.storage, operands[0]->bytes(), [&](const auto* x) {
+        with_storage(result_type_.element.storage, out.bytes(), [&](auto* o) { pool_row(x, o, int64_t(t)); });
+      });
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    return "average pool with " + profile_ + "'s formula (portable C++: exact sums, division rounding half away from zero)";
+  }
+
+ private:
+  // Output row t = n · OH + oh.
+  template <typename T, typename U>
+  void pool_row(const T* x, U* y, int64_t t) const {
+    const int64_t H = in_.dims[1], W = in_.dims[2], C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
+    const int64_t n = t / OH, oh = t % OH, z = in_.element.zero_points[0];
+    const ElementType& oe = result_type_.element;
+    thread_local std::vector<int32_t> sums;
+    int32_t* s = scratch(sums, size_t(C));
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      std::fill(s, s + C, 0);
+      int64_t count = 0;
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t ih = oh * w_.sh - w_.pad_top + ky;
+        if (ih < 0 || ih >= H) continue;
+        for (int64_t kx = 0; kx < w_.kw; ++kx) {
+          const int64_t iw = ow * w_.sw - w_.pad_left + kx;
+          if (iw < 0 || iw >= W) continue;
+          const T* px = x + ((n * H + ih) * W + iw) * C;
+          for (int64_t c = 0; c < C; ++c) s[c] += int32_t(px[c]);  // within int32: see the factory
+          ++count;
+        }
+      }
+      const int64_t divisor = w_.count_include_pad ? w_.kh * w_.kw : count;
+      const int64_t shift = (divisor - count) * z;
+      U* py = y + (t * OW + ow) * C;
+      for (int64_t c = 0; c < C; ++c) {
+        const int64_t v = numerics::average_tflite(int64_t(s[c]) + shift, divisor);
+        py[c] = U(numerics::clamp_i64(v, oe.storage.min, oe.storage.max));
+      }
+    }
+  }
+
+  Type in_;
+  Window2d w_;
+  std::string profile_;
+};
+
 }  // namespace
 
 std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op& op) {
@@ -107,6 +177,26 @@ std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op&
   }
   if (count == 0 || y.num_elements() != outer * inner) return nullptr;
   return std::make_unique<ProfileMeanKernel>(graph, op, outer, count, inner);
+}
+
+std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op) {
+  if (!is_tflite(graph.numerics) || op.kind != OpKind::kAvgPool2d || profile_formula(graph, op).empty() || fused_clamp(op)) {
+    return nullptr;
+  }
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!x.has_static_shape() || !y.has_static_shape() || x.rank() != 4 || y.rank() != 4 ||
+      x.element.kind != ElementKind::kUniform || x.element.storage.width > 16 || y.element.storage.width > 16) {
+    return nullptr;
+  }
+  Result<Window2d> w = pool2d_window(op);
+  if (!w.is_ok() || w.value().nchw || y.num_elements() == 0) return nullptr;
+  // The window's sums stay in int32: at most kh·kw values below 2^16 each.
+  if (w.value().kh * w.value().kw > (int64_t(1) << 15)) return nullptr;
+  const int64_t oh = window_output_size(x.dims[1], w.value().kh, w.value().sh, 1, w.value().pad_top, w.value().pad_bottom);
+  const int64_t ow = window_output_size(x.dims[2], w.value().kw, w.value().sw, 1, w.value().pad_left, w.value().pad_right);
+  if (y.dims[0] != x.dims[0] || y.dims[1] != oh || y.dims[2] != ow || y.dims[3] != x.dims[3]) return nullptr;
+  return std::make_unique<ProfileAvgPoolKernel>(graph, op, w.value());
 }
 
 }  // namespace qrt::jit

@@ -327,3 +327,61 @@ TEST_CASE("the tflite mean kernel (portable C++) is bit-exact with the reference
   }
   MESSAGE(cases << " mean cases");
 }
+
+TEST_CASE("the tflite average pool kernel (portable C++) is bit-exact with the reference") {
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<double> decade(-3.0, 1.0);
+  int cases = 0, on_kernel = 0;
+  auto list = [](std::initializer_list<int64_t> v) {
+    std::string s = "[";
+    for (int64_t x : v) s += (s.size() > 1 ? ", " : "") + std::to_string(x);
+    return s + "]";
+  };
+  for (const char* profile : {"tflite", "tflite-single-rounding"}) {
+    for (int rep = 0; rep < 24; ++rep) {
+      const unsigned bits = rep % 4 == 3 ? 16 : 8;
+      const bool is_signed = bits == 16 || rng() % 2;
+      const int lo = is_signed ? -(1 << (bits - 1)) : 0, hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+      const int zp = rng() % 3 == 0 ? lo : rng() % 2 ? hi : lo + int(rng() % uint32_t(hi - lo + 1));
+      char type[96];
+      std::snprintf(type, sizeof type, "!quant.uniform<%s%u:f32, %.17g:%d>", is_signed ? "i" : "u", bits,
+                    std::pow(10.0, decade(rng)), zp);
+      // TFLite's formula needs equal input and output parameters: every 8th case differs (the
+      // reference's default formula, no profile kernel).
+      const bool equal = rep % 8 != 7;
+      std::string out_type = type;
+      if (!equal) out_type.replace(out_type.find(':', out_type.find(':') + 1), std::string::npos, ":0>");
+      const int64_t n = 1 + int64_t(rng() % 2), h = 1 + int64_t(rng() % 12), w = 1 + int64_t(rng() % 12),
+                    c = 1 + int64_t(rng() % 70);
+      const int64_t kh = 1 + int64_t(rng() % std::min<int64_t>(h, 4)), kw = 1 + int64_t(rng() % std::min<int64_t>(w, 4));
+      const int64_t sh = 1 + int64_t(rng() % 3), sw = 1 + int64_t(rng() % 3);
+      const int64_t pt = int64_t(rng() % uint64_t(kh)), pb = int64_t(rng() % uint64_t(kh)), pl = int64_t(rng() % uint64_t(kw)),
+                    pr = int64_t(rng() % uint64_t(kw));
+      const int64_t oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pr - kw) / sw + 1;
+      const bool include_pad = rng() % 2;
+      const std::string xt = "tensor<" + qrt_test::shape({n, h, w, c}) + type + ">";
+      const std::string yt = "tensor<" + qrt_test::shape({n, oh, ow, c}) + out_type + ">";
+      const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"qrt.avg_pool2d\"(%x) {" +
+                               (include_pad ? "count_include_pad = 1 : i64, " : "") + "kernel = " + list({kh, kw}) +
+                               ", layout = \"NHWC\", pads = " + list({pt, pl, pb, pr}) + ", strides = " + list({sh, sw}) +
+                               "} : (" + xt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+      CAPTURE(text);
+      auto t = qrt::parse_type(xt);
+      REQUIRE(t.is_ok());
+      qrt::Tensor in = qrt::Tensor::zeros(*t);
+      const auto v = qrt_test::random_values(rng, size_t(in.num_elements()), lo, hi);
+      for (size_t i = 0; i < v.size(); ++i) in.set_int(i, v[i]);
+      // Unequal 16-bit parameters have no kernel at all (the default pooling kernels are 8-bit).
+      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), in, equal || bits == 8);
+      if (equal) {
+        CHECK(how.find("average pool with tflite") == 0);
+        ++on_kernel;
+      } else {
+        CHECK(how.find("average pool with") == std::string::npos);  // the default formula's kernels
+      }
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " average pool cases, " << on_kernel << " on the profile kernel");
+  CHECK(on_kernel > 30);
+}
