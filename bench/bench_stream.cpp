@@ -2,15 +2,21 @@
 // plan calls it: BM_qrt_stream/<level>/<op>/n:N (quantized add, quantize, dequantize; N
 // elements, tails included) and BM_qrt_pool/<level>/<op> (MobileNet's shapes: a 3x3 stride-2
 // max pool over 112²·64 and the global 7x7 average over 1280 channels). Bytes/s count every
-// operand read and the result written once.
+// operand read and the result written once. BM_requant/<level>/<kind>: the profiles'
+// requantization micro-kernels alone (q31, q31-single, f64) on a block of int32 accumulators in
+// cache (rows x channels, as the contraction drivers hand them over).
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <tuple>
+#include <vector>
 #include <string>
 
 #include "ir/text_format.h"
 #include "jit/core/isa.h"
 #include "jit/core/aligned_bytes.h"
+#include "jit/core/code_cache.h"
+#include "jit/core/microkernel.h"
 #include "jit/core/tensor.h"
 #include "jit/kernel_list.h"
 #include "jit/ops/select.h"
@@ -89,6 +95,48 @@ void run_op(benchmark::State& state, const std::string& text, qrt::jit::Isa leve
   state.SetLabel(choice->kernel->describe());
 }
 
+// The requantization micro-kernel `op` of `level` on rows x channels accumulators (an 8-bit
+// signed result), parameters as a 1x1 convolution's per-channel ones.
+void run_requant(benchmark::State& state, qrt::jit::KernelOp op, bool single, qrt::jit::Isa level) {
+  using namespace qrt::jit;
+  const int64_t rows = state.range(0), channels = state.range(1);
+  KernelDesc d;
+  d.op = op;
+  d.isa = level;
+  d.storage_signed = true;
+  d.single_rounding = single;
+  auto code = code_cache().get(d);
+  if (!code.is_ok()) {
+    state.SkipWithError(code.status().message().c_str());
+    return;
+  }
+  std::mt19937 rng(11);
+  const size_t n = static_cast<size_t>(channels);
+  std::vector<int32_t> acc(static_cast<size_t>(rows * channels)), multiplier(n), shift(n), lo(n, -128 + 5), hi(n, 127 + 5),
+      zo(n, -5);
+  std::vector<float> f32(n);
+  for (int32_t& a : acc) a = int32_t(rng() % 200001) - 100000;
+  for (int64_t c = 0; c < channels; ++c) {
+    multiplier[size_t(c)] = int32_t((1u << 30) + rng() % (1u << 30));
+    shift[size_t(c)] = -int32_t(7 + rng() % 4);
+    f32[size_t(c)] = 1.0f / float(100 + rng() % 900);
+  }
+  std::vector<uint8_t> y(static_cast<size_t>(rows * channels));
+  for (auto _ : state) {
+    if (op == KernelOp::kRequantF64) {
+      const RequantF64Args args{acc.data(), y.data(), rows, channels, channels, channels, f32.data(), lo.data(), hi.data(), zo.data()};
+      call_microkernel((*code)->entry(), args, d);
+    } else {
+      const RequantQ31Args args{acc.data(), y.data(), rows, channels, channels, channels, multiplier.data(), shift.data(),
+                                lo.data(), hi.data(), zo.data()};
+      call_microkernel((*code)->entry(), args, d);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows * channels);
+  state.SetLabel(d.name());
+}
+
 // Rows per native ISA level the host has (the levels with an element-wise kernel of their own
 // or the one they fall back to: avx2-vnni runs the avx2 kernels).
 const bool registered = [] {
@@ -106,6 +154,22 @@ const bool registered = [] {
           ->Arg(1003)
           ->Arg(75264)  // 56²·24: MobileNetV2's first residual add
           ->Unit(benchmark::kMicrosecond);
+    }
+    for (const auto& [kind, op, single] : {std::tuple{"q31", qrt::jit::KernelOp::kRequantQ31, false},
+                                            std::tuple{"q31-single", qrt::jit::KernelOp::kRequantQ31, true},
+                                            std::tuple{"f64", qrt::jit::KernelOp::kRequantF64, false}}) {
+      if (!row.backend->why_not([&] {
+            qrt::jit::KernelDesc d;
+            d.op = op;
+            d.isa = level;
+            return d;
+          }()).empty()) {
+        continue;
+      }
+      // 1344 rows x 96 channels: one 512 KiB block of MobileNetV2's 112²·96 expansion.
+      benchmark::RegisterBenchmark(("BM_requant/" + name + "/" + kind).c_str(), [op = op, single = single, level](benchmark::State& s) {
+        run_requant(s, op, single, level);
+      })->Args({1344, 96})->Args({336, 96})->ArgNames({"rows", "channels"})->Unit(benchmark::kMicrosecond);
     }
     for (const char* kind : {"maxpool", "avgpool"}) {
       benchmark::RegisterBenchmark(("BM_qrt_pool/" + name + "/" + kind).c_str(),

@@ -85,6 +85,14 @@ Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op
                                                     const std::string& fused, Isa isa, Generator generator,
                                                     std::string* why_not);
 
+/// The same kernel for a given `table` (table[b] = the result byte of input byte b; bytes read
+/// and stored as s8 where `in_signed` / `out_signed`) named `name`: a kLut8 micro-kernel, or
+/// the byte clamp where the table is one.
+Result<std::unique_ptr<OpKernel>> make_byte_table_kernel(const Graph& graph, const Op& root, std::vector<uint8_t> table,
+                                                         bool in_signed, bool out_signed, const std::string& name,
+                                                         const std::string& fused, Isa isa, Generator generator,
+                                                         std::string* why_not);
+
 std::unique_ptr<OpKernel> make_ew_kernel(const Graph& graph, const Op& root, std::vector<int> inputs, EwProgram program,
                                          BroadcastLoops loops, std::string level, std::shared_ptr<const CompiledKernel> code,
                                          std::string fused = "");

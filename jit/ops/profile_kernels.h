@@ -70,4 +70,12 @@ std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op&
 /// nullptr for anything else.
 std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op);
 
+/// TFLite's `quant.qcast` (f32 to per-tensor 8/16-bit storage) and `qrt.requantize` (per
+/// tensor, 8/16-bit) under the tflite profiles, without a fused clamp: 8-bit to 8-bit
+/// requantization as a 256-entry byte table of the reference's formula (the best table kernel
+/// in `allowed` from `generator`), the rest per element in portable C++
+/// (profile_cast_kernels.cpp); nullptr for anything else.
+std::unique_ptr<OpKernel> make_profile_cast_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,
+                                                   Generator generator);
+
 }  // namespace qrt::jit

@@ -76,6 +76,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     if (!portable) portable = make_profile_activation_kernel(graph, op);
     if (!portable) portable = make_profile_mean_kernel(graph, op);
     if (!portable) portable = make_profile_avg_pool_kernel(graph, op);
+    if (!portable) portable = make_profile_cast_kernel(graph, op, allowed, generator);
     if (portable) {
       choice.kernel = std::move(portable);
       choice.chain = std::string("any ISA: chosen (portable C++, numerics profile ") + formula + ")";

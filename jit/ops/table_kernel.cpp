@@ -103,15 +103,22 @@ Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op
     *why_not = kNotByteProgram;
     return std::unique_ptr<OpKernel>();
   }
-  std::vector<uint8_t> table = byte_table(program);
+  return make_byte_table_kernel(graph, root, byte_table(program), program.inputs[0].storage == EwStorage::kI8,
+                                program.out == EwStorage::kI8, program.name(), fused, isa, generator, why_not);
+}
+
+Result<std::unique_ptr<OpKernel>> make_byte_table_kernel(const Graph& graph, const Op& root, std::vector<uint8_t> table,
+                                                         bool in_signed, bool out_signed, const std::string& name,
+                                                         const std::string& fused, Isa isa, Generator generator,
+                                                         std::string* why_not) {
   // A clamp of the stored values where input and result store bytes the same way.
   std::optional<std::pair<int32_t, int32_t>> clamp;
-  if (program.inputs[0].storage == program.out) clamp = table_as_clamp(table, program.out == EwStorage::kI8);
+  if (in_signed == out_signed) clamp = table_as_clamp(table, out_signed);
   KernelDesc d;
   d.op = clamp ? KernelOp::kClamp : KernelOp::kLut8;
   d.isa = isa;
   d.generator = generator;
-  d.storage_signed = program.out == EwStorage::kI8;
+  d.storage_signed = out_signed;
   const Backend* b = kernel_list_backend(d.op, isa, generator);
   // A byte clamp may live at a lower SIMD level only (the x86 levels above AVX2 run AVX2's):
   // the host's levels that `isa` includes, best first; a scalar clamp would lose to the table.
@@ -130,8 +137,8 @@ Result<std::unique_ptr<OpKernel>> make_table_kernel(const Graph& graph, const Op
   *why_not = !b ? "no table kernel at this level" : !b->available() ? "the backend cannot run here" : b->why_not(d);
   if (!why_not->empty()) return std::unique_ptr<OpKernel>();
   QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
-  return std::unique_ptr<OpKernel>(std::make_unique<TableOpKernel>(graph, root, std::move(table), clamp, program.name(),
-                                                                   fused, d, std::move(code)));
+  return std::unique_ptr<OpKernel>(
+      std::make_unique<TableOpKernel>(graph, root, std::move(table), clamp, name, fused, d, std::move(code)));
 }
 
 }  // namespace qrt::jit

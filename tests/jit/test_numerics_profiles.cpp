@@ -385,3 +385,73 @@ TEST_CASE("the tflite average pool kernel (portable C++) is bit-exact with the r
   MESSAGE(cases << " average pool cases, " << on_kernel << " on the profile kernel");
   CHECK(on_kernel > 30);
 }
+
+TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) are bit-exact with the reference") {
+  std::mt19937 rng(53);
+  std::uniform_real_distribution<double> decade(-3.0, 1.0);
+  int tables = 0, portable = 0, reference = 0;
+  // A per-tensor (or, with `axis`, per-axis over 3 channels) type of `bits` storage: zero point
+  // at a bound or anywhere, scales over decades.
+  auto spec = [&](unsigned bits, bool is_signed, bool axis, int* lo, int* hi) {
+    *lo = is_signed ? -(1 << (bits - 1)) : 0;
+    *hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    auto zp = [&] { return rng() % 3 == 0 ? *lo : rng() % 2 ? *hi : *lo + int(rng() % uint32_t(*hi - *lo + 1)); };
+    char buf[200];
+    if (axis) {
+      std::snprintf(buf, sizeof buf, "!quant.uniform<%s%u:f32:3, {%.9g:%d, %.9g:%d, %.9g:%d}>", is_signed ? "i" : "u", bits,
+                    std::pow(10.0, decade(rng)), zp(), std::pow(10.0, decade(rng)), zp(), std::pow(10.0, decade(rng)), zp());
+    } else {
+      std::snprintf(buf, sizeof buf, "!quant.uniform<%s%u:f32, %.17g:%d>", is_signed ? "i" : "u", bits,
+                    std::pow(10.0, decade(rng)), zp());
+    }
+    return std::string(buf);
+  };
+  for (const char* profile : {"tflite", "tflite-single-rounding"}) {
+    for (int rep = 0; rep < 24; ++rep) {
+      const bool quantize = rep % 2 == 0, axis = rep % 8 == 7;
+      // 16-bit storage: some quantize results (rep % 6 == 4), requantize inputs (rep % 12 == 3)
+      // and results (rep % 12 == 5).
+      const unsigned in_bits = rep % 12 == 3 ? 16 : 8, out_bits = rep % 6 == 4 || rep % 12 == 5 ? 16 : 8;
+      int lo = 0, hi = 0, in_lo = 0, in_hi = 0;
+      const std::string out = spec(out_bits, out_bits == 16 || rng() % 2, axis, &lo, &hi);
+      const std::string in = quantize ? "f32" : spec(in_bits, in_bits == 16 || rng() % 2, false, &in_lo, &in_hi);
+      const std::string dims = "2x9x" + std::to_string(1 + rng() % 40) + "x3x";
+      const std::string xt = "tensor<" + dims + in + ">", yt = "tensor<" + dims + out + ">";
+      const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"" +
+                               (quantize ? "quant.qcast" : "qrt.requantize") + "\"(%x) : (" + xt + ") -> " + yt +
+                               "\n  return %y : " + yt + "\n}\n";
+      CAPTURE(text);
+      auto t = qrt::parse_type(xt);
+      REQUIRE(t.is_ok());
+      qrt::Tensor x = qrt::Tensor::zeros(*t);
+      if (quantize) {
+        // Values around the grid of the output scale (ties included), out of range, and non-finite.
+        std::uniform_int_distribution<int> steps(-70000, 70000);
+        for (int64_t i = 0; i < x.num_elements(); ++i) {
+          const double s = std::pow(10.0, decade(rng));
+          double v = (steps(rng) + (rng() % 4 == 0 ? 0.5 : std::uniform_real_distribution<double>(-1, 1)(rng))) * s;
+          if (i % 97 == 5) v = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY;
+          x.set_float(size_t(i), v);
+        }
+      } else {
+        const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), in_lo, in_hi);
+        for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+      }
+      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, !axis);
+      if (axis) {
+        CHECK(how.empty());  // per-axis results stay with the reference
+        ++reference;
+      } else if (!quantize && in_bits == 8 && out_bits == 8) {
+        CHECK_MESSAGE((how.find("_lut8_") != std::string::npos || how.find("_clamp_") != std::string::npos), how);
+        CHECK(how.find(std::string(profile) + " requantize") != std::string::npos);
+        ++tables;
+      } else {
+        CHECK(how.find(quantize ? "quantize with " : "requantize with ") == 0);
+        ++portable;
+      }
+    }
+  }
+  MESSAGE(tables << " byte-table requantizations, " << portable << " portable kernels, " << reference << " on the reference");
+  CHECK(tables >= 10);
+  CHECK(portable >= 20);
+}
