@@ -226,6 +226,20 @@ class ProfileBinaryKernel final : public OpKernel {
     const std::optional<FusedClamp> clamp = fused_clamp(op);
     std::tie(lo_, hi_) = clamp ? clamp_stored_bounds(out, 0, clamp->min, clamp->max)
                                : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
+    // Broadcasting (numpy's rules, static shapes): each operand's element stride per result
+    // dimension, 0 where the operand repeats along it.
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<int64_t>& d = graph.values[size_t(op.operands[size_t(i)])].type.dims;
+      std::vector<int64_t>& st = strides_[i];
+      st.assign(result_type_.rank(), 0);
+      int64_t stride = 1;
+      for (size_t k = d.size(); k-- > 0;) {
+        const size_t r = result_type_.rank() - d.size() + k;
+        st[r] = d[k] == 1 && result_type_.dims[r] != 1 ? 0 : stride;
+        stride *= d[k];
+      }
+      broadcast_ = broadcast_ || d != result_type_.dims;
+    }
     if (a_.width == 8 && b_.width == 8 && out.storage.width == 8) {
       q31_code_ = find_requant_kernel(KernelOp::kRequantQ31, allowed, generator, out.storage.is_signed,
                                       binary_.single_rounding(), &q31_desc_);
@@ -251,11 +265,10 @@ class ProfileBinaryKernel final : public OpKernel {
     lanes_.zo.assign(kChunk, int32_t(zo));
   }
 
-  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    return operands[0]->type.dims;
-  }
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    if (broadcast_) return run_broadcast(operands, out, parallel);
     const size_t n = size_t(out.num_elements());
     const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
     if (q31_code_) {
@@ -283,6 +296,59 @@ class ProfileBinaryKernel final : public OpKernel {
  private:
   static constexpr size_t kChunk = 512;  // elements per kernel call: the int32 chunk stays in L1
 
+  // Broadcast operands: one result row (the innermost dimension) at a time, each operand's row
+  // start from its strides, its elements 1 or 0 apart along the row.
+  Status run_broadcast(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const {
+    const std::vector<int64_t>& dims = result_type_.dims;
+    const int64_t inner = dims.empty() ? 1 : dims.back(), rows = inner == 0 ? 0 : out.num_elements() / inner;
+    const int64_t per_task = std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1));
+    const int64_t tasks = (rows + per_task - 1) / per_task;
+    Parallel& par = out.num_elements() >= 16384 ? parallel : serial();
+    par.for_each(size_t(tasks), [&](size_t t) {
+      for (int64_t r = int64_t(t) * per_task; r < std::min(rows, (int64_t(t) + 1) * per_task); ++r) {
+        int64_t off[2] = {0, 0}, rest = r;
+        for (size_t k = dims.size() - 1; k-- > 0;) {
+          const int64_t i = rest % dims[k];
+          rest /= dims[k];
+          off[0] += i * strides_[0][k];
+          off[1] += i * strides_[1][k];
+        }
+        const int64_t sa = dims.empty() ? 0 : strides_[0].back(), sb = dims.empty() ? 0 : strides_[1].back();
+        if (q31_code_) {
+          run_row_bytes(operands[0]->bytes() + off[0], sa, operands[1]->bytes() + off[1], sb, out.bytes() + r * inner, inner);
+          continue;
+        }
+        with_storage(a_, operands[0]->bytes(), [&](const auto* a) {
+          with_storage(b_, operands[1]->bytes(), [&](const auto* b) {
+            with_storage(result_type_.element.storage, out.bytes(), [&](auto* y) {
+              for (int64_t i = 0; i < inner; ++i) {
+                const int64_t v = numerics::clamp_i64(binary_.apply(a[off[0] + i * sa], b[off[1] + i * sb]), lo_, hi_);
+                y[r * inner + i] = static_cast<std::remove_pointer_t<decltype(y)>>(v);
+              }
+            });
+          });
+        });
+      }
+    });
+    return Status::ok();
+  }
+
+  // `len` 8-bit results at y from operand rows a and b whose elements are sa and sb (1 or 0)
+  // apart, through the tables and the kernel.
+  void run_row_bytes(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, uint8_t* y, int64_t len) const {
+    int32_t wide[kChunk];
+    for (int64_t c0 = 0; c0 < len; c0 += int64_t(kChunk)) {
+      const int64_t n = std::min(int64_t(kChunk), len - c0);
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t ta = term_a_[a[(c0 + i) * sa]], tb = term_b_[b[(c0 + i) * sb]];
+        wide[i] = binary_.is_add() ? numerics::saturate_i32(int64_t(ta) + int64_t(tb)) : ta * tb;
+      }
+      const RequantQ31Args args{wide, y + c0, 1, n, n, n, lanes_.multiplier.data(), lanes_.shift.data(),
+                                lanes_.lo_zo.data(), lanes_.hi_zo.data(), lanes_.zo.data()};
+      call_microkernel(q31_code_->entry(), args, q31_desc_);
+    }
+  }
+
   // Elements [begin, end) of 8-bit operands and result through the tables and the kernel.
   void run_bytes(const std::vector<const Tensor*>& operands, Tensor& out, size_t begin, size_t end) const {
     const uint8_t* a = operands[0]->bytes();
@@ -306,6 +372,8 @@ class ProfileBinaryKernel final : public OpKernel {
   }
 
   QuantStorage a_, b_;
+  std::vector<int64_t> strides_[2];  // per result dimension; 0 where the operand broadcasts
+  bool broadcast_ = false;
   TfliteBinary binary_;
   std::string name_;
   int64_t lo_ = 0, hi_ = 0;
@@ -399,11 +467,19 @@ std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const O
     return nullptr;
   }
   const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!y.has_static_shape() || y.element.storage.width > 16 || op.operands.size() != 2) return nullptr;
   for (int v : op.operands) {
     const Type& t = graph.values[size_t(v)].type;
-    if (t.dims != y.dims || t.element.kind != ElementKind::kUniform || t.element.storage.width > 16) return nullptr;
+    if (!t.has_static_shape() || t.rank() > y.rank() || t.element.kind != ElementKind::kUniform ||
+        t.element.storage.width > 16) {
+      return nullptr;
+    }
+    // Broadcasts to the result under numpy's rules: each dimension equal or 1.
+    for (size_t k = 0; k < t.rank(); ++k) {
+      const int64_t d = t.dims[k], r = y.dims[y.rank() - t.rank() + k];
+      if (d != r && d != 1) return nullptr;
+    }
   }
-  if (!y.has_static_shape() || y.element.storage.width > 16) return nullptr;
   return std::make_unique<ProfileBinaryKernel>(graph, op, allowed, generator);
 }
 

@@ -45,8 +45,8 @@ std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const 
                                                       std::unique_ptr<OpKernel> contraction, const IsaSet& allowed,
                                                       Generator generator);
 
-/// TFLite's quantized qrt.add or qrt.mul (tflite profiles) of two per-tensor operands of the
-/// result's static shape (no broadcasting), 8- or 16-bit storage: a portable C++ kernel of the
+/// TFLite's quantized qrt.add or qrt.mul (tflite profiles) of two per-tensor operands of static
+/// shapes that broadcast to the result's, 8- or 16-bit storage: a portable C++ kernel of the
 /// profile's formula; nullptr for any other op or profile. Bytes in and out run through
 /// 256-entry tables and the kRequantQ31 micro-kernel (the best in `allowed` from `generator`).
 std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,

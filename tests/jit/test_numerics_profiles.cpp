@@ -249,8 +249,15 @@ TEST_CASE("tflite add and mul kernels (input tables, the kRequantQ31 kernel) are
         const qrt_test::QuantSpec a = spec(rng() % 2), b = spec(rng() % 2), y = spec(rng() % 2);
         const std::string clamp = rep % 4 == 3 ? qrt_test::random_clamp_attrs(rng, y) : "";
         // 819 elements: a whole 512-element chunk and a tail; every 6th case 40 960 (3 tasks).
+        // Every third case broadcasts an operand (numpy's rules: a row of channels, a column,
+        // a lower rank).
         const std::string dims = rep % 6 == 5 ? "1x40x32x32x" : "1x7x9x13x";
-        const std::string at = "tensor<" + dims + a.type() + ">", bt = "tensor<" + dims + b.type() + ">",
+        static const char* kBroadcast[2][4] = {{"13x", "1x1x1x13x", "7x1x1x", "1x7x1x13x"},
+                                               {"32x", "1x1x1x32x", "40x1x1x", "1x40x1x32x"}};
+        const std::string small = kBroadcast[rep % 6 == 5][rep / 3 % 4];  // reps 1, 4, 7, 10: each form
+        const bool broadcast = rep % 3 == 1, first = rep % 2 == 1;
+        const std::string at = "tensor<" + (broadcast && first ? small : dims) + a.type() + ">",
+                          bt = "tensor<" + (broadcast && !first ? small : dims) + b.type() + ">",
                           yt = "tensor<" + dims + y.type() + ">";
         std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"" + op +
                            "\"(%a, %b)" + (clamp.empty() ? "" : " {" + clamp.substr(2) + "}") + " : (" + at + ", " +
@@ -454,4 +461,37 @@ TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) ar
   MESSAGE(tables << " byte-table requantizations, " << portable << " portable kernels, " << reference << " on the reference");
   CHECK(tables >= 10);
   CHECK(portable >= 20);
+}
+
+TEST_CASE("tflite 16-bit add and mul, broadcasting included, are bit-exact with the reference (portable C++)") {
+  std::mt19937 rng(59);
+  std::uniform_real_distribution<double> decade(-4.0, 0.0);
+  int cases = 0;
+  for (const char* op : {"qrt.add", "qrt.mul"}) {
+    for (const char* a_dims : {"3x5x17x", "17x", "3x1x17x", "3x5x1x"}) {
+      auto type = [&] {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "!quant.uniform<i16:f32, %.17g:%d>", std::pow(10.0, decade(rng)),
+                      rng() % 2 ? 0 : int(rng() % 2001) - 1000);
+        return std::string(buf);
+      };
+      const std::string at = std::string("tensor<") + a_dims + type() + ">", bt = "tensor<3x5x17x" + type() + ">",
+                        yt = "tensor<3x5x17x" + type() + ">";
+      const std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"" + op +
+                               "\"(%a, %b) : (" + at + ", " + bt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+      CAPTURE(text);
+      auto make = [&](const std::string& t) {
+        auto parsed = qrt::parse_type(t);
+        REQUIRE(parsed.is_ok());
+        qrt::Tensor x = qrt::Tensor::zeros(*parsed);
+        const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), -32768, 32767);
+        for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+        return x;
+      };
+      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, "tflite"), {make(at), make(bt)});
+      CHECK(how.find("fixed-point formula (portable C++)") != std::string::npos);
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " 16-bit add/mul cases");
 }
