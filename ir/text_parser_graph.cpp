@@ -54,6 +54,7 @@ Result<DenseLit> Parser::parse_dense_lit() {
   lit.loc = loc();
   if (consume('[')) {
     lit.is_list = true;
+    QRT_ASSIGN_OR_RETURN(NestingScope nested, enter_nesting(lit.loc, "dense literal"));
     if (consume(']')) return lit;
     do {
       QRT_ASSIGN_OR_RETURN(DenseLit item, parse_dense_lit());
@@ -229,6 +230,7 @@ Result<Attribute> Parser::parse_attribute() {
   }
   if (consume('[')) {
     a.kind = Attribute::Kind::kArray;
+    QRT_ASSIGN_OR_RETURN(NestingScope nested, enter_nesting(l, "array attribute"));
     if (consume(']')) return a;
     do {
       QRT_ASSIGN_OR_RETURN(Attribute e, parse_attribute());

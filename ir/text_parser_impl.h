@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -164,8 +165,37 @@ class Parser {
   Result<int> lookup_value(const std::string& name, const SourceLoc& l) const;
   Status define_value(Graph& g, int value, const std::string& name, const SourceLoc& l);
 
+  // ---- nesting ---------------------------------------------------------------------------
+  /// Levels of brackets a dense literal or an array attribute may nest: deeper text is refused
+  /// instead of recursed into, so hostile input cannot exhaust the stack.
+  static constexpr int kMaxNesting = 64;
+  /// Holds one level of nesting for its scope (see enter_nesting).
+  class NestingScope {
+   public:
+    explicit NestingScope(int* depth) : depth_(depth) {}
+    NestingScope(NestingScope&& other) noexcept : depth_(std::exchange(other.depth_, nullptr)) {}
+    NestingScope(const NestingScope&) = delete;
+    NestingScope& operator=(const NestingScope&) = delete;
+    NestingScope& operator=(NestingScope&&) = delete;
+    ~NestingScope() {
+      if (depth_) --*depth_;
+    }
+
+   private:
+    int* depth_;
+  };
+  /// One level deeper at `l` for `what`, or an error naming the limit.
+  Result<NestingScope> enter_nesting(const SourceLoc& l, const char* what) {
+    if (nesting_ >= kMaxNesting) {
+      return error_at(l, std::string(what) + " nests deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    ++nesting_;
+    return NestingScope(&nesting_);
+  }
+
   std::string_view text_;
   std::string file_;
+  int nesting_ = 0;
   size_t constant_budget_;      // bytes the dense constants may still claim
   size_t pos_ = 0;
   int line_ = 1;

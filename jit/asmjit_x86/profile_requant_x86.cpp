@@ -18,6 +18,10 @@
 // sign flips around vpsrlvq and the saturation by vpcmpgtq).
 // Then clamp(v, lo - zo, hi - zo) + zo (no int32 overflow: the bounds are in range) and a
 // narrowing store. AVX2 leaves a tail of fewer than 8 channels to the scalar formula.
+// The kernel walks the block channel group by channel group: a group's derived constants
+// (masks, thresholds, the odd lanes' multipliers, the single-rounding terms) are computed once
+// and every row of the block (in cache) reuses them; the odd lanes' quotient goes to the high
+// half by one left shift of p + 2^30 (bits 31..62 become 32..63).
 //
 // kRequantF64 (ONNX's, numerics::requantize_onnx): the accumulator and the f32 multiplier
 // widened to f64 exactly, one f64 multiply (the product the twin rounds), rounding to the
@@ -44,45 +48,6 @@ inline int32_t requant_lane(const RequantQ31Args& a, int64_t j, int32_t acc, boo
 
 // ---- AVX2 ----
 
-// The high-mul's quotient (low 32 bits of each 64-bit lane) of products p: (p + 2^30) >> 31.
-__attribute__((target("avx2"))) inline __m256i avx2_high_mul_quotient(__m256i p) {
-  return _mm256_srli_epi64(_mm256_add_epi64(p, _mm256_set1_epi64x(int64_t(1) << 30)), 31);
-}
-
-// Single rounding of the 64-bit products p by n = total (1..62) per lane, saturated to int32.
-__attribute__((target("avx2"))) inline __m256i avx2_single_round(__m256i p, __m256i n) {
-  const __m256i zero = _mm256_setzero_si256(), one64 = _mm256_set1_epi64x(1);
-  const __m256i max32 = _mm256_set1_epi64x(INT32_MAX), min32 = _mm256_set1_epi64x(INT32_MIN);
-  p = _mm256_add_epi64(p, _mm256_sllv_epi64(one64, _mm256_sub_epi64(n, one64)));
-  const __m256i sign = _mm256_cmpgt_epi64(zero, p);
-  __m256i r = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, sign), n), sign);  // p >> n, arithmetic
-  r = _mm256_blendv_epi8(r, max32, _mm256_cmpgt_epi64(r, max32));
-  return _mm256_blendv_epi8(r, min32, _mm256_cmpgt_epi64(min32, r));
-}
-
-template <bool kSingle>
-__attribute__((target("avx2"))) inline __m256i avx2_requant8(__m256i x, __m256i m, __m256i s) {
-  const __m256i zero = _mm256_setzero_si256();
-  if constexpr (!kSingle) {
-    const __m256i left = _mm256_max_epi32(s, zero), right = _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero);
-    const __m256i xs = _mm256_sllv_epi32(x, left);
-    const __m256i even = avx2_high_mul_quotient(_mm256_mul_epi32(xs, m));
-    const __m256i odd = avx2_high_mul_quotient(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32)));
-    const __m256i h = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
-    const __m256i threshold = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(h, 31));
-    const __m256i up = _mm256_cmpgt_epi32(_mm256_and_si256(h, mask), threshold);  // -1 where rounding up
-    return _mm256_sub_epi32(_mm256_srav_epi32(h, right), up);
-  } else {
-    const __m256i total = _mm256_sub_epi32(_mm256_set1_epi32(31), s);  // 1..62
-    const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
-    const __m256i even = avx2_single_round(_mm256_mul_epi32(x, m), _mm256_and_si256(total, low32));
-    const __m256i odd = avx2_single_round(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), _mm256_srli_epi64(total, 32));
-    return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-  }
-}
-
 __attribute__((target("avx2"))) inline __m256i avx2_load(const int32_t* p, int64_t j) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + j));
 }
@@ -105,69 +70,66 @@ __attribute__((target("avx2"))) void avx2_rows(const Args& a, bool is_signed, co
   }
 }
 
-template <bool kSingle>
-struct Avx2Q31Step {
-  const RequantQ31Args& a;
-  __attribute__((target("avx2"))) __m256i operator()(const int32_t* acc, int64_t j) const {
-    const __m256i v = avx2_requant8<kSingle>(avx2_load(acc, j), avx2_load(a.multiplier, j), avx2_load(a.shift, j));
-    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, avx2_load(a.lo_zo, j)), avx2_load(a.hi_zo, j)),
-                            avx2_load(a.zo, j));
-  }
-};
+// p >> n per 64-bit lane, arithmetically (AVX2 has no 64-bit arithmetic shift: a logical one
+// between sign flips), saturated to int32.
+__attribute__((target("avx2"))) inline __m256i avx2_shift_saturate(__m256i p, __m256i n) {
+  const __m256i max32 = _mm256_set1_epi64x(INT32_MAX), min32 = _mm256_set1_epi64x(INT32_MIN);
+  const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
+  const __m256i q = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, sign), n), sign);
+  const __m256i high = _mm256_blendv_epi8(q, max32, _mm256_cmpgt_epi64(q, max32));
+  return _mm256_blendv_epi8(high, min32, _mm256_cmpgt_epi64(min32, high));
+}
 
+// kRequantQ31 on AVX2, as avx512_q31_groups: groups of 8 channels, each group's constants once,
+// then every row; channels past the last whole group by the scalar formula.
 template <bool kSingle>
-struct Q31Lane {
-  const RequantQ31Args& a;
-  int32_t operator()(const int32_t* acc, int64_t j) const { return requant_lane(a, j, acc[j], kSingle); }
-};
+__attribute__((target("avx2"))) void avx2_q31_groups(const RequantQ31Args& a, bool is_signed) {
+  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), nudge = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i one64 = _mm256_set1_epi64x(1), low32 = _mm256_set1_epi64x(0xffffffff);
+  const int64_t full = a.channels / 8 * 8;
+  for (int64_t j = 0; j < full; j += 8) {
+    const __m256i m = avx2_load(a.multiplier, j), s = avx2_load(a.shift, j), m_odd = _mm256_srli_epi64(m, 32);
+    const __m256i lo = avx2_load(a.lo_zo, j), hi = avx2_load(a.hi_zo, j), zo = avx2_load(a.zo, j);
+    const __m256i left = _mm256_max_epi32(s, zero), right = _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one), half = _mm256_srai_epi32(mask, 1);
+    const __m256i total = _mm256_sub_epi32(_mm256_set1_epi32(31), s);  // 1..62
+    const __m256i n_even = _mm256_and_si256(total, low32), n_odd = _mm256_srli_epi64(total, 32);
+    const __m256i r_even = _mm256_sllv_epi64(one64, _mm256_sub_epi64(n_even, one64));
+    const __m256i r_odd = _mm256_sllv_epi64(one64, _mm256_sub_epi64(n_odd, one64));
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const __m256i x = avx2_load(a.acc + r * a.acc_stride, j);
+      __m256i v;
+      if constexpr (!kSingle) {
+        const __m256i xs = _mm256_sllv_epi32(x, left);
+        const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(xs, m), nudge), 31);
+        // The odd quotient's low 32 bits (bits 31..62 of p + 2^30) moved to the high half.
+        const __m256i odd = _mm256_slli_epi64(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), m_odd), nudge), 1);
+        const __m256i h = _mm256_blend_epi32(even, odd, 0xAA);
+        const __m256i threshold = _mm256_add_epi32(half, _mm256_srli_epi32(h, 31));
+        const __m256i up = _mm256_cmpgt_epi32(_mm256_and_si256(h, mask), threshold);  // -1 where rounding up
+        v = _mm256_sub_epi32(_mm256_srav_epi32(h, right), up);
+      } else {
+        const __m256i even = avx2_shift_saturate(_mm256_add_epi64(_mm256_mul_epi32(x, m), r_even), n_even);
+        const __m256i odd = avx2_shift_saturate(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), m_odd), r_odd), n_odd);
+        v = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+      }
+      v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, lo), hi), zo);
+      // In range already: the saturating packs only narrow.
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(a.y) + r * a.y_stride + j),
+                       is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
+    }
+  }
+  for (int64_t r = 0; r < a.rows && full < a.channels; ++r) {
+    const int32_t* acc = a.acc + r * a.acc_stride;
+    uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride;
+    for (int64_t j = full; j < a.channels; ++j) y[j] = uint8_t(requant_lane(a, j, acc[j], kSingle));
+  }
+}
 
 // ---- AVX-512 ----
 
 #define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-
-QRT_AVX512 inline __m512i avx512_high_mul_quotient(__m512i p) {
-  return _mm512_srli_epi64(_mm512_add_epi64(p, _mm512_set1_epi64(int64_t(1) << 30)), 31);
-}
-
-QRT_AVX512 inline __m512i avx512_single_round(__m512i p, __m512i n) {
-  const __m512i one64 = _mm512_set1_epi64(1);
-  const __m512i max32 = _mm512_set1_epi64(INT32_MAX), min32 = _mm512_set1_epi64(INT32_MIN);
-  p = _mm512_add_epi64(p, _mm512_sllv_epi64(one64, _mm512_sub_epi64(n, one64)));
-  return _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(p, n), max32), min32);
-}
-
-template <bool kSingle>
-QRT_AVX512 inline __m512i avx512_requant16(__m512i x, __m512i m, __m512i s) {
-  const __m512i zero = _mm512_setzero_si512();
-  constexpr __mmask16 kOdd = 0xAAAA;
-  if constexpr (!kSingle) {
-    const __m512i left = _mm512_max_epi32(s, zero), right = _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero);
-    const __m512i xs = _mm512_sllv_epi32(x, left);
-    const __m512i even = avx512_high_mul_quotient(_mm512_mul_epi32(xs, m));
-    const __m512i odd = avx512_high_mul_quotient(_mm512_mul_epi32(_mm512_srli_epi64(xs, 32), _mm512_srli_epi64(m, 32)));
-    const __m512i h = _mm512_mask_blend_epi32(kOdd, even, _mm512_slli_epi64(odd, 32));
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
-    const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(h, 31));
-    const __mmask16 up = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, mask), threshold);
-    const __m512i q = _mm512_srav_epi32(h, right);
-    return _mm512_mask_add_epi32(q, up, q, one);
-  } else {
-    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), s);  // 1..62
-    const __m512i low32 = _mm512_set1_epi64(0xffffffff);
-    const __m512i even = avx512_single_round(_mm512_mul_epi32(x, m), _mm512_and_si512(total, low32));
-    const __m512i odd = avx512_single_round(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), _mm512_srli_epi64(total, 32));
-    return _mm512_mask_blend_epi32(kOdd, even, _mm512_slli_epi64(odd, 32));
-  }
-}
-
-template <bool kSingle>
-QRT_AVX512 inline __m512i avx512_requant_step(const RequantQ31Args& a, const int32_t* acc, int64_t j, __mmask16 k) {
-  __m512i v = avx512_requant16<kSingle>(_mm512_maskz_loadu_epi32(k, acc + j), _mm512_maskz_loadu_epi32(k, a.multiplier + j),
-                                        _mm512_maskz_loadu_epi32(k, a.shift + j));
-  v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_maskz_loadu_epi32(k, a.lo_zo + j)), _mm512_maskz_loadu_epi32(k, a.hi_zo + j));
-  return _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, a.zo + j));
-}
 
 // The rows of `a` (either kind's arguments) on AVX-512: step(acc, j, k) gives channels
 // j..j+15 with + zo, lanes outside mask k loaded as 0; the last step runs under a mask, so lanes
@@ -187,13 +149,57 @@ QRT_AVX512 void avx512_rows(const Args& a, const Step& step) {
   }
 }
 
+// kRequantQ31 channel group by channel group: each group's constants (the shifts' masks and
+// thresholds, the odd lanes' multipliers, the single-rounding terms) are worked out once, then
+// every row of the block runs the group (rows stride through a block that is in cache). The
+// per-row formula is avx512_requant16's.
 template <bool kSingle>
-struct Avx512Q31Step {
-  const RequantQ31Args& a;
-  QRT_AVX512 __m512i operator()(const int32_t* acc, int64_t j, __mmask16 k) const {
-    return avx512_requant_step<kSingle>(a, acc, j, k);
+QRT_AVX512 void avx512_q31_groups(const RequantQ31Args& a) {
+  const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1), nudge = _mm512_set1_epi64(int64_t(1) << 30);
+  const __m512i one64 = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
+  const __m512i max32 = _mm512_set1_epi64(INT32_MAX), min32 = _mm512_set1_epi64(INT32_MIN);
+  constexpr __mmask16 kOdd = 0xAAAA;
+  for (int64_t j = 0; j < a.channels; j += 16) {
+    const __mmask16 k = j + 16 <= a.channels ? __mmask16(0xffff) : __mmask16((1u << (a.channels - j)) - 1);
+    const __m512i m = _mm512_maskz_loadu_epi32(k, a.multiplier + j), s = _mm512_maskz_loadu_epi32(k, a.shift + j);
+    const __m512i lo = _mm512_maskz_loadu_epi32(k, a.lo_zo + j), hi = _mm512_maskz_loadu_epi32(k, a.hi_zo + j);
+    const __m512i zo = _mm512_maskz_loadu_epi32(k, a.zo + j), m_odd = _mm512_srli_epi64(m, 32);
+    // Double rounding: the left and right shifts, the remainder mask and half of it.
+    const __m512i left = _mm512_max_epi32(s, zero), right = _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero);
+    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one), half = _mm512_srai_epi32(mask, 1);
+    // Single rounding: the shift total = 31 - shift (1..62) of the even and odd lanes, and 2^(total - 1).
+    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), s);
+    const __m512i n_even = _mm512_and_si512(total, low32), n_odd = _mm512_srli_epi64(total, 32);
+    const __m512i r_even = _mm512_sllv_epi64(one64, _mm512_sub_epi64(n_even, one64));
+    const __m512i r_odd = _mm512_sllv_epi64(one64, _mm512_sub_epi64(n_odd, one64));
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const __m512i x = _mm512_maskz_loadu_epi32(k, a.acc + r * a.acc_stride + j);
+      __m512i v;
+      if constexpr (!kSingle) {
+        const __m512i xs = _mm512_sllv_epi32(x, left);
+        const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(xs, m), nudge), 31);
+        // The odd quotient's low 32 bits (bits 31..62 of p + 2^30) moved to the high half.
+        const __m512i odd = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(xs, 32), m_odd), nudge), 1);
+        const __m512i h = _mm512_mask_blend_epi32(kOdd, even, odd);
+        const __m512i threshold = _mm512_add_epi32(half, _mm512_srli_epi32(h, 31));
+        const __mmask16 up = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, mask), threshold);
+        const __m512i q = _mm512_srav_epi32(h, right);
+        v = _mm512_mask_add_epi32(q, up, q, one);
+      } else {
+        const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, m), r_even);
+        const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m_odd), r_odd);
+        const __m512i even = _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(pe, n_even), max32), min32);
+        const __m512i odd = _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(po, n_odd), max32), min32);
+        v = _mm512_mask_blend_epi32(kOdd, even, _mm512_slli_epi64(odd, 32));
+      }
+      v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), zo);
+      uint8_t* y = static_cast<uint8_t*>(a.y) + r * a.y_stride + j;
+      // In range already: vpmovdb only narrows (in a register: its masked store form is slow).
+      if (k == 0xffff) _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm512_cvtepi32_epi8(v));
+      else _mm512_mask_cvtepi32_storeu_epi8(y, k, v);
+    }
   }
-};
+}
 
 // ---- kRequantF64 ----
 
@@ -257,13 +263,13 @@ void avx2_requant_f64(const RequantF64Args* args, const KernelDesc* desc) {
 void avx512_requant_f64(const RequantF64Args* args, const KernelDesc*) { avx512_rows(*args, Avx512F64Step{*args}); }
 
 void avx2_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
-  if (desc->single_rounding) return avx2_rows(*args, desc->storage_signed, Avx2Q31Step<true>{*args}, Q31Lane<true>{*args});
-  avx2_rows(*args, desc->storage_signed, Avx2Q31Step<false>{*args}, Q31Lane<false>{*args});
+  if (desc->single_rounding) return avx2_q31_groups<true>(*args, desc->storage_signed);
+  avx2_q31_groups<false>(*args, desc->storage_signed);
 }
 
 void avx512_requant_q31(const RequantQ31Args* args, const KernelDesc* desc) {
-  if (desc->single_rounding) return avx512_rows(*args, Avx512Q31Step<true>{*args});
-  avx512_rows(*args, Avx512Q31Step<false>{*args});
+  if (desc->single_rounding) return avx512_q31_groups<true>(*args);
+  avx512_q31_groups<false>(*args);
 }
 
 }  // namespace qrt::jit::x86gen

@@ -54,3 +54,38 @@ TEST_CASE("damaged graphs give an error or a graph that round-trips") {
   CHECK(errors > 1000);
   MESSAGE("mutations: " << errors << " rejected, " << parsed << " accepted and round-tripped");
 }
+
+TEST_CASE("nesting deeper than 64 levels is refused with its location, not recursed into") {
+  // A dense literal and an array attribute at the limit parse; one more level, or a
+  // million, is an error naming the limit (a fuzzer's 21 KB of brackets overflowed the stack).
+  auto dense = [](int depth) {
+    std::string shape, lit = "1.0";
+    for (int i = 0; i < depth; ++i) {
+      shape += "1x";
+      lit = "[" + lit + "]";
+    }
+    const std::string t = "tensor<" + shape + "f32>";
+    return "func.func @main() -> " + t + " {\n  %c = \"qrt.constant\"() {value = dense<" + lit + "> : " + t + "} : () -> " + t +
+           "\n  return %c : " + t + "\n}\n";
+  };
+  auto array = [](int depth) {
+    std::string a = "1";
+    for (int i = 0; i < depth; ++i) a = "[" + a + "]";
+    return "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %y = \"qrt.relu\"(%x) {note = " + a +
+           "} : (tensor<2xf32>) -> tensor<2xf32>\n  return %y : tensor<2xf32>\n}\n";
+  };
+  CHECK(qrt::parse_graph(dense(64), "d.mlir").is_ok());
+  for (int depth : {65, 1000000}) {
+    CAPTURE(depth);
+    const auto deep = qrt::parse_graph(dense(depth), "d.mlir");
+    REQUIRE(!deep.is_ok());
+    CHECK(deep.status().message().find("dense literal nests deeper than 64 levels") != std::string::npos);
+    CHECK(deep.status().to_string().find("d.mlir:2:") != std::string::npos);
+  }
+  // Array attributes: parsed whatever the op does with them (the verifier may refuse the name).
+  const auto at_limit = qrt::parse_graph(array(64), "a.mlir");
+  CHECK((at_limit.is_ok() || at_limit.status().message().find("nests deeper") == std::string::npos));
+  const auto too_deep = qrt::parse_graph(array(1000000), "a.mlir");
+  REQUIRE(!too_deep.is_ok());
+  CHECK(too_deep.status().message().find("array attribute nests deeper than 64 levels") != std::string::npos);
+}
