@@ -17,8 +17,8 @@
 // vpermd into channel order, the lower bound as a byte max). 16 registers: the block's
 // epilogue constants stay in memory (operands of vmulps/vminps/vpaddsw/vpmax), the zero points
 // as words and the lower bounds as bytes in 64 bytes of stack; up to six weight registers.
-// AVX2 has no byte-masked store: a partial block's bytes go out in 8/4/2/1-byte pieces, its
-// int32 results by vpmaskmovd.
+// AVX2 has no byte-masked store: a partial block's bytes go out in 8/4/2/1-byte pieces
+// (store_low_bytes), its int32 results by vpmaskmovd.
 //   rdi args  rsi the interleaved rows' pointers  rdx output pixel  r10 pixels left
 //   r8 weights of the block  r9 epilogue of the block  rcx the block's first channel
 //   rax the block's offset in the interleaved rows  r11 a row's pointer
@@ -71,32 +71,6 @@ void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned widt
   }
 }
 
-// Stores the first n (1..15) bytes of x at dst; x is consumed.
-void emit_partial_bytes(x86::Assembler& a, const x86::Xmm& x, const x86::Mem& dst, unsigned n) {
-  int32_t off = 0;
-  auto at = [&](int32_t o) {
-    x86::Mem m = dst;
-    m.addOffset(o);
-    return m;
-  };
-  if (n & 8) {
-    a.vmovq(at(off), x);
-    a.vpsrldq(x, x, 8);
-    off += 8;
-  }
-  if (n & 4) {
-    a.vmovd(at(off), x);
-    a.vpsrldq(x, x, 4);
-    off += 4;
-  }
-  if (n & 2) {
-    a.vpextrw(at(off), x, 0);
-    a.vpsrldq(x, x, 2);
-    off += 2;
-  }
-  if (n & 1) a.vpextrb(at(off), x, 0);
-}
-
 // One 16-lane block of the rows kernel: every pixel of the row, kPixels at a time, then one at
 // a time. `tail` is the block's channels when it is the partial last block, else 0.
 void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, const Label& order, const Label& masks) {
@@ -133,12 +107,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
   }
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa(x86::Ymm(kFirstWeight + i), weight_mem(i));
   auto acc = [](unsigned p, unsigned z) { return x86::Ymm(2 * p + z); };
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, out)));
-  if (s32) a.lea(x86::rdx, x86::ptr(x86::rdx, x86::rcx, 2));  // 4 bytes per channel
-  else a.add(x86::rdx, x86::rcx);
-  a.mov(x86::rax, x86::rcx);  // the block's offset in a position: 4 bytes per lane
-  a.shl(x86::rax, 2);
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)));
+  emit_dw_rows_block_start(a, s32);
   auto emit_pixels = [&](unsigned count) {
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < 2; ++z) a.vmovdqa(acc(p, z), ep_mem(kEpBias, z));
@@ -196,78 +165,26 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
       else a.vpmaxsb(v, v, lo_bytes);
       // The second pixel's bytes first: a VEX xmm write clears the register's upper half.
       if (pair) a.vextracti128(x86::xmm8, v, 1);
-      const x86::Mem dst = x86::ptr(x86::rdx, int32_t(p * d.channels));
-      const x86::Mem dst2 = x86::ptr(x86::rdx, int32_t((p + 1) * d.channels));
-      if (tail) {
-        emit_partial_bytes(a, v.xmm(), dst, tail);
-        if (pair) emit_partial_bytes(a, x86::xmm8, dst2, tail);
-      } else {
-        a.vmovdqu(dst, v.xmm());
-        if (pair) a.vmovdqu(dst2, x86::xmm8);
-      }
+      const unsigned bytes = tail ? tail : kPanel;
+      store_low_bytes(a, x86::rdx, int32_t(p * d.channels), v.xmm(), bytes);
+      if (pair) store_low_bytes(a, x86::rdx, int32_t((p + 1) * d.channels), x86::xmm8, bytes);
     }
     a.add(x86::rax, int32_t(count) * position_bytes);
     a.add(x86::rdx, int32_t(count * d.channels));
   };
-  Label group = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
-  a.cmp(x86::r10, kPixels);
-  a.jl(single);
-  a.bind(group);
-  emit_pixels(kPixels);
-  a.sub(x86::r10, kPixels);
-  a.cmp(x86::r10, kPixels);
-  a.jge(group);
-  a.bind(single);
-  a.test(x86::r10, x86::r10);
-  a.jz(end);
-  a.bind(one);
-  emit_pixels(1);
-  a.dec(x86::r10);
-  a.jnz(one);
-  a.bind(end);
+  emit_dw_pixel_loop(a, kPixels, emit_pixels);
 }
 
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_interleave(const KernelDesc& d) {
-  // The backend's why_not() has checked the window, channels and panel (16).
-  CodeHolder code;
-  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
-  x86::Assembler a(&code);
-  const unsigned groups = dw_rows_groups(d.taps);
-  const int32_t padded4 = int32_t(dw_rows_padded_channels(kPanel, d.channels) * 4);
-  Label position = a.newLabel(), done = a.newLabel();
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, row)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, out)));
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, positions)));
-  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, step)));
-  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, dilation)));
-  a.lea(x86::rax, x86::ptr(x86::r9, x86::r9, 1));
-  if (d.storage_signed) {
-    a.mov(x86::ecx, 0x80808080u);
-    a.vmovd(x86::xmm15, x86::ecx);
-    a.vpbroadcastd(x86::ymm15, x86::xmm15);
-  }
-  a.test(x86::r10, x86::r10);
-  a.jle(done);
-  a.bind(position);
-  a.mov(x86::r11, x86::rsi);
-  for (unsigned g = 0; g < groups; ++g) {
-    if (g > 0) a.lea(x86::r11, x86::ptr(x86::r11, x86::r9, 2));  // four taps on
-    for (size_t b = 0; b * kPanel < d.channels;) {
-      const bool pair = (b + 2) * kPanel <= d.channels;  // two full blocks at a time on ymm
-      emit_interleave_block(a, d, pair ? 2 * kPanel : kPanel, int32_t(b * kPanel), int32_t(g) * padded4 + int32_t(b * kPanel * 4));
-      b += pair ? 2 : 1;
-    }
-  }
-  a.add(x86::rsi, x86::r8);
-  a.add(x86::rdx, int32_t(dw_rows_position_bytes(kPanel, d.channels, d.taps)));
-  a.dec(x86::r10);
-  a.jnz(position);
-  a.bind(done);
-  a.vzeroupper();
-  a.ret();
-  return finish(code, d.name());
+  return generate_dw_interleave(
+      d, kPanel,
+      [](x86::Assembler& a) {
+        a.vmovd(x86::xmm15, x86::ecx);
+        a.vpbroadcastd(x86::ymm15, x86::xmm15);
+      },
+      &emit_interleave_block);
 }
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDesc& d) {
@@ -302,8 +219,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   a.align(AlignMode::kData, 32);
   a.bind(order);
   for (uint32_t v : kPairOrder) a.embedUInt32(v);
-  a.bind(masks);  // vpmaskmovd masks: loaded from (8 - lanes) · 4, `lanes` dwords of -1
-  for (unsigned i = 0; i < 16; ++i) a.embedUInt32(i < 8 ? 0xffffffffu : 0u);
+  embed_lane_masks(a, masks);
   return finish(code, d.name());
 }
 

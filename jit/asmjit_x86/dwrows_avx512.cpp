@@ -150,12 +150,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   }
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa32(x86::Zmm(first_weight + i), weight_mem(i));
   auto acc = [](unsigned p, unsigned z) { return x86::Zmm(2 * p + z); };
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, out)));
-  if (s32) a.lea(x86::rdx, x86::ptr(x86::rdx, x86::rcx, 2));  // 4 bytes per channel
-  else a.add(x86::rdx, x86::rcx);
-  a.mov(x86::rax, x86::rcx);  // the block's offset in a position: 4 bytes per lane
-  a.shl(x86::rax, 2);
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)));
+  emit_dw_rows_block_start(a, s32);
   auto emit_pixels = [&](unsigned count) {
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < nz; ++z) a.vmovdqa32(acc(p, z), bias[z]);
@@ -229,66 +224,14 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
     a.add(x86::rax, int32_t(count) * position_bytes);
     a.add(x86::rdx, int32_t(count * d.channels));
   };
-  Label group = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
-  a.cmp(x86::r10, kPixels);
-  a.jl(single);
-  a.bind(group);
-  emit_pixels(kPixels);
-  a.sub(x86::r10, kPixels);
-  a.cmp(x86::r10, kPixels);
-  a.jge(group);
-  a.bind(single);
-  a.test(x86::r10, x86::r10);
-  a.jz(end);
-  a.bind(one);
-  emit_pixels(1);
-  a.dec(x86::r10);
-  a.jnz(one);
-  a.bind(end);
+  emit_dw_pixel_loop(a, kPixels, emit_pixels);
 }
 
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_interleave(const KernelDesc& d) {
-  // The backend's why_not() has checked the window, channels and panel.
-  CodeHolder code;
-  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
-  x86::Assembler a(&code);
-  const unsigned panel = d.panel, groups = dw_rows_groups(d.taps);
-  const int32_t padded4 = int32_t(dw_rows_padded_channels(panel, d.channels) * 4);
-  Label position = a.newLabel(), done = a.newLabel();
-  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, row)));
-  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, out)));
-  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, positions)));
-  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, step)));
-  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, dilation)));
-  a.lea(x86::rax, x86::ptr(x86::r9, x86::r9, 1));
-  if (d.storage_signed) {
-    a.mov(x86::ecx, 0x80808080u);
-    a.vpbroadcastd(x86::zmm31, x86::ecx);
-  }
-  a.test(x86::r10, x86::r10);
-  a.jle(done);
-  a.bind(position);
-  a.mov(x86::r11, x86::rsi);
-  for (unsigned g = 0; g < groups; ++g) {
-    if (g > 0) a.lea(x86::r11, x86::ptr(x86::r11, x86::r9, 2));  // four taps on
-    for (size_t b = 0; b * panel < d.channels;) {
-      // Two full 32-lane blocks at a time on zmm.
-      const bool pair = (b + 2) * panel <= d.channels;
-      emit_interleave_block(a, d, pair ? 2 * panel : dw_rows_block_width(panel, d.channels, b), int32_t(b * panel),
-                            int32_t(g) * padded4 + int32_t(b * panel * 4));
-      b += pair ? 2 : 1;
-    }
-  }
-  a.add(x86::rsi, x86::r8);
-  a.add(x86::rdx, int32_t(dw_rows_position_bytes(panel, d.channels, d.taps)));
-  a.dec(x86::r10);
-  a.jnz(position);
-  a.bind(done);
-  a.vzeroupper();
-  a.ret();
-  return finish(code, d.name());
+  return generate_dw_interleave(
+      d, d.panel, [](x86::Assembler& a) { a.vpbroadcastd(x86::zmm31, x86::ecx); }, &emit_interleave_block);
 }
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc& d) {

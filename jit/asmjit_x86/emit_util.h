@@ -202,4 +202,89 @@ inline void load_low_bytes(asmjit::x86::Assembler& a, const asmjit::x86::Xmm& x,
   }
 }
 
+/// The start of a dot4 depthwise rows block whose first channel is rcx (DwRowsArgs in rdi): rdx
+/// its first output (bytes, or int32 where `s32`), rax its offset in an interleaved position
+/// (4 bytes per lane), r10 the row's pixels.
+inline void emit_dw_rows_block_start(asmjit::x86::Assembler& a, bool s32) {
+  using namespace asmjit;
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, out)));
+  if (s32) a.lea(x86::rdx, x86::ptr(x86::rdx, x86::rcx, 2));  // 4 bytes per channel
+  else a.add(x86::rdx, x86::rcx);
+  a.mov(x86::rax, x86::rcx);
+  a.shl(x86::rax, 2);
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, pixels)));
+}
+
+/// The dot4 depthwise rows' loop over the r10 pixels of a block: emit(group) while at least
+/// `group` pixels remain, then emit(1) per pixel left; r10 counts down.
+template <typename Emit>
+void emit_dw_pixel_loop(asmjit::x86::Assembler& a, unsigned group, const Emit& emit) {
+  using namespace asmjit;
+  Label many = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
+  a.cmp(x86::r10, group);
+  a.jl(single);
+  a.bind(many);
+  emit(group);
+  a.sub(x86::r10, group);
+  a.cmp(x86::r10, group);
+  a.jge(many);
+  a.bind(single);
+  a.test(x86::r10, x86::r10);
+  a.jz(end);
+  a.bind(one);
+  emit(1u);
+  a.dec(x86::r10);
+  a.jnz(one);
+  a.bind(end);
+}
+
+/// A dot4 depthwise interleave kernel (DwInterleaveArgs) of `panel`-lane blocks: per position,
+/// per tap group (r11 its first tap), emit_block(a, d, width, in_offset, out_offset) for two full
+/// blocks at a time (width 2·panel) or one (dw_rows_block_width). Registers as the generators
+/// document: rsi the position's first tap, rdx its output, r10 positions left, r8 step, r9
+/// dilation, rax 3·dilation; set_flip(a) loads the 0x80 bytes (ecx holds them) for s8 input.
+inline Result<std::shared_ptr<ExecutableCode>> generate_dw_interleave(
+    const KernelDesc& d, unsigned panel, void (*set_flip)(asmjit::x86::Assembler&),
+    void (*emit_block)(asmjit::x86::Assembler&, const KernelDesc&, unsigned, int32_t, int32_t)) {
+  using namespace asmjit;
+  // The backend's why_not() has checked the window, channels and panel.
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  const unsigned groups = dw_rows_groups(d.taps);
+  const int32_t padded4 = int32_t(dw_rows_padded_channels(panel, d.channels) * 4);
+  Label position = a.newLabel(), done = a.newLabel();
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, row)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, out)));
+  a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, positions)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, step)));
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(DwInterleaveArgs, dilation)));
+  a.lea(x86::rax, x86::ptr(x86::r9, x86::r9, 1));
+  if (d.storage_signed) {
+    a.mov(x86::ecx, 0x80808080u);
+    set_flip(a);
+  }
+  a.test(x86::r10, x86::r10);
+  a.jle(done);
+  a.bind(position);
+  a.mov(x86::r11, x86::rsi);
+  for (unsigned g = 0; g < groups; ++g) {
+    if (g > 0) a.lea(x86::r11, x86::ptr(x86::r11, x86::r9, 2));  // four taps on
+    for (size_t b = 0; b * panel < d.channels;) {
+      const bool pair = (b + 2) * panel <= d.channels;
+      emit_block(a, d, pair ? 2 * panel : dw_rows_block_width(panel, d.channels, b), int32_t(b * panel),
+                 int32_t(g) * padded4 + int32_t(b * panel * 4));
+      b += pair ? 2 : 1;
+    }
+  }
+  a.add(x86::rsi, x86::r8);
+  a.add(x86::rdx, int32_t(dw_rows_position_bytes(panel, d.channels, d.taps)));
+  a.dec(x86::r10);
+  a.jnz(position);
+  a.bind(done);
+  a.vzeroupper();
+  a.ret();
+  return asmjit_common::finish(code, d.name());
+}
+
 }  // namespace qrt::jit::x86gen
