@@ -59,18 +59,15 @@ TEST_CASE("nesting deeper than 64 levels is refused with its location, not recur
   // A dense literal and an array attribute at the limit parse; one more level, or a
   // million, is an error naming the limit (a fuzzer's 21 KB of brackets overflowed the stack).
   auto dense = [](int depth) {
-    std::string shape, lit = "1.0";
-    for (int i = 0; i < depth; ++i) {
-      shape += "1x";
-      lit = "[" + lit + "]";
-    }
+    std::string shape;
+    for (int i = 0; i < depth; ++i) shape += "1x";
+    const std::string lit = std::string(size_t(depth), '[') + "1.0" + std::string(size_t(depth), ']');
     const std::string t = "tensor<" + shape + "f32>";
     return "func.func @main() -> " + t + " {\n  %c = \"qrt.constant\"() {value = dense<" + lit + "> : " + t + "} : () -> " + t +
            "\n  return %c : " + t + "\n}\n";
   };
   auto array = [](int depth) {
-    std::string a = "1";
-    for (int i = 0; i < depth; ++i) a = "[" + a + "]";
+    const std::string a = std::string(size_t(depth), '[') + "1" + std::string(size_t(depth), ']');
     return "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %y = \"qrt.relu\"(%x) {note = " + a +
            "} : (tensor<2xf32>) -> tensor<2xf32>\n  return %y : tensor<2xf32>\n}\n";
   };
