@@ -28,18 +28,19 @@ constexpr int64_t kCastTaskElements = 16 * 1024;
 
 bool per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.scales.size() == 1; }
 
-// The stored value v in element `e`'s storage at `bytes` (1 or 2 bytes).
+// Element i of the stored values of storage `st` (1 or 2 bytes each) at `bytes`.
 int64_t read_stored(const QuantStorage& st, const uint8_t* bytes, int64_t i) {
   int64_t v = 0;
   with_storage(st, bytes, [&](const auto* p) { v = int64_t(p[i]); });
   return v;
 }
 
+// Stores v as element i of the values of storage `st` at `bytes`.
 void write_stored(const QuantStorage& st, uint8_t* bytes, int64_t i, int64_t v) {
   with_storage(st, bytes, [&](auto* p) { p[i] = static_cast<std::remove_reference_t<decltype(*p)>>(v); });
 }
 
-// Per element, the profile's formula `fn(i)` stored into the result, in tasks.
+// TFLite's quantize (f32 in) or requantize, element by element in tasks of kCastTaskElements.
 class ProfileCastKernel final : public OpKernel {
  public:
   enum class Kind { kQuantize, kRequantize };
