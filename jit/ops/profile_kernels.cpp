@@ -272,7 +272,10 @@ class ProfileBinaryKernel final : public OpKernel {
     const size_t n = size_t(out.num_elements());
     const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(int64_t(n / 16384), 4 * int64_t(parallel.threads())));
     if (q31_code_) {
-      parallel.for_each(size_t(tasks), [&](size_t t) { run_bytes(operands, out, n * t / size_t(tasks), n * (t + 1) / size_t(tasks)); });
+      parallel.for_each(size_t(tasks), [&](size_t t) {
+        const size_t begin = n * t / size_t(tasks), end = n * (t + 1) / size_t(tasks);
+        run_row_bytes(operands[0]->bytes() + begin, 1, operands[1]->bytes() + begin, 1, out.bytes() + begin, int64_t(end - begin));
+      });
       return Status::ok();
     }
     parallel.for_each(size_t(tasks), [&](size_t t) {
@@ -313,7 +316,7 @@ class ProfileBinaryKernel final : public OpKernel {
           off[0] += i * strides_[0][k];
           off[1] += i * strides_[1][k];
         }
-        const int64_t sa = dims.empty() ? 0 : strides_[0].back(), sb = dims.empty() ? 0 : strides_[1].back();
+        const int64_t sa = strides_[0].back(), sb = strides_[1].back();  // broadcasting needs rank >= 1
         if (q31_code_) {
           run_row_bytes(operands[0]->bytes() + off[0], sa, operands[1]->bytes() + off[1], sb, out.bytes() + r * inner, inner);
           continue;
@@ -334,39 +337,20 @@ class ProfileBinaryKernel final : public OpKernel {
   }
 
   // `len` 8-bit results at y from operand rows a and b whose elements are sa and sb (1 or 0)
-  // apart, through the tables and the kernel.
+  // apart, through the tables and the requantization kernel in chunks that stay in L1.
   void run_row_bytes(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, uint8_t* y, int64_t len) const {
     int32_t wide[kChunk];
     for (int64_t c0 = 0; c0 < len; c0 += int64_t(kChunk)) {
       const int64_t n = std::min(int64_t(kChunk), len - c0);
-      for (int64_t i = 0; i < n; ++i) {
-        const int32_t ta = term_a_[a[(c0 + i) * sa]], tb = term_b_[b[(c0 + i) * sb]];
-        wide[i] = binary_.is_add() ? numerics::saturate_i32(int64_t(ta) + int64_t(tb)) : ta * tb;
+      const uint8_t *ra = a + c0 * sa, *rb = b + c0 * sb;
+      if (binary_.is_add()) {
+        // int64 sum saturated to int32, as MultiplyByQuantizedMultiplier's input is.
+        for (int64_t i = 0; i < n; ++i) wide[i] = numerics::saturate_i32(int64_t(term_a_[ra[i * sa]]) + int64_t(term_b_[rb[i * sb]]));
+      } else {
+        for (int64_t i = 0; i < n; ++i) wide[i] = term_a_[ra[i * sa]] * term_b_[rb[i * sb]];  // |.| <= 255²
       }
       const RequantQ31Args args{wide, y + c0, 1, n, n, n, lanes_.multiplier.data(), lanes_.shift.data(),
                                 lanes_.lo_zo.data(), lanes_.hi_zo.data(), lanes_.zo.data()};
-      call_microkernel(q31_code_->entry(), args, q31_desc_);
-    }
-  }
-
-  // Elements [begin, end) of 8-bit operands and result through the tables and the kernel.
-  void run_bytes(const std::vector<const Tensor*>& operands, Tensor& out, size_t begin, size_t end) const {
-    const uint8_t* a = operands[0]->bytes();
-    const uint8_t* b = operands[1]->bytes();
-    int32_t wide[kChunk];
-    for (size_t c0 = begin; c0 < end; c0 += kChunk) {
-      const size_t len = std::min(kChunk, end - c0);
-      if (binary_.is_add()) {
-        // int64 sum saturated to int32, as MultiplyByQuantizedMultiplier's input is.
-        for (size_t i = 0; i < len; ++i) {
-          wide[i] = numerics::saturate_i32(int64_t(term_a_[a[c0 + i]]) + int64_t(term_b_[b[c0 + i]]));
-        }
-      } else {
-        for (size_t i = 0; i < len; ++i) wide[i] = term_a_[a[c0 + i]] * term_b_[b[c0 + i]];  // |.| <= 255²
-      }
-      const RequantQ31Args args{wide, out.bytes() + c0, 1, int64_t(len), int64_t(len), int64_t(len),
-                                lanes_.multiplier.data(), lanes_.shift.data(), lanes_.lo_zo.data(), lanes_.hi_zo.data(),
-                                lanes_.zo.data()};
       call_microkernel(q31_code_->entry(), args, q31_desc_);
     }
   }
