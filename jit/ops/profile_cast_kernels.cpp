@@ -28,18 +28,6 @@ constexpr int64_t kCastTaskElements = 16 * 1024;
 
 bool per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.scales.size() == 1; }
 
-// Element i of the stored values of storage `st` (1 or 2 bytes each) at `bytes`.
-int64_t read_stored(const QuantStorage& st, const uint8_t* bytes, int64_t i) {
-  int64_t v = 0;
-  with_storage(st, bytes, [&](const auto* p) { v = int64_t(p[i]); });
-  return v;
-}
-
-// Stores v as element i of the values of storage `st` at `bytes`.
-void write_stored(const QuantStorage& st, uint8_t* bytes, int64_t i, int64_t v) {
-  with_storage(st, bytes, [&](auto* p) { p[i] = static_cast<std::remove_reference_t<decltype(*p)>>(v); });
-}
-
 // TFLite's quantize (f32 in) or requantize, element by element in tasks of kCastTaskElements.
 class ProfileCastKernel final : public OpKernel {
  public:
@@ -67,20 +55,24 @@ class ProfileCastKernel final : public OpKernel {
     const Tensor& x = *operands[0];
     parallel.for_each(size_t(tasks), [&](size_t t) {
       const int64_t begin = int64_t(t) * kCastTaskElements, end = std::min(n, begin + kCastTaskElements);
-      if (kind_ == Kind::kQuantize) {
-        const float* xf = reinterpret_cast<const float*>(x.bytes());
-        const float scale = float(out.scales[0]);
-        for (int64_t i = begin; i < end; ++i) {
-          write_stored(out.storage, y.bytes(), i,
-                       numerics::quantize_tflite(xf[i], scale, out.zero_points[0], out.storage.min, out.storage.max));
+      // The storage types are dispatched once per task, not per element.
+      with_storage(out.storage, y.bytes(), [&](auto* py) {
+        using Out = std::remove_reference_t<decltype(*py)>;
+        if (kind_ == Kind::kQuantize) {
+          const float* xf = reinterpret_cast<const float*>(x.bytes());
+          const float scale = float(out.scales[0]);
+          for (int64_t i = begin; i < end; ++i) {
+            py[i] = Out(numerics::quantize_tflite(xf[i], scale, out.zero_points[0], out.storage.min, out.storage.max));
+          }
+          return;
         }
-        return;
-      }
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t q = read_stored(in_.storage, x.bytes(), i) - in_.zero_points[0];
-        write_stored(out.storage, y.bytes(), i,
-                     numerics::requantize_tflite(q, m_, out.zero_points[0], out.storage.min, out.storage.max, single_));
-      }
+        with_storage(in_.storage, x.bytes(), [&](const auto* px) {
+          for (int64_t i = begin; i < end; ++i) {
+            const int64_t q = int64_t(px[i]) - in_.zero_points[0];
+            py[i] = Out(numerics::requantize_tflite(q, m_, out.zero_points[0], out.storage.min, out.storage.max, single_));
+          }
+        });
+      });
     });
     return Status::ok();
   }
