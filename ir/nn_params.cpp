@@ -2,22 +2,50 @@
 #include "ir/nn_params.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "ir/op_verify.h"
 #include "ir/ops.h"
 
 namespace qrt {
 
+namespace {
+
+// Window attributes come from untrusted graphs; the geometry is computed in 128 bits and
+// clamped so that hostile values give a size the verifier rejects, never an overflow.
+using Wide = __int128;
+
+int64_t clamp_to_int64(Wide v) {
+  if (v > Wide(INT64_MAX)) return INT64_MAX;
+  if (v < Wide(INT64_MIN)) return INT64_MIN;
+  return int64_t(v);
+}
+
+}  // namespace
+
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                            int64_t pad_begin, int64_t pad_end) {
   if (in < 0) return -1;
-  const int64_t span = dilation * (k - 1) + 1;
-  const int64_t padded = in + pad_begin + pad_end;
+  const Wide span = Wide(dilation) * (Wide(k) - 1) + 1;
+  const Wide padded = Wide(in) + pad_begin + pad_end;
   if (padded < span) return 0;
-  return (padded - span) / stride + 1;
+  return clamp_to_int64((padded - span) / (stride < 1 ? 1 : stride) + 1);
 }
 
 namespace {
+
+// Far beyond any real window; keeps every product of window geometry inside 64 bits.
+constexpr int64_t kMaxWindowParam = INT32_MAX;
+
+Status check_window_limit(const Op& op, const char* name, const std::vector<int64_t>& values) {
+  for (int64_t v : values) {
+    if (v > kMaxWindowParam) {
+      return op_verify::op_error(op, std::string(name) + " value " + std::to_string(v) + " exceeds qrt's limit of " +
+                              std::to_string(kMaxWindowParam));
+    }
+  }
+  return Status::ok();
+}
 
 Status read_common(const Op& op, Window2d& w) {
   using namespace op_verify;
@@ -32,6 +60,8 @@ Status read_common(const Op& op, Window2d& w) {
   for (int64_t p : pads) {
     if (p < 0) return op_error(op, "pads must be >= 0, got " + std::to_string(p));
   }
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "strides", strides));
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "pads", pads));
   w.sh = strides[0];
   w.sw = strides[1];
   w.pad_top = pads[0];
@@ -49,6 +79,7 @@ Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_
   QRT_RETURN_IF_ERROR(read_common(op, w));
   QRT_ASSIGN_OR_RETURN(auto dilations, int_array_attr(op, "dilations", 2, {1, 1}));
   if (dilations[0] < 1 || dilations[1] < 1) return op_error(op, "dilations must be >= 1");
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "dilations", dilations));
   w.dh = dilations[0];
   w.dw = dilations[1];
   QRT_ASSIGN_OR_RETURN(w.groups, int_attr(op, "groups", 1));
@@ -82,6 +113,7 @@ Result<Window2d> pool2d_window(const Op& op) {
   if (!op.attr("kernel")) return op_error(op, "requires attribute 'kernel' = [kh, kw]");
   QRT_ASSIGN_OR_RETURN(auto kernel, int_array_attr(op, "kernel", 2, {1, 1}));
   if (kernel[0] < 1 || kernel[1] < 1) return op_error(op, "kernel sizes must be >= 1");
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "kernel", kernel));
   w.kh = kernel[0];
   w.kw = kernel[1];
   QRT_ASSIGN_OR_RETURN(int64_t include, int_attr(op, "count_include_pad", 0));
@@ -154,7 +186,7 @@ std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, cons
                                             int64_t out_channels) {
   auto size = [](int64_t n, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int64_t extra) -> int64_t {
     if (n < 0) return -1;
-    return (n - 1) * s - pb - pe + d * (k - 1) + 1 + extra;
+    return clamp_to_int64((Wide(n) - 1) * s - pb - pe + Wide(d) * (Wide(k) - 1) + 1 + extra);
   };
   return {in[0], size(in[1], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, w.out_pad_h),
           size(in[2], w.kw, w.sw, w.dw, w.pad_left, w.pad_right, w.out_pad_w), out_channels};

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "ir/text_format.h"
 
@@ -275,6 +276,35 @@ TEST_CASE("relu / clamp / reshape / requantize rules") {
   CHECK(verify_op("%a: tensor<2x2x" + pa + ">", "\"qrt.requantize\"(%a) : (tensor<2x2x" + pa + ">) -> tensor<2x2x" + pb + ">",
                   "tensor<2x2x" + pb + ">") ==
         "'qrt.requantize' op per-axis operand and result must use the same channel axis, got 0 and 1");
+}
+
+TEST_CASE("window geometry: hostile strides, pads, dilations and kernels are refused without overflow") {
+  // CI's fuzz_load_binary found dilation × (KH - 1) overflowing int64 in the output-size rule.
+  const std::string x = "tensor<1x8x8x1xf32>";
+  CHECK(verify_op("%x: " + x + ", %w: tensor<1x7x1x1xf32>",
+                  "\"qrt.conv2d\"(%x, %w) {dilations = [3328832364318031873, 1]} : (" + x +
+                      ", tensor<1x7x1x1xf32>) -> tensor<1x2x8x1xf32>",
+                  "tensor<1x2x8x1xf32>") ==
+        "'qrt.conv2d' op dilations value 3328832364318031873 exceeds qrt's limit of 2147483647");
+  CHECK(verify_op("%x: " + x,
+                  "\"qrt.max_pool2d\"(%x) {kernel = [2, 2], pads = [9223372036854775807, 0, 0, 0]} : (" + x +
+                      ") -> tensor<1x1x1x1xf32>",
+                  "tensor<1x1x1x1xf32>") ==
+        "'qrt.max_pool2d' op pads value 9223372036854775807 exceeds qrt's limit of 2147483647");
+  CHECK(verify_op("%x: " + x, "\"qrt.avg_pool2d\"(%x) {kernel = [2147483648, 2]} : (" + x + ") -> tensor<1x1x1x1xf32>",
+                  "tensor<1x1x1x1xf32>") == "'qrt.avg_pool2d' op kernel value 2147483648 exceeds qrt's limit of 2147483647");
+  // Within the limits, a 2^40-tap filter at the largest dilation spans 2^71 rows: 128-bit math.
+  const std::string big = "tensor<1x1099511627776x1x1xf32>";
+  const std::string msg = verify_op("%x: " + x + ", %w: " + big,
+                                    "\"qrt.conv2d\"(%x, %w) {dilations = [2147483647, 1], pads = [2147483647, "
+                                    "2147483647, 0, 0]} : (" + x + ", " + big + ") -> tensor<1x1x8x1xf32>",
+                                    "tensor<1x1x8x1xf32>");
+  CHECK(msg.find("window is larger than the padded input") != std::string::npos);
+  CHECK(qrt::window_output_size(8, int64_t(1) << 40, 1, 2147483647, 0, 0) == 0);
+  CHECK(qrt::window_output_size(int64_t(1) << 48, 1, 1, 1, 2147483647, 2147483647) ==
+        (int64_t(1) << 48) + 2 * int64_t(2147483647));
+  CHECK(qrt::window_output_size(8, 3, 2, 1, 1, 1) == 4);
+  CHECK(qrt::window_output_size(-1, 3, 2, 1, 1, 1) == -1);
 }
 
 TEST_CASE("every op in the table has a name, a summary and a verifier") {
