@@ -22,6 +22,8 @@
 //   rax the pixel's offset in the interleaved rows  r11 a row's pointer
 //   zmm0-7 four pixels' accumulators  zmm8-11 quads  zmm12-13 narrowing  zmm14 the order
 //   zmm15-31 epilogue constants, then weights  k1 the partial block's byte mask
+// desc.q31 (8-bit results): TFLite's requantization (emit_q31_round) replaces the f32 multiply
+// and upper clamp; the narrowing and the lower bound are the same.
 // int32 results (OutKind::kS32: accumulators for a profile's requantization) skip the
 // epilogue: vpermi2d puts each pixel's lanes back in channel order (zmm14 and zmm17 the
 // indices, zmm12-13 the results) and they are stored whole, the partial block under k2/k3 (its
@@ -131,8 +133,20 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
     a.vmovdqu32(x86::zmm14, x86::zmmword_ptr(orders, int32_t(nz == 2 ? 0 : 64)));
   }
   for (unsigned z = 0; z < nz && s32; ++z) a.vmovdqa32(bias[z], ep_mem(kEpBias, z));
+  // desc.q31 (TFLite's requantization, emit_q31_round): zmm17/18 its nudge and ones, zmm19/20
+  // the odd lanes' multipliers, k4/k5 its masks, the quads' zmm8-11 its temps; the upper bound
+  // is a memory operand.
+  const auto q31_regs = [](unsigned z) {
+    return Q31Registers{x86::zmm17, x86::zmm18, z == 0 ? x86::zmm19 : x86::zmm20, x86::zmm8, x86::zmm9, x86::zmm10,
+                        x86::zmm11, x86::k4, x86::k5};
+  };
+  if (d.q31) emit_q31_constants(a, q31_regs(0), x86::r11);
   for (unsigned z = 0; z < nz && !s32; ++z) {
     a.vmovdqa32(bias[z], ep_mem(kEpBias, z));
+    if (d.q31) {
+      a.vpsrlq(q31_regs(z).m_odd, ep_mem(kEpMultiplier, z), 32);
+      continue;
+    }
     a.vmovdqa32(mult[z], ep_mem(kEpMultiplier, z));
     a.vmovdqa32(hi[z], ep_mem(kEpUpperBound, z));
   }
@@ -142,7 +156,8 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   if (!s32) {
     for (unsigned z = 0; z < nz; ++z) {
       a.vmovdqa32(zo[z], ep_mem(kEpOutputZeroPoint, z));
-      a.vcvtps2dq(lo[z], ep_mem(kEpLowerBound, z));
+      if (d.q31) a.vmovdqa32(lo[z], ep_mem(kEpLowerBound, z));  // int32 already
+      else a.vcvtps2dq(lo[z], ep_mem(kEpLowerBound, z));
     }
     a.vpackssdw(zero_words, zo[0], nz == 2 ? zo[1] : zo[0]);
     emit_narrow_pair(a, d, nz, lo, lo, zero_words);
@@ -196,6 +211,11 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < nz; ++z) {
         const x86::Zmm v = acc(p, z);
+        if (d.q31) {
+          // min(the requantized value, hi - zo); the narrowing adds zo and the byte max applies lo.
+          emit_q31_round(a, v, q31_regs(z), [&](size_t field) { return ep_mem(field, z); });
+          continue;
+        }
         a.vcvtdq2ps(v, v);
         a.vmulps(v, v, mult[z]);
         a.vminps(v, v, hi[z]);

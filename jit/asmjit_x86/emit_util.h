@@ -287,4 +287,48 @@ inline Result<std::shared_ptr<ExecutableCode>> generate_dw_interleave(
   return asmjit_common::finish(code, d.name());
 }
 
+/// The registers of TFLite's double-rounding requantization (KernelDesc::q31) on zmm:
+/// constants `nudge` (2^30 per qword), `ones` (1 per dword), `m_odd` (the odd lanes'
+/// multipliers in the low dword of each qword), mask `odd` (0xAAAA); temps t0-t3, mask `up`.
+struct Q31Registers {
+  asmjit::x86::Zmm nudge, ones, m_odd, t0, t1, t2, t3;
+  asmjit::x86::KReg odd, up;
+};
+
+/// Loads the constants of `r` except m_odd (through `gp`, clobbered).
+inline void emit_q31_constants(asmjit::x86::Assembler& a, const Q31Registers& r, const asmjit::x86::Gp& gp) {
+  a.mov(gp.r32(), 1 << 30);
+  a.vpbroadcastq(r.nudge, gp.r64());
+  a.mov(gp.r32(), 1);
+  a.vpbroadcastd(r.ones, gp.r32());
+  a.mov(gp.r32(), 0xAAAA);
+  a.kmovw(r.odd, gp.r32());
+}
+
+/// v = min(MultiplyByQuantizedMultiplier(v), hi - zo) per lane, double rounding, exactly as
+/// profile_requant_x86.cpp computes it with intrinsics (the derivation in its header): the left
+/// shift; the doubling high-mul as floor((x·M + 2^30) / 2^31) on the even and the odd lanes'
+/// 64-bit products (vpmuldq), the odd quotient's low 32 bits moved to the high dword; then
+/// RoundingDivideByPOT: (h >> right) + ((h & mask) > threshold + (h < 0)). `field(f)` is the
+/// epilogue operand of Q31 field f (kEpMultiplier, kEpQ31*, kEpUpperBound) for v's lanes.
+template <typename Field>
+void emit_q31_round(asmjit::x86::Assembler& a, const asmjit::x86::Zmm& v, const Q31Registers& r, const Field& field) {
+  a.vpsllvd(r.t0, v, field(kEpQ31LeftShift));
+  a.vpmuldq(r.t1, r.t0, field(kEpMultiplier));
+  a.vpaddq(r.t1, r.t1, r.nudge);
+  a.vpsrlq(r.t1, r.t1, 31);
+  a.vpsrlq(r.t2, r.t0, 32);
+  a.vpmuldq(r.t2, r.t2, r.m_odd);
+  a.vpaddq(r.t2, r.t2, r.nudge);
+  a.vpsllq(r.t2, r.t2, 1);
+  a.k(r.odd).vpblendmd(v, r.t1, r.t2);  // the odd lanes from t2
+  a.vpsrld(r.t3, v, 31);
+  a.vpaddd(r.t3, r.t3, field(kEpQ31Threshold));
+  a.vpandd(r.t0, v, field(kEpQ31RemainderMask));
+  a.vpcmpgtd(r.up, r.t0, r.t3);
+  a.vpsravd(v, v, field(kEpQ31RightShift));
+  a.k(r.up).vpaddd(v, v, r.ones);
+  a.vpminsd(v, v, field(kEpUpperBound));
+}
+
 }  // namespace qrt::jit::x86gen

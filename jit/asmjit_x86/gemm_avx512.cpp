@@ -13,7 +13,9 @@
 //             zmm0-23 accumulators (row r, half j in zmm(2r + j)), zmm28-29 the two 16-column
 //             halves of the weight step, zmm30-31 broadcast activations (alternating)
 //   epilogue: r11 epilogue block  rax row sums  r9 C row  r10 C stride  k1/k2 the store masks
-//             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results)
+//             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results);
+//             with desc.q31 (TFLite's requantization) zmm24-26/29 and k3 its constants,
+//             zmm27/28/30/31 temps, k4 the rounding lanes
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -84,6 +86,29 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.bind(done);
 }
 
+x86::Mem ep_field(size_t field, unsigned half) { return x86::zmmword_ptr(x86::r11, int32_t(field * kPanel * 4 + half * 64)); }
+
+// desc.q31: TFLite's requantization (emit_q31_round) with constants zmm25 (nudge), zmm26
+// (ones), k3 (odd lanes) and the two halves' odd multipliers in zmm24 / zmm29, loaded once
+// per tile; temps zmm27/28/30/31 and k4.
+Q31Registers q31_registers(unsigned half) {
+  return {x86::zmm25, x86::zmm26, half == 0 ? x86::zmm24 : x86::zmm29, x86::zmm27, x86::zmm28, x86::zmm30, x86::zmm31,
+          x86::k3, x86::k4};
+}
+
+void emit_q31_setup(x86::Assembler& a, const KernelDesc& d) {
+  emit_q31_constants(a, q31_registers(0), x86::r8);
+  a.vpsrlq(x86::zmm24, ep_field(kEpMultiplier, 0), 32);
+  if (d.nr > 16) a.vpsrlq(x86::zmm29, ep_field(kEpMultiplier, 1), 32);
+}
+
+// v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per lane.
+void emit_q31_requant(x86::Assembler& a, const x86::Zmm& v, unsigned j) {
+  emit_q31_round(a, v, q31_registers(j), [j](size_t field) { return ep_field(field, j); });
+  a.vpmaxsd(v, v, ep_field(kEpLowerBound, j));
+  a.vpaddd(v, v, ep_field(kEpOutputZeroPoint, j));
+}
+
 // Corrections and conversion of row r; leaves the int32 (or f32) result in acc(r, *).
 void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
   auto ep = [](size_t field, unsigned half) {
@@ -98,6 +123,10 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
       a.vpsubd(v, v, x86::zmm30);
     }
     if (d.out == OutKind::kS32) continue;
+    if (d.q31) {
+      emit_q31_requant(a, v, j);
+      continue;
+    }
     a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
     a.vmulps(v, v, ep(kEpMultiplier, j));
     if (d.out == OutKind::kF32) continue;
@@ -153,6 +182,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
+  if (d.q31) emit_q31_setup(a, d);  // the backend refuses q31 with desc.saturate set
   for (unsigned r = 0; r < d.mr; ++r) {
     emit_row_epilogue(a, d, r);
     emit_row_store(a, d, r);

@@ -45,7 +45,7 @@ class X86Backend final : public Backend {
         return std::nullopt;
       case Isa::kAvx512Vnni:
         // 24 zmm accumulators, 2 weight registers, broadcasts: 28 of 32.
-        if (path == GemmPath::kDot4) return GemmTraits{x86gen::kAvx512GemmRows, 32, 4, 1, true};
+        if (path == GemmPath::kDot4) return GemmTraits{x86gen::kAvx512GemmRows, 32, 4, 1, true, true};
         return std::nullopt;
       default:
         return std::nullopt;
@@ -85,7 +85,7 @@ class X86Backend final : public Backend {
     }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
-    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel);
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, isa_ == Isa::kAvx512Vnni);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 

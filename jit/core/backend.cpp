@@ -9,10 +9,15 @@ std::string gemm_tile_why_not(const KernelDesc& d, const std::optional<GemmTrait
     return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " + std::to_string(d.panel) +
            ") is outside 1.." + std::to_string(t->mr) + " x 1.." + std::to_string(t->panel);
   }
+  if (d.q31 && !t->q31_epilogue) return "no tflite (Q31) requantization epilogue in this level's GEMM tiles";
+  if (d.q31 && ((d.out != OutKind::kU8 && d.out != OutKind::kS8) || d.saturate)) {
+    return "the Q31 epilogue stores clamped 8-bit results";
+  }
   return "";
 }
 
 std::string window_kernel_why_not(const KernelDesc& d, unsigned block) {
+  if (d.q31) return std::string("no tflite (Q31) requantization epilogue in the ") + kernel_op_name(d.op) + " kernels";
   if (d.op == KernelOp::kDepthwise && (d.taps == 0 || d.taps % 2 != 0 || d.channels == 0 || d.panel != block)) {
     return "depthwise kernels need an even, non-zero tap count, channels and " + std::to_string(block) +
            "-channel blocks";
@@ -23,8 +28,11 @@ std::string window_kernel_why_not(const KernelDesc& d, unsigned block) {
   return "";
 }
 
-std::string dw_rows_why_not(const KernelDesc& d, unsigned panel) {
+std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilogue) {
   if (panel == 0) return "no dot4 depthwise rows at this level";
+  if (d.q31 && (!q31_epilogue || d.op != KernelOp::kDwRows || (d.out != OutKind::kU8 && d.out != OutKind::kS8))) {
+    return "no tflite (Q31) requantization epilogue in this level's depthwise rows";
+  }
   if (d.panel != panel || (panel != 16 && panel != 32 && panel != 64) || d.channels == 0 || d.taps == 0 || d.taps > 64) {
     return "dot4 depthwise rows need channels, a window 1..64 wide and " + std::to_string(panel) + "-lane blocks";
   }

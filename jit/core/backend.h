@@ -23,6 +23,7 @@ struct GemmTraits {
   unsigned k_group = 0;  ///< k values per column per packed step: gemm_path_k_group(path)
   unsigned a_bytes = 0;  ///< bytes per packed activation (1: u8, 2: zero-extended u16)
   bool saturating_narrow = false;  ///< the tiles honour KernelDesc::saturate (drop the clamp)
+  bool q31_epilogue = false;       ///< the tiles implement KernelDesc::q31 (TFLite's requantization)
 };
 
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the
@@ -48,8 +49,8 @@ std::string gemm_tile_why_not(const KernelDesc& desc, const std::optional<GemmTr
 /// `block`-channel depthwise blocks (even, non-zero taps for depthwise; taps and channels).
 std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
 /// "" when a kDwInterleave or kDwRows description is well formed for `panel`-lane blocks
-/// (window, channels, 8-bit output), else why not.
-std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel);
+/// (window, channels, 8-bit output; desc.q31 only where the rows have that epilogue), else why not.
+std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false);
 
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {

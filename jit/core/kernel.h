@@ -122,6 +122,10 @@ struct KernelDesc {
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
   bool single_rounding = false; ///< kRequantQ31: one rounding of the 64-bit product (TFLITE_SINGLE_ROUNDING)
+  /// kGemm, 8-bit results: TFLite's fixed-point requantization (a Q31 multiplier and a shift
+  /// per column, double rounding: numerics::requantize_tflite) instead of the f32 multiply;
+  /// the epilogue block holds the int32 fields of GemmEpilogueField's Q31 variant.
+  bool q31 = false;
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

@@ -40,17 +40,25 @@ struct ConvertArgs {
 enum GemmEpilogueField : size_t {
   kEpBias = 0,            ///< int32: bias and folded zero-point terms
   kEpWeightZeroPoint,     ///< int32: zw' (used with row sums)
-  kEpMultiplier,          ///< f32: requantization multiplier M[n], or the dcast scale (f32 output)
-  kEpLowerBound,          ///< f32: lo - zo[n]
-  kEpUpperBound,          ///< f32: hi - zo[n]
+  kEpMultiplier,          ///< f32: requantization multiplier M[n], or the dcast scale (f32 output);
+                          ///< int32 Q31 multiplier with desc.q31
+  kEpLowerBound,          ///< f32: lo - zo[n] (int32 with desc.q31)
+  kEpUpperBound,          ///< f32: hi - zo[n] (int32 with desc.q31)
   kEpOutputZeroPoint,     ///< int32: zo[n]
+  // desc.q31 only (TFLite's double rounding, shift = the Q31 multiplier's exponent):
+  kEpQ31LeftShift,        ///< int32: max(shift, 0)
+  kEpQ31RightShift,       ///< int32: max(-shift, 0)
+  kEpQ31RemainderMask,    ///< int32: 2^right - 1
+  kEpQ31Threshold,        ///< int32: mask >> 1 (RoundingDivideByPOT adds 1 for negative values)
   kEpFields
 };
 
 /// kGemm: one desc.mr x desc.nr tile. acc[r][j] = Σ_k a[r][k]·w[k][j] over the packed panel,
 /// + bias[j] (- row_sums[r]·zw[j] with desc.row_correction), then the epilogue of desc.out:
 /// s32 as is; f32: f32(acc)·M[j]; u8/s8: clamp(f32(acc)·M[j], lo, hi) rounded to nearest
-/// even, + zo[j]. Stores exactly desc.nr columns per row.
+/// even, + zo[j]; with desc.q31 (u8/s8): clamp(MultiplyByQuantizedMultiplier(acc, M[j],
+/// shift[j]), lo - zo, hi - zo) + zo[j] (numerics::requantize_tflite, double rounding).
+/// Stores exactly desc.nr columns per row.
 struct GemmTileArgs {
   const void* a;            ///< packed activations of the tile's first row
   int64_t a_stride;         ///< bytes between packed activation rows

@@ -375,6 +375,9 @@ class QGemmConvFamily final : public OpFamily {
       return refuse(why_not, why);
     }
     if (why = apply_fused_clamp(op, out.element, spec); !why.empty()) return refuse(why_not, why);
+    if (why = apply_numerics_profile(graph, x.element, f.element, out.element, spec); !why.empty()) {
+      return refuse(why_not, why);
+    }
     if (bias) {
       spec.bias.resize(size_t(out_c));
       for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);

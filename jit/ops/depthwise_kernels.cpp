@@ -281,6 +281,9 @@ class DepthwiseFamily final : public OpFamily {
       return refuse(why_not, why);
     }
     if (why = apply_fused_clamp(op, out.element, p->q); !why.empty()) return refuse(why_not, why);
+    if (why = apply_numerics_profile(graph, x.element, f.element, out.element, p->q); !why.empty()) {
+      return refuse(why_not, why);
+    }
     p->real_taps = unsigned(w.kh * w.kw);
     p->taps = (p->real_taps + 1) / 2 * 2;
     if (p->taps > 1024) return refuse(why_not, "the window has more than 1024 positions");
@@ -357,6 +360,7 @@ class DepthwiseFamily final : public OpFamily {
     KernelDesc rows = in;
     rows.op = KernelOp::kDwRows;
     rows.out = p.q.out;
+    rows.q31 = p.q.q31;
     rows.kh = uint8_t(p.w.kh);
     return {in, rows};
   }
@@ -416,6 +420,7 @@ class DepthwiseFamily final : public OpFamily {
     d.taps = uint16_t(p.taps);
     d.channels = uint32_t(p.channels);
     d.panel = uint8_t(backend.depthwise_traits().block);
+    d.q31 = p.q.q31;  // no pixel kernel has the Q31 epilogue: window_kernel_why_not refuses it
     return d;
   }
 };

@@ -39,6 +39,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
   d.out = p.out;
   d.row_correction = p.row_correction;
   d.saturate = p.traits.saturating_narrow ? p.saturate : 0;
+  d.q31 = p.q31;
   d.panel = uint8_t(panel);
   const unsigned tail = unsigned(p.n % panel);
   for (unsigned mr = 1; mr <= p.tile_rows(); ++mr) {

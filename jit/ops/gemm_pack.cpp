@@ -66,7 +66,8 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
   const int64_t a_dev = activation_deviation(s);
   const bool byte_out = s.out == OutKind::kU8 || s.out == OutKind::kS8;
   const int32_t storage_lo = s.out == OutKind::kS8 ? -128 : 0, storage_hi = s.out == OutKind::kS8 ? 127 : 255;
-  a.saturate = byte_out ? kSatLower | kSatUpper : 0;
+  // The saturating narrowing's proof is the f32 epilogue's; the Q31 epilogue clamps.
+  a.saturate = byte_out && !s.q31 ? kSatLower | kSatUpper : 0;
   for (int64_t n = 0; n < s.n; ++n) {
     const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
     int64_t bound = s.bias.empty() ? 0 : std::llabs(s.bias[size_t(n)]);
@@ -83,10 +84,13 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
     }
   }
   a.why_not = multipliers_why_not(s);
+  a.q31 = s.q31;
   return a;
 }
 
-std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& backend, std::string* why_not) {
+namespace {
+
+std::optional<GemmPath> preferred_gemm_path(const GemmAnalysis& a, const Backend& backend) {
   // The exact quad dot product is the fast path where a level has it (AArch64: the 2 x 8
   // matrix multiply, then sdot); then the pair-sum path where it is proven exact; then the
   // widened paths, exact for every input.
@@ -96,8 +100,22 @@ std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& b
   if (a.pair_sum_exact && backend.gemm_traits(GemmPath::kMaddubs)) return GemmPath::kMaddubs;
   if (backend.gemm_traits(GemmPath::kMaddwd)) return GemmPath::kMaddwd;
   if (backend.gemm_traits(GemmPath::kMlal)) return GemmPath::kMlal;
-  if (why_not) *why_not = a.pair_sum_exact ? "no GEMM path at this level" : "no exact GEMM path at this level (" + a.path_reason + ")";
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<GemmPath> choose_gemm_path(const GemmAnalysis& a, const Backend& backend, std::string* why_not) {
+  const std::optional<GemmPath> path = preferred_gemm_path(a, backend);
+  if (!path) {
+    if (why_not) *why_not = a.pair_sum_exact ? "no GEMM path at this level" : "no exact GEMM path at this level (" + a.path_reason + ")";
+    return std::nullopt;
+  }
+  if (a.q31 && !backend.gemm_traits(*path)->q31_epilogue) {
+    if (why_not) *why_not = "no tflite (Q31) requantization epilogue in this level's GEMM tiles";
+    return std::nullopt;
+  }
+  return path;
 }
 
 Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnalysis& a, const Backend& backend) {
@@ -119,6 +137,7 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   }
   p->row_correction = a.row_correction;
   p->saturate = a.saturate;
+  p->q31 = s.q31;
   const int64_t group = p->traits.k_group, panel = p->traits.panel;
   p->k = s.k;
   p->n = s.n;

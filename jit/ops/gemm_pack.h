@@ -41,6 +41,7 @@ struct GemmAnalysis {
   /// KernelDesc::saturate bits: for 8-bit results with |f32(acc) · multiplier| <= 2^30 in
   /// every column, each side where every column's bound is the storage's.
   uint8_t saturate = 0;
+  bool q31 = false;  ///< GemmSpec::q31: only tiles with the Q31 epilogue (GemmTraits::q31_epilogue) serve
 };
 
 /// Proves, per column and k pair, whether an s16 pair sum can saturate for any activation
@@ -59,6 +60,7 @@ struct PackedGemm {
   std::string path_reason;     ///< why this path
   bool row_correction = false; ///< some zw' != 0
   uint8_t saturate = 0;        ///< GemmAnalysis::saturate
+  bool q31 = false;            ///< GemmSpec::q31: the tiles' epilogue is TFLite's requantization
   bool a_flip = false;         ///< activations are s8: flip the sign bit when packing
   OutKind out = OutKind::kU8;
   AlignedBytes weights;        ///< panel-major packed s8 weights

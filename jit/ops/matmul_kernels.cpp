@@ -83,6 +83,9 @@ class QGemmMatmulFamily final : public OpFamily {
       return refuse(why_not, why);
     }
     if (std::string why = apply_fused_clamp(op, out.element, spec); !why.empty()) return refuse(why_not, why);
+    if (std::string why = apply_numerics_profile(graph, x.element, w.element, out.element, spec); !why.empty()) {
+      return refuse(why_not, why);
+    }
     if (op.operands.size() > 2) {
       std::unique_ptr<Tensor> bias = constant_operand(graph, op.operands[2]);
       if (!bias) return refuse(why_not, "the bias is not a constant");

@@ -13,6 +13,7 @@
 #include "ir/types.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/op_kernel.h"
+#include "jit/ref/reference_profiles.h"
 
 namespace qrt::jit {
 
@@ -89,6 +90,27 @@ std::string apply_fused_clamp(const Op& op, const ElementType& out, ChannelQuant
   return "";
 }
 
+std::string apply_numerics_profile(const Graph& graph, const ElementType& x, const ElementType& w,
+                                   const ElementType& out, ChannelQuant& q) {
+  // int32 accumulators are the same integers in every profile.
+  if (graph.numerics == NumericsProfile::kDefault || q.out == OutKind::kS32) return "";
+  if (graph.numerics != NumericsProfile::kTflite) {
+    return std::string("the integer kernels' epilogues implement the default and tflite profiles, not ") +
+           numerics_profile_name(graph.numerics);
+  }
+  if (q.out != OutKind::kU8 && q.out != OutKind::kS8) return "tflite requantization to other than 8-bit storage";
+  // The reference's multipliers (AccumulatorRequant), so kernel and reference agree by construction.
+  const AccumulatorRequant requant(graph.numerics, x, w, out, q.out_zero_point.size());
+  q.q31 = true;
+  q.q31_multiplier.clear();
+  q.q31_shift.clear();
+  for (const numerics::QuantizedMultiplier& m : requant.q31()) {
+    q.q31_multiplier.push_back(m.multiplier);
+    q.q31_shift.push_back(m.shift);
+  }
+  return "";
+}
+
 int64_t activation_deviation(const ChannelQuant& q) {
   return std::max<int64_t>(std::llabs(int64_t(q.a_min) - q.a_zero_point), std::llabs(int64_t(q.a_max) - q.a_zero_point));
 }
@@ -100,6 +122,7 @@ std::string int32_bound_why_not(int64_t channel, int64_t bound) {
 }
 
 std::string multipliers_why_not(const ChannelQuant& q) {
+  if (q.q31) return "";  // Q31 multipliers are finite by construction
   for (float m : q.multiplier) {
     if (!std::isfinite(m)) return "a requantization multiplier is not finite";
   }
@@ -111,6 +134,21 @@ void put_epilogue_lane(uint8_t* block, unsigned width, unsigned lane, const Chan
   auto put = [&](size_t field, const void* v) { std::memcpy(block + (field * width + lane) * 4, v, 4); };
   put(kEpBias, &folded_bias);
   put(kEpWeightZeroPoint, &zw);
+  if (q.q31) {
+    const int32_t zo = q.out_zero_point[j], shift = q.q31_shift[j];
+    const int32_t lo = q.out_lo[j] - zo, hi = q.out_hi[j] - zo;
+    const int32_t left = std::max(shift, 0), right = std::max(-shift, 0);
+    const int32_t mask = int32_t((int64_t(1) << right) - 1), threshold = mask >> 1;
+    put(kEpMultiplier, &q.q31_multiplier[j]);
+    put(kEpLowerBound, &lo);
+    put(kEpUpperBound, &hi);
+    put(kEpOutputZeroPoint, &zo);
+    put(kEpQ31LeftShift, &left);
+    put(kEpQ31RightShift, &right);
+    put(kEpQ31RemainderMask, &mask);
+    put(kEpQ31Threshold, &threshold);
+    return;
+  }
   if (q.out != OutKind::kS32) put(kEpMultiplier, &q.multiplier[j]);
   if (q.out == OutKind::kU8 || q.out == OutKind::kS8) {
     const int32_t zo = q.out_zero_point[j];

@@ -31,6 +31,10 @@ struct ChannelQuant {
   /// Per channel (u8/s8 output): the stored bounds of the result, the storage bounds narrowed
   /// by a fused clamp.
   std::vector<int32_t> out_lo, out_hi;
+  /// u8/s8 output under the tflite profile (double rounding): TFLite's fixed-point
+  /// requantization by a Q31 multiplier and shift per channel instead of `multiplier`.
+  bool q31 = false;
+  std::vector<int32_t> q31_multiplier, q31_shift;  ///< per channel, with q31
 };
 
 /// Fills `q` for `n` output channels from the element types of an integer matmul or conv:
@@ -43,6 +47,13 @@ std::string fill_channel_quant(const ElementType& x, const ElementType& w, const
 /// Narrows q's output bounds to the clamp fused into `op` (ir/ops.h, FusedClamp) on a result
 /// of element type `out`: "" (also when there is none) or why no kernel can apply it.
 std::string apply_fused_clamp(const Op& op, const ElementType& out, ChannelQuant& q);
+
+/// Applies `graph`'s numerics profile to a contraction's requantization `q` (filled by
+/// fill_channel_quant for activations `x`, weights `w`, result `out`): nothing under the
+/// default profile or for int32 results; under tflite (double rounding) 8-bit results take TFLite's Q31 multipliers
+/// (q.q31). Returns "" or why the integer kernels do not implement the profile for it.
+std::string apply_numerics_profile(const Graph& graph, const ElementType& x, const ElementType& w,
+                                   const ElementType& out, ChannelQuant& q);
 
 /// The largest |a - za| over the activations' storage bounds (after the u8 flip, the same).
 int64_t activation_deviation(const ChannelQuant& q);

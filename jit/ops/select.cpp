@@ -67,6 +67,26 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
   }
 }
 
+namespace {
+
+// The best level in `allowed` whose backend runs `family`'s kernel for `op`.
+Result<KernelChoice> select_in_family(const Graph& graph, const Op& op, const OpFamily* family, const IsaSet& allowed,
+                                      Generator generator);
+
+// Whether `op` under graph's numerics profile can run on its family's kernels with the
+// profile's requantization in the kernels' epilogue (GemmTraits::q31_epilogue, and the dot4
+// depthwise rows where dw_rows_why_not allows it): tflite (double rounding) convolutions and
+// matmuls on the GEMM and depthwise families.
+const OpFamily* profile_epilogue_family(const Graph& graph, const Op& op) {
+  if (graph.numerics != NumericsProfile::kTflite || op.operands.empty()) return nullptr;
+  if (op.kind != OpKind::kConv2d && op.kind != OpKind::kMatmul) return nullptr;
+  const OpFamily* family = family_for(graph, op);
+  return family == &qgemm_conv_family() || family == &qgemm_matmul_family() || family == &depthwise_family() ? family
+                                                                                                          : nullptr;
+}
+
+}  // namespace
+
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
   KernelChoice choice;
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
@@ -83,6 +103,17 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       choice.isa = allowed.by_preference().front();  // portable C++ runs at the best allowed level
       return choice;
     }
+    // A contraction whose kernel computes the profile's requantization in its epilogue, at the
+    // best allowed level only (a lower level's kernel loses to the best level's int32 path).
+    if (const OpFamily* family = profile_epilogue_family(graph, op)) {
+      IsaSet best;
+      best.add(allowed.by_preference().front());
+      QRT_ASSIGN_OR_RETURN(KernelChoice fused, select_in_family(graph, op, family, best, generator));
+      if (fused.kernel) {
+        fused.chain += " (numerics profile " + formula + ": TFLite's requantization in the kernel's epilogue)";
+        return fused;
+      }
+    }
     // A contraction the profile redefines only in its requantization: the kernels compute its
     // int32 accumulators, portable C++ the profile's requantization.
     if (std::optional<std::shared_ptr<Graph>> acc = accumulator_graph(graph, op)) {
@@ -97,7 +128,14 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula";
     return choice;
   }
-  const OpFamily* family = op.operands.empty() ? nullptr : family_for(graph, op);
+  return select_in_family(graph, op, op.operands.empty() ? nullptr : family_for(graph, op), allowed, generator);
+}
+
+namespace {
+
+Result<KernelChoice> select_in_family(const Graph& graph, const Op& op, const OpFamily* family, const IsaSet& allowed,
+                                      Generator generator) {
+  KernelChoice choice;
   if (!family) {
     choice.why_not = "no generated kernel for this op";
     return choice;
@@ -146,8 +184,6 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
   choice.why_not = refusals.empty() ? "no backend at the allowed ISA levels (" + allowed.to_string() + ")" : refusals;
   return choice;
 }
-
-namespace {
 
 // The value of `value` when it is computable at plan time: a constant, or an op whose operands
 // all are (e.g. the reshape or transpose importers put between a filter and its conv).

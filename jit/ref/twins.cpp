@@ -35,6 +35,16 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
   }
 }
 
+// TFLite's double-rounding requantization (KernelDesc::q31) of `acc` with the Q31 fields of
+// lane `lane` of an epilogue block `width` lanes wide (the shift is left - right).
+void store_q31_epilogue(int32_t acc, OutKind out, const void* ep, size_t width, size_t lane, uint8_t* dst) {
+  auto field = [&](GemmEpilogueField f) { return load_i32(ep, size_t(f) * width + lane); };
+  const numerics::QuantizedMultiplier m{field(kEpMultiplier), field(kEpQ31LeftShift) - field(kEpQ31RightShift)};
+  const int32_t v = std::clamp(numerics::multiply_by_quantized_multiplier(acc, m, false), field(kEpLowerBound),
+                               field(kEpUpperBound));
+  *dst = narrow(v + field(kEpOutputZeroPoint), out == OutKind::kS8);
+}
+
 void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
   // The packed layout (gemm_pack.cpp): per k step, per column of the panel, `group`
   // consecutive k values as s8 (gemm_path_k_group). The widened path has s16 pairs against
@@ -63,6 +73,10 @@ void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
       const auto field = [&](GemmEpilogueField f) { return size_t(f) * size_t(panel) + size_t(j); };
       acc = wrap_add(acc, load_i32(ep, field(kEpBias)));
       if (d->row_correction) acc = wrap_sub(acc, wrap_mul(args->row_sums[r], load_i32(ep, field(kEpWeightZeroPoint))));
+      if (d->q31) {
+        store_q31_epilogue(acc, d->out, ep, size_t(panel), size_t(j), c + j);
+        continue;
+      }
       store_epilogue(acc, d->out, load_f32(ep, field(kEpMultiplier)), load_f32(ep, field(kEpLowerBound)),
                      load_f32(ep, field(kEpUpperBound)), load_i32(ep, field(kEpOutputZeroPoint)),
                      c + j * out_bytes(d->out));
@@ -168,6 +182,10 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
               acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j)]));
             }
           }
+        }
+        if (d->q31) {
+          store_q31_epilogue(acc, d->out, block_ep, panel, lane, out + ch);
+          continue;
         }
         store_epilogue(acc, d->out, load_f32(block_ep, kEpMultiplier * panel + lane),
                        load_f32(block_ep, kEpLowerBound * panel + lane), load_f32(block_ep, kEpUpperBound * panel + lane),

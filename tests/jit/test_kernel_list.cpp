@@ -5,6 +5,8 @@
 // and are covered op by op against the reference.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -81,11 +83,36 @@ std::vector<uint8_t> random_epilogue(std::mt19937& rng, unsigned width, OutKind 
   return block;
 }
 
+// An epilogue block of `width` lanes with TFLite's Q31 fields (KernelDesc::q31): multipliers
+// in [2^30, 2^31) and a few 0 or small; shifts from -31 (all rounding) to 12 (left shifts that
+// wrap the accumulator); zero points and bounds as random_epilogue's.
+std::vector<uint8_t> random_q31_epilogue(std::mt19937& rng, unsigned width, OutKind out) {
+  std::vector<uint8_t> block = random_epilogue(rng, width, out);
+  for (unsigned l = 0; l < width; ++l) {
+    const uint32_t pick = rng() % 10;
+    const int32_t m = pick == 0 ? 0 : pick == 1 ? int32_t(rng() % 1000) : int32_t((1u << 30) | (rng() & ((1u << 30) - 1)));
+    const int32_t shift = int32_t(rng() % 44) - 31;
+    const int32_t right = std::max(-shift, 0), mask = int32_t((int64_t(1) << right) - 1);
+    float lo, hi;
+    std::memcpy(&lo, block.data() + (kEpLowerBound * width + l) * 4, 4);
+    std::memcpy(&hi, block.data() + (kEpUpperBound * width + l) * 4, 4);
+    put_i(block, kEpMultiplier * width + l, m);
+    put_i(block, kEpLowerBound * width + l, int32_t(lo));
+    put_i(block, kEpUpperBound * width + l, int32_t(hi));
+    put_i(block, kEpQ31LeftShift * width + l, std::max(shift, 0));
+    put_i(block, kEpQ31RightShift * width + l, right);
+    put_i(block, kEpQ31RemainderMask * width + l, mask);
+    put_i(block, kEpQ31Threshold * width + l, mask >> 1);
+  }
+  return block;
+}
+
 // The epilogues of `blocks` consecutive blocks of `width` lanes (depthwise layouts).
-std::vector<uint8_t> random_block_epilogues(std::mt19937& rng, int64_t blocks, unsigned width, OutKind out) {
+std::vector<uint8_t> random_block_epilogues(std::mt19937& rng, int64_t blocks, unsigned width, OutKind out,
+                                           bool q31 = false) {
   std::vector<uint8_t> ep;
   for (int64_t i = 0; i < blocks; ++i) {
-    const auto e = random_epilogue(rng, width, out);
+    const auto e = q31 ? random_q31_epilogue(rng, width, out) : random_epilogue(rng, width, out);
     ep.insert(ep.end(), e.begin(), e.begin() + int64_t(kEpFields) * width * 4);
   }
   return ep;
@@ -101,15 +128,20 @@ AlignedBytes aligned(const std::vector<uint8_t>& bytes) {
 unsigned out_bytes(OutKind k) { return k == OutKind::kS32 || k == OutKind::kF32 ? 4 : 1; }
 
 void check_gemm(const Backend& b, std::mt19937& rng) {
-  int cases = 0;
+  int cases = 0, q31_cases = 0;
   for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4, GemmPath::kMlal, GemmPath::kSdot4,
                         GemmPath::kUsmmla8}) {
     const auto traits = b.gemm_traits(path);
     if (!traits) continue;
-    for (OutKind out : {OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8}) {
+    // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the tiles have it).
+    for (int variant = 0; variant < 6; ++variant) {
+      const OutKind out = std::array{OutKind::kS32, OutKind::kF32, OutKind::kU8, OutKind::kS8, OutKind::kU8, OutKind::kS8}[size_t(variant)];
+      const bool q31 = variant >= 4;
+      if (q31 && !traits->q31_epilogue) continue;
       for (unsigned mr = 1; mr <= traits->mr; ++mr) {
         for (unsigned nr : {1u, 3u, 8u, 9u, traits->panel - 1, traits->panel}) {
           KernelDesc d;
+          d.q31 = q31;
           d.op = KernelOp::kGemm;
           d.isa = b.isa();
           d.generator = b.generator();
@@ -133,7 +165,7 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
           // the exact paths take the full s8 range.
           std::vector<uint8_t> w(size_t(k_steps * traits->k_group * traits->panel + 64));
           for (auto& x : w) x = path == GemmPath::kMaddubs ? uint8_t(int8_t(int(rng() % 129) - 64)) : uint8_t(rng());
-          const AlignedBytes ep = aligned(random_epilogue(rng, traits->panel, out));
+          const AlignedBytes ep = aligned(q31 ? random_q31_epilogue(rng, traits->panel, out) : random_epilogue(rng, traits->panel, out));
           const AlignedBytes wa = aligned(w);
           std::vector<int32_t> sums(mr);
           for (auto& s : sums) s = int32_t(rng() % 60000);
@@ -146,11 +178,13 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
           CHECK_MESSAGE(first_diff(c1, c2) == -1, d.name() << " differs from its twin at byte " << first_diff(c1, c2)
                                                           << " (k_steps " << k_steps << ")");
           ++cases;
+          q31_cases += q31;
         }
       }
     }
   }
-  MESSAGE(cases << " GEMM tiles of " << std::string(b.name()) << "@" << std::string(isa_name(b.isa())));
+  MESSAGE(cases << " GEMM tiles (" << q31_cases << " with the Q31 epilogue) of " << std::string(b.name()) << "@"
+                << std::string(isa_name(b.isa())));
 }
 
 void check_pack_rows(const Backend& b, std::mt19937& rng) {
@@ -290,11 +324,14 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
 void check_dw_rows(const Backend& b, std::mt19937& rng) {
   const unsigned panel = b.depthwise_traits().rows_panel;
   REQUIRE(panel != 0);
-  int cases = 0;
+  int cases = 0, q31_cases = 0;
   for (unsigned channels : {1u, 15u, 16u, 24u, 32u, 40u, 64u, 96u, 130u, 144u}) {
     for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}}) {
-      for (OutKind out : {OutKind::kU8, OutKind::kS8, OutKind::kS32}) {
+      // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the rows have it).
+      for (int variant = 0; variant < 5; ++variant) {
+        const OutKind out = std::array{OutKind::kU8, OutKind::kS8, OutKind::kS32, OutKind::kU8, OutKind::kS8}[size_t(variant)];
         KernelDesc d;
+        d.q31 = variant >= 3;
         d.op = KernelOp::kDwRows;
         d.isa = b.isa();
         d.generator = b.generator();
@@ -304,6 +341,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         d.kh = uint8_t(kh);
         d.channels = channels;
         d.panel = uint8_t(panel);
+        if (d.q31 && !b.why_not(d).empty()) continue;
         const unsigned groups = dw_rows_groups(kw);
         const int64_t blocks = (channels + panel - 1) / panel, pixels = 1 + int64_t(rng() % 9);
         const int64_t position_bytes = dw_rows_position_bytes(panel, channels, kw);
@@ -313,7 +351,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         for (auto& r : rows) ptrs.push_back(r.data());
         // Full-range s8 weights (-128 included), any bytes in the lanes past the channels.
         const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * kh * groups * panel * 4));
-        const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out);
+        const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out, d.q31);
         const AlignedBytes wa = aligned(weights), epa = aligned(ep);
         // The output row exactly as long as its pixels: masked stores must not spill.
         std::vector<uint8_t> o1(size_t(pixels * channels) * (out == OutKind::kS32 ? 4 : 1), 0x5A), o2 = o1;
@@ -321,10 +359,11 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
                  DwRowsArgs{ptrs.data(), o2.data(), pixels, wa.data(), epa.data()});
         CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
         ++cases;
+        q31_cases += d.q31;
       }
     }
   }
-  MESSAGE(cases << " dot4 depthwise row cases");
+  MESSAGE(cases << " dot4 depthwise row cases (" << q31_cases << " with the Q31 epilogue)");
 }
 
 void check_pool(const Backend& b, std::mt19937& rng) {
