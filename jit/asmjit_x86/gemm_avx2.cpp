@@ -17,6 +17,8 @@
 //     activations, ymm15 products; the epilogue reuses ymm12-13
 //   vpdpbusd (6 rows, VEX): ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
 //     activations: each instruction adds four u8 x s8 products per lane straight to int32
+//   desc.q31 (TFLite's requantization): ymm12-14 epilogue temps, its nudge a constant after
+//     the code
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
@@ -102,8 +104,38 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.bind(done);
 }
 
+// desc.q31: v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per lane,
+// TFLite's double rounding as the AVX-512 tiles compute it (emit_q31_round, emit_util.h) with
+// AVX2's forms: an immediate blend for the odd lanes, and the rounding increment as the
+// subtraction of the compare's all-ones lanes. Temps ymm12-14 (free after the main loop on
+// every path); `nudge` holds 2^30 per qword.
+template <typename Field>
+void emit_q31_requant_ymm(x86::Assembler& a, const x86::Ymm& v, const Field& field, const Label& nudge) {
+  const x86::Ymm t0 = x86::ymm12, t1 = x86::ymm13, t2 = x86::ymm14;
+  a.vpsllvd(t0, v, field(kEpQ31LeftShift));
+  a.vpmuldq(t1, t0, field(kEpMultiplier));
+  a.vpaddq(t1, t1, x86::ymmword_ptr(nudge));
+  a.vpsrlq(t1, t1, 31);
+  a.vpsrlq(t0, t0, 32);
+  a.vmovdqu(t2, field(kEpMultiplier));
+  a.vpsrlq(t2, t2, 32);
+  a.vpmuldq(t0, t0, t2);
+  a.vpaddq(t0, t0, x86::ymmword_ptr(nudge));
+  a.vpsllq(t0, t0, 1);
+  a.vpblendd(v, t1, t0, 0xAA);  // the odd lanes from t0
+  a.vpsrld(t0, v, 31);
+  a.vpaddd(t0, t0, field(kEpQ31Threshold));
+  a.vpand(t1, v, field(kEpQ31RemainderMask));
+  a.vpcmpgtd(t1, t1, t0);  // -1 where the remainder rounds up
+  a.vpsravd(v, v, field(kEpQ31RightShift));
+  a.vpsubd(v, v, t1);
+  a.vpmaxsd(v, v, field(kEpLowerBound));
+  a.vpminsd(v, v, field(kEpUpperBound));
+  a.vpaddd(v, v, field(kEpOutputZeroPoint));
+}
+
 // The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
-void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const Label& nudge) {
   auto ep = [&d](size_t field, unsigned half) {
     return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
   };
@@ -116,6 +148,10 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
       a.vpsubd(v, v, x86::ymm12);
     }
     if (d.out == OutKind::kS32) continue;
+    if (d.q31) {
+      emit_q31_requant_ymm(a, v, [&](size_t field) { return ep(field, j); }, nudge);
+      continue;
+    }
     a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
     a.vmulps(v, v, ep(kEpMultiplier, j));
     if (d.out == OutKind::kF32) continue;
@@ -163,20 +199,25 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
-  Label masks = a.newLabel();
+  Label masks = a.newLabel(), nudge = a.newLabel();
   emit_main_loop(a, d);
   a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c)));
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   for (unsigned r = 0; r < d.mr; ++r) {
-    emit_row_epilogue(a, d, r);
+    emit_row_epilogue(a, d, r, nudge);
     emit_row_store(a, d, r, masks);
     if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
   }
   a.vzeroupper();
   a.ret();
   x86gen::embed_lane_masks(a, masks);
+  if (d.q31) {
+    a.align(AlignMode::kData, 32);
+    a.bind(nudge);
+    for (int i = 0; i < 4; ++i) a.embedUInt64(uint64_t(1) << 30);
+  }
   return x86gen::finish(code, d.name());
 }
 

@@ -36,12 +36,13 @@ class X86Backend final : public Backend {
         // vpmaddubsw needs a register for its s16 ones: 4 rows x 2 accumulators; the widened
         // vpmaddwd path fits 6 x 2 of the 16 ymm registers.
         // Every tile narrows with saturating packs, so each honours KernelDesc::saturate.
-        if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1, true};
-        if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2, true};
+        // Every tile has the Q31 (tflite) epilogue.
+        if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1, true, true};
+        if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2, true, true};
         return std::nullopt;
       case Isa::kAvx2Vnni:
         // 12 ymm accumulators, 2 weight registers, 1 broadcast.
-        if (path == GemmPath::kDot4) return GemmTraits{6, 16, 4, 1, true};
+        if (path == GemmPath::kDot4) return GemmTraits{6, 16, 4, 1, true, true};
         return std::nullopt;
       case Isa::kAvx512Vnni:
         // 24 zmm accumulators, 2 weight registers, broadcasts: 28 of 32.
