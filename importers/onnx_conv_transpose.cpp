@@ -14,6 +14,9 @@ namespace qrt::importers::onnx_detail {
 
 namespace {
 
+using Wide = __int128;
+constexpr int64_t kMaxDim = int64_t(1) << 48;  // Type::verify's bound on a dimension
+
 // Python's floor division, which ONNX's definition of the pads uses.
 int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
@@ -41,15 +44,56 @@ Status Importer::conv_transpose(const onnx::NodeProto& node, const Attrs& a) {
   }
   if (kernel[0] != tw.dims[2] || kernel[1] != tw.dims[3]) return error(node, "kernel_shape disagrees with the filter");
   if (group < 1 || tw.dims[0] % group != 0) return error(node, "group " + std::to_string(group) + " does not divide the filter's input channels");
+  // Checked before the arithmetic below (which computes in 128 bits where sizes multiply).
+  auto check = [&](const char* what, const std::vector<int64_t>& v, int64_t lo) -> Status {
+    for (int64_t x : v) {
+      if (x < lo || x > kMaxWindowParam) {
+        return error(node, std::string(what) + " must be in [" + std::to_string(lo) + ", " +
+                               std::to_string(kMaxWindowParam) + "], got " + Attribute::make_int_array(v).to_string(),
+                     ErrorCode::kVerify);
+      }
+    }
+    return Status::ok();
+  };
+  QRT_RETURN_IF_ERROR(check("strides", strides, 1));
+  QRT_RETURN_IF_ERROR(check("dilations", dilations, 1));
+  QRT_RETURN_IF_ERROR(check("kernel_shape", kernel, 1));
+  QRT_RETURN_IF_ERROR(check("output_padding", out_pad, 0));
+  if (tw.dims[1] > 0 && group > kMaxDim / tw.dims[1]) {
+    return error(node, "group " + std::to_string(group) + " x " + std::to_string(tw.dims[1]) +
+                           " output channels per group exceeds qrt's limit of 2^48", ErrorCode::kVerify);
+  }
   if (out_shape.size() == 4) out_shape = {out_shape[2], out_shape[3]};
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (auto_pad == "VALID") pads = {0, 0, 0, 0};
-  if (same && out_shape.empty()) out_shape = {tx.dims[2] * strides[0], tx.dims[3] * strides[1]};
+  if (same && out_shape.empty()) {
+    for (size_t i = 0; i < 2; ++i) {
+      if (tx.dims[2 + i] < 0) return error(node, "output_shape and auto_pad need static spatial sizes");
+      if (Wide(tx.dims[2 + i]) * strides[i] > kMaxDim) {
+        return error(node, "auto_pad " + auto_pad + " makes an output of " + std::to_string(tx.dims[2 + i]) +
+                               " x stride " + std::to_string(strides[i]) + ", more than qrt's limit of 2^48",
+                     ErrorCode::kVerify);
+      }
+    }
+    out_shape = {tx.dims[2] * strides[0], tx.dims[3] * strides[1]};
+  }
   if (!out_shape.empty()) {
     if (out_shape.size() != 2) return error(node, "output_shape must give 2 spatial sizes", ErrorCode::kParse);
     for (size_t i = 0; i < 2; ++i) {
       if (tx.dims[2 + i] < 0) return error(node, "output_shape and auto_pad need static spatial sizes");
-      const int64_t total = strides[i] * (tx.dims[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - out_shape[i];
+      if (out_shape[i] < 0 || out_shape[i] > kMaxDim) {
+        return error(node, "output_shape " + Attribute::make_int_array(out_shape).to_string() +
+                               " has a size outside [0, 2^48]", ErrorCode::kVerify);
+      }
+      // Below 2^80 in 128 bits; pads beyond 2^31 - 1 are then the verifier's to refuse.
+      const Wide wide_total = Wide(strides[i]) * (tx.dims[2 + i] - 1) + out_pad[i] +
+                              Wide(kernel[i] - 1) * dilations[i] + 1 - out_shape[i];
+      if (wide_total > Wide(int64_t(1) << 32) || wide_total < -Wide(int64_t(1) << 32)) {
+        return error(node, "output_shape " + Attribute::make_int_array(out_shape).to_string() +
+                               " needs pads beyond qrt's limit of " + std::to_string(kMaxWindowParam),
+                     ErrorCode::kVerify);
+      }
+      const int64_t total = int64_t(wide_total);
       const bool upper = auto_pad == "SAME_UPPER";
       pads[i] = upper ? floor_div2(total) : total - floor_div2(total);
       pads[i + 2] = upper ? total - floor_div2(total) : floor_div2(total);

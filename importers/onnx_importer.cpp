@@ -398,6 +398,20 @@ Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vect
                                           const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
   if (auto_pad == "NOTSET") return pads;
   if (auto_pad == "VALID") return std::vector<int64_t>{0, 0, 0, 0};
+  // Checked before the arithmetic: a stride of 0 would divide by zero, and d·(k - 1) stays
+  // inside 64 bits only for windows within qrt's limit.
+  auto check = [&](const char* what, const std::vector<int64_t>& v) -> Status {
+    for (int64_t x : v) {
+      if (x < 1 || x > kMaxWindowParam) {
+        return Status::error("auto_pad " + auto_pad + " needs " + what + " in [1, " + std::to_string(kMaxWindowParam) +
+                             "], got " + Attribute::make_int_array(v).to_string());
+      }
+    }
+    return Status::ok();
+  };
+  QRT_RETURN_IF_ERROR(check("strides", s));
+  QRT_RETURN_IF_ERROR(check("dilations", d));
+  QRT_RETURN_IF_ERROR(check("kernel sizes", k));
   std::vector<int64_t> out(4, 0);
   for (size_t i = 0; i < 2; ++i) {
     if (in_hw[i] < 0) return Status::error("auto_pad " + auto_pad + " needs static spatial sizes");

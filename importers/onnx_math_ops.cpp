@@ -272,7 +272,15 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     if (s && s->type.num_elements() == int64_t(rank)) {
       for (size_t d = 0; d < rank; ++d) {
         const double f = s->float_at(d);
-        if (!(f > 0.0)) return error(node, "scale " + std::to_string(f) + " of dimension " + std::to_string(d) + " is not positive");
+        if (!(f > 0.0) || !std::isfinite(f)) {
+          return error(node, "scale " + std::to_string(f) + " of dimension " + std::to_string(d) +
+                                 " is not positive and finite");
+        }
+        if (tx.dims[d] >= 0 && double(tx.dims[d]) * f > double(int64_t(1) << 48)) {
+          return error(node, "scale " + std::to_string(f) + " of dimension " + std::to_string(d) + " resizes " +
+                                 std::to_string(tx.dims[d]) + " elements to more than qrt's limit of 2^48",
+                       ErrorCode::kVerify);
+        }
         scales.push_back(Attribute::make_float(f));
         dims[d] = tx.dims[d] < 0 ? -1 : int64_t(std::floor(double(tx.dims[d]) * f));
       }

@@ -254,6 +254,12 @@ Result<std::vector<int64_t>> TfliteImporter::same_or_valid_pads(fb::Padding padd
                                                                  int64_t dw) {
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1) return error("strides and dilations must be >= 1", ErrorCode::kParse);
   if (padding == fb::Padding_VALID) return std::vector<int64_t>{0, 0, 0, 0};
+  // Sizes, strides and dilations are int32 in the file, so the sums below fit int64; a dynamic
+  // (-1) or empty filter would give meaningless pads.
+  if (kh < 1 || kw < 1) {
+    return error("SAME padding needs static kernel sizes >= 1, got " + std::to_string(kh) + " x " + std::to_string(kw),
+                 ErrorCode::kVerify);
+  }
   std::vector<int64_t> pads(4, 0);
   const int64_t sizes[2] = {in.dims[1], in.dims[2]}, k[2] = {kh, kw}, s[2] = {sh, sw}, d[2] = {dh, dw};
   for (int i = 0; i < 2; ++i) {

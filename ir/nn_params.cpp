@@ -25,17 +25,12 @@ int64_t clamp_to_int64(Wide v) {
 
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                            int64_t pad_begin, int64_t pad_end) {
-  if (in < 0) return -1;
+  if (in < 0 || k < 0) return -1;
   const Wide span = Wide(dilation) * (Wide(k) - 1) + 1;
   const Wide padded = Wide(in) + pad_begin + pad_end;
   if (padded < span) return 0;
   return clamp_to_int64((padded - span) / (stride < 1 ? 1 : stride) + 1);
 }
-
-namespace {
-
-// Far beyond any real window; keeps every product of window geometry inside 64 bits.
-constexpr int64_t kMaxWindowParam = INT32_MAX;
 
 Status check_window_limit(const Op& op, const char* name, const std::vector<int64_t>& values) {
   for (int64_t v : values) {
@@ -46,6 +41,8 @@ Status check_window_limit(const Op& op, const char* name, const std::vector<int6
   }
   return Status::ok();
 }
+
+namespace {
 
 Status read_common(const Op& op, Window2d& w) {
   using namespace op_verify;
@@ -84,6 +81,7 @@ Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_
   w.dw = dilations[1];
   QRT_ASSIGN_OR_RETURN(w.groups, int_attr(op, "groups", 1));
   if (w.groups < 1) return op_error(op, "groups must be >= 1, got " + std::to_string(w.groups));
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "groups", {w.groups}));
   if (filter_dims.size() == 4) {
     w.kh = w.nchw ? filter_dims[2] : filter_dims[1];
     w.kw = w.nchw ? filter_dims[3] : filter_dims[2];
@@ -176,7 +174,14 @@ std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>
   scales->assign(in.size(), 1.0);
   for (size_t d = 0; d < in.size(); ++d) {
     const double s = given && d < given->array.size() ? given->array[d].f : 0.0;
-    out[d] = d < declared.size() && declared[d] >= 0 ? declared[d] : s > 0.0 ? int64_t(std::floor(double(in[d]) * s)) : in[d];
+    int64_t from_scale = in[d];
+    if (s > 0.0 && in[d] >= 0) {
+      // Clamped before the conversion: an input dynamic when verified times a huge scale
+      // becomes 2^49, which Type::verify (the reference checks the shape with it) refuses.
+      const double scaled = std::floor(double(in[d]) * s);
+      from_scale = scaled < double(int64_t(1) << 49) ? int64_t(scaled) : int64_t(1) << 49;
+    }
+    out[d] = d < declared.size() && declared[d] >= 0 ? declared[d] : from_scale;
     (*scales)[d] = s > 0.0 ? s : double(out[d]) / double(in[d]);
   }
   return out;
@@ -185,7 +190,7 @@ std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>
 std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, const Window2d& w,
                                             int64_t out_channels) {
   auto size = [](int64_t n, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int64_t extra) -> int64_t {
-    if (n < 0) return -1;
+    if (n < 0 || k < 0) return -1;
     return clamp_to_int64((Wide(n) - 1) * s - pb - pe + Wide(d) * (Wide(k) - 1) + 1 + extra);
   };
   return {in[0], size(in[1], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, w.out_pad_h),

@@ -28,9 +28,17 @@ struct Window2d {
   size_t width_dim() const { return nchw ? 3 : 2; }
 };
 
+/// The largest stride, dilation, pad, pooling kernel or group count qrt accepts (2^31 - 1):
+/// far beyond any real window, it keeps every product of window geometry inside 64 bits.
+constexpr int64_t kMaxWindowParam = INT32_MAX;
+
+/// Refuses any of `values` above kMaxWindowParam:
+/// "'<op>' op <name> value <v> exceeds qrt's limit of 2147483647".
+Status check_window_limit(const Op& op, const char* name, const std::vector<int64_t>& values);
+
 /// Output size of one spatial dimension: floor((in + pads - d*(k-1) - 1) / s) + 1, or -1 when
-/// `in` is dynamic. May be <= 0 for windows larger than the padded input (the verifier
-/// rejects that).
+/// `in` or the kernel size `k` is dynamic (< 0). May be <= 0 for windows larger than the
+/// padded input (the verifier rejects that).
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                            int64_t pad_begin, int64_t pad_end);
 
@@ -63,7 +71,8 @@ std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Wi
 
 /// Output dims [N, OH, OW, out_channels] of a transposed convolution (NHWC): per spatial
 /// dimension (in - 1)·s - pad_begin - pad_end + d·(k - 1) + 1 + output_padding, or -1 when
-/// `in` is dynamic. May be <= 0 when the pads exceed the full output (the verifier rejects it).
+/// `in` or the kernel size is dynamic. May be <= 0 when the pads exceed the full output (the
+/// verifier rejects it).
 std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, const Window2d& w,
                                             int64_t out_channels);
 

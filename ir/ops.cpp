@@ -73,6 +73,12 @@ Status verify_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rh
       return op_error(op, "bias zero point must be 0, got " + std::to_string(be.zero_points[c]));
     }
   }
+  // With a dynamic N the shapes do not tie the two channel counts together: check them here
+  // (accumulator_scale reads rhs scale c for every bias channel c).
+  if (be.num_channels() != 1 && rhs.element.num_channels() != 1 && be.num_channels() != rhs.element.num_channels()) {
+    return op_error(op, "bias has " + std::to_string(be.num_channels()) + " per-axis scales but the weights have " +
+                            std::to_string(rhs.element.num_channels()));
+  }
   const size_t channels = std::max(be.num_channels(), rhs.element.num_channels());
   for (size_t c = 0; c < channels; ++c) {
     const double expected = accumulator_scale(lhs.element, rhs.element, c);

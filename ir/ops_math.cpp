@@ -2,7 +2,9 @@
 // with broadcasting, unary functions, gelu, layer_norm, reductions, gather, slice,
 // broadcast_to, cast and shape (see docs/ops.md). Registered in the op table in ops.cpp.
 #include <algorithm>
+#include <cmath>
 
+#include "ir/float_format.h"
 #include "ir/op_verify.h"
 #include "ir/ops.h"
 
@@ -242,8 +244,17 @@ Status verify_resize(const Graph& g, const Op& op) {
     if (scales->kind != Attribute::Kind::kArray || scales->array.size() != in.rank()) {
       return op_error(op, "'scales' must hold one float per dimension (" + std::to_string(in.rank()) + ")");
     }
-    for (const Attribute& s : scales->array) {
-      if (s.kind != Attribute::Kind::kFloat || !(s.f > 0.0)) return op_error(op, "'scales' must be positive floats");
+    for (size_t d = 0; d < in.rank(); ++d) {
+      const Attribute& s = scales->array[d];
+      if (s.kind != Attribute::Kind::kFloat || !(s.f > 0.0) || !std::isfinite(s.f)) {
+        return op_error(op, "'scales' must be positive finite floats");
+      }
+      // floor(in x scale) must be a dimension size qrt accepts (and convertible to int64).
+      if (in.dims[d] >= 0 && double(in.dims[d]) * s.f > double(int64_t(1) << 48)) {
+        return op_error(op, "scale " + format_mlir_float(s.f, FloatKind::kF64) + " of dimension " +
+                                std::to_string(d) + " resizes " + std::to_string(in.dims[d]) +
+                                " elements to more than qrt's limit of 2^48");
+      }
     }
   }
   for (size_t d = 0; d < out.rank(); ++d) {
@@ -318,12 +329,14 @@ int64_t slice_extent(int64_t dim, int64_t start, int64_t end, int64_t step) {
     if (i < 0) i += dim;
     return std::clamp(i, lo, hi);
   };
+  // ceil(span / |step|) as (span - 1) / |step| + 1, |step| unsigned: no overflow for any
+  // step, INT64_MIN included (the span is at most dim + 1).
   if (step > 0) {
     const int64_t s = clamp_index(start, 0, dim), e = clamp_index(end, 0, dim);
-    return e > s ? (e - s + step - 1) / step : 0;
+    return e > s ? int64_t(uint64_t(e - s - 1) / uint64_t(step)) + 1 : 0;
   }
   const int64_t s = clamp_index(start, -1, dim - 1), e = clamp_index(end, -1, dim - 1);
-  return s > e ? (s - e + (-step) - 1) / (-step) : 0;
+  return s > e ? int64_t(uint64_t(s - e - 1) / (0 - uint64_t(step))) + 1 : 0;
 }
 
 int64_t slice_start(int64_t dim, int64_t start, int64_t step) {

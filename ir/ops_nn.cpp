@@ -13,6 +13,9 @@ namespace qrt::op_verify {
 
 namespace {
 
+// Type::verify's bound on a dimension (and on a tensor's element count).
+constexpr int64_t kMaxDim = int64_t(1) << 48;
+
 Status require_rank(const Op& op, const Type& t, size_t rank, const char* what) {
   if (!t.is_tensor || t.rank() != rank) {
     return op_error(op, std::string(what) + " must be a " + std::to_string(rank) +
@@ -42,11 +45,23 @@ Status check_conv_channels(const Op& op, const Type& in, const Type& filter, con
     return op_error(op, "output channels " + std::to_string(o) + " are not divisible by groups " +
                             std::to_string(w.groups));
   }
-  if (c >= 0 && ig >= 0 && c != ig * w.groups) {
+  // c / groups first: ig x groups may overflow.
+  if (c >= 0 && ig >= 0 && (c % w.groups != 0 || c / w.groups != ig)) {
     return op_error(op, "input has " + std::to_string(c) + " channels but the filter expects " +
                             std::to_string(ig) + " per group x " + std::to_string(w.groups) + " groups");
   }
   return Status::ok();
+}
+
+// K = ig·kh·kw, the products each output sums (-1 when unknown). A filter with a 0
+// dimension bounds its other dimensions only by 2^48 each, so the product is checked first.
+Result<int64_t> window_terms(const Op& op, int64_t ig, const Window2d& w) {
+  if (ig < 0 || w.kh < 0 || w.kw < 0) return int64_t(-1);
+  if ((long double)ig * (long double)w.kh * (long double)w.kw > (long double)kMaxDim) {
+    return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(ig) + " x " + std::to_string(w.kh) +
+                            " x " + std::to_string(w.kw) + " (input channels per group x kh x kw) exceeds 2^48");
+  }
+  return ig * w.kh * w.kw;
 }
 
 }  // namespace
@@ -88,7 +103,7 @@ Status verify_conv2d(const Graph& g, const Op& op) {
   }
   QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
   if (is_quant) {
-    const int64_t k = (ig < 0 || w.kh < 0 || w.kw < 0) ? -1 : ig * w.kh * w.kw;
+    QRT_ASSIGN_OR_RETURN(const int64_t k, window_terms(op, ig, w));
     QRT_RETURN_IF_ERROR(check_accumulator_bound(op, ie, fe, k));
   }
   if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, in, filter, o));
@@ -117,14 +132,15 @@ Status verify_conv_transpose2d(const Graph& g, const Op& op) {
   const int64_t o = filter.dims[0], ig = filter.dims[3];
   const std::vector<int64_t> expected = transposed_output_dims(in.dims, w, o);
   for (size_t d : {size_t(1), size_t(2)}) {
-    if (in.dims[d] >= 0 && expected[d] <= 0) {
+    const int64_t k = d == 1 ? w.kh : w.kw;
+    if (in.dims[d] >= 0 && k >= 0 && expected[d] <= 0) {
       return op_error(op, std::string("the pads remove the whole ") + (d == 1 ? "height" : "width") + " of the output");
     }
   }
   QRT_RETURN_IF_ERROR(check_shape_equals(op, expected, out));
   if (is_quant) {
     // Each output sums at most ig·KH·KW products (fewer with strides): bound that.
-    const int64_t k = (ig < 0 || w.kh < 0 || w.kw < 0) ? -1 : ig * w.kh * w.kw;
+    QRT_ASSIGN_OR_RETURN(const int64_t k, window_terms(op, ig, w));
     QRT_RETURN_IF_ERROR(check_accumulator_bound(op, ie, fe, k));
   }
   if (op.operands.size() == 3) QRT_RETURN_IF_ERROR(verify_bias(g, op, in, filter, o));
@@ -220,8 +236,13 @@ Status verify_concat(const Graph& g, const Op& op) {
     }
     const int64_t d = t.dims[size_t(axis)];
     int64_t& e = expected[size_t(axis)];
-    e = (e < 0 || d < 0) ? -1 : e + d;
+    e = (e < 0 || d < 0) ? -1 : e + d;  // each dimension is at most 2^48: no overflow
+    if (e > kMaxDim) {
+      return op_error(op, "operands 0 to " + std::to_string(i) + " add up to " + std::to_string(e) + " along axis " +
+                              std::to_string(axis) + ", more than qrt's limit of 2^48");
+    }
   }
+  if (Status fits = Type::tensor(expected, out.element).verify(); !fits.is_ok()) return op_error(op, fits.message());
   return check_shape_equals(op, expected, out);
 }
 
@@ -235,6 +256,7 @@ Status verify_pad(const Graph& g, const Op& op) {
   for (int64_t p : pads) {
     if (p < 0) return op_error(op, "pads must be >= 0 (use a slice to crop), got " + std::to_string(p));
   }
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "pads", pads));  // dims + pads then fit int64
   const Attribute* value = op.attr("value");
   if (value && (value->kind != Attribute::Kind::kFloat || std::isnan(value->f))) {
     return op_error(op, "attribute 'value' must be a non-NaN float, got " + value->to_string());
@@ -309,13 +331,20 @@ Status verify_mean(const Graph& g, const Op& op) {
     if (!is_quant || acc->kind != Attribute::Kind::kString || acc->s != "i32") {
       return op_error(op, "attribute 'accumulator' must be \"i32\" on a quantized mean, got " + acc->to_string());
     }
+    // The count saturates at 2^31 terms (which fail the check anyway): dimensions after a 0
+    // are not bounded by the element count, so their product could overflow.
+    constexpr int64_t kCap = int64_t(1) << 31;
     int64_t count = 1;
-    for (size_t d = 0; d < in.rank(); ++d) count = reduced[d] && in.dims[d] >= 0 ? count * in.dims[d] : count;
+    for (size_t d = 0; d < in.rank(); ++d) {
+      const int64_t n = in.dims[d];
+      if (reduced[d] && n >= 0) count = n > 0 && count > kCap / n ? kCap : count * n;
+    }
     const int64_t widest = std::max(std::llabs(in.element.storage.max - in.element.zero_points[0]),
                                     std::llabs(in.element.storage.min - in.element.zero_points[0]));
     if ((long double)count * (long double)widest > 2147483647.0L) {
-      return op_error(op, "the i32 accumulator could overflow: " + std::to_string(count) + " terms of up to " +
-                              std::to_string(widest));
+      return op_error(op, "the i32 accumulator could overflow: " +
+                              (count == kCap ? "at least " + std::to_string(kCap) : std::to_string(count)) +
+                              " terms of up to " + std::to_string(widest));
     }
   }
   return check_shape_equals(op, reduction_dims(in.dims, reduced, keepdims != 0), out);

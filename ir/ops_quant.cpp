@@ -4,6 +4,7 @@
 
 #include "ir/op_verify.h"
 #include "ir/ops.h"
+#include "ir/quant_params.h"
 
 namespace qrt::op_verify {
 
@@ -134,6 +135,10 @@ Status verify_fake_quant(const Graph& g, const Op& op) {
                               " must be finite and contain 0");
     }
   }
+  // The nudged scale must be a positive finite number of the float type (a range narrower
+  // than the storage's steps underflows to 0).
+  auto nudged = fake_quant_element_type(op, in.element.float_kind);
+  if (!nudged.is_ok()) return op_error(op, nudged.status().message());
   return Status::ok();
 }
 

@@ -5,23 +5,34 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 
 namespace qrt {
 
 namespace {
 
-// One nudged (scale, zero point) pair for [min, max] in storage [qmin, qmax].
-std::pair<double, int64_t> nudged(const QuantStorage& storage, double min, double max) {
+// One nudged (scale, zero point) pair for [min, max] in storage [qmin, qmax]. A scale that is
+// not a positive finite number of the expressed type (a range too narrow for the storage's
+// steps underflows to 0, and 0 / 0 is no zero point) is an error naming the range.
+Result<std::pair<double, int64_t>> nudged(const QuantStorage& storage, FloatKind expressed, double min, double max) {
+  const double given_min = min, given_max = max;
   min = std::min(min, 0.0);
   max = std::max(max, 0.0);
   const double qmin = double(storage.min);
   const double qmax = double(storage.max);
   if (max - min <= 0.0) {
     // All zeros: any scale represents them; the zero point must be 0's stored value.
-    return {1.0, std::clamp<int64_t>(0, storage.min, storage.max)};
+    return std::pair<double, int64_t>{1.0, std::clamp<int64_t>(0, storage.min, storage.max)};
   }
   const double scale = (max - min) / (qmax - qmin);
+  const double rounded = round_to_float_kind(scale, expressed);
+  if (!(scale > 0.0) || !std::isfinite(scale) || !(rounded > 0.0) || !std::isfinite(rounded)) {
+    return Status::error("the range [" + format_mlir_float(given_min, FloatKind::kF64) + ", " +
+                         format_mlir_float(given_max, FloatKind::kF64) + "] gives the scale " +
+                         format_mlir_float(scale, FloatKind::kF64) + ", which is not a positive finite " +
+                         float_kind_name(expressed));
+  }
   const double zp_from_min = qmin - min / scale;
   int64_t zp;
   if (zp_from_min <= qmin) {
@@ -31,7 +42,7 @@ std::pair<double, int64_t> nudged(const QuantStorage& storage, double min, doubl
   } else {
     zp = int64_t(numerics::round_half_even(zp_from_min));
   }
-  return {scale, zp};
+  return std::pair<double, int64_t>{scale, zp};
 }
 
 double attr_number(const Attribute& a) { return a.kind == Attribute::Kind::kInt ? double(a.i) : a.f; }
@@ -48,19 +59,20 @@ std::vector<double> number_list(const Attribute& a) {
 
 }  // namespace
 
-ElementType uniform_from_range(const QuantStorage& storage, FloatKind expressed, double min, double max) {
-  const auto [scale, zp] = nudged(storage, min, max);
-  return ElementType::make_uniform(storage, expressed, scale, zp);
+Result<ElementType> uniform_from_range(const QuantStorage& storage, FloatKind expressed, double min, double max) {
+  QRT_ASSIGN_OR_RETURN(const auto nudge, nudged(storage, expressed, min, max));
+  return ElementType::make_uniform(storage, expressed, nudge.first, nudge.second);
 }
 
-ElementType per_axis_from_ranges(const QuantStorage& storage, FloatKind expressed, int32_t axis,
-                                 const std::vector<double>& mins, const std::vector<double>& maxs) {
+Result<ElementType> per_axis_from_ranges(const QuantStorage& storage, FloatKind expressed, int32_t axis,
+                                         const std::vector<double>& mins, const std::vector<double>& maxs) {
   std::vector<double> scales;
   std::vector<int64_t> zps;
   for (size_t c = 0; c < mins.size(); ++c) {
-    const auto [scale, zp] = nudged(storage, mins[c], maxs[c]);
-    scales.push_back(scale);
-    zps.push_back(zp);
+    auto nudge = nudged(storage, expressed, mins[c], maxs[c]);
+    if (!nudge.is_ok()) return Status::error("channel " + std::to_string(c) + ": " + nudge.status().message());
+    scales.push_back(nudge->first);
+    zps.push_back(nudge->second);
   }
   return ElementType::make_per_axis(storage, expressed, axis, std::move(scales), std::move(zps));
 }
@@ -115,7 +127,7 @@ std::vector<std::pair<std::string, Attribute>> stats_attributes(const ValueStats
   return attrs;
 }
 
-ElementType fake_quant_element_type(const Op& op, FloatKind expressed) {
+Result<ElementType> fake_quant_element_type(const Op& op, FloatKind expressed) {
   const Attribute* bits_attr = op.attr("num_bits");
   const unsigned bits = bits_attr ? unsigned(bits_attr->i) : 8u;
   const Attribute* signed_attr = op.attr("is_signed");

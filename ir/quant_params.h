@@ -17,12 +17,14 @@ namespace qrt {
 ///   scale = (max - min) / (qmax - qmin);  zero point = rne(qmin - min / scale) clamped to
 ///   [qmin, qmax], so that 0.0 is exactly representable.
 /// The range is first widened to contain 0. A range of width 0 gives scale 1.0 and the
-/// zero point that represents 0. `min`/`max` must be finite.
-ElementType uniform_from_range(const QuantStorage& storage, FloatKind expressed, double min, double max);
+/// zero point that represents 0. A range whose scale is not a positive finite number of
+/// `expressed` (too narrow: it underflows to 0; or infinite) is an error naming the range.
+Result<ElementType> uniform_from_range(const QuantStorage& storage, FloatKind expressed, double min, double max);
 
-/// Per-axis uniform type with one nudged (scale, zero point) per channel (see above).
-ElementType per_axis_from_ranges(const QuantStorage& storage, FloatKind expressed, int32_t axis,
-                                 const std::vector<double>& mins, const std::vector<double>& maxs);
+/// Per-axis uniform type with one nudged (scale, zero point) per channel (see above; errors
+/// name the channel).
+Result<ElementType> per_axis_from_ranges(const QuantStorage& storage, FloatKind expressed, int32_t axis,
+                                         const std::vector<double>& mins, const std::vector<double>& maxs);
 
 /// Symmetric quantization of `abs_max` per channel into `storage` (zero point 0, scale =
 /// abs_max / storage.max; 1.0 for an all-zero channel). One channel gives a per-layer type.
@@ -46,8 +48,8 @@ std::vector<std::pair<std::string, Attribute>> stats_attributes(const ValueStats
 
 /// The `!quant.uniform` type a verified `qrt.fake_quant` op with operand element type
 /// `expressed` quantizes to: storage from num_bits / is_signed / narrow_range, parameters
-/// nudged from min/max (per-axis when `axis` is set).
-ElementType fake_quant_element_type(const Op& op, FloatKind expressed);
+/// nudged from min/max (per-axis when `axis` is set), or the nudging's error.
+Result<ElementType> fake_quant_element_type(const Op& op, FloatKind expressed);
 
 /// The stored bounds [lo, hi] that qrt.clamp {min, max} keeps for channel `channel` of the
 /// uniform type `e`: min and max quantized with the channel's scale and zero point (f64

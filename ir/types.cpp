@@ -367,9 +367,17 @@ int64_t Type::num_elements() const {
 Status Type::verify() const {
   // Bounding the element count keeps every size computation free of overflow.
   constexpr int64_t kMaxElements = int64_t(1) << 48;
+  if (!is_tensor && !dims.empty()) {
+    return Status::error("the scalar type " + element.to_string() + " has " + std::to_string(dims.size()) +
+                         " dimension(s) [" + dims_to_string(dims) + "]; only tensor types have dimensions");
+  }
   int64_t count = 1;
   for (int64_t d : dims) {
     if (d < -1) return Status::error("illegal dimension size " + std::to_string(d));
+    // Each dimension on its own too: after a 0 the element count no longer bounds the rest.
+    if (d > kMaxElements) {
+      return Status::error(to_string() + ": dimension size " + std::to_string(d) + " exceeds qrt's limit of 2^48");
+    }
     if (d > 0 && count > kMaxElements / d) {
       return Status::error(to_string() + " has more elements than qrt supports (2^48)");
     }

@@ -6,7 +6,7 @@
 
 namespace qrt::passes {
 
-Graph convert_fake_quant(const Graph& graph, PassLog& log) {
+Result<Graph> convert_fake_quant(const Graph& graph, PassLog& log) {
   Rewriter rw(graph);
   for (const Op& op : graph.ops) {
     if (op.kind != OpKind::kFakeQuant) {
@@ -15,7 +15,9 @@ Graph convert_fake_quant(const Graph& graph, PassLog& log) {
     }
     const Value& y = graph.values[size_t(op.results[0])];
     Type qt = y.type;
-    qt.element = fake_quant_element_type(op, y.type.element.float_kind);
+    auto element = fake_quant_element_type(op, y.type.element.float_kind);  // the verifier checked it
+    if (!element.is_ok()) return Status::error_at(op.loc, "'qrt.fake_quant' op " + element.status().message());
+    qt.element = *element;
     const std::string qname = fresh_name(graph, y.name + "_fq");
     const int q = rw.emit(OpKind::kQCast, {rw.at(op.operands[0])}, qt, {}, op.loc, qname);
     rw.map(op.results[0], rw.emit(OpKind::kDCast, {q}, y.type, {}, op.loc, y.name));

@@ -1,7 +1,10 @@
 // qrt — pad folding (see fold_pad.h).
 #include "passes/fold_pad.h"
 
+#include <algorithm>
 #include <vector>
+
+#include "ir/nn_params.h"
 
 namespace qrt::passes {
 
@@ -43,10 +46,13 @@ Graph fold_pad_into_conv(const Graph& graph, size_t* folded_out) {
     const size_t hd = nchw ? 2 : 1, wd = nchw ? 3 : 2, cd = nchw ? 1 : 3;
     if (p[0] != 0 || p[4] != 0 || p[cd] != 0 || p[cd + 4] != 0) continue;  // batch and channels unpadded
     std::vector<int64_t> c = ints(conv.attr("pads"), {0, 0, 0, 0});
+    // Both are at most 2^31 - 1 (verified), so the sums fit; a sum past that limit would make
+    // a conv the verifier refuses, so the pad stays.
     c[0] += p[hd];
     c[1] += p[wd];
     c[2] += p[hd + 4];
     c[3] += p[wd + 4];
+    if (std::any_of(c.begin(), c.end(), [](int64_t v) { return v > kMaxWindowParam; })) continue;
     conv.operands[0] = pad.operands[0];
     conv.set_attr("pads", Attribute::make_int_array(c));
     ++folded;

@@ -287,7 +287,12 @@ class Propagator {
                            " has no calibration statistics and no constraint fixes it");
     }
     const PointState& first = st_[size_t(points[0])];
-    const ElementType t = uniform_from_range(first.storage, first.type.float_kind, lo, hi);
+    auto chosen = uniform_from_range(first.storage, first.type.float_kind, lo, hi);
+    if (!chosen.is_ok()) {
+      return Status::error("cannot choose quantization parameters for %" + name(view_.points[size_t(points[0])].value) +
+                           ": " + chosen.status().message());
+    }
+    const ElementType t = *chosen;
     std::string rule = "from_stats [" + num(lo) + ", " + num(hi) + "], asymmetric " + storage_name(first.storage);
     if (points.size() > 1) {
       rule += ": union over the same_scale group";

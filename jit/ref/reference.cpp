@@ -495,7 +495,9 @@ Result<Tensor> evaluate_unfused(const Graph& graph, const Op& op, const std::vec
       // Exactly qcast then dcast to the nudged type (what the fake-quant pass rewrites it to).
       Type qt = rt;
       qt.dims = x.type.dims;
-      qt.element = fake_quant_element_type(op, rt.element.float_kind);
+      auto element = fake_quant_element_type(op, rt.element.float_kind);
+      if (!element.is_ok()) return op_error(op, element.status().message());
+      qt.element = *element;
       return eval_dcast(eval_qcast(x, qt, NumericsProfile::kDefault), rt, NumericsProfile::kDefault);
     }
     case OpKind::kSCast: return eval_scast(x, rt);

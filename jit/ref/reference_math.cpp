@@ -381,6 +381,7 @@ Result<Tensor> eval_resize(const Op& op, const Tensor& x, const Type& rt) {
   std::vector<double> scales;
   const std::vector<int64_t> dims = resize_output_dims(op, x.type.dims, rt.dims, &scales);
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  if (Status fits = Type::tensor(dims, rt.element).verify(); !fits.is_ok()) return op_error(op, fits.message());
   const std::string coord = op.attr("coordinate_transformation_mode") ? op.attr("coordinate_transformation_mode")->s : "half_pixel";
   const std::string nearest = op.attr("nearest_mode") ? op.attr("nearest_mode")->s : "round_prefer_floor";
   std::vector<std::vector<int64_t>> maps;

@@ -348,3 +348,57 @@ TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes ar
   CHECK(std::string(qrt_last_error_message()).find("(Resize): mode 'linear' is not supported (only nearest)") !=
         std::string::npos);
 }
+
+TEST_CASE("hostile window attributes and Resize scales are import errors, checked before the arithmetic") {
+  auto ints_attr = [](onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  };
+  auto string_attr = [](onnx::NodeProto* n, const std::string& name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  };
+  // x [1, 1, h, 4] through one node with a [1, 1, 1, 1] filter.
+  auto conv_model = [&](const std::string& op, const std::vector<int64_t>& strides, int64_t h = 4) {
+    onnx::ModelProto model = empty_model(13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, h, 4});
+    add_floats(g, "w", {1, 1, 1, 1}, {1.0f});
+    onnx::NodeProto* n = add_node(g, op, {"x", "w"}, {"y"});
+    string_attr(n, "auto_pad", "SAME_UPPER");
+    ints_attr(n, "strides", strides);
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    return model;
+  };
+  // A stride of 0 divided by zero resolving SAME padding.
+  CHECK(import(conv_model("Conv", {0, 1})).status().to_string() ==
+        "t.onnx: error: node 'Conv_node' (Conv): auto_pad SAME_UPPER needs strides in [1, 2147483647], got [0, 1]");
+  CHECK(import(conv_model("Conv", {2, 1})).is_ok());
+  // in x stride and stride x (in - 1) overflowed int64.
+  CHECK(import(conv_model("ConvTranspose", {INT64_MAX, 1})).status().to_string() ==
+        "t.onnx: error: node 'ConvTranspose_node' (ConvTranspose): strides must be in [1, 2147483647], got "
+        "[9223372036854775807, 1]");
+  CHECK(import(conv_model("ConvTranspose", {2147483647, 1}, 262144)).status().to_string() ==
+        "t.onnx: error: node 'ConvTranspose_node' (ConvTranspose): auto_pad SAME_UPPER makes an output of 262144 x "
+        "stride 2147483647, more than qrt's limit of 2^48");
+  CHECK(import(conv_model("ConvTranspose", {1, 1})).is_ok());
+  onnx::ModelProto shaped = conv_model("ConvTranspose", {2147483647, 1}, int64_t(1) << 40);
+  ints_attr(shaped.mutable_graph()->mutable_node(0), "output_shape", {10, 4});  // (in - 1) x stride is 2^71
+  CHECK(import(shaped).status().to_string() ==
+        "t.onnx: error: node 'ConvTranspose_node' (ConvTranspose): output_shape [10, 4] needs pads beyond qrt's limit "
+        "of 2147483647");
+  // Resize: floor(4 x 1e30) was converted to int64.
+  onnx::ModelProto model = empty_model(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+  add_floats(g, "s", {4}, {1.0f, 1.0f, 1e30f, 1.0f});
+  string_attr(add_node(g, "Resize", {"x", "", "s"}, {"y"}), "mode", "nearest");
+  add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+  CHECK(import(model).status().to_string().find(
+            "t.onnx: error: node 'Resize_node' (Resize): scale 1000000015047466219876688855040.000000 of dimension 2 resizes "
+            "4 elements to more than qrt's limit of 2^48") == 0);
+}

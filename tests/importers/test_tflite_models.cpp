@@ -227,6 +227,38 @@ TEST_CASE("malformed and unsupported TFLite files are refused with a clear messa
   }
 }
 
+TEST_CASE("TFLite SAME padding with a dynamic filter is refused (its -1 rows made meaningless pads)") {
+  namespace fb = qrt::tflite_fb;
+  for (const bool same : {true, false}) {
+    CAPTURE(same);
+    flatbuffers::FlatBufferBuilder b;
+    auto tensor = [&](std::vector<int32_t> dims, const char* name) {
+      return fb::CreateTensor(b, b.CreateVector(dims), fb::TensorType_FLOAT32, 0, b.CreateString(name));
+    };
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors = {tensor({1, 4, 4, 1}, "x"), tensor({1, -1, -1, 1}, "w"),
+                                                            tensor({1, -1, -1, 1}, "y")};
+    auto options = fb::CreateConv2DOptions(b, same ? fb::Padding_SAME : fb::Padding_VALID, 1, 1);
+    auto op = fb::CreateOperator(b, 0, b.CreateVector(std::vector<int32_t>{0, 1}), b.CreateVector(std::vector<int32_t>{2}),
+                                 fb::BuiltinOptions_Conv2DOptions, options.Union());
+    auto sg = fb::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(std::vector<int32_t>{0, 1}),
+                                 b.CreateVector(std::vector<int32_t>{2}), b.CreateVector(std::vector<decltype(op)>{op}));
+    auto code = fb::CreateOperatorCode(b, 3, 0, 1, 3);
+    std::vector<flatbuffers::Offset<fb::Buffer>> buffers = {fb::CreateBuffer(b)};
+    auto model = fb::CreateModel(b, 3, b.CreateVector(std::vector<decltype(code)>{code}),
+                                 b.CreateVector(std::vector<decltype(sg)>{sg}), 0, b.CreateVector(buffers));
+    fb::FinishModelBuffer(b, model);
+    const std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    qrt_model_t* m = nullptr;
+    if (same) {
+      CHECK(load_error(bytes, "dyn.tflite") ==
+            "dyn.tflite: error: operator #0 (CONV_2D): SAME padding needs static kernel sizes >= 1, got -1 x -1");
+    } else {
+      CHECK_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "dyn.tflite", &m) == QRT_OK, qrt_last_error_message());
+      qrt_model_destroy(m);
+    }
+  }
+}
+
 TEST_CASE("TFLite TRANSPOSE_CONV: SAME and VALID padding against TFLite's scatter loop") {
   namespace fb = qrt::tflite_fb;
   // x [1, 2, 3, 1] = 1..6, weights [1, 3, 3, 1] = 1..9, stride 2; output shapes as a converter

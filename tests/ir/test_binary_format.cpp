@@ -161,3 +161,32 @@ TEST_CASE("a function name the text form cannot spell is refused (a libFuzzer fi
   CHECK(back->name == "_ok.name$2");
   CHECK(qrt::parse_graph(qrt::print_graph(*back)).is_ok());
 }
+
+TEST_CASE("a scalar type with dimensions is refused, naming the value (an audit finding)") {
+  // is_tensor = false with dims: the scalars printed without their dimensions but verified
+  // (and were sized at run time) with them.
+  namespace fb = qrt::fb;
+  auto build = [](bool is_tensor) {
+    flatbuffers::FlatBufferBuilder b;
+    auto f32 = fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32));
+    auto in_t = fb::CreateTensorType(b, is_tensor, b.CreateVector(std::vector<int64_t>{4}), f32);
+    auto out_t = fb::CreateTensorType(b, is_tensor, b.CreateVector(std::vector<int64_t>{4}),
+                                      fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32)));
+    std::vector<flatbuffers::Offset<fb::Value>> values = {fb::CreateValue(b, in_t, b.CreateString("a")),
+                                                          fb::CreateValue(b, out_t, b.CreateString("r"))};
+    std::vector<flatbuffers::Offset<fb::Op>> ops = {
+        fb::CreateOp(b, b.CreateString("qrt.relu"), b.CreateVector(std::vector<uint32_t>{0}),
+                     b.CreateVector(std::vector<uint32_t>{1}), b.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}))};
+    auto root = fb::CreateGraph(b, 2, b.CreateString("qrt test"), b.CreateString("main"), b.CreateVector(values),
+                                b.CreateVector(ops), b.CreateVector(std::vector<uint32_t>{0}),
+                                b.CreateVector(std::vector<uint32_t>{1}), b.CreateVectorOfStructs(std::vector<fb::Blob>{}));
+    fb::FinishGraphBuffer(b, root);
+    std::string s(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    s.resize((s.size() + 63) / 64 * 64, '\0');
+    return s;
+  };
+  auto ok = read(build(true));
+  REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
+  CHECK(read(build(false)).status().to_string() ==
+        "t.qrt: error: value 0: the scalar type f32 has 1 dimension(s) [4]; only tensor types have dimensions");
+}

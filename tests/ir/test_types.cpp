@@ -183,3 +183,23 @@ TEST_CASE("storage ranges by width and signedness") {
   qrt::QuantStorage u32{32, false, 0, 4294967295LL};
   CHECK(u32.full_max() == 4294967295LL);
 }
+
+TEST_CASE("every dimension is bounded by 2^48, also after a 0; scalars have no dimensions") {
+  const qrt::ElementType f32 = qrt::ElementType::make_float(qrt::FloatKind::kF32);
+  CHECK(qrt::Type::tensor({0, int64_t(1) << 48}, f32).verify().is_ok());
+  // After a 0 the element count (0) no longer bounded the later dimensions.
+  CHECK(qrt::Type::tensor({0, (int64_t(1) << 48) + 1}, f32).verify().message() ==
+        "tensor<0x281474976710657xf32>: dimension size 281474976710657 exceeds qrt's limit of 2^48");
+  CHECK(qrt::Type::tensor({0, INT64_MAX, INT64_MAX}, f32).verify().message() ==
+        "tensor<0x9223372036854775807x9223372036854775807xf32>: dimension size 9223372036854775807 exceeds qrt's "
+        "limit of 2^48");
+  auto parsed = qrt::parse_type("tensor<0x999999999999999xf32>");
+  REQUIRE_FALSE(parsed.is_ok());
+  CHECK(parsed.status().message() ==
+        "tensor<0x999999999999999xf32>: dimension size 999999999999999 exceeds qrt's limit of 2^48");
+  qrt::Type scalar = qrt::Type::scalar(f32);
+  CHECK(scalar.verify().is_ok());
+  scalar.dims = {100000};
+  CHECK(scalar.verify().message() ==
+        "the scalar type f32 has 1 dimension(s) [100000]; only tensor types have dimensions");
+}

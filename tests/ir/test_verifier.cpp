@@ -307,6 +307,105 @@ TEST_CASE("window geometry: hostile strides, pads, dilations and kernels are ref
   CHECK(qrt::window_output_size(-1, 3, 2, 1, 1, 1) == -1);
 }
 
+TEST_CASE("pads, groups and dynamic filters: limits named, sizes computed without overflow") {
+  // pad: dims + pads overflowed int64 when only pads >= 0 was checked.
+  CHECK(verify_op("%a: tensor<4xf32>", "\"qrt.pad\"(%a) {pads = [9223372036854775807, 1]} : (tensor<4xf32>) -> tensor<100xf32>",
+                  "tensor<100xf32>") == "'qrt.pad' op pads value 9223372036854775807 exceeds qrt's limit of 2147483647");
+  CHECK(verify_op("%a: tensor<4xf32>",
+                  "\"qrt.pad\"(%a) {pads = [2147483647, 2147483647]} : (tensor<4xf32>) -> tensor<4294967298xf32>",
+                  "tensor<4294967298xf32>") == "ok");
+  // groups: capped like the other window attributes; channels compared as c / groups (ig x
+  // groups overflowed int64 for a 2^40-channel filter).
+  const std::string x = "tensor<1x4x4x2xf32>";
+  CHECK(verify_op("%a: " + x + ", %w: tensor<?x1x1x2xf32>",
+                  "\"qrt.conv2d\"(%a, %w) {groups = 9223372036854775807} : (" + x + ", tensor<?x1x1x2xf32>) -> tensor<1x4x4x?xf32>",
+                  "tensor<1x4x4x?xf32>") == "'qrt.conv2d' op groups value 9223372036854775807 exceeds qrt's limit of 2147483647");
+  CHECK(verify_op("%a: " + x + ", %w: tensor<?x1x1x2xf32>",
+                  "\"qrt.conv_transpose2d\"(%a, %w) {groups = 2147483648} : (" + x +
+                      ", tensor<?x1x1x2xf32>) -> tensor<1x4x4x?xf32>",
+                  "tensor<1x4x4x?xf32>") == "'qrt.conv_transpose2d' op groups value 2147483648 exceeds qrt's limit of 2147483647");
+  const std::string wide = "tensor<?x1x1x1099511627776xf32>";
+  CHECK(verify_op("%a: " + x + ", %w: " + wide,
+                  "\"qrt.conv2d\"(%a, %w) {groups = 2147483647} : (" + x + ", " + wide + ") -> tensor<1x4x4x?xf32>",
+                  "tensor<1x4x4x?xf32>") ==
+        "'qrt.conv2d' op input has 2 channels but the filter expects 1099511627776 per group x 2147483647 groups");
+  CHECK(verify_op("%a: tensor<1x4x4x6xf32>, %w: tensor<?x1x1x2xf32>",
+                  "\"qrt.conv2d\"(%a, %w) {groups = 3} : (tensor<1x4x4x6xf32>, tensor<?x1x1x2xf32>) -> tensor<1x4x4x?xf32>",
+                  "tensor<1x4x4x?xf32>") == "ok");
+  // A dynamic filter height/width is a dynamic output size, not a kernel of -1 rows.
+  CHECK(qrt::window_output_size(4, -1, 1, 1, 0, 0) == -1);
+  const std::string dyn = "tensor<1x?x?x1xf32>", in = "tensor<1x4x4x1xf32>";
+  CHECK(verify_op("%a: " + in + ", %w: " + dyn,
+                  "\"qrt.conv2d\"(%a, %w) : (" + in + ", " + dyn + ") -> tensor<1x3x2x1xf32>", "tensor<1x3x2x1xf32>") == "ok");
+  CHECK(verify_op("%a: tensor<1x1x1x1xf32>, %w: " + dyn,
+                  "\"qrt.conv_transpose2d\"(%a, %w) : (tensor<1x1x1x1xf32>, " + dyn + ") -> tensor<1x?x?x1xf32>",
+                  "tensor<1x?x?x1xf32>") == "ok");
+  qrt::Window2d w;
+  w.kh = -1;
+  CHECK(qrt::transposed_output_dims({1, 4, 4, 1}, w, 1) == std::vector<int64_t>{1, -1, 4, 1});
+  // K = ig x kh x kw of a filter with a 0 dimension is bounded only by 2^48 per dimension.
+  const std::string qf = "tensor<0x281474976710656x281474976710656x1x" + Q8 + ">";
+  const std::string qx = "tensor<1x?x?x1x" + Q8 + ">", qy = "tensor<1x?x?x0x" + Q8 + ">";
+  CHECK(verify_op("%a: " + qx + ", %w: " + qf, "\"qrt.conv2d\"(%a, %w) : (" + qx + ", " + qf + ") -> " + qy, qy) ==
+        "'qrt.conv2d' op int32 accumulator could overflow: K = 1 x 281474976710656 x 281474976710656 (input channels per "
+        "group x kh x kw) exceeds 2^48");
+}
+
+TEST_CASE("slice, concat, mean, bias, resize and fake_quant: hostile values are refused or computed exactly") {
+  // slice: e - s + step - 1 and -step overflowed for steps near the int64 limits.
+  for (const char* step : {"9223372036854775807", "-9223372036854775807", "-9223372036854775808"}) {
+    CAPTURE(step);
+    const bool up = step[0] != '-';
+    const std::string bounds = up ? "starts = [0], ends = [4]" : "starts = [3], ends = [0]";
+    const std::string op = "\"qrt.slice\"(%a) {" + bounds + ", steps = [" + step + "]} : (tensor<4xf32>) -> ";
+    CHECK(verify_op("%a: tensor<4xf32>", op + "tensor<1xf32>", "tensor<1xf32>") == "ok");
+    CHECK(verify_op("%a: tensor<4xf32>", op + "tensor<3xf32>", "tensor<3xf32>") ==
+          "'qrt.slice' op result shape tensor<3xf32> does not match the expected shape [1]");
+  }
+  CHECK(qrt::slice_extent(4, 3, 0, INT64_MIN) == 1);
+  CHECK(qrt::slice_extent(10, 0, 10, 3) == 4);
+  CHECK(qrt::slice_extent(10, 9, -11, -3) == 4);
+  CHECK(qrt::slice_extent(10, 2, 1, 1) == 0);
+  CHECK(qrt::slice_extent(int64_t(1) << 48, 0, INT64_MAX, 1) == int64_t(1) << 48);
+  // concat: the sizes along the axis are summed against 2^48 (they wrapped past int64).
+  const std::string big = "tensor<0x281474976710656xf32>";
+  CHECK(verify_op("%a: " + big, "\"qrt.concat\"(%a, %a) {axis = 1} : (" + big + ", " + big + ") -> tensor<0x?xf32>",
+                  "tensor<0x?xf32>") ==
+        "'qrt.concat' op operands 0 to 1 add up to 562949953421312 along axis 1, more than qrt's limit of 2^48");
+  const std::string half = "tensor<2x70368744177664xf32>";
+  CHECK(verify_op("%a: " + half,
+                  "\"qrt.concat\"(%a, %a, %a) {axis = 0} : (" + half + ", " + half + ", " + half +
+                      ") -> tensor<?x70368744177664xf32>",
+                  "tensor<?x70368744177664xf32>") ==
+        "'qrt.concat' op tensor<6x70368744177664xf32> has more elements than qrt supports (2^48)");
+  // mean: the count of reduced terms saturates instead of overflowing.
+  const std::string m = "tensor<0x281474976710656x281474976710656x" + Q8 + ">";
+  CHECK(verify_op("%a: " + m, "\"qrt.mean\"(%a) {axes = [1, 2], accumulator = \"i32\"} : (" + m + ") -> tensor<0x" + Q8 + ">",
+                  "tensor<0x" + Q8 + ">") ==
+        "'qrt.mean' op the i32 accumulator could overflow: at least 2147483648 terms of up to 130");
+  // bias: with a dynamic N, per-axis bias and weights may disagree on the channel count
+  // (the scales were read past the weights' end).
+  const std::string a = "tensor<2x4x!quant.uniform<i8:f32, 5.000000e-01>>",
+                    wt = "tensor<4x?x!quant.uniform<i8:f32:1, {5.000000e-01,5.000000e-01}>>",
+                    b = "tensor<5x!quant.uniform<i32:f32:0, {2.500000e-01,2.500000e-01,2.500000e-01,2.500000e-01,2.500000e-01}>>",
+                    r = "tensor<2x?x!quant.uniform<i8:f32, 5.000000e-01>>";
+  CHECK(verify_op("%a: " + a + ", %w: " + wt + ", %b: " + b,
+                  "\"qrt.matmul\"(%a, %w, %b) : (" + a + ", " + wt + ", " + b + ") -> " + r, r) ==
+        "'qrt.matmul' op bias has 5 per-axis scales but the weights have 2");
+  // resize: floor(in x scale) is converted to int64 only within 2^48.
+  CHECK(verify_op("%a: tensor<4xf32>", "\"qrt.resize\"(%a) {scales = [1.0e300]} : (tensor<4xf32>) -> tensor<?xf32>",
+                  "tensor<?xf32>") ==
+        "'qrt.resize' op scale 1.000000e+300 of dimension 0 resizes 4 elements to more than qrt's limit of 2^48");
+  CHECK(verify_op("%a: tensor<?xf32>", "\"qrt.resize\"(%a) {scales = [1.0e300]} : (tensor<?xf32>) -> tensor<?xf32>",
+                  "tensor<?xf32>") == "ok");
+  // fake_quant: a range narrower than the storage's steps has no scale (0 / 0 became the zero
+  // point).
+  CHECK(verify_op("%a: tensor<4xf32>", "\"qrt.fake_quant\"(%a) {min = 0.0, max = 4.9e-324} : (tensor<4xf32>) -> tensor<4xf32>",
+                  "tensor<4xf32>") ==
+        "'qrt.fake_quant' op the range [0.000000e+00, 4.940660e-324] gives the scale 0.000000e+00, which is not a "
+        "positive finite f32");
+}
+
 TEST_CASE("every op in the table has a name, a summary and a verifier") {
   for (const qrt::OpInfo& info : qrt::all_ops()) {
     CHECK(qrt::find_op(info.name) == &info);

@@ -68,3 +68,19 @@ TEST_CASE("the folded conv computes the same bytes as pad then conv") {
   const qrt::Tensor &a = (*want)[0], &b = (*got)[0];
   CHECK(std::equal(a.bytes(), a.bytes() + a.byte_size(), b.bytes()));
 }
+
+TEST_CASE("a pad whose sum with the conv's pads passes 2^31 - 1 stays a pad") {
+  // Both are at most 2^31 - 1, so the sum fits int64, but the folded conv would not verify.
+  const std::string q = "!quant.uniform<i8:f32, 5.000000e-01>", x = "tensor<1x?x?x1x" + q + ">",
+                    f = "tensor<1x1x1x1x" + q + ">";
+  auto graph = [&](int64_t pad) {
+    return "func.func @main(%x: " + x + ", %f: " + f + ") -> " + x + " {\n  %p = \"qrt.pad\"(%x) {pads = [0, " +
+           std::to_string(pad) + ", 0, 0, 0, 0, 0, 0]} : (" + x + ") -> " + x +
+           "\n  %y = \"qrt.conv2d\"(%p, %f) {pads = [1, 0, 0, 0]} : (" + x + ", " + f + ") -> " + x +
+           "\n  return %y : " + x + "\n}\n";
+  };
+  CHECK(fold(graph(2147483647)) == 0);
+  std::string printed;
+  CHECK(fold(graph(2147483646), &printed) == 1);
+  CHECK(printed.find("{pads = [2147483647, 0, 0, 0]}") != std::string::npos);
+}

@@ -198,3 +198,14 @@ TEST_CASE("propagation gives the same graph whatever order regions are visited i
   }
   CHECK(first.find("%e_rescaled") != std::string::npos);  // the conflict's rescale, every time
 }
+
+TEST_CASE("a calibrated range too narrow for any scale is an error naming the value and the range") {
+  // [0, 4.9e-324] / 255 underflows to 0; 0 / 0 became the zero point (an audit finding).
+  const std::string g = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n" +
+                        point("x", "a", "4", "!quant.calibrated<f32<0.0:4.9e-324>>") + "  return %a : tensor<4xf32>\n}\n";
+  auto out = qrt::passes::run_pipeline(parse(g), "propagate");
+  REQUIRE_FALSE(out.is_ok());
+  CHECK(out.status().message() ==
+        "pass 'propagate': cannot choose quantization parameters for %a_q: the range [0.000000e+00, 4.940660e-324] "
+        "gives the scale 0.000000e+00, which is not a positive finite f32");
+}
