@@ -6,6 +6,8 @@
 // products summed into 16 lanes = 128 ops):
 //   avx512-vnni/dot4    vpdpbusd zmm (EVEX), 24 accumulators
 //   avx2-vnni/dot4      {vex} vpdpbusd ymm (AVX-VNNI), 12 accumulators
+//   avx512-amx/tdpbusd  AMX tdpbusd, 4 accumulator tiles of 16 x 16 int32 (16 x 16 x 64 products
+//                       each) from 2 A and 2 B tiles loaded once: the 2 x 2 block of qrt's tile
 //   avx2/maddubs        vpmaddubsw ymm -> vpmaddwd(ones) -> vpaddd: 32 products per chain step
 //   avx2/maddwd         vpmaddwd ymm -> vpaddd: 16 products per chain step (the exact s16 path)
 // The avx2 chains end in vpaddd as qrt's tiles do: vpmaddubsw's s16 pair sums cannot be added
@@ -195,6 +197,37 @@ __attribute__((target("avx2"), noinline)) int64_t peak_f32_ymm(int64_t reps, int
 #undef QRT_PEAK_X12
 #undef QRT_PEAK_X24
 
+/// AMX tdpbusd, the 2 x 2 block of qrt's AMX tile (gemm_amx.cpp) without its loads: 4
+/// accumulators (tdpbusd's latency is several times its 16-cycle issue interval). Only
+/// registered where host_isas() has avx512-amx, i.e. after Linux granted the tile state.
+__attribute__((noinline)) int64_t peak_amx(int64_t reps, int32_t seed) {
+  alignas(64) uint8_t config[64] = {};
+  config[0] = 1;  // palette 1: eight tiles of 16 rows x 64 bytes
+  for (int t = 0; t < 8; ++t) {
+    config[16 + 2 * t] = 64;
+    config[48 + t] = 16;
+  }
+  alignas(64) int8_t operands[16 * 64];
+  std::memset(operands, seed & 0x3f, sizeof operands);
+  alignas(64) int32_t out[16 * 16];
+  const int64_t stride = 64;
+  asm volatile("ldtilecfg %0" ::"m"(config));
+  asm volatile(
+      "tileloadd (%0,%1,1), %%tmm0\n\ttileloadd (%0,%1,1), %%tmm1\n\t"
+      "tileloadd (%0,%1,1), %%tmm2\n\ttileloadd (%0,%1,1), %%tmm3\n\t"
+      "tilezero %%tmm4\n\ttilezero %%tmm5\n\ttilezero %%tmm6\n\ttilezero %%tmm7" ::"r"(operands),
+      "r"(stride)
+      : "memory");
+  for (int64_t r = 0; r < reps; ++r) {
+    asm volatile(
+        "tdpbusd %%tmm2, %%tmm0, %%tmm4\n\ttdpbusd %%tmm3, %%tmm0, %%tmm5\n\t"
+        "tdpbusd %%tmm2, %%tmm1, %%tmm6\n\ttdpbusd %%tmm3, %%tmm1, %%tmm7" ::
+            : "memory");
+  }
+  asm volatile("tilestored %%tmm7, (%0,%1,1)\n\ttilerelease" ::"r"(out), "r"(stride) : "memory");
+  return out[0] + out[255];
+}
+
 /// One peak loop: the function, the level it needs, and the ops one loop trip performs.
 struct PeakRow {
   const char* name;  ///< "<level>/<path>", the row's name after BM_peak_dot4/
@@ -205,6 +238,7 @@ struct PeakRow {
 
 // zmm vpdpbusd: 64 products per instruction; ymm: 32; a maddubs step: 32; a maddwd step: 16.
 const PeakRow kPeakRows[] = {
+    {"avx512-amx/tdpbusd", qrt::jit::Isa::kAvx512Amx, peak_amx, 2.0 * 4 * 16 * 16 * 64},
     {"avx512-vnni/dot4", qrt::jit::Isa::kAvx512Vnni, peak_dot4_zmm, 2.0 * 24 * 64},
     {"avx2-vnni/dot4", qrt::jit::Isa::kAvx2Vnni, peak_dot4_ymm, 2.0 * 24 * 32},
     {"avx2/maddubs", qrt::jit::Isa::kAvx2, peak_maddubs_ymm, 2.0 * 8 * 32},

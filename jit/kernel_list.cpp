@@ -29,6 +29,9 @@ std::vector<KernelListRow> make_rows() {
     }
   };
 #if QRT_BACKEND_X86
+  // AMX: the GEMM tiles and their packing; avx512-vnni serves the rest.
+  rows.push_back({KernelOp::kGemm, Isa::kAvx512Amx, &x86_avx512_amx_backend()});
+  rows.push_back({KernelOp::kPackRows, Isa::kAvx512Amx, &x86_avx512_amx_backend()});
   for (const Backend* b : {&x86_avx512_vnni_backend(), &x86_avx2_vnni_backend()}) {
     rows.push_back({KernelOp::kGemm, b->isa(), b});
     rows.push_back({KernelOp::kPackRows, b->isa(), b});

@@ -22,12 +22,13 @@
 
 #include "jit/asmjit_x86/emit_util.h"
 #include "jit/asmjit_x86/generators.h"
+#include "jit/asmjit_x86/gemm_zmm_epilogue.h"
 
 namespace qrt::jit::x86gen {
 
-namespace {
-
 using namespace asmjit;
+
+namespace {
 
 constexpr unsigned kPanel = 32;
 
@@ -109,14 +110,15 @@ void emit_q31_requant(x86::Assembler& a, const x86::Zmm& v, unsigned j) {
   a.vpaddd(v, v, ep_field(kEpOutputZeroPoint, j));
 }
 
-// Corrections and conversion of row r; leaves the int32 (or f32) result in acc(r, *).
-void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+}  // namespace
+
+void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const x86::Zmm& acc0, const x86::Zmm& acc1) {
   auto ep = [](size_t field, unsigned half) {
     return x86::zmmword_ptr(x86::r11, int32_t(field * kPanel * 4 + half * 64));
   };
   for (unsigned j = 0; j < 2; ++j) {
     if (16 * j >= d.nr) break;  // the half holds no stored column
-    const x86::Zmm v = acc(r, j);  // the bias is in already (emit_main_loop)
+    const x86::Zmm v = j == 0 ? acc0 : acc1;  // the bias is in already
     if (d.row_correction) {
       a.vpbroadcastd(x86::zmm30, x86::dword_ptr(x86::rax, int32_t(4 * r)));
       a.vpmulld(x86::zmm30, x86::zmm30, ep(kEpWeightZeroPoint, j));
@@ -141,7 +143,7 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r) {
   }
 }
 
-void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+void emit_zmm_row_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& acc0, const x86::Zmm& acc1) {
   const bool wide = d.out == OutKind::kS32 || d.out == OutKind::kF32;
   for (unsigned j = 0; j < 2; ++j) {
     const int lanes = int(d.nr) - int(16 * j);
@@ -149,28 +151,21 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
     const x86::KReg mask = j == 0 ? x86::k1 : x86::k2;
     if (wide) {
       const x86::Mem dst = x86::zmmword_ptr(x86::r9, int32_t(64 * j));
-      if (lanes >= 16) a.vmovdqu32(dst, acc(r, j));
-      else a.k(mask).vmovdqu32(dst, acc(r, j));
+      if (lanes >= 16) a.vmovdqu32(dst, (j == 0 ? acc0 : acc1));
+      else a.k(mask).vmovdqu32(dst, (j == 0 ? acc0 : acc1));
       continue;
     }
     // The values lie inside the output bounds already (or, with desc.saturate, the
     // narrowing's saturation puts them there).
-    if (d.out == OutKind::kU8) a.vpmovusdb(x86::xmm30, acc(r, j));
-    else a.vpmovsdb(x86::xmm30, acc(r, j));
+    if (d.out == OutKind::kU8) a.vpmovusdb(x86::xmm30, (j == 0 ? acc0 : acc1));
+    else a.vpmovsdb(x86::xmm30, (j == 0 ? acc0 : acc1));
     const x86::Mem dst = x86::xmmword_ptr(x86::r9, int32_t(16 * j));
     if (lanes >= 16) a.vmovdqu8(dst, x86::xmm30);
     else a.k(mask).vmovdqu8(dst, x86::xmm30);
   }
 }
 
-}  // namespace
-
-Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d) {
-  // The backend's why_not() has checked the tile against its traits.
-  CodeHolder code;
-  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
-  x86::Assembler a(&code);
-  emit_main_loop(a, d);
+void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d) {
   // Store masks of the two 16-column halves (only the narrow ones are used).
   for (unsigned j = 0; j < 2; ++j) {
     const int lanes = int(d.nr) - int(16 * j);
@@ -183,9 +178,19 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
   if (d.q31) emit_q31_setup(a, d);  // the backend refuses q31 with desc.saturate set
+}
+
+
+Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d) {
+  // The backend's why_not() has checked the tile against its traits.
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  emit_main_loop(a, d);
+  emit_zmm_epilogue_setup(a, d);
   for (unsigned r = 0; r < d.mr; ++r) {
-    emit_row_epilogue(a, d, r);
-    emit_row_store(a, d, r);
+    emit_zmm_row_epilogue(a, d, r, acc(r, 0), acc(r, 1));
+    emit_zmm_row_store(a, d, acc(r, 0), acc(r, 1));
     if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
   }
   a.vzeroupper();

@@ -19,6 +19,8 @@ constexpr unsigned kAvx512GemmRows = 12;
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& desc);
 /// kGemm on zmm: one tile of the dot4 path (AVX-512 VNNI), 32 columns per panel.
 Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& desc);
+/// kGemm on AMX tiles: one tile of the dot4 path, up to 32 rows x 32 columns (gemm_amx.cpp).
+Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& desc);
 /// kDepthwise (DepthwiseArgs) on ymm, 16-channel blocks.
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_depthwise(const KernelDesc& desc);
 /// kDepthwise on zmm, 32-channel blocks (AVX-512).

@@ -14,5 +14,8 @@ const Backend& x86_avx2_vnni_backend();
 /// The AVX-512 VNNI level: GEMM tiles on EVEX vpdpbusd (zmm), their activation packing, and
 /// depthwise convolution on zmm.
 const Backend& x86_avx512_vnni_backend();
+/// The AMX level: GEMM tiles on AMX-INT8 tdpbusd and their activation packing; every other
+/// kind comes from the AVX-512 VNNI level.
+const Backend& x86_avx512_amx_backend();
 
 }  // namespace qrt::jit

@@ -9,6 +9,9 @@ std::string gemm_tile_why_not(const KernelDesc& d, const std::optional<GemmTrait
     return "GEMM tile " + std::to_string(d.mr) + "x" + std::to_string(d.nr) + " (panel " + std::to_string(d.panel) +
            ") is outside 1.." + std::to_string(t->mr) + " x 1.." + std::to_string(t->panel);
   }
+  if (t->k_step ? d.k_tail >= t->k_step || d.k_tail % t->k_group != 0 : d.k_tail != 0) {
+    return "GEMM tile k tail " + std::to_string(d.k_tail) + " does not fit a " + std::to_string(t->k_step) + "-byte k step";
+  }
   if (d.q31 && !t->q31_epilogue) return "no tflite (Q31) requantization epilogue in this level's GEMM tiles";
   if (d.q31 && ((d.out != OutKind::kU8 && d.out != OutKind::kS8) || d.saturate)) {
     return "the Q31 epilogue stores clamped 8-bit results";

@@ -24,6 +24,13 @@ struct GemmTraits {
   unsigned a_bytes = 0;  ///< bytes per packed activation (1: u8, 2: zero-extended u16)
   bool saturating_narrow = false;  ///< the tiles honour KernelDesc::saturate (drop the clamp)
   bool q31_epilogue = false;       ///< the tiles implement KernelDesc::q31 (TFLite's requantization)
+  /// Bytes of k per inner step of the tiles when they take a step wider than the k group
+  /// (AMX: 64, one tile row): kernels are generated per k_padded % k_step (KernelDesc::k_tail).
+  /// 0: the tiles step one k group at a time.
+  unsigned k_step = 0;
+  /// The backend declines GEMMs of fewer k values (kUnsupported: the level below serves them),
+  /// where its tiles lose to that level's: AMX below one whole 64-byte step. 0: none.
+  unsigned min_k = 0;
 };
 
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the

@@ -7,6 +7,13 @@
 #if defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace qrt::jit {
 
@@ -24,6 +31,7 @@ constexpr std::array<IsaRow, size_t(Isa::kCount)> kIsas = {{
     {Isa::kAvx2, "avx2", "avx2", 1},
     {Isa::kAvx2Vnni, "avx2-vnni", "avx2vnni", 1},
     {Isa::kAvx512Vnni, "avx512-vnni", "avx512vnni", 1},
+    {Isa::kAvx512Amx, "avx512-amx", "avx512amx", 1},
     {Isa::kNeon, "neon", "neon", 2},
     {Isa::kNeonDot, "neon-dot", "neondot", 2},
     {Isa::kNeonI8mm, "neon-i8mm", "neoni8mm", 2},
@@ -44,6 +52,33 @@ std::string cpuinfo_field(const char* key) {
     return start == std::string::npos ? "" : line.substr(start);
   }
   return "";
+}
+
+#if defined(__x86_64__)
+// AMX-TILE and AMX-INT8 (CPUID leaf 7: EDX bits 24 and 25) with the tile state enabled in
+// XCR0 (bits 17 and 18). GCC 12's __builtin_cpu_supports does not know AMX.
+bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if (((edx >> 24) & 3u) != 3u) return false;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !((ecx >> 27) & 1u)) return false;  // OSXSAVE
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return ((xcr0_lo >> 17) & 3u) == 3u;
+}
+#endif
+
+// Asks Linux for the AMX tile data state (XFEATURE_XTILEDATA, feature 18): without the grant
+// the first tile instruction faults. The grant is per process and lasts until exit; it fails
+// (and the level stays off) on kernels before 5.16, or where a thread's signal stack is too
+// small for the larger signal frame.
+bool request_amx_permission() {
+#if defined(__x86_64__) && defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -92,6 +127,8 @@ const CpuFeatures& host_cpu_features() {
                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
     f.avx_vnni = f.avx2 && __builtin_cpu_supports("avxvnni");
     f.avx512_vbmi = f.avx512bw && __builtin_cpu_supports("avx512vbmi");
+    f.amx_int8 = cpu_has_amx_int8();
+    f.amx_granted = f.amx_int8 && f.avx512_vnni && request_amx_permission();
     f.vendor = cpuinfo_field("vendor_id");
     f.brand = cpuinfo_field("model name");
 #elif defined(__aarch64__)
@@ -120,6 +157,7 @@ const IsaSet& host_isas() {
     if (f.avx2) s.add(Isa::kAvx2);
     if (f.avx_vnni) s.add(Isa::kAvx2Vnni);
     if (f.avx2 && f.avx512_vnni) s.add(Isa::kAvx512Vnni);
+    if (f.avx2 && f.avx512_vnni && f.amx_granted) s.add(Isa::kAvx512Amx);
     if (f.neon) s.add(Isa::kNeon);
     if (f.neon_dot) s.add(Isa::kNeonDot);
     if (f.neon_i8mm) s.add(Isa::kNeonI8mm);
@@ -137,7 +175,7 @@ Isa host_best_isa() {
 bool isa_includes(Isa cap, Isa isa) {
   if (isa == Isa::kScalar) return true;
   if (row(cap).arch != row(isa).arch) return false;
-  if (cap == Isa::kAvx512Vnni && isa == Isa::kAvx2Vnni) return false;
+  if ((cap == Isa::kAvx512Vnni || cap == Isa::kAvx512Amx) && isa == Isa::kAvx2Vnni) return false;
   return unsigned(isa) <= unsigned(cap);
 }
 

@@ -21,13 +21,14 @@ enum class Isa : uint8_t {
   kAvx2,         ///< x86-64 AVX2 (+ FMA, BMI2 as every AVX2 CPU has)
   kAvx2Vnni,     ///< AVX2 + AVX-VNNI (VEX-encoded vpdpbusd on ymm)
   kAvx512Vnni,   ///< AVX-512 F/BW/VL/DQ + AVX512-VNNI (vpdpbusd on zmm, mask registers)
+  kAvx512Amx,    ///< avx512-vnni + AMX-TILE/AMX-INT8 (tdpbusd on 16x64-byte tiles), granted by the OS
   kNeon,         ///< AArch64 Advanced SIMD
   kNeonDot,      ///< NEON + the dot-product extension (sdot/udot)
   kNeonI8mm,     ///< NEON + dot product + i8mm (smmla/usmmla)
   kCount
 };
 
-/// The level's name as users write it: "scalar", "avx2", "avx2-vnni", "avx512-vnni", "neon",
+/// The level's name as users write it: "scalar", "avx2", "avx2-vnni", "avx512-vnni", "avx512-amx", "neon",
 /// "neon-dot", "neon-i8mm". Kernel names end in "__" + isa_suffix() (XNNPACK style).
 const char* isa_name(Isa isa);
 /// The kernel-name suffix, e.g. "avx2", "avx2vnni", "avx512vnni", "neondot".
@@ -65,7 +66,8 @@ Isa host_best_isa();
 std::optional<IsaSet> capped_isas(Isa cap, std::string* why_not);
 /// Whether `isa` counts as included by `cap` (same architecture and not above it; scalar is
 /// under every cap). avx2-vnni and avx512-vnni both include avx2; avx512-vnni does not
-/// include avx2-vnni (different encodings, independent CPU features).
+/// include avx2-vnni (different encodings, independent CPU features); avx512-amx includes
+/// avx512-vnni (its GEMM tiles only; every other kind comes from there).
 bool isa_includes(Isa cap, Isa isa);
 
 /// Host CPU facts (informational: qrun --version, qrt_build_info).
@@ -80,6 +82,8 @@ struct CpuFeatures {
   bool avx512_vnni = false;    ///< AVX-512 VNNI
   bool avx_vnni = false;       ///< VEX-encoded VNNI
   bool avx512_vbmi = false;    ///< AVX-512 VBMI (vpermb, vpermi2b: byte tables of 64/128 entries)
+  bool amx_int8 = false;       ///< AMX-TILE + AMX-INT8 in the CPU
+  bool amx_granted = false;    ///< and Linux let this process use the tile data (ARCH_REQ_XCOMP_PERM)
   bool neon = false;           ///< AArch64 Advanced SIMD
   bool neon_dot = false;       ///< dot product (asimddp)
   bool neon_i8mm = false;      ///< int8 matrix multiply

@@ -126,6 +126,9 @@ struct KernelDesc {
   /// per column, double rounding: numerics::requantize_tflite) instead of the f32 multiply;
   /// the epilogue block holds the int32 fields of GemmEpilogueField's Q31 variant.
   bool q31 = false;
+  /// kGemm on tiles whose inner step takes GemmTraits::k_step bytes of k (AMX: 64): the bytes of
+  /// padded k beyond the whole steps (k_padded % k_step, a multiple of the k group); 0 elsewhere.
+  uint8_t k_tail = 0;
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

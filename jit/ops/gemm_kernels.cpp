@@ -41,6 +41,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
   d.saturate = p.traits.saturating_narrow ? p.saturate : 0;
   d.q31 = p.q31;
   d.panel = uint8_t(panel);
+  if (p.traits.k_step) d.k_tail = uint8_t(p.k_padded % p.traits.k_step);
   const unsigned tail = unsigned(p.n % panel);
   for (unsigned mr = 1; mr <= p.tile_rows(); ++mr) {
     d.mr = uint8_t(mr);

@@ -55,7 +55,7 @@ class GemmKernel {
 
  private:
   /// The most rows a tile of any backend has.
-  static constexpr unsigned kMaxTileRows = 16;
+  static constexpr unsigned kMaxTileRows = 32;
   std::unique_ptr<PackedGemm> packed_;
   // tiles_[mr - 1][0]: full panels; [1]: the last, narrower panel (if any).
   std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];

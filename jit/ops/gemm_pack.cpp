@@ -123,9 +123,15 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   std::string why;
   const std::optional<GemmPath> path = choose_gemm_path(a, backend, &why);
   if (!path) return Status::error(why).with_code(ErrorCode::kUnsupported);
+  const GemmTraits traits = *backend.gemm_traits(*path);
+  if (s.k < int64_t(traits.min_k)) {
+    return Status::error("k = " + std::to_string(s.k) + " is below the " + std::to_string(traits.min_k) +
+                         " this level's GEMM tiles take (the level below is faster there)")
+        .with_code(ErrorCode::kUnsupported);
+  }
   auto p = std::make_unique<PackedGemm>();
   p->path = *path;
-  p->traits = *backend.gemm_traits(*path);
+  p->traits = traits;
   p->isa = backend.isa();
   p->generator = backend.generator();
   switch (*path) {

@@ -104,10 +104,15 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       return choice;
     }
     // A contraction whose kernel computes the profile's requantization in its epilogue, at the
-    // best allowed level only (a lower level's kernel loses to the best level's int32 path).
+    // best allowed level with a kernel of its kind only (a lower level's kernel loses to that
+    // level's int32 path; avx512-amx has GEMM tiles but takes depthwise from avx512-vnni).
     if (const OpFamily* family = profile_epilogue_family(graph, op)) {
       IsaSet best;
-      best.add(allowed.by_preference().front());
+      for (Isa isa : allowed.by_preference()) {
+        if (!kernel_list_backend(family->kind_of(op), isa, generator)) continue;
+        best.add(isa);
+        break;
+      }
       QRT_ASSIGN_OR_RETURN(KernelChoice fused, select_in_family(graph, op, family, best, generator));
       if (fused.kernel) {
         fused.chain += " (numerics profile " + formula + ": TFLite's requantization in the kernel's epilogue)";

@@ -169,7 +169,9 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
   }
   MESSAGE(cases << " depthwise cases: " << dot4_rows << " on the dot4 rows, " << pairs << " on s16 pairs");
   CHECK(pairs > 0);
-  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni) {
+  // avx512-amx takes depthwise from avx512-vnni.
+  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni ||
+      qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx) {
     CHECK(dot4_rows > 20);
   }
   else CHECK(dot4_rows == 0);
@@ -321,8 +323,10 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
     }
   }
   MESSAGE(cases << " profile convolution cases, " << fused_cases << " with TFLite's requantization in the kernel's epilogue");
-  // avx512-vnni's GEMM tiles and depthwise rows, and the scalar twins, have the Q31 epilogue.
-  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kScalar) {
+  // avx512-vnni's (and avx512-amx's) GEMM tiles and depthwise rows, and the scalar twins, have
+  // the Q31 epilogue.
+  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx ||
+      qrt_test::test_isa() == qrt::jit::Isa::kScalar) {
     CHECK(fused_cases > 0);
   }
 }

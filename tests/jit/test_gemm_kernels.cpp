@@ -122,8 +122,10 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   std::map<std::string, int> on_path;  // tiles' path names ("_maddubs", ...) -> cases
   int cases = 0;
   const std::vector<std::string> paths = {"maddubs", "maddwd", "dot4", "mlal", "sdot4", "usmmla8"};
-  for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 33}) {
-    for (int64_t k : {1, 2, 3, 4, 5, 17, 64, 131}) {
+  // k 124 and 131 leave 60 and 4 bytes beyond whole 64-byte steps (the AMX tiles' k tails);
+  // m 32 and 33 fill the AMX tile's 32 rows and pass them.
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 32, 33}) {
+    for (int64_t k : {1, 2, 3, 4, 5, 17, 64, 124, 131}) {
       for (int64_t n : {1, 7, 15, 16, 17, 40}) {
         const MatmulCase c = random_case(rng, m, k, n);
         // Half the cases with small weights (vpmaddubsw provably exact), half full range.

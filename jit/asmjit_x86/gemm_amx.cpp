@@ -1,0 +1,187 @@
+// qrt — the AMX int8 GEMM micro-kernel generator: one mr x nr tile (mr <= 32 rows of packed
+// u8 activations times one 32-column panel of packed s8 weights), accumulated by tdpbusd in
+// the tile registers — 16 rows x 64 bytes of k per A tile, 16 k quads x 16 columns per B tile,
+// four u8 x s8 products per int32 element added with no 16-bit intermediate, so exact for
+// every input, as vpdpbusd — then the AVX-512 tile's per-row epilogue on the rows stored back.
+//
+// The B tiles read the dot4 weight layout as it is packed for AVX-512 VNNI: k quad q of
+// column c at w + 128·q + 4·c, so rows 128 bytes apart hold 16 k quads, and the two 16-column
+// halves of a panel are the 64-byte halves of each row.
+//
+// Tiles (a 2 x 2 block, the four accumulators that hide tdpbusd's latency):
+//   tmm0/tmm1  A, rows 0-15 / 16-31        tmm2/tmm3  B, columns 0-15 / 16-31
+//   tmm4/tmm5  C rows 0-15 x both halves   tmm6/tmm7  C rows 16-31 x both halves
+// k advances 64 bytes per step. The last k_tail bytes (KernelDesc::k_tail) need tiles of
+// another shape: the accumulators go to the stack, a second configuration (which zeroes every
+// tile) narrows A to k_tail bytes and B to k_tail / 4 rows, and they come back.
+//
+// Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
+// jit/core/microkernel.h. Registers: rdi args, rsi A rows 0-15, r9 A rows 16-31, rdx A row
+// stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left; rbp saves rsp,
+// rsp the 64-aligned 4 KiB scratch (row r at rsp + 128·r); the epilogue's registers are
+// those of gemm_zmm_epilogue.h, zmm0/zmm1 the row.
+#include <asmjit/x86.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jit/asmjit_x86/emit_util.h"
+#include "jit/asmjit_x86/gemm_zmm_epilogue.h"
+#include "jit/asmjit_x86/generators.h"
+
+namespace qrt::jit::x86gen {
+
+using namespace asmjit;
+
+namespace {
+
+constexpr unsigned kPanel = 32;
+constexpr int32_t kRowBytes = kPanel * 4;     // a weight step and a scratch row: 128 bytes
+constexpr int32_t kStepBytes = 64;             // k bytes per tile row
+constexpr int32_t kWeightStep = 16 * kRowBytes;  // one B tile: 16 k quads of the panel
+
+/// The 64-byte tile configuration (palette 1): per tile its bytes per row and its rows.
+struct TileConfig {
+  uint8_t bytes[64] = {};
+  void set(unsigned tile, unsigned rows, unsigned colsb) {
+    bytes[16 + 2 * tile] = uint8_t(colsb);
+    bytes[17 + 2 * tile] = uint8_t(colsb >> 8);
+    bytes[48 + tile] = uint8_t(rows);
+  }
+};
+
+/// The configuration for A tiles of `k_bytes` per row (64, or the tail) and B tiles of
+/// k_bytes / 4 rows.
+TileConfig tile_config(const KernelDesc& d, unsigned k_bytes) {
+  TileConfig c;
+  c.bytes[0] = 1;  // palette 1
+  const unsigned top = d.mr < 16 ? d.mr : 16, bottom = d.mr > 16 ? d.mr - 16u : 0u;
+  const bool right = d.nr > 16;
+  c.set(0, top, k_bytes);
+  if (bottom) c.set(1, bottom, k_bytes);
+  c.set(2, k_bytes / 4, 64);
+  if (right) c.set(3, k_bytes / 4, 64);
+  c.set(4, top, 64);
+  if (right) c.set(5, top, 64);
+  if (bottom) c.set(6, bottom, 64);
+  if (bottom && right) c.set(7, bottom, 64);
+  return c;
+}
+
+struct Shape {
+  bool bottom, right;
+};
+
+// The configured accumulators (tmm4-7) as they exist for the shape.
+template <typename Fn>
+void for_each_accumulator(const Shape& s, Fn fn) {
+  fn(x86::tmm4, 0, 0);
+  if (s.right) fn(x86::tmm5, 0, 1);
+  if (s.bottom) fn(x86::tmm6, 1, 0);
+  if (s.bottom && s.right) fn(x86::tmm7, 1, 1);
+}
+
+// Scratch address of accumulator (i, j): rows 16·i on, the 64-byte half j (stride r10 = 128).
+x86::Mem scratch(unsigned i, unsigned j) { return x86::ptr(x86::rsp, x86::r10, 0, int32_t(i * 16 * kRowBytes + j * 64)); }
+
+// One k step: A tiles from rsi / r9, B tiles from r8, the four products.
+void emit_step(x86::Assembler& a, const Shape& s) {
+  a.tileloadd(x86::tmm0, x86::ptr(x86::rsi, x86::rdx));
+  a.tileloadd(x86::tmm2, x86::ptr(x86::r8, x86::r10));
+  if (s.right) a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, 64));
+  if (s.bottom) a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx));
+  a.tdpbusd(x86::tmm4, x86::tmm0, x86::tmm2);
+  if (s.right) a.tdpbusd(x86::tmm5, x86::tmm0, x86::tmm3);
+  if (s.bottom) a.tdpbusd(x86::tmm6, x86::tmm1, x86::tmm2);
+  if (s.bottom && s.right) a.tdpbusd(x86::tmm7, x86::tmm1, x86::tmm3);
+}
+
+void emit_store_accumulators(x86::Assembler& a, const Shape& s) {
+  for_each_accumulator(s, [&](const x86::Tmm& t, unsigned i, unsigned j) { a.tilestored(scratch(i, j), t); });
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
+  // The backend's why_not() has checked the tile against its traits (k_tail a multiple of 4
+  // below 64).
+  CodeHolder code;
+  if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
+  x86::Assembler a(&code);
+  const Shape s{d.mr > 16, d.nr > 16};
+  Label main_cfg = a.newLabel(), tail_cfg = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
+  Label fresh_tail = a.newLabel(), tail = a.newLabel();
+
+  a.push(x86::rbp);
+  a.mov(x86::rbp, x86::rsp);
+  a.sub(x86::rsp, 32 * kRowBytes);
+  a.and_(x86::rsp, -64);
+  a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
+  a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
+  a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
+  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, k_steps)));
+  a.mov(x86::r10d, kRowBytes);
+  if (s.bottom) {
+    a.mov(x86::r9, x86::rdx);
+    a.shl(x86::r9, 4);
+    a.add(x86::r9, x86::rsi);
+  }
+  a.shr(x86::rcx, 4);  // whole 64-byte k steps (k_steps counts quads)
+  if (d.k_tail) a.jz(fresh_tail);
+  a.ldtilecfg(x86::ptr(main_cfg));
+  for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
+  a.test(x86::rcx, x86::rcx);
+  a.jz(after);
+  a.align(AlignMode::kCode, 16);
+  a.bind(loop);
+  emit_step(a, s);
+  a.add(x86::rsi, kStepBytes);
+  if (s.bottom) a.add(x86::r9, kStepBytes);
+  a.add(x86::r8, kWeightStep);
+  a.dec(x86::rcx);
+  a.jnz(loop);
+  a.bind(after);
+  if (d.k_tail) {
+    // Park the accumulators, switch to the tail's tile shapes (which clears the tiles), reload.
+    emit_store_accumulators(a, s);
+    a.ldtilecfg(x86::ptr(tail_cfg));
+    for_each_accumulator(s, [&](const x86::Tmm& t, unsigned i, unsigned j) { a.tileloadd(t, scratch(i, j)); });
+    a.jmp(tail);
+    a.bind(fresh_tail);  // k below 64: the tail is all there is
+    a.ldtilecfg(x86::ptr(tail_cfg));
+    for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
+    a.bind(tail);
+    emit_step(a, s);
+  }
+  emit_store_accumulators(a, s);
+  a.tilerelease();
+
+  // The epilogue, row by row from the scratch: the bias, then the AVX-512 tile's epilogue.
+  a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
+  emit_zmm_epilogue_setup(a, d);
+  for (unsigned r = 0; r < d.mr; ++r) {
+    for (unsigned j = 0; j < 2; ++j) {
+      if (16 * j >= d.nr) break;
+      const x86::Zmm v(j);
+      a.vmovdqa32(v, x86::zmmword_ptr(x86::rsp, int32_t(r * kRowBytes + j * 64)));
+      a.vpaddd(v, v, x86::zmmword_ptr(x86::r11, int32_t(kEpBias * kPanel * 4 + j * 64)));
+    }
+    emit_zmm_row_epilogue(a, d, r, x86::zmm0, x86::zmm1);
+    emit_zmm_row_store(a, d, x86::zmm0, x86::zmm1);
+    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+  }
+  a.mov(x86::rsp, x86::rbp);
+  a.pop(x86::rbp);
+  a.vzeroupper();
+  a.ret();
+
+  const TileConfig main = tile_config(d, kStepBytes), tail_c = tile_config(d, d.k_tail ? d.k_tail : kStepBytes);
+  a.align(AlignMode::kData, 64);
+  a.bind(main_cfg);
+  a.embed(main.bytes, sizeof main.bytes);
+  a.bind(tail_cfg);
+  a.embed(tail_c.bytes, sizeof tail_c.bytes);
+  return x86gen::finish(code, d.name());
+}
+
+}  // namespace qrt::jit::x86gen
