@@ -11,9 +11,11 @@
 // Tiles (a 2 x 2 block, the four accumulators that hide tdpbusd's latency):
 //   tmm0/tmm1  A, rows 0-15 / 16-31        tmm2/tmm3  B, columns 0-15 / 16-31
 //   tmm4/tmm5  C rows 0-15 x both halves   tmm6/tmm7  C rows 16-31 x both halves
-// k advances 64 bytes per step. The last k_tail bytes (KernelDesc::k_tail) need tiles of
-// another shape: the accumulators go to the stack, a second configuration (which zeroes every
-// tile) narrows A to k_tail bytes and B to k_tail / 4 rows, and they come back.
+// k advances 64 bytes per step. The last k_tail bytes (KernelDesc::k_tail) take one more whole
+// step over the row's last 64 bytes, overlapping the step before, against the panel's window
+// block (pack_gemm: the weights of that step with the overlapped k quads zero, right after the
+// panel's k steps). So one tile configuration serves the whole call, and k_steps must be at
+// least 16 (k >= 64) when k_tail is set.
 //
 // Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
 // jit/core/microkernel.h. Registers: rdi args, rsi A rows 0-15, r9 A rows 16-31, rdx A row
@@ -50,17 +52,17 @@ struct TileConfig {
   }
 };
 
-/// The configuration for A tiles of `k_bytes` per row (64, or the tail) and B tiles of
-/// k_bytes / 4 rows.
-TileConfig tile_config(const KernelDesc& d, unsigned k_bytes) {
+/// The configuration: A tiles of 64 bytes per row, B tiles of 16 k quads, C tiles of 16 int32
+/// columns; rows as the tile's shape needs (unused tiles stay unconfigured).
+TileConfig tile_config(const KernelDesc& d) {
   TileConfig c;
   c.bytes[0] = 1;  // palette 1
   const unsigned top = d.mr < 16 ? d.mr : 16, bottom = d.mr > 16 ? d.mr - 16u : 0u;
   const bool right = d.nr > 16;
-  c.set(0, top, k_bytes);
-  if (bottom) c.set(1, bottom, k_bytes);
-  c.set(2, k_bytes / 4, 64);
-  if (right) c.set(3, k_bytes / 4, 64);
+  c.set(0, top, kStepBytes);
+  if (bottom) c.set(1, bottom, kStepBytes);
+  c.set(2, 16, 64);
+  if (right) c.set(3, 16, 64);
   c.set(4, top, 64);
   if (right) c.set(5, top, 64);
   if (bottom) c.set(6, bottom, 64);
@@ -84,12 +86,12 @@ void for_each_accumulator(const Shape& s, Fn fn) {
 // Scratch address of accumulator (i, j): rows 16·i on, the 64-byte half j (stride r10 = 128).
 x86::Mem scratch(unsigned i, unsigned j) { return x86::ptr(x86::rsp, x86::r10, 0, int32_t(i * 16 * kRowBytes + j * 64)); }
 
-// One k step: A tiles from rsi / r9, B tiles from r8, the four products.
-void emit_step(x86::Assembler& a, const Shape& s) {
-  a.tileloadd(x86::tmm0, x86::ptr(x86::rsi, x86::rdx));
-  a.tileloadd(x86::tmm2, x86::ptr(x86::r8, x86::r10));
-  if (s.right) a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, 64));
-  if (s.bottom) a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx));
+// One k step: A tiles from rsi / r9 (+ a_offset), B tiles from r8 (+ b_offset), the products.
+void emit_step(x86::Assembler& a, const Shape& s, int32_t a_offset = 0, int32_t b_offset = 0) {
+  a.tileloadd(x86::tmm0, x86::ptr(x86::rsi, x86::rdx, 0, a_offset));
+  a.tileloadd(x86::tmm2, x86::ptr(x86::r8, x86::r10, 0, b_offset));
+  if (s.right) a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, b_offset + 64));
+  if (s.bottom) a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx, 0, a_offset));
   a.tdpbusd(x86::tmm4, x86::tmm0, x86::tmm2);
   if (s.right) a.tdpbusd(x86::tmm5, x86::tmm0, x86::tmm3);
   if (s.bottom) a.tdpbusd(x86::tmm6, x86::tmm1, x86::tmm2);
@@ -109,8 +111,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   const Shape s{d.mr > 16, d.nr > 16};
-  Label main_cfg = a.newLabel(), tail_cfg = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
-  Label fresh_tail = a.newLabel(), tail = a.newLabel();
+  Label config = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
 
   a.push(x86::rbp);
   a.mov(x86::rbp, x86::rsp);
@@ -126,11 +127,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
     a.shl(x86::r9, 4);
     a.add(x86::r9, x86::rsi);
   }
-  a.shr(x86::rcx, 4);  // whole 64-byte k steps (k_steps counts quads)
-  if (d.k_tail) a.jz(fresh_tail);
-  a.ldtilecfg(x86::ptr(main_cfg));
+  a.ldtilecfg(x86::ptr(config));
   for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
-  a.test(x86::rcx, x86::rcx);
+  a.shr(x86::rcx, 4);  // whole 64-byte k steps (k_steps counts quads)
   a.jz(after);
   a.align(AlignMode::kCode, 16);
   a.bind(loop);
@@ -141,18 +140,9 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(after);
-  if (d.k_tail) {
-    // Park the accumulators, switch to the tail's tile shapes (which clears the tiles), reload.
-    emit_store_accumulators(a, s);
-    a.ldtilecfg(x86::ptr(tail_cfg));
-    for_each_accumulator(s, [&](const x86::Tmm& t, unsigned i, unsigned j) { a.tileloadd(t, scratch(i, j)); });
-    a.jmp(tail);
-    a.bind(fresh_tail);  // k below 64: the tail is all there is
-    a.ldtilecfg(x86::ptr(tail_cfg));
-    for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
-    a.bind(tail);
-    emit_step(a, s);
-  }
+  // The tail: the row's last 64 bytes (k_tail - 64 from here) against the window block
+  // (k_tail / 4 weight steps from here).
+  if (d.k_tail) emit_step(a, s, int32_t(d.k_tail) - kStepBytes, int32_t(d.k_tail / 4) * kRowBytes);
   emit_store_accumulators(a, s);
   a.tilerelease();
 
@@ -175,12 +165,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.vzeroupper();
   a.ret();
 
-  const TileConfig main = tile_config(d, kStepBytes), tail_c = tile_config(d, d.k_tail ? d.k_tail : kStepBytes);
+  const TileConfig tiles = tile_config(d);
   a.align(AlignMode::kData, 64);
-  a.bind(main_cfg);
-  a.embed(main.bytes, sizeof main.bytes);
-  a.bind(tail_cfg);
-  a.embed(tail_c.bytes, sizeof tail_c.bytes);
+  a.bind(config);
+  a.embed(tiles.bytes, sizeof tiles.bytes);
   return x86gen::finish(code, d.name());
 }
 

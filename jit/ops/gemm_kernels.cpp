@@ -137,7 +137,7 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = a_stride > 0 ? a_stride : p.a_row_bytes();
   const int64_t panel = p.traits.panel, k_steps = p.k_padded / p.traits.k_group;
-  const int64_t panel_bytes = k_steps * panel * p.traits.k_group;
+  const int64_t panel_bytes = p.panel_bytes();
   const int64_t ep_bytes = int64_t(kEpFields) * panel * 4;
   const unsigned ob = out_bytes();
   GemmTileArgs args;

@@ -124,8 +124,10 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   const std::optional<GemmPath> path = choose_gemm_path(a, backend, &why);
   if (!path) return Status::error(why).with_code(ErrorCode::kUnsupported);
   const GemmTraits traits = *backend.gemm_traits(*path);
-  if (s.k < int64_t(traits.min_k)) {
-    return Status::error("k = " + std::to_string(s.k) + " is below the " + std::to_string(traits.min_k) +
+  // Tiles with a wide k step need one whole step (their tail step overlaps the one before).
+  const int64_t min_k = std::max<int64_t>(traits.min_k, traits.k_step);
+  if (s.k < min_k) {
+    return Status::error("k = " + std::to_string(s.k) + " is below the " + std::to_string(min_k) +
                          " this level's GEMM tiles take (the level below is faster there)")
         .with_code(ErrorCode::kUnsupported);
   }
@@ -155,13 +157,21 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   const FlippedWeights w_at{s, s.w_signed ? 0 : 128};
 
   // Panel-major weights: per k group step, per column, `group` consecutive k values (s8).
-  const int64_t steps = p->k_padded / group;
-  p->weights = AlignedBytes(size_t(p->panels * steps * panel * group));
+  // Tiles that step k_step bytes at a time (AMX) take the tail as one more whole step over the
+  // last k_step bytes of the row, overlapping the previous step: after each panel's steps, a
+  // window block holds that step's weights with the overlapped groups zero (counted already).
+  const int64_t steps = p->k_padded / group, window = p->window_steps();
+  const int64_t tail_groups = window ? (p->k_padded % traits.k_step) / group : 0;
+  p->weights = AlignedBytes(size_t(p->panels * p->panel_bytes()));
   int8_t* w = reinterpret_cast<int8_t*>(p->weights.data());
   for (int64_t pn = 0; pn < p->panels; ++pn) {
-    for (int64_t step = 0; step < steps; ++step) {
+    for (int64_t step = 0; step < steps + window; ++step) {
+      // Window step i covers group steps - window + i; those before the tail are zero.
+      const bool in_window = step >= steps;
+      const int64_t source = in_window ? step - window : step;
+      const bool zero = in_window && step - steps < window - tail_groups;
       for (int64_t col = 0; col < panel; ++col) {
-        for (int64_t g = 0; g < group; ++g) *w++ = int8_t(w_at(step * group + g, pn * panel + col));
+        for (int64_t g = 0; g < group; ++g) *w++ = zero ? int8_t(0) : int8_t(w_at(source * group + g, pn * panel + col));
       }
     }
   }

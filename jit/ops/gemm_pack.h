@@ -72,6 +72,13 @@ struct PackedGemm {
   unsigned tile_rows() const { return traits.mr; }
   /// Bytes per packed activation row.
   int64_t a_row_bytes() const { return int64_t(traits.a_bytes) * k_padded; }
+  /// k groups of the window block that follows each panel's steps where the tiles step
+  /// GemmTraits::k_step bytes at a time and k_padded leaves a tail (see pack_gemm); else 0.
+  int64_t window_steps() const {
+    return traits.k_step && k_padded % traits.k_step ? int64_t(traits.k_step / traits.k_group) : 0;
+  }
+  /// Bytes of one panel of packed weights: its k steps, then the window block if any.
+  int64_t panel_bytes() const { return (k_padded / traits.k_group + window_steps()) * traits.panel * traits.k_group; }
   /// Whether the tiles can read activation rows as they are (u8, bytes, k a whole number
   /// of k groups, no row sums): then no pack is needed at all.
   /// The XOR that turns a stored activation byte into its packed byte on the byte paths:

@@ -115,6 +115,17 @@ std::optional<qrt::jit::GemmPath> only_exact_path(const qrt::jit::Backend& backe
   return std::nullopt;
 }
 
+// The least k the level's GEMM tiles take (GemmTraits::min_k; AMX: one 64-byte step); smaller
+// GEMMs go to the level below.
+int64_t min_k_of(const qrt::jit::Backend& backend) {
+  int64_t k = 0;
+  for (qrt::jit::GemmPath p : {qrt::jit::GemmPath::kMaddubs, qrt::jit::GemmPath::kMaddwd, qrt::jit::GemmPath::kDot4,
+                               qrt::jit::GemmPath::kMlal, qrt::jit::GemmPath::kSdot4, qrt::jit::GemmPath::kUsmmla8}) {
+    if (const auto t = backend.gemm_traits(p)) k = std::max<int64_t>({k, t->min_k, t->k_step});
+  }
+  return k;
+}
+
 }  // namespace
 
 TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
@@ -155,7 +166,10 @@ TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pai
   const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
   // On a level with one path exact for every input, that path is chosen whatever the weights.
   const std::optional<GemmPath> only = only_exact_path(backend);
-  auto path_of = [&](const qrt::jit::GemmSpec& spec) {
+  auto path_of = [&](qrt::jit::GemmSpec spec) {
+    // Zero weights up to the level's least k (n = 1 here): they cannot saturate a pair.
+    spec.k = std::max(spec.k, min_k_of(backend));
+    spec.w.resize(size_t(spec.k * spec.n), 0);
     auto p = qrt::jit::pack_gemm(spec, qrt::jit::analyze_gemm(spec), backend);
     REQUIRE(p.is_ok());
     return (*p)->path;
@@ -200,7 +214,8 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
   std::mt19937 rng(41);
   for (qrt::jit::OutKind out : {qrt::jit::OutKind::kF32, qrt::jit::OutKind::kS32}) {
     for (int64_t n : {1, 9, 16, 37}) {
-      const int64_t m = 7, k = 23;
+      // k 23, or 64 more where the level takes no shorter k (AMX: then a 24-byte k tail).
+      const int64_t m = 7, k = 23 + (min_k_of(qrt_test::test_backend(qrt::jit::KernelOp::kGemm)) > 23 ? 64 : 0);
       qrt::jit::GemmSpec s;
       s.k = k, s.n = n;
       s.a_signed = true, s.a_zero_point = -7, s.a_min = -128, s.a_max = 127;

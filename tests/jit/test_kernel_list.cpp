@@ -127,6 +127,21 @@ AlignedBytes aligned(const std::vector<uint8_t>& bytes) {
 
 unsigned out_bytes(OutKind k) { return k == OutKind::kS32 || k == OutKind::kF32 ? 4 : 1; }
 
+// The packed weights of a tile whose k step spans `wide` group steps, as pack_gemm lays them
+// out when k leaves `tail` group steps beyond whole k steps: the `steps` group steps (each
+// `step_bytes`), then the window block — the last `wide` steps again, the ones before the
+// tail zero.
+std::vector<uint8_t> with_window_block(const std::vector<uint8_t>& w, int64_t steps, int64_t wide, int64_t tail,
+                                       int64_t step_bytes) {
+  std::vector<uint8_t> out(w.begin(), w.begin() + steps * step_bytes);
+  for (int64_t i = 0; i < wide; ++i) {
+    const int64_t source = steps - wide + i;
+    for (int64_t b = 0; b < step_bytes; ++b) out.push_back(i < wide - tail ? 0 : w[size_t(source * step_bytes + b)]);
+  }
+  out.resize(out.size() + 64);
+  return out;
+}
+
 void check_gemm(const Backend& b, std::mt19937& rng) {
   int cases = 0, q31_cases = 0;
   for (GemmPath path : {GemmPath::kMaddubs, GemmPath::kMaddwd, GemmPath::kDot4, GemmPath::kMlal, GemmPath::kSdot4,
@@ -151,9 +166,12 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
           d.nr = uint8_t(nr);
           d.panel = uint8_t(traits->panel);
           d.row_correction = rng() % 2;
-          const int64_t k_steps = int64_t(rng() % 24);
-          // Tiles with a wide k step (AMX: 64 bytes) are generated for the bytes beyond it.
-          if (traits->k_step) d.k_tail = uint8_t(k_steps * traits->k_group % traits->k_step);
+          int64_t k_steps = int64_t(rng() % 24);
+          // Tiles with a wide k step (AMX: 64 bytes) are generated for the bytes beyond it, and
+          // take at least one whole step (pack_gemm's minimum k): 1-2 steps and any tail here.
+          const int64_t wide = traits->k_step ? int64_t(traits->k_step / traits->k_group) : 0;
+          if (wide) k_steps = wide + int64_t(rng() % uint64_t(2 * wide));
+          if (wide) d.k_tail = uint8_t(k_steps * traits->k_group % traits->k_step);
           const int64_t a_stride = k_steps * traits->k_group * traits->a_bytes + 8 * (rng() % 3);
           std::vector<uint8_t> a(size_t(a_stride * mr + 64), 0);
           for (unsigned r = 0; r < mr; ++r) {
@@ -167,6 +185,7 @@ void check_gemm(const Backend& b, std::mt19937& rng) {
           // the exact paths take the full s8 range.
           std::vector<uint8_t> w(size_t(k_steps * traits->k_group * traits->panel + 64));
           for (auto& x : w) x = path == GemmPath::kMaddubs ? uint8_t(int8_t(int(rng() % 129) - 64)) : uint8_t(rng());
+          if (d.k_tail) w = with_window_block(w, k_steps, wide, d.k_tail / traits->k_group, traits->panel * traits->k_group);
           const AlignedBytes ep = aligned(q31 ? random_q31_epilogue(rng, traits->panel, out) : random_epilogue(rng, traits->panel, out));
           const AlignedBytes wa = aligned(w);
           std::vector<int32_t> sums(mr);
