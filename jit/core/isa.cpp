@@ -7,9 +7,6 @@
 #if defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #if defined(__x86_64__) && defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,13 +52,21 @@ std::string cpuinfo_field(const char* key) {
 }
 
 #if defined(__x86_64__)
+// CPUID leaf `leaf`, subleaf `sub`: eax, ebx, ecx, edx (no ISA header outside the backends).
+void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  __asm__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+
 // AMX-TILE and AMX-INT8 (CPUID leaf 7: EDX bits 24 and 25) with the tile state enabled in
 // XCR0 (bits 17 and 18). GCC 12's __builtin_cpu_supports does not know AMX.
 bool cpu_has_amx_int8() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  if (((edx >> 24) & 3u) != 3u) return false;
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !((ecx >> 27) & 1u)) return false;  // OSXSAVE
+  unsigned r[4];
+  cpuid(0, 0, r);
+  if (r[0] < 7) return false;
+  cpuid(7, 0, r);
+  if (((r[3] >> 24) & 3u) != 3u) return false;
+  cpuid(1, 0, r);
+  if (!((r[2] >> 27) & 1u)) return false;  // OSXSAVE: xgetbv is allowed
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   return ((xcr0_lo >> 17) & 3u) == 3u;
