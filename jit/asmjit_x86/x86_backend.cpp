@@ -172,6 +172,10 @@ class AmxBackend final : public Backend {
   }
   DepthwiseTraits depthwise_traits() const override { return {}; }
   StreamTraits stream_traits() const override { return {16, true}; }
+  // The tiles load their configuration only when the thread's differs (gemm_amx.cpp) and
+  // leave it loaded; the driver releases it after a task's last tile.
+  bool keeps_thread_state() const override { return true; }
+  void release_thread_state() const override { asm volatile("tilerelease" ::: "memory"); }
   std::string why_not(const KernelDesc& d) const override {
     if (d.isa != Isa::kAvx512Amx) {
       return std::string("the x86 avx512-amx backend does not generate ") + isa_name(d.isa) + " kernels";

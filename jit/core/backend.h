@@ -92,6 +92,13 @@ class Backend {
   virtual Result<std::shared_ptr<const CompiledKernel>> compile_program(const EwProgram& program) const {
     return Status::error(program_why_not(program)).with_code(ErrorCode::kUnsupported);
   }
+  /// Whether the backend's GEMM tiles leave per-thread state behind between calls (AMX keeps
+  /// its tile configuration, which costs ~46 ns to load, for the next tile): then a driver
+  /// calls release_thread_state() on the thread after its last tile of a task.
+  virtual bool keeps_thread_state() const { return false; }
+  /// Returns the calling thread's state that the tiles left (AMX: tilerelease) to its initial
+  /// state, so that the core's idle states and context switches do not carry it.
+  virtual void release_thread_state() const {}
 };
 
 }  // namespace qrt::jit

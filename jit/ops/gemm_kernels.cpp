@@ -26,6 +26,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
                                                       const Backend& backend) {
   auto g = std::unique_ptr<GemmKernel>(new GemmKernel());
   QRT_ASSIGN_OR_RETURN(g->packed_, pack_gemm(spec, analysis, backend));
+  g->backend_ = &backend;
   const PackedGemm& p = *g->packed_;
   const unsigned panel = p.traits.panel;
   if (p.tile_rows() < 1 || p.tile_rows() > kMaxTileRows || panel < 1 || panel > 255) {
@@ -145,19 +146,30 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
   args.k_steps = k_steps;
   args.c_stride = ldc;
   if (panel_end < 0) panel_end = p.panels;
-  for (int64_t pn = panel_begin; pn < panel_end; ++pn) {
-    const bool narrow = (pn + 1) * panel > p.n;
-    args.w = p.weights.data() + pn * panel_bytes;
-    args.epilogue = p.epilogue.data() + pn * ep_bytes;
-    for (int64_t m = 0; m < rows; m += p.tile_rows()) {
-      const int64_t mr = std::min<int64_t>(p.tile_rows(), rows - m);
-      args.a = packed_a + m * row_bytes;
-      args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
-      args.row_sums = row_sums ? row_sums + m : nullptr;
-      const int which = narrow ? 1 : 0;
-      call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
+  const int64_t tile = p.tile_rows();
+  // Rows [m_begin, m_end) of every panel, one tile (of the rows left, at most `tile`) per call.
+  auto sweep = [&](int64_t m_begin, int64_t m_end) {
+    for (int64_t pn = panel_begin; pn < panel_end; ++pn) {
+      const bool narrow = (pn + 1) * panel > p.n;
+      args.w = p.weights.data() + pn * panel_bytes;
+      args.epilogue = p.epilogue.data() + pn * ep_bytes;
+      for (int64_t m = m_begin; m < m_end; m += tile) {
+        const int64_t mr = std::min<int64_t>(tile, m_end - m);
+        args.a = packed_a + m * row_bytes;
+        args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
+        args.row_sums = row_sums ? row_sums + m : nullptr;
+        const int which = narrow ? 1 : 0;
+        call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
+      }
     }
-  }
+  };
+  if (!backend_->keeps_thread_state()) return sweep(0, rows);
+  // Tiles that keep their configuration loaded (AMX) reload it only when the tile shape
+  // changes: the whole row tiles of every panel first, then the last, shorter one of each.
+  const int64_t whole = rows / tile * tile;
+  sweep(0, whole);
+  if (whole < rows) sweep(whole, rows);
+  backend_->release_thread_state();
 }
 
 }  // namespace qrt::jit

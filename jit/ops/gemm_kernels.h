@@ -57,6 +57,7 @@ class GemmKernel {
   /// The most rows a tile of any backend has.
   static constexpr unsigned kMaxTileRows = 32;
   std::unique_ptr<PackedGemm> packed_;
+  const Backend* backend_ = nullptr;  // the tiles' backend (a process-lifetime singleton)
   // tiles_[mr - 1][0]: full panels; [1]: the last, narrower panel (if any).
   std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];
   KernelDesc tile_descs_[kMaxTileRows][2];
