@@ -285,7 +285,19 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
         dims[d] = tx.dims[d] < 0 ? -1 : int64_t(std::floor(double(tx.dims[d]) * f));
       }
     } else if (z && z->type.num_elements() == int64_t(rank)) {
-      for (size_t d = 0; d < rank; ++d) dims[d] = z->int_at(d);
+      for (size_t d = 0; d < rank; ++d) {
+        // The output shape as given: a size is a dimension, and an empty input dimension has
+        // no element to repeat.
+        const int64_t size = z->int_at(d);
+        if (size < 0 || size > (int64_t(1) << 48) || (tx.dims[d] == 0 && size != 0)) {
+          return error(node, "size " + std::to_string(size) + " of dimension " + std::to_string(d) +
+                                 (size < 0 ? " is negative"
+                                  : size > (int64_t(1) << 48) ? " is above qrt's limit of 2^48"
+                                                              : " resizes an empty dimension"),
+                       ErrorCode::kVerify);
+        }
+        dims[d] = size;
+      }
     } else {
       return error(node, "needs constant scales or sizes with one entry per dimension");
     }

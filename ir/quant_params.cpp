@@ -80,7 +80,17 @@ Result<ElementType> per_axis_from_ranges(const QuantStorage& storage, FloatKind 
 ElementType symmetric_from_abs_max(const QuantStorage& storage, FloatKind expressed, int32_t axis,
                                    const std::vector<double>& abs_max) {
   std::vector<double> scales;
-  for (double m : abs_max) scales.push_back(m > 0.0 ? m / double(storage.max) : 1.0);
+  for (double m : abs_max) {
+    double scale = m > 0.0 ? m / double(storage.max) : 1.0;
+    // A maximum so small that its scale rounds to 0 in the expressed type or in the f32 the
+    // kernels compute with: the least power of two that does not (every value then quantizes
+    // to 0 or a few steps, as it would with the exact scale).
+    for (int e = -149; !(round_to_float_kind(scale, expressed) > 0.0 &&
+                         numerics::compute_scale_f32(scale, expressed) > 0.0f) && e <= 0; ++e) {
+      scale = std::ldexp(1.0, e);
+    }
+    scales.push_back(scale);
+  }
   if (scales.size() == 1) return ElementType::make_uniform(storage, expressed, scales[0], 0);
   std::vector<int64_t> zps(scales.size(), 0);
   return ElementType::make_per_axis(storage, expressed, axis, std::move(scales), std::move(zps));

@@ -27,7 +27,9 @@ Result<ElementType> per_axis_from_ranges(const QuantStorage& storage, FloatKind 
                                          const std::vector<double>& mins, const std::vector<double>& maxs);
 
 /// Symmetric quantization of `abs_max` per channel into `storage` (zero point 0, scale =
-/// abs_max / storage.max; 1.0 for an all-zero channel). One channel gives a per-layer type.
+/// abs_max / storage.max; 1.0 for an all-zero channel; at least the least power of two that
+/// stays positive in the expressed type and in f32, for a tiny maximum). One channel gives a
+/// per-layer type.
 ElementType symmetric_from_abs_max(const QuantStorage& storage, FloatKind expressed, int32_t axis,
                                    const std::vector<double>& abs_max);
 

@@ -401,4 +401,22 @@ TEST_CASE("hostile window attributes and Resize scales are import errors, checke
   CHECK(import(model).status().to_string().find(
             "t.onnx: error: node 'Resize_node' (Resize): scale 1000000015047466219876688855040.000000 of dimension 2 resizes "
             "4 elements to more than qrt's limit of 2^48") == 0);
+  // Resize by sizes: each must be a dimension (it was taken as given, -1 as a dynamic one).
+  for (const auto& [size, why] : std::vector<std::pair<int64_t, std::string>>{
+           {-1, "size -1 of dimension 3 is negative"},
+           {(int64_t(1) << 48) + 1, "size 281474976710657 of dimension 3 is above qrt's limit of 2^48"}}) {
+    onnx::ModelProto sized = empty_model(13);
+    onnx::GraphProto* sg = sized.mutable_graph();
+    add_value(sg->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    add_int64s(sg, "z", {1, 1, 8, size});
+    string_attr(add_node(sg, "Resize", {"x", "", "", "z"}, {"y"}), "mode", "nearest");
+    add_value(sg->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 8, 8});
+    CHECK(import(sized).status().to_string() == "t.onnx: error: node 'Resize_node' (Resize): " + why);
+  }
+  onnx::ModelProto sized = empty_model(13);
+  add_value(sized.mutable_graph()->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+  add_int64s(sized.mutable_graph(), "z", {1, 1, 8, 8});
+  string_attr(add_node(sized.mutable_graph(), "Resize", {"x", "", "", "z"}, {"y"}), "mode", "nearest");
+  add_value(sized.mutable_graph()->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 8, 8});
+  CHECK(import(sized).is_ok());
 }

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "ir/numerics.h"
+#include "ir/quant_params.h"
 #include "ir/types.h"
 
 namespace {
@@ -202,4 +204,18 @@ TEST_CASE("every dimension is bounded by 2^48, also after a 0; scalars have no d
   scalar.dims = {100000};
   CHECK(scalar.verify().message() ==
         "the scalar type f32 has 1 dimension(s) [100000]; only tensor types have dimensions");
+}
+
+TEST_CASE("symmetric weight scales stay positive for tiny maxima in every expressed type") {
+  const qrt::QuantStorage s8 = qrt::QuantStorage::full_range(8, true);
+  for (qrt::FloatKind kind : {qrt::FloatKind::kF16, qrt::FloatKind::kBF16, qrt::FloatKind::kF32, qrt::FloatKind::kF64}) {
+    CAPTURE(int(kind));
+    // 1e-300 / 127 is 0 in f32 (and 1e-40 / 127 in f16): the scale was 0, an invalid type.
+    const qrt::ElementType e = qrt::symmetric_from_abs_max(s8, kind, 0, {1e-300, 1e-40, 0.0, 2.54});
+    REQUIRE(e.scales.size() == 4);
+    for (double scale : e.scales) CHECK(qrt::numerics::compute_scale_f32(scale, kind) > 0.0f);
+    CHECK(e.scales[2] == 1.0);   // an all-zero channel
+    CHECK(e.scales[3] == 0.02);  // 2.54 / 127, untouched
+    CHECK(e.verify().is_ok());
+  }
 }
