@@ -128,8 +128,8 @@ typedef struct qrt_plan_options {
                                     e.g. "fold-pad"; NULL: "fold-pad,fold-qdq"; "": none */
   const char* isa;             /**< the highest ISA level the JIT backend may use, e.g. "avx2";
                                     NULL: the host's best. Levels: "scalar", "avx2",
-                                    "avx2-vnni", "avx512-vnni", "neon", "neon-dot",
-                                    "neon-i8mm"; one the host lacks fails with
+                                    "avx2-vnni", "avx512-vnni", "avx512-amx", "neon",
+                                    "neon-dot", "neon-i8mm"; one the host lacks fails with
                                     QRT_UNSUPPORTED (see qrt_host_isas) */
   unsigned flags;              /**< QRT_PLAN_* bits; 0: the defaults */
   size_t max_memory;           /**< the memory budget in bytes: the plan's constants, their

@@ -125,8 +125,8 @@ class Model:
         """Compiles the graph into an immutable `qrt.Plan`.
 
         threads: threads per run, the calling thread included. isa: the highest ISA level the
-        JIT may use ("scalar", "avx2", "avx2-vnni", "avx512-vnni", "neon", "neon-dot",
-        "neon-i8mm"; `qrt.host_isas()` lists this host's); None: the host's best. passes: the
+        JIT may use ("scalar", "avx2", "avx2-vnni", "avx512-vnni", "avx512-amx", "neon",
+        "neon-dot", "neon-i8mm"; `qrt.host_isas()` lists this host's); None: the host's best. passes: the
         graph passes run before kernels are chosen (None: the default pipeline, "" or []:
         none). backend: "default", "jit", "llvm" or "ref" (the reference interpreter).
         fusion: fuse element-wise chains (results are identical either way). max_memory: the

@@ -155,7 +155,7 @@ def test_compile_options_are_checked(mlp):
 
 
 def test_an_isa_the_host_lacks_is_unsupported(mlp):
-    foreign = {"neon", "neon-dot", "neon-i8mm", "avx2", "avx2-vnni", "avx512-vnni"} - set(qrt.host_isas())
+    foreign = {"neon", "neon-dot", "neon-i8mm", "avx2", "avx2-vnni", "avx512-vnni", "avx512-amx"} - set(qrt.host_isas())
     if not foreign:
         pytest.skip("the host runs every ISA level")
     with pytest.raises(qrt.UnsupportedError) as e:
