@@ -71,20 +71,20 @@ bool cpu_has_amx_int8() {
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   return ((xcr0_lo >> 17) & 3u) == 3u;
 }
-#endif
 
 // Asks Linux for the AMX tile data state (XFEATURE_XTILEDATA, feature 18): without the grant
 // the first tile instruction faults. The grant is per process and lasts until exit; it fails
 // (and the level stays off) on kernels before 5.16, or where a thread's signal stack is too
 // small for the larger signal frame.
 bool request_amx_permission() {
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__linux__)
   constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 #else
   return false;
 #endif
 }
+#endif
 
 }  // namespace
 
