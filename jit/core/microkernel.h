@@ -62,8 +62,9 @@ enum GemmEpilogueField : size_t {
 struct GemmTileArgs {
   const void* a;            ///< packed activations of the tile's first row
   int64_t a_stride;         ///< bytes between packed activation rows
-  const void* w;            ///< the weight panel (64-byte aligned)
-  int64_t k_steps;          ///< padded K / k_group
+  const void* w;            ///< the weight panel (64-byte aligned); with desc.k_tail, the
+                            ///< window block follows its k steps (PackedGemm::window_steps)
+  int64_t k_steps;          ///< padded K / k_group (with desc.k_tail: at least one whole k step)
   void* c;                  ///< output of the tile's first row
   int64_t c_stride;         ///< bytes between output rows
   const void* epilogue;     ///< the panel's epilogue block (kEpFields x panel values, 64-byte aligned)
