@@ -181,9 +181,10 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
       const int64_t lo = e.int_sign == Signedness::kUnsigned ? 0
                          : w >= 64                        ? INT64_MIN
                                                           : -(int64_t(1) << (w - 1));
+      // In uint64: a 63-bit unsigned or signless maximum is 2^63 - 1 (the fuzzer's i63).
       const int64_t hi = w >= 64 ? INT64_MAX
                          : e.int_sign == Signedness::kSigned ? (int64_t(1) << (w - 1)) - 1
-                                                             : (int64_t(1) << w) - 1;
+                                                             : int64_t((uint64_t(1) << w) - 1);
       if (e.int_sign == Signedness::kUnsigned && v < 0) {
         return error_at(s.loc, "expected unsigned integer elements, but parsed negative value " +
                                    s.scalar);
