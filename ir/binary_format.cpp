@@ -326,6 +326,13 @@ class Reader {
       attr.dense.view_owner = owner_;
       attr.dense.view_data = data_ + blob->offset();
       attr.dense.view_size = size_t(blob->size());
+      if (const int64_t i = attr.dense.first_element_with_stray_bits(); i >= 0) {
+        return bad("weight blob " + std::to_string(a->dense_blob()) + " (" + attr.dense.type.to_string() +
+                   "): element " + std::to_string(i) + " at byte offset " +
+                   std::to_string(blob->offset() + uint64_t(i) * element_byte_size(attr.dense.type.element)) +
+                   " sets bits above the low " + std::to_string(float_kind_width(attr.dense.type.element.float_kind)) +
+                   " that " + float_kind_name(attr.dense.type.element.float_kind) + " stores");
+      }
     }
     return attr;
   }

@@ -136,6 +136,11 @@ unsigned float_kind_bytes(FloatKind kind) {
   }
 }
 
+unsigned float_kind_width(FloatKind kind) {
+  const SmallFormat* f = small_format(kind);
+  return f ? unsigned(1 + f->exp_bits + f->mant_bits) : 8 * float_kind_bytes(kind);
+}
+
 unsigned float_kind_precision(FloatKind kind) {
   switch (kind) {
     case FloatKind::kF16: return 11;

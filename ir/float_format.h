@@ -34,6 +34,9 @@ bool float_kind_runs(FloatKind kind);
 unsigned float_kind_bytes(FloatKind kind);
 /// Number of significand bits (including the implicit bit): 11, 8, 24, 53.
 unsigned float_kind_precision(FloatKind kind);
+/// Number of meaningful low bits in an element's storage: 8 × float_kind_bytes(), except
+/// tf32's 19 of 32. The stored bits above them are zero in a well-formed constant.
+unsigned float_kind_width(FloatKind kind);
 
 /// IEEE binary16 bits of `v`, rounded to nearest even (overflow → ±inf, NaN → quiet NaN).
 uint16_t f16_bits_from_double(double v);

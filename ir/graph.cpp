@@ -97,6 +97,17 @@ bool DenseElements::is_splat() const {
   return true;
 }
 
+int64_t DenseElements::first_element_with_stray_bits() const {
+  if (!type.element.is_float()) return -1;
+  const unsigned width = float_kind_width(type.element.float_kind);
+  if (width >= 64) return -1;
+  const size_t count = size_t(type.num_elements());
+  for (size_t i = 0; i < count; ++i) {
+    if (float_bits_at(*this, i) >> width) return int64_t(i);
+  }
+  return -1;
+}
+
 Attribute Attribute::make_int(int64_t v) {
   Attribute a;
   a.kind = Kind::kInt;

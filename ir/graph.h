@@ -58,6 +58,9 @@ struct DenseElements {
   double float_at(size_t i) const;
   /// True when every element equals the first (printed as a splat).
   bool is_splat() const;
+  /// The first float element with a set bit above float_kind_width() (tf32 keeps 19 of
+  /// its 32 bits), or -1. Such bits print as nothing, so loaders refuse them.
+  int64_t first_element_with_stray_bits() const;
 };
 
 /// An attribute value, the subset of MLIR's builtin attributes qrt uses.

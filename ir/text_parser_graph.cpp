@@ -125,6 +125,11 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
                              type.to_string() + " needs " + std::to_string(size_t(nbytes) * n) +
                              " (or " + std::to_string(nbytes) + " for a splat)");
     }
+    if (const int64_t i = d.first_element_with_stray_bits(); i >= 0) {
+      return error_at(l, "hex dense literal: element " + std::to_string(i) + " sets bits above the low " +
+                             std::to_string(float_kind_width(e.float_kind)) + " that " +
+                             float_kind_name(e.float_kind) + " stores");
+    }
     return pack_if_nibbles(std::move(d));
   }
   std::vector<int64_t> shape;
@@ -162,6 +167,10 @@ Result<DenseElements> Parser::build_dense(const DenseLit& lit, const std::string
       const uint64_t bits = num.is_hex ? std::strtoull(s.scalar.c_str() + 2, nullptr, 16) : float_kind_bits(v, e.float_kind);
       if (nbytes < 8 && (bits >> (8 * nbytes)) != 0) {
         return error_at(s.loc, "hexadecimal element " + s.scalar + " does not fit " + std::to_string(nbytes) + " byte(s)");
+      }
+      if (const unsigned width = float_kind_width(e.float_kind); width < 64 && (bits >> width) != 0) {
+        return error_at(s.loc, "hexadecimal element " + s.scalar + " sets bits above the low " + std::to_string(width) +
+                                   " that " + float_kind_name(e.float_kind) + " stores");
       }
       append_le(one, bits, nbytes);
     } else {

@@ -190,3 +190,22 @@ TEST_CASE("a scalar type with dimensions is refused, naming the value (an audit 
   CHECK(read(build(false)).status().to_string() ==
         "t.qrt: error: value 0: the scalar type f32 has 1 dimension(s) [4]; only tensor types have dimensions");
 }
+
+TEST_CASE("tf32 weights with bits above the 19 tf32 stores are refused (fuzz_load_binary, seed 34)") {
+  // The finding's input is replayed from tests/data/fuzz_findings/; this names the message.
+  auto g = qrt::parse_graph(
+      "func.func @main() -> tensor<2xtf32> {\n"
+      "  %0 = \"qrt.constant\"() {value = dense<[0x3F800, 0x7FFFF]> : tensor<2xtf32>} : () -> tensor<2xtf32>\n"
+      "  return %0 : tensor<2xtf32>\n}\n");
+  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  std::string bytes = write(*g);
+  REQUIRE(read(bytes).is_ok());
+  const std::string second("\xFF\xFF\x07\x00", 4);  // element 1, little-endian
+  const size_t at = bytes.find(second);
+  REQUIRE(at != std::string::npos);
+  bytes[at + 2] = '\x0F';  // sets bit 19
+  auto bad = read(bytes);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "weight blob 0 (tensor<2xtf32>): element 1 at byte offset " + std::to_string(at) +
+                                      " sets bits above the low 19 that tf32 stores");
+}
