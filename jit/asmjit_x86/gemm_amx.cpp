@@ -17,13 +17,18 @@
 // panel's k steps). So one tile configuration serves the whole call, and k_steps must be at
 // least 16 (k >= 64) when k_tail is set.
 //
+// Window tiles (desc.taps > 0) read a convolution's input in place: per window tap, the
+// tap's tap_steps / 16 whole steps from a + tap_offsets[t] on, rows a_stride apart (the
+// output pixels' stride along the padded input row); the weights advance as for plain rows.
+//
 // The tile configuration stays loaded after a call: the next tile of the same shape skips
 // ldtilecfg, and the driver releases the tiles after its last call (Backend::
 // release_thread_state).
 //
 // Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
 // jit/core/microkernel.h. Registers: rdi args, rsi A rows 0-15, r9 A rows 16-31, rdx A row
-// stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left; rbp saves rsp,
+// stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left (window tiles:
+// rax the first row's start, r11 the next tap offset, r12 the taps left); rbp saves rsp,
 // rsp the 64-aligned 4 KiB scratch (row r at rsp + 128·r); the epilogue's registers are
 // those of gemm_zmm_epilogue.h, zmm0/zmm1 the row.
 #include <asmjit/x86.h>
@@ -117,6 +122,8 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   const Shape s{d.mr > 16, d.nr > 16};
   Label config = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
 
+  const bool windows = d.taps > 0;
+  if (windows) a.push(x86::r12);  // callee-saved
   a.push(x86::rbp);
   a.mov(x86::rbp, x86::rsp);
   a.sub(x86::rsp, 32 * kRowBytes);
@@ -143,6 +150,22 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.ldtilecfg(x86::ptr(config));
   a.bind(configured);
   for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
+  Label tap = a.newLabel();
+  if (windows) {
+    // Per tap: the rows' start moves to the tap's k bytes; its whole steps follow.
+    a.mov(x86::rax, x86::rsi);
+    a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
+    a.mov(x86::r12d, uint32_t(d.taps));
+    a.bind(tap);
+    a.mov(x86::rsi, x86::rax);
+    a.add(x86::rsi, x86::qword_ptr(x86::r11));
+    if (s.bottom) {
+      a.mov(x86::r9, x86::rdx);
+      a.shl(x86::r9, 4);
+      a.add(x86::r9, x86::rsi);
+    }
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
+  }
   a.shr(x86::rcx, 4);  // whole 64-byte k steps (k_steps counts quads)
   a.jz(after);
   a.align(AlignMode::kCode, 16);
@@ -154,6 +177,11 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(after);
+  if (windows) {
+    a.add(x86::r11, 8);
+    a.dec(x86::r12d);
+    a.jnz(tap);
+  }
   // The tail: the row's last 64 bytes (k_tail - 64 from here) against the window block
   // (k_tail / 4 weight steps from here).
   if (d.k_tail) emit_step(a, s, int32_t(d.k_tail) - kStepBytes, int32_t(d.k_tail / 4) * kRowBytes);
@@ -175,6 +203,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   }
   a.mov(x86::rsp, x86::rbp);
   a.pop(x86::rbp);
+  if (windows) a.pop(x86::r12);
   a.vzeroupper();
   a.ret();
 

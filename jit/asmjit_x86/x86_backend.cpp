@@ -168,6 +168,8 @@ class AmxBackend final : public Backend {
     // the products save: mobilenet_v2's 1x1 convolutions of 16-32 input channels ran 8-35%
     // slower than on avx512-vnni's registers (Intel Xeon model 167, 2026-11-26).
     t.min_k = 64;
+    // Convolutions whose channels fill whole steps read their windows in place (gemm_amx.cpp).
+    t.window_taps = true;
     return t;
   }
   DepthwiseTraits depthwise_traits() const override { return {}; }

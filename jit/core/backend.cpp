@@ -13,6 +13,9 @@ std::string gemm_tile_why_not(const KernelDesc& d, const std::optional<GemmTrait
     return "GEMM tile k tail " + std::to_string(d.k_tail) + " does not fit a " + std::to_string(t->k_step) + "-byte k step";
   }
   if (d.q31 && !t->q31_epilogue) return "no tflite (Q31) requantization epilogue in this level's GEMM tiles";
+  if (d.taps && (!t->window_taps || d.k_tail || d.row_correction || t->a_bytes != 1)) {
+    return "no window tiles (a convolution read in place) at this level for this GEMM";
+  }
   if (d.q31 && ((d.out != OutKind::kU8 && d.out != OutKind::kS8) || d.saturate)) {
     return "the Q31 epilogue stores clamped 8-bit results";
   }

@@ -31,6 +31,10 @@ struct GemmTraits {
   /// The backend declines GEMMs of fewer k values (kUnsupported: the level below serves them),
   /// where its tiles lose to that level's: AMX below one whole 64-byte step. 0: none.
   unsigned min_k = 0;
+  /// The tiles also come as window tiles (KernelDesc::taps > 0): a convolution's k read from
+  /// its padded input in place, one run of k bytes per window tap (GemmTileArgs::tap_offsets),
+  /// instead of from im2col rows.
+  bool window_taps = false;
 };
 
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the

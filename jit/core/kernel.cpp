@@ -104,7 +104,7 @@ std::string KernelDesc::name() const {
     // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
     return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +
            "_" + path_name + (row_correction ? "_wzp" : "") + (saturate == (kSatLower | kSatUpper) ? "_sat" : saturate == kSatLower ? "_satlo" : saturate ? "_sathi" : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
-           (q31 ? "_q31" : "") + suffix;
+           (q31 ? "_q31" : "") + (taps ? "_taps" + std::to_string(taps) : "") + suffix;
   }
   if (op == KernelOp::kDepthwise) {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +

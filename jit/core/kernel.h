@@ -116,7 +116,9 @@ struct KernelDesc {
   /// point provably fits int32.
   uint8_t saturate = 0;
   bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
-  uint16_t taps = 0;            ///< kernel window positions (kDepthwise); window width (kDwInterleave, kDwRows)
+  /// Kernel window positions (kDepthwise; kGemm window tiles, GemmTileArgs::tap_offsets);
+  /// window width (kDwInterleave, kDwRows).
+  uint16_t taps = 0;
   uint8_t kh = 0;               ///< window height (kDwRows)
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u

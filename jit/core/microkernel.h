@@ -59,6 +59,11 @@ enum GemmEpilogueField : size_t {
 /// even, + zo[j]; with desc.q31 (u8/s8): clamp(MultiplyByQuantizedMultiplier(acc, M[j],
 /// shift[j]), lo - zo, hi - zo) + zo[j] (numerics::requantize_tflite, double rounding).
 /// Stores exactly desc.nr columns per row.
+///
+/// Window tiles (desc.taps > 0, GemmTraits::window_taps) compute a convolution from a padded
+/// input in place (implicit GEMM): k runs over desc.taps window taps of tap_steps k groups
+/// each, and row r's k bytes of tap t are at a + r · a_stride + tap_offsets[t], one after
+/// another. The weights are the same packed [taps · tap_steps · k_group, n] panel.
 struct GemmTileArgs {
   const void* a;            ///< packed activations of the tile's first row
   int64_t a_stride;         ///< bytes between packed activation rows
@@ -69,6 +74,8 @@ struct GemmTileArgs {
   int64_t c_stride;         ///< bytes between output rows
   const void* epilogue;     ///< the panel's epilogue block (kEpFields x panel values, 64-byte aligned)
   const int32_t* row_sums;  ///< Σ_k a' of the tile's rows (row_correction kernels only)
+  const int64_t* tap_offsets = nullptr;  ///< window tiles: per tap, bytes from a row's start to its k bytes
+  int64_t tap_steps = 0;                 ///< window tiles: k groups per tap (k_steps = taps · tap_steps)
 };
 
 /// kPackRows: `rows` activation rows of `k` stored 8-bit values (row r at src + r ·

@@ -1,6 +1,8 @@
 // qrt — qrt.conv2d (quantized, constant filter, one group) on the GEMM micro-kernels:
-// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; everything else
-// goes through im2col rows built one L2 block at a time and packed directly. Depthwise
+// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; on levels with
+// window tiles (AMX), NHWC convolutions whose channels fill whole k steps read their windows
+// from a padded copy of the input rows in place (implicit GEMM); everything else goes
+// through im2col rows built one L2 block at a time and packed directly. Depthwise
 // convolutions have their own kernel (depthwise_kernels.cpp).
 #include <algorithm>
 #include <climits>
@@ -85,7 +87,9 @@ class ConvOpKernel final : public SinkableKernel {
   ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
                std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
       : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
-        gemm_(std::move(gemm)), pad_byte_(pad_byte) {}
+        gemm_(std::move(gemm)), pad_byte_(pad_byte) {
+    window_cols_ = plan_window_tiles();
+  }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
@@ -107,7 +111,10 @@ class ConvOpKernel final : public SinkableKernel {
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
-    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
+    return gemm_->name() + (direct()         ? " on the input rows ("
+                            : window_cols_ ? " on windows of the padded input ("
+                                           : " via im2col (") +
+           gemm_->packed().path_reason + ")";
   }
   size_t owned_bytes() const override { return gemm_->owned_bytes(); }
 
@@ -125,6 +132,7 @@ class ConvOpKernel final : public SinkableKernel {
       gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel, sink);
       return Status::ok();
     }
+    if (!sink && window_cols_ == ow) return run_windows(x, y, parallel);
     const PackedGemm& p = gemm_->packed();
     const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
     // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle, but
@@ -176,6 +184,75 @@ class ConvOpKernel final : public SinkableKernel {
         }
       }
     }
+    return Status::ok();
+  }
+
+  // The output width whose window tiles exist (0: none; the im2col path serves). Window tiles
+  // serve NHWC convolutions whose channels are whole k steps of the level's tiles (each tap's
+  // k bytes are then one run of the padded input row) with output rows at least half a tile
+  // wide (a tile never spans two output rows); not 1x1 GEMMs over the input as it is.
+  int64_t plan_window_tiles() {
+    const PackedGemm& p = gemm_->packed();
+    const Type& y = result_type_;
+    if (direct() || w_.nchw || !p.traits.window_taps || !y.has_static_shape()) return 0;
+    const int64_t c = filter_dims_[3], ow = y.dims[w_.width_dim()], tile = p.tile_rows();
+    const int64_t step = std::max<int64_t>(p.traits.k_step, p.traits.k_group);
+    if (c % step != 0 || p.k_padded != p.k || p.row_correction || ow < (tile + 1) / 2) return 0;
+    std::vector<unsigned> heights;
+    if (ow >= tile) heights.push_back(unsigned(tile));
+    if (ow % tile) heights.push_back(unsigned(ow % tile));
+    return gemm_->add_window_tiles(unsigned(w_.kh * w_.kw), heights).is_ok() ? ow : 0;
+  }
+
+  // The window path: per task a band of output rows, whose input rows are copied once into a
+  // padded band (the padding holds the zero point; s8 flipped to the u8 the tiles multiply),
+  // then the window tiles read every tap from the band in place.
+  Status run_windows(const Tensor& x, Tensor& y, Parallel& parallel) const {
+    const auto& d = x.type.dims;
+    const auto& od = y.type.dims;
+    const int64_t h = d[1], wd = d[2], c = d[3], oh = od[1], ow = od[2];
+    const PackedGemm& p = gemm_->packed();
+    const int64_t wp = w_.pad_left + wd + w_.pad_right, band_row = wp * c;
+    const uint8_t flip = p.packed_flip(), pad = uint8_t(pad_byte_ ^ flip);
+    std::vector<int64_t> taps(size_t(w_.kh * w_.kw));
+    for (int64_t ky = 0; ky < w_.kh; ++ky) {
+      for (int64_t kx = 0; kx < w_.kw; ++kx) taps[size_t(ky * w_.kw + kx)] = (ky * w_.dh * wp + kx * w_.dw) * c;
+    }
+    // Input rows a band of `rows` output rows reads; tasks of whole output rows, a band in L2.
+    auto band_rows = [&](int64_t rows) { return (rows - 1) * w_.sh + (w_.kh - 1) * w_.dh + 1; };
+    int64_t most = 1;
+    while (most < oh && band_rows(most + 1) * band_row <= kIm2colBlockBytes) ++most;
+    const int64_t worth = worthwhile_tasks(d[0] * oh * ow * p.n * p.k, kMinConvTaskMacs, parallel);
+    Parallel& par = worth > 1 ? parallel : serial();
+    const int64_t per_image = std::max<int64_t>(1, worth / std::max<int64_t>(d[0], 1));
+    const int64_t chunk = rows_per_task(oh, 1, most, per_image), chunks = (oh + chunk - 1) / chunk;
+    const int64_t ldc = od[3] * gemm_->out_bytes();
+    par.for_each(size_t(d[0] * chunks), [&](size_t t) {
+      const int64_t n = int64_t(t) / chunks, oy0 = int64_t(t) % chunks * chunk, rows = std::min(chunk, oh - oy0);
+      thread_local std::vector<uint8_t> band_bytes;
+      uint8_t* band = scratch(band_bytes, size_t(band_rows(rows) * band_row));
+      for (int64_t r = 0; r < band_rows(rows); ++r) {
+        uint8_t* dst = band + r * band_row;
+        const int64_t iy = oy0 * w_.sh - w_.pad_top + r;
+        if (iy < 0 || iy >= h) {
+          std::memset(dst, pad, size_t(band_row));
+          continue;
+        }
+        std::memset(dst, pad, size_t(w_.pad_left * c));
+        copy_bytes(dst + w_.pad_left * c, x.bytes() + ((n * h + iy) * wd) * c, size_t(wd * c), flip);
+        std::memset(dst + (w_.pad_left + wd) * c, pad, size_t(w_.pad_right * c));
+      }
+      GemmKernel::Windows win;
+      win.a = band;
+      win.pixel_stride = w_.sw * c;
+      win.row_stride = w_.sh * band_row;
+      win.rows = rows;
+      win.cols = ow;
+      win.tap_offsets = taps.data();
+      win.c = y.bytes() + (n * oh + oy0) * ow * ldc;
+      win.ldc = ldc;
+      gemm_->run_windows(win);
+    });
     return Status::ok();
   }
 
@@ -331,6 +408,7 @@ class ConvOpKernel final : public SinkableKernel {
   std::vector<int64_t> filter_dims_;
   std::unique_ptr<GemmKernel> gemm_;
   uint8_t pad_byte_;
+  int64_t window_cols_ = 0;  // plan_window_tiles
 };
 
 }  // namespace

@@ -70,6 +70,71 @@ int64_t GemmKernel::block_rows() const {
   return std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
 }
 
+Status GemmKernel::add_window_tiles(unsigned taps, const std::vector<unsigned>& heights) {
+  const PackedGemm& p = *packed_;
+  const unsigned panel = p.traits.panel, tail = unsigned(p.n % panel);
+  if (taps == 0 || taps > UINT16_MAX || (p.k_padded / p.traits.k_group) % taps != 0) {
+    return Status::error("window tiles need k to split evenly into " + std::to_string(taps) + " taps")
+        .with_code(ErrorCode::kUnsupported);
+  }
+  for (unsigned mr : heights) {
+    if (mr < 1 || mr > p.tile_rows()) return Status::error("window tile height out of range").with_code(ErrorCode::kUnsupported);
+    KernelDesc d = tile_descs_[mr - 1][p.n >= panel ? 0 : 1];
+    d.taps = uint16_t(taps);
+    if (std::string why = backend_->why_not(d); !why.empty()) {
+      return Status::error(d.name() + ": " + why).with_code(ErrorCode::kUnsupported);
+    }
+    for (int which = 0; which < 2; ++which) {
+      if ((which == 0 && p.n < panel) || (which == 1 && tail == 0)) continue;
+      d.nr = uint8_t(which == 0 ? panel : tail);
+      window_descs_[mr - 1][which] = d;
+      QRT_ASSIGN_OR_RETURN(window_tiles_[mr - 1][which], code_cache().get(d));
+    }
+  }
+  window_taps_ = taps;
+  main_desc_.taps = uint16_t(taps);
+  return Status::ok();
+}
+
+void GemmKernel::run_windows(const Windows& w) const {
+  const PackedGemm& p = *packed_;
+  const int64_t panel = p.traits.panel, panel_bytes = p.panel_bytes();
+  const int64_t ep_bytes = int64_t(kEpFields) * panel * 4, tile = p.tile_rows();
+  const unsigned ob = out_bytes();
+  GemmTileArgs args;
+  args.a_stride = w.pixel_stride;
+  args.k_steps = p.k_padded / p.traits.k_group;
+  args.tap_steps = args.k_steps / window_taps_;
+  args.tap_offsets = w.tap_offsets;
+  args.c_stride = w.ldc;
+  args.row_sums = nullptr;
+  // Per panel, every output row's tiles of `tile` pixels (short: the row's last, shorter
+  // tile instead) — tiles that keep their configuration loaded meet one shape at a time.
+  const int64_t whole = w.cols / tile * tile;
+  auto sweep = [&](bool short_tiles) {
+    const int64_t x0 = short_tiles ? whole : 0, x1 = short_tiles ? w.cols : whole;
+    if (x0 == x1) return;  // no tile of this height (none was generated)
+    const int64_t mr = short_tiles ? w.cols - whole : tile;
+    for (int64_t pn = 0; pn < p.panels; ++pn) {
+      const int which = (pn + 1) * panel > p.n ? 1 : 0;
+      const void* entry = window_tiles_[mr - 1][which]->entry();
+      const KernelDesc& desc = window_descs_[mr - 1][which];
+      args.w = p.weights.data() + pn * panel_bytes;
+      args.epilogue = p.epilogue.data() + pn * ep_bytes;
+      for (int64_t y = 0; y < w.rows; ++y) {
+        for (int64_t x = x0; x < x1; x += tile) {
+          args.a = w.a + y * w.row_stride + x * w.pixel_stride;
+          args.c = w.c + (y * w.cols + x) * w.ldc + pn * panel * ob;
+          call_microkernel(entry, args, desc);
+        }
+      }
+    }
+  };
+  sweep(false);
+  sweep(true);
+  if (backend_->keeps_thread_state()) backend_->release_thread_state();
+}
+
 void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64_t ldc, Parallel& parallel,
                      const AccumulatorSink* sink) const {
   const PackedGemm& p = *packed_;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/core/code_cache.h"
 #include "jit/core/parallel.h"
@@ -44,6 +45,28 @@ class GemmKernel {
   /// Rows per cache block: packed activations of one block stay in L2.
   int64_t block_rows() const;
 
+  /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
+  /// `heights` (1..tile_rows()). Fails with kUnsupported where the backend has none for this
+  /// GEMM; then run_windows must not be called.
+  Status add_window_tiles(unsigned taps, const std::vector<unsigned>& heights);
+  /// The window taps of add_window_tiles (0: none).
+  unsigned window_taps() const { return window_taps_; }
+
+  /// Output pixels of a convolution computed from its padded input in place (implicit GEMM).
+  struct Windows {
+    const uint8_t* a = nullptr;      ///< packed bytes of output pixel (0, 0)'s first window position
+    int64_t pixel_stride = 0;        ///< bytes between consecutive output pixels' windows in a row
+    int64_t row_stride = 0;          ///< bytes between consecutive output rows' windows
+    int64_t rows = 0, cols = 0;      ///< output rows and pixels per row
+    const int64_t* tap_offsets = nullptr;  ///< per tap, bytes from a window's start to the tap's k bytes
+    uint8_t* c = nullptr;            ///< output pixel (0, 0)
+    int64_t ldc = 0;                 ///< bytes between output pixels
+  };
+  /// Computes every pixel of `w` on the calling thread, one window tile per call: tiles run
+  /// along an output row (at most tile_rows() pixels, never across rows), of heights
+  /// add_window_tiles generated.
+  void run_windows(const Windows& w) const;
+
   /// The packed weights and the chosen path.
   const PackedGemm& packed() const { return *packed_; }
   /// The main tile kernel's contract name, e.g. "qu8_qs8_qu8_gemm_4x16_maddubs__avx2".
@@ -62,6 +85,9 @@ class GemmKernel {
   std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];
   KernelDesc tile_descs_[kMaxTileRows][2];
   KernelDesc main_desc_;
+  unsigned window_taps_ = 0;
+  std::shared_ptr<const CompiledKernel> window_tiles_[kMaxTileRows][2];
+  KernelDesc window_descs_[kMaxTileRows][2];
 };
 
 }  // namespace qrt::jit

@@ -18,7 +18,12 @@ class ScalarBackend final : public Backend {
     // The AVX2 paths and layouts, so the scalar level exercises both; the twins also compute
     // the dot4 layout of the VNNI levels (for the kernel-list tests), which this level does
     // not choose.
-    if (path == GemmPath::kMaddubs) return GemmTraits{4, 16, 4, 1, false, true};
+    if (path == GemmPath::kMaddubs) {
+      // Window tiles too: the twin reads the taps, so the window driver is tested on every host.
+      GemmTraits t{4, 16, 4, 1, false, true};
+      t.window_taps = true;
+      return t;
+    }
     if (path == GemmPath::kMaddwd) return GemmTraits{6, 16, 2, 2, false, true};
     return std::nullopt;
   }
@@ -35,7 +40,9 @@ class ScalarBackend final : public Backend {
       // The twins compute every path's layout (the other levels' tiles are compared with
       // them): up to 16 rows of 16-column panels on paths this level does not choose.
       const auto own = gemm_traits(d.path);
-      return gemm_tile_why_not(d, own ? own : GemmTraits{16, 16, gemm_path_k_group(d.path), 1, false, true});
+      GemmTraits any{16, 16, gemm_path_k_group(d.path), 1, false, true};
+      any.window_taps = true;
+      return gemm_tile_why_not(d, own ? own : any);
     }
     if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32, true);
     return window_kernel_why_not(d, depthwise_traits().block);

@@ -54,6 +54,10 @@ void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
   const auto* a = static_cast<const uint8_t*>(args->a);
   const auto* w = static_cast<const int8_t*>(args->w);
   const void* ep = args->epilogue;
+  // Window tiles: k value k of a row lies in tap k / tap_k, at tap_offsets[tap] + k % tap_k.
+  const int64_t tap_k = d->taps ? args->tap_steps * group : 0;
+  const int64_t a_bytes = u16 ? 2 : 1;
+  auto at = [&](int64_t k) { return tap_k ? args->tap_offsets[k / tap_k] + (k % tap_k) * a_bytes : k * a_bytes; };
   for (unsigned r = 0; r < d->mr; ++r) {
     const uint8_t* row = a + int64_t(r) * args->a_stride;
     auto* c = static_cast<uint8_t*>(args->c) + int64_t(r) * args->c_stride;
@@ -61,11 +65,11 @@ void twin_gemm(const GemmTileArgs* args, const KernelDesc* d) {
       int32_t acc = 0;
       for (int64_t s = 0; s < args->k_steps; ++s) {
         for (int64_t g = 0; g < group; ++g) {
-          const int64_t k = s * group + g;
+          const int64_t k = s * group + g, byte = at(k);
           // u16 little-endian; the high byte is 0 from the packer, but read it as the kernel does.
-          const int32_t av = u16  ? int32_t(row[2 * k]) | (int32_t(row[2 * k + 1]) << 8)
-                             : s8 ? int32_t(int8_t(row[k]))
-                                  : int32_t(row[k]);
+          const int32_t av = u16  ? int32_t(row[byte]) | (int32_t(row[byte + 1]) << 8)
+                             : s8 ? int32_t(int8_t(row[byte]))
+                                  : int32_t(row[byte]);
           // Exact: maddubs is used only where its s16 pair sums are proven not to saturate.
           acc = wrap_add(acc, wrap_mul(av, w[(s * panel + j) * group + g]));
         }

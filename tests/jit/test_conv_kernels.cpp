@@ -35,12 +35,22 @@ std::string scale_list(const qrt_test::QuantCase& q, int64_t channels) {
 }
 
 // Runs one case through check_last_op; returns the kernel description.
-std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel = true, const std::string& profile = "") {
+// `symmetric_weights`: s8 weights with zero points 0 (the common case, and the one window
+// tiles serve); `weight_limit` > 0: weight values within ±weight_limit (pair sums then
+// provably fit s16, so the scalar level takes the maddubs layout and its window tiles).
+std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel = true, const std::string& profile = "",
+                       bool symmetric_weights = false, int weight_limit = 0) {
   const int64_t per_group = cc.c / cc.groups;
   const int64_t oh = out_size(cc.h, cc.kh, cc.sh, cc.dh, cc.pt, cc.pb);
   const int64_t ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
   const int channel_axis = cc.nchw ? 1 : 3;
-  const qrt_test::QuantCase q = qrt_test::random_quant_case(rng, per_group * cc.kh * cc.kw, cc.o, 0, channel_axis);
+  qrt_test::QuantCase q = qrt_test::random_quant_case(rng, per_group * cc.kh * cc.kw, cc.o, 0, channel_axis);
+  if (symmetric_weights) {
+    if (!q.w.is_signed) q.w.lo = -128;  // signed weights keep their -128 or -127
+    q.w.is_signed = true;
+    q.w.hi = 127;
+    for (int& zp : q.w.zps) zp = 0;
+  }
   const std::vector<int64_t> xd = cc.nchw ? std::vector<int64_t>{cc.n, cc.c, cc.h, cc.w}
                                           : std::vector<int64_t>{cc.n, cc.h, cc.w, cc.c};
   const std::vector<int64_t> fd = cc.nchw ? std::vector<int64_t>{cc.o, per_group, cc.kh, cc.kw}
@@ -52,7 +62,9 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
   const std::string ot = q.accumulator_out ? "tensor<" + shape(yd) + "!quant.uniform<i32:f32:" +
                                                  std::to_string(channel_axis) + ", {" + scale_list(q, cc.o) + "}>>"
                                            : "tensor<" + shape(yd) + q.out.type() + ">";
-  std::vector<int> f = qrt_test::random_values(rng, size_t(cc.o * per_group * cc.kh * cc.kw), q.w.lo, q.w.hi);
+  std::vector<int> f = qrt_test::random_values(rng, size_t(cc.o * per_group * cc.kh * cc.kw),
+                                               weight_limit ? std::max(q.w.lo, -weight_limit) : q.w.lo,
+                                               weight_limit ? std::min(q.w.hi, weight_limit) : q.w.hi);
   std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n";
   text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(f)) + " : tensor<" +
           shape(fd) + (q.w.is_signed ? "i8" : "ui8") + ">} : () -> " + ft + "\n";
@@ -329,4 +341,51 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
       qrt_test::test_isa() == qrt::jit::Isa::kScalar) {
     CHECK(fused_cases > 0);
   }
+}
+
+TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact with the reference") {
+  // Channels in whole k steps (AMX: 64 bytes; the scalar level's twins: a quad) and output
+  // rows at least half a tile wide take the window tiles where the level has them: strides,
+  // dilations, asymmetric pads, output rows longer and shorter than a tile, narrow last
+  // panels, a batch, one tap.
+  std::mt19937 rng(29);
+  std::vector<ConvCase> shapes;
+  ConvCase c;
+  c.h = 9, c.w = 37, c.c = 64, c.o = 40, c.pt = c.pl = c.pb = c.pr = 1;
+  shapes.push_back(c);                                                  // 3x3 pad 1, 37 = 32 + 5 per row
+  c.n = 2, c.h = 7, c.w = 37, c.c = 128, c.o = 32, c.sh = c.sw = 2, c.pt = 0, c.pl = 1, c.pb = 1, c.pr = 0;
+  shapes.push_back(c);                                                  // stride 2, asymmetric pads, batch 2
+  c = ConvCase{};
+  c.h = 12, c.w = 40, c.c = 64, c.o = 17, c.kh = 3, c.kw = 5, c.dh = 2, c.dw = 3, c.pt = 2, c.pb = 1, c.pl = 5, c.pr = 6;
+  shapes.push_back(c);                                                  // 3x5, dilations 2 and 3
+  c = ConvCase{};
+  c.h = 5, c.w = 64, c.c = 192, c.o = 64, c.kh = 1, c.kw = 1, c.sh = 1, c.sw = 2;
+  shapes.push_back(c);                                                  // 1x1 stride 2: one tap
+  c = ConvCase{};
+  c.h = 4, c.w = 18, c.c = 8, c.o = 5, c.kh = c.kw = 2, c.pb = 1;
+  shapes.push_back(c);                                                  // 8 channels: the scalar level's windows
+  const bool amx = qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx, scalar = qrt_test::test_isa() == qrt::jit::Isa::kScalar;
+  int windows = 0, expected = 0, cases = 0;
+  for (const ConvCase& s : shapes) {
+    const int64_t ow = out_size(s.w, s.kw, s.sw, s.dw, s.pl, s.pr);
+    for (int rep = 0; rep < 4; ++rep) {
+      const std::string how = check_conv(s, rng, true, "", rep != 0, rep == 3 ? 60 : 0);
+      CHECK(how.find("_gemm_") != std::string::npos);
+      // Window tiles take no weight zero points (their row sums would need a pass of their own).
+      const bool wzp = how.find("_wzp") != std::string::npos;
+      const bool on_windows = how.find(" on windows of the padded input") != std::string::npos;
+      CAPTURE(how);
+      if (on_windows) {
+        CHECK(how.find("_taps" + std::to_string(s.kh * s.kw) + "__") != std::string::npos);
+        CHECK_FALSE(wzp);
+        ++windows;
+      }
+      const bool serves = amx ? !wzp && s.c % 64 == 0 && ow >= 16 : scalar && !wzp && how.find("_maddubs") != std::string::npos;
+      CHECK(on_windows == serves);
+      expected += serves;
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " convolution cases, " << windows << " on window tiles at " << std::string(qrt::jit::isa_name(qrt_test::test_isa())));
+  if (amx || scalar) CHECK(expected >= 4);
 }
