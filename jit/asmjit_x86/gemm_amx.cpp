@@ -97,13 +97,19 @@ x86::Mem scratch(unsigned i, unsigned j) { return x86::ptr(x86::rsp, x86::r10, 0
 
 // One k step: A tiles from rsi / r9 (+ a_offset), B tiles from r8 (+ b_offset), the products.
 void emit_step(x86::Assembler& a, const Shape& s, int32_t a_offset = 0, int32_t b_offset = 0) {
+  // Each load right before its first product: tiles are not renamed, so a load waits for the
+  // products still reading the tile it replaces; spread out, the loads overlap the products.
   a.tileloadd(x86::tmm0, x86::ptr(x86::rsi, x86::rdx, 0, a_offset));
   a.tileloadd(x86::tmm2, x86::ptr(x86::r8, x86::r10, 0, b_offset));
-  if (s.right) a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, b_offset + 64));
-  if (s.bottom) a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx, 0, a_offset));
   a.tdpbusd(x86::tmm4, x86::tmm0, x86::tmm2);
-  if (s.right) a.tdpbusd(x86::tmm5, x86::tmm0, x86::tmm3);
-  if (s.bottom) a.tdpbusd(x86::tmm6, x86::tmm1, x86::tmm2);
+  if (s.right) {
+    a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, b_offset + 64));
+    a.tdpbusd(x86::tmm5, x86::tmm0, x86::tmm3);
+  }
+  if (s.bottom) {
+    a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx, 0, a_offset));
+    a.tdpbusd(x86::tmm6, x86::tmm1, x86::tmm2);
+  }
   if (s.bottom && s.right) a.tdpbusd(x86::tmm7, x86::tmm1, x86::tmm3);
 }
 
@@ -149,7 +155,13 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.jc(configured);  // all 64 bytes equal
   a.ldtilecfg(x86::ptr(config));
   a.bind(configured);
-  for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned) { a.tilezero(t); });
+  // The accumulators start at the panel's bias: its 32 int32 read with a row stride of 0, so
+  // every row of a tile loads the same 64 bytes (the epilogue then has no bias to add).
+  a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
+  a.xor_(x86::r11d, x86::r11d);
+  for_each_accumulator(s, [&](const x86::Tmm& t, unsigned, unsigned j) {
+    a.tileloadd(t, x86::ptr(x86::rax, x86::r11, 0, int32_t(kEpBias * kPanel * 4 + j * 64)));
+  });
   Label tap = a.newLabel();
   if (windows) {
     // Per tap: the rows' start moves to the tap's k bytes; its whole steps follow.
@@ -187,7 +199,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   if (d.k_tail) emit_step(a, s, int32_t(d.k_tail) - kStepBytes, int32_t(d.k_tail / 4) * kRowBytes);
   emit_store_accumulators(a, s);
 
-  // The epilogue, row by row from the scratch: the bias, then the AVX-512 tile's epilogue.
+  // The epilogue, row by row from the scratch (the bias is in): the AVX-512 tile's epilogue.
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   emit_zmm_epilogue_setup(a, d);
   for (unsigned r = 0; r < d.mr; ++r) {
@@ -195,7 +207,6 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
       if (16 * j >= d.nr) break;
       const x86::Zmm v(j);
       a.vmovdqa32(v, x86::zmmword_ptr(x86::rsp, int32_t(r * kRowBytes + j * 64)));
-      a.vpaddd(v, v, x86::zmmword_ptr(x86::r11, int32_t(kEpBias * kPanel * 4 + j * 64)));
     }
     emit_zmm_row_epilogue(a, d, r, x86::zmm0, x86::zmm1);
     emit_zmm_row_store(a, d, x86::zmm0, x86::zmm1);
