@@ -169,6 +169,17 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     // it again, so more, smaller tasks would cost more than they balance.
     const int64_t tasks = std::min(rows, even_tasks(rows * ow * rows_.kh * groups * ((c + 15) / 16), kMinDepthwiseTaskSteps, parallel));
     const int64_t ring = w_.kh * w_.dh;
+    // Positions whose windows lie inside the input row (no padding) are interleaved from the
+    // input in place; only the edge positions read a padded copy, of the bytes they reach.
+    // A position's reads end `reach_bytes` past its first tap (the group's fourth tap and the
+    // widest block's lanes, which meet zero weights or are not stored: any bytes will do
+    // there, so they may run into the next row), with 64 bytes of slack.
+    const int64_t step = w_.sw * c, reach_bytes = (4 * int64_t(groups) - 1) * w_.dw * c +
+                                                  dw_rows_padded_channels(rows_.panel, rows_.channels) + 64;
+    const int64_t inner_lo = std::min(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
+    const int64_t last_first_tap = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left;  // of a window inside the row
+    const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / w_.sw + 1, inner_lo, ow);
+    const int64_t input_bytes = int64_t(x.byte_size());
     parallel.for_each(size_t(tasks), [&](size_t task) {
       // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
       // (the rows one output row reads are kh·dh apart at most, so they never share a slot).
@@ -193,8 +204,23 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
           }
           const size_t slot = size_t(iy % ring);
           if (tags[slot] != n * h + iy) {
-            std::memcpy(padded.data() + w_.pad_left * c, x.bytes() + (n * h + iy) * wd * c, size_t(wd * c));
-            interleave(padded.data(), slots[slot].data(), ow);
+            const int64_t row_at = (n * h + iy) * wd * c;
+            const uint8_t* src = x.bytes() + row_at;
+            // The interior ends where a read would pass the input's last byte (the last rows).
+            const int64_t room = input_bytes - row_at + w_.pad_left * c - reach_bytes;
+            const int64_t hi = room < 0 ? inner_lo : std::clamp(room / step + 1, inner_lo, inner_hi);
+            uint8_t* slot_row = slots[slot].data();
+            if (inner_lo > 0) {  // the left edge: the input bytes its positions reach
+              const int64_t reach = (inner_lo - 1) * step + reach_bytes - w_.pad_left * c;
+              std::memcpy(padded.data() + w_.pad_left * c, src, size_t(std::clamp<int64_t>(reach, 0, wd * c)));
+              interleave(padded.data(), slot_row, inner_lo);
+            }
+            if (hi > inner_lo) interleave(src + inner_lo * step - w_.pad_left * c, slot_row + inner_lo * position_bytes, hi - inner_lo);
+            if (hi < ow) {  // the right edge: the input bytes from its first position's on
+              const int64_t from = std::clamp<int64_t>(hi * step - w_.pad_left * c, 0, wd * c);
+              std::memcpy(padded.data() + w_.pad_left * c + from, src + from, size_t(wd * c - from));
+              interleave(padded.data() + hi * step, slot_row + hi * position_bytes, ow - hi);
+            }
             tags[slot] = n * h + iy;
           }
           row_ptrs[dy] = slots[slot].data();

@@ -153,7 +153,7 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
   std::mt19937 rng(13);
   int cases = 0, dot4_rows = 0, pairs = 0;
   for (int64_t channels : {1, 7, 16, 17, 32, 40, 80, 96, 100, 136}) {
-    for (int variant = 0; variant < 5; ++variant) {
+    for (int variant = 0; variant < 7; ++variant) {
       ConvCase c;
       c.c = c.o = c.groups = channels;
       c.h = 7, c.w = 9;
@@ -162,7 +162,11 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
         case 1: c.pt = c.pl = c.pb = c.pr = 1; break;                     // 3x3 pad 1
         case 2: c.kh = c.kw = 2, c.sh = c.sw = 2, c.pb = c.pr = 1; break; // 2x2 stride 2 (even taps)
         case 3: c.kh = c.kw = 5, c.pt = c.pl = 2, c.pb = c.pr = 2, c.n = 2; break;
-        default: c.kh = 1, c.kw = 3, c.dw = 2, c.sh = 2, c.pl = 3; break;  // dilation, one-sided pad
+        case 4: c.kh = 1, c.kw = 3, c.dw = 2, c.sh = 2, c.pl = 3; break;  // dilation, one-sided pad
+        // Rows wide enough that the interior positions are interleaved from the input in place
+        // and the edges from a padded copy (the last rows' interiors stop short of the end).
+        case 5: c.h = 4, c.w = 40, c.pt = c.pl = c.pb = c.pr = 1; break;
+        default: c.h = 5, c.w = 41, c.sh = c.sw = 2, c.dh = c.dw = 2, c.pl = 3, c.pt = 1, c.pr = 2, c.n = 2; break;
       }
       for (int rep = 0; rep < 3; ++rep) {
         const std::string how = check_conv(c, rng);
