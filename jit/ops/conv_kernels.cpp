@@ -84,11 +84,12 @@ inline void fill_bytes(uint8_t* dst, uint8_t byte, size_t n) {
 
 class ConvOpKernel final : public SinkableKernel {
  public:
+  /// `spec` and `backend` (those of `gemm`) serve only to plan window tiles.
   ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
-               std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte)
+               std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte, const GemmSpec& spec, const Backend& backend)
       : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
         gemm_(std::move(gemm)), pad_byte_(pad_byte) {
-    window_cols_ = plan_window_tiles();
+    window_cols_ = plan_window_tiles(spec, backend);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -111,12 +112,14 @@ class ConvOpKernel final : public SinkableKernel {
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
-    return gemm_->name() + (direct()         ? " on the input rows ("
-                            : window_cols_ ? " on windows of the padded input ("
-                                           : " via im2col (") +
-           gemm_->packed().path_reason + ")";
+    if (window_cols_) {
+      return windows().name() + " on windows of the padded input (" +
+             (window_gemm_ ? "window rows padded to " + std::to_string(window_gemm_->packed().k / w_.kh) + " bytes; " : "") +
+             gemm_->packed().path_reason + ")";
+    }
+    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
   }
-  size_t owned_bytes() const override { return gemm_->owned_bytes(); }
+  size_t owned_bytes() const override { return gemm_->owned_bytes() + (window_gemm_ ? window_gemm_->owned_bytes() : 0); }
 
  private:
   // With a sink (NHWC, int32) each task's pixels go to it from a thread-local buffer while in
@@ -188,21 +191,56 @@ class ConvOpKernel final : public SinkableKernel {
   }
 
   // The output width whose window tiles exist (0: none; the im2col path serves). Window tiles
-  // serve NHWC convolutions whose channels are whole k steps of the level's tiles (each tap's
-  // k bytes are then one run of the padded input row) with output rows at least half a tile
-  // wide (a tile never spans two output rows); not 1x1 GEMMs over the input as it is.
-  int64_t plan_window_tiles() {
+  // serve NHWC convolutions with output rows at least half a tile wide (a tile never spans
+  // two output rows), not 1x1 GEMMs over the input as it is, in one of two forms:
+  // - window rows (dilation 1 along the row): a tap per window row, whose kw·C bytes are one
+  //   run of the padded input row, rounded up to whole k steps of the level's tiles. Where
+  //   the rounding adds bytes, a second GEMM holds the weights with zero rows there (the tiles
+  //   read whatever bytes follow the window row, times zero), if that at most quadruples k;
+  // - window pixels (dilated rows): a tap per window position, channels in whole k steps.
+  int64_t plan_window_tiles(const GemmSpec& spec, const Backend& backend) {
     const PackedGemm& p = gemm_->packed();
     const Type& y = result_type_;
-    if (direct() || w_.nchw || !p.traits.window_taps || !y.has_static_shape()) return 0;
+    if (direct() || w_.nchw || !p.traits.window_taps || !y.has_static_shape() || p.row_correction) return 0;
     const int64_t c = filter_dims_[3], ow = y.dims[w_.width_dim()], tile = p.tile_rows();
     const int64_t step = std::max<int64_t>(p.traits.k_step, p.traits.k_group);
-    if (c % step != 0 || p.k_padded != p.k || p.row_correction || ow < (tile + 1) / 2) return 0;
+    if (ow < (tile + 1) / 2) return 0;
     std::vector<unsigned> heights;
     if (ow >= tile) heights.push_back(unsigned(tile));
     if (ow % tile) heights.push_back(unsigned(ow % tile));
+    const int64_t run = w_.kw * c, padded_run = (run + step - 1) / step * step;
+    if (w_.dw == 1 && padded_run == run && p.k_padded == p.k) {
+      window_row_bytes_ = run;
+      return gemm_->add_window_tiles(unsigned(w_.kh), heights).is_ok() ? ow : 0;
+    }
+    if (w_.dw == 1 && padded_run <= 4 * run) {
+      GemmSpec rows = spec;
+      rows.k = w_.kh * padded_run;
+      rows.w.assign(size_t(rows.k * rows.n), 0);
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        std::copy(spec.w.begin() + ky * run * spec.n, spec.w.begin() + (ky + 1) * run * spec.n,
+                  rows.w.begin() + ky * padded_run * spec.n);
+      }
+      const GemmAnalysis analysis = analyze_gemm(rows);
+      if (!analysis.why_not.empty()) return 0;
+      auto made = GemmKernel::create(rows, analysis, backend);
+      if (!made.is_ok()) return 0;
+      std::unique_ptr<GemmKernel> g = std::move(made).value();
+      // The same path as the im2col GEMM (its flip and exactness), every k a whole step.
+      if (g->packed().path != p.path || g->packed().row_correction || g->packed().k_padded != rows.k ||
+          !g->add_window_tiles(unsigned(w_.kh), heights).is_ok()) {
+        return 0;
+      }
+      window_gemm_ = std::move(g);
+      window_row_bytes_ = padded_run;
+      return ow;
+    }
+    if (c % step != 0 || p.k_padded != p.k) return 0;
     return gemm_->add_window_tiles(unsigned(w_.kh * w_.kw), heights).is_ok() ? ow : 0;
   }
+
+  // The GEMM whose window tiles run.
+  const GemmKernel& windows() const { return window_gemm_ ? *window_gemm_ : *gemm_; }
 
   // The window path: per task a band of output rows, whose input rows are copied once into a
   // padded band (the padding holds the zero point; s8 flipped to the u8 the tiles multiply),
@@ -214,10 +252,13 @@ class ConvOpKernel final : public SinkableKernel {
     const PackedGemm& p = gemm_->packed();
     const int64_t wp = w_.pad_left + wd + w_.pad_right, band_row = wp * c;
     const uint8_t flip = p.packed_flip(), pad = uint8_t(pad_byte_ ^ flip);
-    std::vector<int64_t> taps(size_t(w_.kh * w_.kw));
+    std::vector<int64_t> taps;
     for (int64_t ky = 0; ky < w_.kh; ++ky) {
-      for (int64_t kx = 0; kx < w_.kw; ++kx) taps[size_t(ky * w_.kw + kx)] = (ky * w_.dh * wp + kx * w_.dw) * c;
+      if (window_row_bytes_) taps.push_back(ky * w_.dh * wp * c);  // window rows
+      for (int64_t kx = 0; !window_row_bytes_ && kx < w_.kw; ++kx) taps.push_back((ky * w_.dh * wp + kx * w_.dw) * c);
     }
+    // Window rows rounded up read up to that many bytes past the band's last row.
+    const size_t slack = size_t(window_row_bytes_);
     // Input rows a band of `rows` output rows reads; tasks of whole output rows, a band in L2.
     auto band_rows = [&](int64_t rows) { return (rows - 1) * w_.sh + (w_.kh - 1) * w_.dh + 1; };
     int64_t most = 1;
@@ -230,7 +271,7 @@ class ConvOpKernel final : public SinkableKernel {
     par.for_each(size_t(d[0] * chunks), [&](size_t t) {
       const int64_t n = int64_t(t) / chunks, oy0 = int64_t(t) % chunks * chunk, rows = std::min(chunk, oh - oy0);
       thread_local std::vector<uint8_t> band_bytes;
-      uint8_t* band = scratch(band_bytes, size_t(band_rows(rows) * band_row));
+      uint8_t* band = scratch(band_bytes, size_t(band_rows(rows) * band_row) + slack);
       for (int64_t r = 0; r < band_rows(rows); ++r) {
         uint8_t* dst = band + r * band_row;
         const int64_t iy = oy0 * w_.sh - w_.pad_top + r;
@@ -251,7 +292,7 @@ class ConvOpKernel final : public SinkableKernel {
       win.tap_offsets = taps.data();
       win.c = y.bytes() + (n * oh + oy0) * ow * ldc;
       win.ldc = ldc;
-      gemm_->run_windows(win);
+      windows().run_windows(win);
     });
     return Status::ok();
   }
@@ -409,6 +450,8 @@ class ConvOpKernel final : public SinkableKernel {
   std::unique_ptr<GemmKernel> gemm_;
   uint8_t pad_byte_;
   int64_t window_cols_ = 0;  // plan_window_tiles
+  int64_t window_row_bytes_ = 0;  // window rows: k bytes per tap (0: window pixels)
+  std::unique_ptr<GemmKernel> window_gemm_;  // window rows rounded up to whole k steps
 };
 
 }  // namespace
@@ -485,7 +528,7 @@ class QGemmConvFamily final : public OpFamily {
     const auto& p = static_cast<const PreparedConv&>(prepared);
     QRT_ASSIGN_OR_RETURN(std::unique_ptr<GemmKernel> gemm, GemmKernel::create(p.spec, p.analysis, *backend));
     return std::unique_ptr<OpKernel>(
-        std::make_unique<ConvOpKernel>(*p.graph, *p.op, p.w, p.filter_dims, std::move(gemm), p.pad_byte));
+        std::make_unique<ConvOpKernel>(*p.graph, *p.op, p.w, p.filter_dims, std::move(gemm), p.pad_byte, p.spec, *backend));
   }
 };
 

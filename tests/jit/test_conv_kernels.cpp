@@ -348,10 +348,11 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
 }
 
 TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact with the reference") {
-  // Channels in whole k steps (AMX: 64 bytes; the scalar level's twins: a quad) and output
-  // rows at least half a tile wide take the window tiles where the level has them: strides,
-  // dilations, asymmetric pads, output rows longer and shorter than a tile, narrow last
-  // panels, a batch, one tap.
+  // Output rows at least half a tile wide take the window tiles where the level has them:
+  // window rows (kw·C bytes rounded up to whole k steps — AMX: 64 bytes; the scalar level's
+  // twins: a quad — at most 4× longer) without dilation along the row, window pixels
+  // (channels in whole k steps) with it. Strides, dilations, asymmetric pads, output rows
+  // longer and shorter than a tile, narrow last panels, a batch, one tap, stems of 3 channels.
   std::mt19937 rng(29);
   std::vector<ConvCase> shapes;
   ConvCase c;
@@ -368,6 +369,12 @@ TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact 
   c = ConvCase{};
   c.h = 4, c.w = 18, c.c = 8, c.o = 5, c.kh = c.kw = 2, c.pb = 1;
   shapes.push_back(c);                                                  // 8 channels: the scalar level's windows
+  c = ConvCase{};
+  c.h = 21, c.w = 70, c.c = 3, c.o = 33, c.kh = c.kw = 7, c.sh = c.sw = 2, c.pt = c.pl = c.pb = c.pr = 3;
+  shapes.push_back(c);                                                  // a 7x7 s2 stem: window rows of 21 bytes
+  c = ConvCase{};
+  c.h = 9, c.w = 66, c.c = 20, c.o = 16, c.kh = c.kw = 3, c.pt = c.pl = 1, c.pb = c.pr = 0;
+  shapes.push_back(c);                                                  // window rows of 60 bytes
   const bool amx = qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx, scalar = qrt_test::test_isa() == qrt::jit::Isa::kScalar;
   int windows = 0, expected = 0, cases = 0;
   for (const ConvCase& s : shapes) {
@@ -379,12 +386,15 @@ TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact 
       const bool wzp = how.find("_wzp") != std::string::npos;
       const bool on_windows = how.find(" on windows of the padded input") != std::string::npos;
       CAPTURE(how);
+      const int64_t run = s.kw * s.c, step = amx ? 64 : 4, padded_run = (run + step - 1) / step * step;
       if (on_windows) {
-        CHECK(how.find("_taps" + std::to_string(s.kh * s.kw) + "__") != std::string::npos);
+        CHECK(how.find("_taps" + std::to_string(s.dw == 1 ? s.kh : s.kh * s.kw) + "__") != std::string::npos);
         CHECK_FALSE(wzp);
         ++windows;
       }
-      const bool serves = amx ? !wzp && s.c % 64 == 0 && ow >= 16 : scalar && !wzp && how.find("_maddubs") != std::string::npos;
+      const bool fits = s.dw == 1 ? padded_run <= 4 * run : s.c % step == 0;
+      const bool serves = amx ? !wzp && fits && ow >= 16 && s.kh * s.kw * s.c >= 64
+                              : scalar && !wzp && fits && how.find("_maddubs") != std::string::npos;
       CHECK(on_windows == serves);
       expected += serves;
       ++cases;
