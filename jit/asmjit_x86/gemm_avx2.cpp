@@ -44,14 +44,25 @@ x86::Mem a_row(unsigned r) {
   }
 }
 
+// Window tiles (desc.taps > 0) keep the first row's start in rbx, the next tap offset's
+// address in r12 and the taps left in r13 (callee-saved: pushed here, popped before the
+// return by generate_avx2_gemm).
 void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
-  const bool maddubs = d.path == GemmPath::kMaddubs, dot4 = d.path == GemmPath::kDot4;
+  const bool maddubs = d.path == GemmPath::kMaddubs, dot4 = d.path == GemmPath::kDot4, windows = d.taps > 0;
+  if (windows) {
+    a.push(x86::rbx);
+    a.push(x86::r12);
+    a.push(x86::r13);
+  }
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
   a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, k_steps)));
-  a.lea(x86::rax, x86::ptr(x86::rsi, x86::rdx, 1));  // rax = A + 2 * stride (shift 1)
-  a.lea(x86::r11, x86::ptr(x86::rax, x86::rdx, 1));  // r11 = A + 4 * stride
+  auto row_bases = [&] {
+    a.lea(x86::rax, x86::ptr(x86::rsi, x86::rdx, 1));  // rax = A + 2 * stride (shift 1)
+    a.lea(x86::r11, x86::ptr(x86::rax, x86::rdx, 1));  // r11 = A + 4 * stride
+  };
+  row_bases();
   for (unsigned r = 0; r < d.mr; ++r) {
     for (unsigned j = 0; j < 2; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
   }
@@ -60,7 +71,18 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     a.vmovd(x86::xmm10, x86::r9d);
     a.vpbroadcastd(x86::ymm10, x86::xmm10);
   }
-  Label loop = a.newLabel(), done = a.newLabel();
+  Label loop = a.newLabel(), done = a.newLabel(), tap = a.newLabel();
+  if (windows) {
+    // Per tap: the rows' start moves to the tap's k bytes; its k groups follow.
+    a.mov(x86::rbx, x86::rsi);
+    a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
+    a.mov(x86::r13d, uint32_t(d.taps));
+    a.bind(tap);
+    a.mov(x86::rsi, x86::rbx);
+    a.add(x86::rsi, x86::qword_ptr(x86::r12));
+    row_bases();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
+  }
   a.test(x86::rcx, x86::rcx);
   a.jz(done);
   a.align(AlignMode::kCode, 16);
@@ -102,6 +124,11 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(done);
+  if (windows) {
+    a.add(x86::r12, 8);
+    a.dec(x86::r13d);
+    a.jnz(tap);
+  }
 }
 
 // desc.q31: v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per lane,
@@ -209,6 +236,11 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
     emit_row_epilogue(a, d, r, nudge);
     emit_row_store(a, d, r, masks);
     if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+  }
+  if (d.taps) {
+    a.pop(x86::r13);
+    a.pop(x86::r12);
+    a.pop(x86::rbx);
   }
   a.vzeroupper();
   a.ret();

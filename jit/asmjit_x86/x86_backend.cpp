@@ -33,6 +33,12 @@ class X86Backend final : public Backend {
   bool available() const override { return host_isas().has(isa_); }
 
   std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
+    std::optional<GemmTraits> t = byte_tile_traits(path);
+    // The byte paths' tiles also read convolution windows in place (GemmTileArgs::tap_offsets).
+    if (t && t->a_bytes == 1) t->window_taps = true;
+    return t;
+  }
+  std::optional<GemmTraits> byte_tile_traits(GemmPath path) const {
     switch (isa_) {
       case Isa::kAvx2:
         // vpmaddubsw needs a register for its s16 ones: 4 rows x 2 accumulators; the widened
