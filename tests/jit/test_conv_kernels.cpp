@@ -329,8 +329,8 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
           // 32-bit results are accumulators, the same in every profile: no requantization step.
           if (how.find("_s32_") != std::string::npos && how.find("requantization") == std::string::npos) continue;
           // The profile's requantization after the kernel, or (tflite, at a level whose GEMM tiles
-          // or depthwise rows have it) in the kernel's epilogue: names "..._q31__<level>".
-          const bool fused = std::string(profile) == "tflite" && how.find("_q31__") != std::string::npos;
+          // or depthwise rows have it) in the kernel's epilogue: names "..._q31[_tapsN]__<level>".
+          const bool fused = std::string(profile) == "tflite" && how.find("_q31_") != std::string::npos;
           CHECK_MESSAGE((fused || how.find(std::string("then the ") + profile + " requantization") != std::string::npos), how);
           fused_cases += fused;
           ++cases;
