@@ -81,6 +81,7 @@ TileConfig tile_config(const KernelDesc& d) {
 
 struct Shape {
   bool bottom, right;
+  bool signed_rows = false;  // s8 activations (tdpbssd)
 };
 
 // The configured accumulators (tmm4-7) as they exist for the shape.
@@ -95,22 +96,27 @@ void for_each_accumulator(const Shape& s, Fn fn) {
 // Scratch address of accumulator (i, j): rows 16·i on, the 64-byte half j (stride r10 = 128).
 x86::Mem scratch(unsigned i, unsigned j) { return x86::ptr(x86::rsp, x86::r10, 0, int32_t(i * 16 * kRowBytes + j * 64)); }
 
-// One k step: A tiles from rsi / r9 (+ a_offset), B tiles from r8 (+ b_offset), the products.
+// One k step: A tiles from rsi / r9 (+ a_offset), B tiles from r8 (+ b_offset), the products
+// (tdpbusd on u8 rows; tdpbssd on s8 rows, desc.path kSdot4).
 void emit_step(x86::Assembler& a, const Shape& s, int32_t a_offset = 0, int32_t b_offset = 0) {
+  auto tdp = [&](const x86::Tmm& c, const x86::Tmm& x, const x86::Tmm& w) {
+    if (s.signed_rows) a.tdpbssd(c, x, w);
+    else a.tdpbusd(c, x, w);
+  };
   // Each load right before its first product: tiles are not renamed, so a load waits for the
   // products still reading the tile it replaces; spread out, the loads overlap the products.
   a.tileloadd(x86::tmm0, x86::ptr(x86::rsi, x86::rdx, 0, a_offset));
   a.tileloadd(x86::tmm2, x86::ptr(x86::r8, x86::r10, 0, b_offset));
-  a.tdpbusd(x86::tmm4, x86::tmm0, x86::tmm2);
+  tdp(x86::tmm4, x86::tmm0, x86::tmm2);
   if (s.right) {
     a.tileloadd(x86::tmm3, x86::ptr(x86::r8, x86::r10, 0, b_offset + 64));
-    a.tdpbusd(x86::tmm5, x86::tmm0, x86::tmm3);
+    tdp(x86::tmm5, x86::tmm0, x86::tmm3);
   }
   if (s.bottom) {
     a.tileloadd(x86::tmm1, x86::ptr(x86::r9, x86::rdx, 0, a_offset));
-    a.tdpbusd(x86::tmm6, x86::tmm1, x86::tmm2);
+    tdp(x86::tmm6, x86::tmm1, x86::tmm2);
   }
-  if (s.bottom && s.right) a.tdpbusd(x86::tmm7, x86::tmm1, x86::tmm3);
+  if (s.bottom && s.right) tdp(x86::tmm7, x86::tmm1, x86::tmm3);
 }
 
 void emit_store_accumulators(x86::Assembler& a, const Shape& s) {
@@ -125,7 +131,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
-  const Shape s{d.mr > 16, d.nr > 16};
+  const Shape s{d.mr > 16, d.nr > 16, d.path == GemmPath::kSdot4};
   Label config = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
 
   const bool windows = d.taps > 0;

@@ -27,11 +27,14 @@ __attribute__((target("avx512f,avx512bw"))) void avx512_pack_rows(const PackRows
   // The byte paths only: the levels that use this kernel have no widened (u16) path.
   const int64_t k = args->k, full = k / 64 * 64;
   const __m512i flip = _mm512_set1_epi8(desc->storage_signed ? char(0x80) : char(0)), zero = _mm512_setzero_si512();
+  // sdot4 (AMX's tdpbssd) stores a' - 128 as s8: the u8 a' with its top bit flipped back.
+  const __m512i store_flip = _mm512_set1_epi8(desc->path == GemmPath::kSdot4 ? char(0x80) : char(0));
   // The last, partial chunk [full, k_padded): k_padded rounds k up to the k group (< 64
   // more), so one chunk holds it. Loaded under the k mask (the rest reads as 0, never past
   // the row), flipped only there, stored under the k_padded mask (the zero padding).
   const __mmask64 load_mask = low_lanes(k - full), store_mask = low_lanes(args->k_padded - full);
   const __m512i tail_flip = _mm512_maskz_mov_epi8(load_mask, flip);
+  const __m512i tail_store_flip = _mm512_maskz_mov_epi8(load_mask, store_flip);  // padding stays 0
   for (int64_t r = 0; r < args->rows; ++r) {
     const uint8_t* src = args->src + r * args->src_stride;
     uint8_t* dst = args->dst + r * args->dst_stride;
@@ -39,12 +42,12 @@ __attribute__((target("avx512f,avx512bw"))) void avx512_pack_rows(const PackRows
     for (int64_t i = 0; i < full; i += 64) {
       const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(src + i), flip);
       sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
-      _mm512_storeu_si512(dst + i, v);
+      _mm512_storeu_si512(dst + i, _mm512_xor_si512(v, store_flip));
     }
     if (store_mask) {
       const __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(load_mask, src + full), tail_flip);
       sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
-      _mm512_mask_storeu_epi8(dst + full, store_mask, v);
+      _mm512_mask_storeu_epi8(dst + full, store_mask, _mm512_xor_si512(v, tail_store_flip));
     }
     if (args->sums) args->sums[r] = int32_t(_mm512_reduce_add_epi64(sums));
   }

@@ -166,8 +166,9 @@ class AmxBackend final : public Backend {
   bool available() const override { return host_isas().has(Isa::kAvx512Amx); }
   std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
     // Two A and two B tiles, four accumulators; the dot4 layout of the AVX-512 tiles, stepped
-    // 64 bytes of k (16 quads) at a time.
-    if (path != GemmPath::kDot4) return std::nullopt;
+    // 64 bytes of k (16 quads) at a time. u8 rows on tdpbusd (dot4), s8 rows on tdpbssd
+    // (sdot4: the same weight layout), each read as it is stored.
+    if (path != GemmPath::kDot4 && path != GemmPath::kSdot4) return std::nullopt;
     GemmTraits t{32, 32, 4, 1, true, true};
     t.k_step = 64;
     // Below one whole step the four accumulator tiles' trip through memory costs more than

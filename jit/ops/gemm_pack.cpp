@@ -85,6 +85,7 @@ GemmAnalysis analyze_gemm(const GemmSpec& s) {
   }
   a.why_not = multipliers_why_not(s);
   a.q31 = s.q31;
+  a.a_signed = s.a_signed;
   return a;
 }
 
@@ -93,8 +94,11 @@ namespace {
 std::optional<GemmPath> preferred_gemm_path(const GemmAnalysis& a, const Backend& backend) {
   // The exact quad dot product is the fast path where a level has it (AArch64: the 2 x 8
   // matrix multiply, then sdot); then the pair-sum path where it is proven exact; then the
-  // widened paths, exact for every input.
-  for (GemmPath exact : {GemmPath::kUsmmla8, GemmPath::kDot4, GemmPath::kSdot4}) {
+  // widened paths, exact for every input. A level with both quad paths (AMX: tdpbusd and
+  // tdpbssd) takes each activation storage on the path that reads it as it is.
+  const GemmPath first = a.a_signed ? GemmPath::kSdot4 : GemmPath::kDot4;
+  const GemmPath second = a.a_signed ? GemmPath::kDot4 : GemmPath::kSdot4;
+  for (GemmPath exact : {GemmPath::kUsmmla8, first, second}) {
     if (backend.gemm_traits(exact)) return exact;
   }
   if (a.pair_sum_exact && backend.gemm_traits(GemmPath::kMaddubs)) return GemmPath::kMaddubs;

@@ -42,6 +42,7 @@ struct GemmAnalysis {
   /// every column, each side where every column's bound is the storage's.
   uint8_t saturate = 0;
   bool q31 = false;  ///< GemmSpec::q31: only tiles with the Q31 epilogue (GemmTraits::q31_epilogue) serve
+  bool a_signed = false;  ///< GemmSpec::a_signed: a level with both quad paths takes s8 rows on sdot4 (no flip)
 };
 
 /// Proves, per column and k pair, whether an s16 pair sum can saturate for any activation

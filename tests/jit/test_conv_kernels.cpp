@@ -385,7 +385,7 @@ TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact 
       // Which tiles ran: their k step (AMX: 64 bytes, the others a quad) and height. Window
       // tiles take byte rows and no weight zero points (row sums would need a pass of their own).
       const bool wzp = how.find("_wzp") != std::string::npos;
-      const bool byte_rows = how.find("_dot4") != std::string::npos || how.find("_maddubs") != std::string::npos;
+      const bool byte_rows = how.find("dot4_") != std::string::npos || how.find("_maddubs") != std::string::npos;
       const int64_t step = how.find("avx512amx") != std::string::npos ? 64 : 4;
       const int64_t mr = std::stoll(how.substr(how.find("_gemm_") + 6));
       const bool on_windows = how.find(" on windows of the padded input") != std::string::npos;

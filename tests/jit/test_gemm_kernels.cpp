@@ -153,7 +153,12 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   for (const std::string& p : paths) counts += " " + p + " " + std::to_string(on_path[p]);
   MESSAGE(cases << " cases; tiles per path:" << counts);
   const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
-  if (const auto only = only_exact_path(backend)) {
+  if (backend.gemm_traits(qrt::jit::GemmPath::kDot4) && backend.gemm_traits(qrt::jit::GemmPath::kSdot4)) {
+    // AMX: u8 rows on tdpbusd (dot4), s8 rows on tdpbssd (sdot4); k < 64 on avx512-vnni's dot4.
+    CHECK(on_path["dot4"] + on_path["sdot4"] == cases);
+    CHECK(on_path["dot4"] > 50);
+    CHECK(on_path["sdot4"] > 50);
+  } else if (const auto only = only_exact_path(backend)) {
     CHECK(on_path[qrt::jit::gemm_path_name(*only)] == cases);  // exact for every input: the level's only path
   } else if (backend.gemm_traits(qrt::jit::GemmPath::kMaddubs)) {
     CHECK(on_path["maddubs"] > 50);
@@ -190,10 +195,12 @@ TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pai
   s.a_max = 200;
   CHECK(qrt::jit::analyze_gemm(s).pair_sum_exact);
   CHECK(path_of(s) == only.value_or(GemmPath::kMaddubs));
-  // s8 activations are flipped to u8: [-128, 127] becomes [0, 255].
+  // s8 activations are flipped to u8: [-128, 127] becomes [0, 255]. A level with both quad
+  // paths (AMX) reads s8 rows as they are, on sdot4.
   s.a_signed = true, s.a_min = -128, s.a_max = 127;
   CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
-  CHECK(path_of(s) == only.value_or(GemmPath::kMaddwd));
+  const bool both_quads = backend.gemm_traits(GemmPath::kDot4) && backend.gemm_traits(GemmPath::kSdot4);
+  CHECK(path_of(s) == (both_quads ? GemmPath::kSdot4 : only.value_or(GemmPath::kMaddwd)));
 }
 
 TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference") {
