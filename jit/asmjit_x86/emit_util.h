@@ -331,4 +331,40 @@ void emit_q31_round(asmjit::x86::Assembler& a, const asmjit::x86::Zmm& v, const 
   a.vpminsd(v, v, field(kEpUpperBound));
 }
 
+// GEMM window tiles (KernelDesc::taps > 0, GemmTileArgs::tap_offsets): a tap loop around a
+// tile's k loop. rbx keeps the first row's start, r12 the next tap offset's address, r13 the
+// taps left; they are callee-saved, so the tile pushes them first and pops them last.
+inline void emit_push_window_registers(asmjit::x86::Assembler& a) {
+  a.push(asmjit::x86::rbx);
+  a.push(asmjit::x86::r12);
+  a.push(asmjit::x86::r13);
+}
+
+inline void emit_pop_window_registers(asmjit::x86::Assembler& a) {
+  a.pop(asmjit::x86::r13);
+  a.pop(asmjit::x86::r12);
+  a.pop(asmjit::x86::rbx);
+}
+
+/// Binds `tap` at the head of the tap loop: rsi (the first row's start on entry) moves to the
+/// tap's k bytes and rcx gets the tap's k groups; the caller then sets its other row bases.
+inline void emit_window_tap_head(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::Label& tap) {
+  using namespace asmjit;
+  a.mov(x86::rbx, x86::rsi);
+  a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
+  a.mov(x86::r13d, uint32_t(d.taps));
+  a.bind(tap);
+  a.mov(x86::rsi, x86::rbx);
+  a.add(x86::rsi, x86::qword_ptr(x86::r12));
+  a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
+}
+
+/// The tap loop's end: the next tap, while any is left.
+inline void emit_window_tap_tail(asmjit::x86::Assembler& a, const asmjit::Label& tap) {
+  using namespace asmjit;
+  a.add(x86::r12, 8);
+  a.dec(x86::r13d);
+  a.jnz(tap);
+}
+
 }  // namespace qrt::jit::x86gen

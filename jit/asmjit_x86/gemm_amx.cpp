@@ -28,7 +28,7 @@
 // Calling convention: void tile(const GemmTileArgs* args, const KernelDesc*) — see
 // jit/core/microkernel.h. Registers: rdi args, rsi A rows 0-15, r9 A rows 16-31, rdx A row
 // stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left (window tiles:
-// rax the first row's start, r11 the next tap offset, r12 the taps left); rbp saves rsp,
+// rbx, r12 and r13, emit_util.h); rbp saves rsp,
 // rsp the 64-aligned 4 KiB scratch (row r at rsp + 128·r); the epilogue's registers are
 // those of gemm_zmm_epilogue.h, zmm0/zmm1 the row.
 #include <asmjit/x86.h>
@@ -135,7 +135,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   Label config = a.newLabel(), loop = a.newLabel(), after = a.newLabel();
 
   const bool windows = d.taps > 0;
-  if (windows) a.push(x86::r12);  // callee-saved
+  if (windows) emit_push_window_registers(a);
   a.push(x86::rbp);
   a.mov(x86::rbp, x86::rsp);
   a.sub(x86::rsp, 32 * kRowBytes);
@@ -171,18 +171,12 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   Label tap = a.newLabel();
   if (windows) {
     // Per tap: the rows' start moves to the tap's k bytes; its whole steps follow.
-    a.mov(x86::rax, x86::rsi);
-    a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
-    a.mov(x86::r12d, uint32_t(d.taps));
-    a.bind(tap);
-    a.mov(x86::rsi, x86::rax);
-    a.add(x86::rsi, x86::qword_ptr(x86::r11));
+    emit_window_tap_head(a, d, tap);
     if (s.bottom) {
       a.mov(x86::r9, x86::rdx);
       a.shl(x86::r9, 4);
       a.add(x86::r9, x86::rsi);
     }
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
   }
   a.shr(x86::rcx, 4);  // whole 64-byte k steps (k_steps counts quads)
   a.jz(after);
@@ -195,11 +189,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(after);
-  if (windows) {
-    a.add(x86::r11, 8);
-    a.dec(x86::r12d);
-    a.jnz(tap);
-  }
+  if (windows) emit_window_tap_tail(a, tap);
   // The tail: the row's last 64 bytes (k_tail - 64 from here) against the window block
   // (k_tail / 4 weight steps from here).
   if (d.k_tail) emit_step(a, s, int32_t(d.k_tail) - kStepBytes, int32_t(d.k_tail / 4) * kRowBytes);
@@ -220,7 +210,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   }
   a.mov(x86::rsp, x86::rbp);
   a.pop(x86::rbp);
-  if (windows) a.pop(x86::r12);
+  if (windows) emit_pop_window_registers(a);
   a.vzeroupper();
   a.ret();
 

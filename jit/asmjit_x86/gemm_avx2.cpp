@@ -44,16 +44,10 @@ x86::Mem a_row(unsigned r) {
   }
 }
 
-// Window tiles (desc.taps > 0) keep the first row's start in rbx, the next tap offset's
-// address in r12 and the taps left in r13 (callee-saved: pushed here, popped before the
-// return by generate_avx2_gemm).
+// Window tiles (desc.taps > 0) run a tap loop around the k loop (emit_util.h).
 void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   const bool maddubs = d.path == GemmPath::kMaddubs, dot4 = d.path == GemmPath::kDot4, windows = d.taps > 0;
-  if (windows) {
-    a.push(x86::rbx);
-    a.push(x86::r12);
-    a.push(x86::r13);
-  }
+  if (windows) emit_push_window_registers(a);
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
@@ -73,15 +67,8 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   }
   Label loop = a.newLabel(), done = a.newLabel(), tap = a.newLabel();
   if (windows) {
-    // Per tap: the rows' start moves to the tap's k bytes; its k groups follow.
-    a.mov(x86::rbx, x86::rsi);
-    a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
-    a.mov(x86::r13d, uint32_t(d.taps));
-    a.bind(tap);
-    a.mov(x86::rsi, x86::rbx);
-    a.add(x86::rsi, x86::qword_ptr(x86::r12));
+    emit_window_tap_head(a, d, tap);
     row_bases();
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
   }
   a.test(x86::rcx, x86::rcx);
   a.jz(done);
@@ -124,11 +111,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(done);
-  if (windows) {
-    a.add(x86::r12, 8);
-    a.dec(x86::r13d);
-    a.jnz(tap);
-  }
+  if (windows) emit_window_tap_tail(a, tap);
 }
 
 // desc.q31: v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per lane,
@@ -237,11 +220,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
     emit_row_store(a, d, r, masks);
     if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
   }
-  if (d.taps) {
-    a.pop(x86::r13);
-    a.pop(x86::r12);
-    a.pop(x86::rbx);
-  }
+  if (d.taps) emit_pop_window_registers(a);
   a.vzeroupper();
   a.ret();
   x86gen::embed_lane_masks(a, masks);

@@ -55,16 +55,10 @@ void emit_row_bases(x86::Assembler& a) {
   a.add(x86::r10, x86::rdx);
 }
 
-// Window tiles (desc.taps > 0) keep the first row's start in rbx, the next tap offset's
-// address in r12 and the taps left in r13 (callee-saved: pushed here, popped by
-// emit_pop_window_registers before the return).
+// Window tiles (desc.taps > 0) run a tap loop around the k loop (emit_util.h).
 void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   const bool windows = d.taps > 0;
-  if (windows) {
-    a.push(x86::rbx);
-    a.push(x86::r12);
-    a.push(x86::r13);
-  }
+  if (windows) emit_push_window_registers(a);
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a)));
   a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, a_stride)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, w)));
@@ -80,15 +74,8 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   }
   Label loop = a.newLabel(), done = a.newLabel(), tap = a.newLabel();
   if (windows) {
-    // Per tap: the rows' start moves to the tap's k bytes; its k quads follow.
-    a.mov(x86::rbx, x86::rsi);
-    a.mov(x86::r12, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_offsets)));
-    a.mov(x86::r13d, uint32_t(d.taps));
-    a.bind(tap);
-    a.mov(x86::rsi, x86::rbx);
-    a.add(x86::rsi, x86::qword_ptr(x86::r12));
+    emit_window_tap_head(a, d, tap);
     emit_row_bases(a);
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, tap_steps)));
   }
   a.test(x86::rcx, x86::rcx);
   a.jz(done);
@@ -109,18 +96,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(done);
-  if (windows) {
-    a.add(x86::r12, 8);
-    a.dec(x86::r13d);
-    a.jnz(tap);
-  }
-}
-
-void emit_pop_window_registers(x86::Assembler& a, const KernelDesc& d) {
-  if (d.taps == 0) return;
-  a.pop(x86::r13);
-  a.pop(x86::r12);
-  a.pop(x86::rbx);
+  if (windows) emit_window_tap_tail(a, tap);
 }
 
 x86::Mem ep_field(size_t field, unsigned half) { return x86::zmmword_ptr(x86::r11, int32_t(field * kPanel * 4 + half * 64)); }
@@ -229,7 +205,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
     emit_zmm_row_store(a, d, acc(r, 0), acc(r, 1));
     if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
   }
-  emit_pop_window_registers(a, d);
+  if (d.taps) emit_pop_window_registers(a);
   a.vzeroupper();
   a.ret();
   return x86gen::finish(code, d.name());
