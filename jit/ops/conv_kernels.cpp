@@ -1,9 +1,11 @@
 // qrt — qrt.conv2d (quantized, constant filter, one group) on the GEMM micro-kernels:
-// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; on levels with
-// window tiles (AMX), NHWC convolutions whose channels fill whole k steps read their windows
-// from a padded copy of the input rows in place (implicit GEMM); everything else goes
-// through im2col rows built one L2 block at a time and packed directly. Depthwise
-// convolutions have their own kernel (depthwise_kernels.cpp).
+// 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; other NHWC
+// convolutions read their windows from a padded copy of the input rows in place on the
+// window tiles (implicit GEMM: every x86 level's byte tiles and the scalar twins; see
+// plan_window_tiles); everything else (NCHW, weight zero points, narrow output rows, int32
+// results streamed to a fused consumer) goes through im2col rows built one L2 block at a
+// time and packed directly. Depthwise convolutions have their own kernel
+// (depthwise_kernels.cpp).
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -243,7 +245,7 @@ class ConvOpKernel final : public SinkableKernel {
   const GemmKernel& windows() const { return window_gemm_ ? *window_gemm_ : *gemm_; }
 
   // The window path: per task a band of output rows, whose input rows are copied once into a
-  // padded band (the padding holds the zero point; s8 flipped to the u8 the tiles multiply),
+  // padded band (the padding holds the zero point; bytes as the tiles read them, packed_flip),
   // then the window tiles read every tap from the band in place.
   Status run_windows(const Tensor& x, Tensor& y, Parallel& parallel) const {
     const auto& d = x.type.dims;

@@ -375,6 +375,14 @@ TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact 
   c = ConvCase{};
   c.h = 9, c.w = 66, c.c = 20, c.o = 16, c.kh = c.kw = 3, c.pt = c.pl = 1, c.pb = c.pr = 0;
   shapes.push_back(c);                                                  // window rows of 60 bytes
+  // Whether the level's GEMM tiles come as window tiles (every x86 level and the scalar
+  // twins; not the AArch64 levels yet).
+  bool level_windows = false;
+  for (qrt::jit::GemmPath p : {qrt::jit::GemmPath::kMaddubs, qrt::jit::GemmPath::kMaddwd, qrt::jit::GemmPath::kDot4,
+                               qrt::jit::GemmPath::kSdot4, qrt::jit::GemmPath::kMlal, qrt::jit::GemmPath::kUsmmla8}) {
+    const auto t = qrt_test::test_backend(qrt::jit::KernelOp::kGemm).gemm_traits(p);
+    level_windows = level_windows || (t && t->window_taps);
+  }
   int windows = 0, expected = 0, cases = 0;
   for (const ConvCase& s : shapes) {
     const int64_t ow = out_size(s.w, s.kw, s.sw, s.dw, s.pl, s.pr);
@@ -395,14 +403,14 @@ TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact 
         ++windows;
       }
       const bool fits = s.dw == 1 ? padded_run <= 4 * run : s.c % step == 0;
-      const bool serves = byte_rows && !wzp && fits && ow >= (mr + 1) / 2;
+      const bool serves = level_windows && byte_rows && !wzp && fits && ow >= (mr + 1) / 2;
       CHECK(on_windows == serves);
       expected += serves;
       ++cases;
     }
   }
   MESSAGE(cases << " convolution cases, " << windows << " on window tiles at " << std::string(qrt::jit::isa_name(qrt_test::test_isa())));
-  // Every level has window tiles on its byte paths; at AVX2 those need weights whose pairs
-  // cannot saturate (the cases with small weights).
-  CHECK(expected >= 4);
+  // A level with window tiles has them on its byte paths; at AVX2 those need weights whose
+  // pairs cannot saturate (the cases with small weights).
+  if (level_windows) CHECK(expected >= 4);
 }
