@@ -41,7 +41,9 @@ struct ConvShape {
 /// 3: 3x3 stride 2 56x56x64->128 pad 1 (a ResNet stage's downsampling conv, 28x28 out);
 /// 4: 7x7 stride 2 224x224x3->64 pad 3 (ResNet's stem, 112x112 out: K = 147, few channels);
 /// 5: 3x3 stride 2 224x224x3->32 pad 1 (MobileNet's stem, 112x112 out: K = 27);
-/// 6: 1x1 112x112x16->96 (MobileNetV2's first expansion: K = 16).
+/// 6: 1x1 112x112x16->96 (MobileNetV2's first expansion: K = 16);
+/// 7: 1x1 7x7x160->960 (MobileNetV2's last expansion: 49 pixels, so two threads split the
+///    weight panels rather than the rows).
 inline const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
       {56, 56, 64, 64, 1, 0, false},
@@ -51,6 +53,7 @@ inline const std::vector<ConvShape>& conv_shapes() {
       {224, 224, 3, 64, 7, 3, false, 2},
       {224, 224, 3, 32, 3, 1, false, 2},
       {112, 112, 16, 96, 1, 0, false},
+      {7, 7, 160, 960, 1, 0, false},
   };
   return shapes;
 }

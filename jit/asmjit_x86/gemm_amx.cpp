@@ -30,7 +30,7 @@
 // stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left (window tiles:
 // rbx, r12 and r13, emit_util.h); rbp saves rsp,
 // rsp the 64-aligned 4 KiB scratch (row r at rsp + 128·r); the epilogue's registers are
-// those of gemm_zmm_epilogue.h, zmm0/zmm1 the row.
+// those of gemm_zmm_epilogue.h, zmm0/zmm1 the row (zmm2/zmm3 the second row of a pair).
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -197,16 +197,31 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
 
   // The epilogue, row by row from the scratch (the bias is in): the AVX-512 tile's epilogue.
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
-  emit_zmm_epilogue_setup(a, d);
-  for (unsigned r = 0; r < d.mr; ++r) {
+  const Label pair_order = a.newLabel();
+  emit_zmm_epilogue_setup(a, d, pair_order);
+  const bool pairs = zmm_stores_row_pairs(d);
+  // Row r in zmm0/zmm1, and for a pair row r + 1 in zmm2/zmm3.
+  auto load_row = [&](unsigned r, unsigned first) {
     for (unsigned j = 0; j < 2; ++j) {
       if (16 * j >= d.nr) break;
-      const x86::Zmm v(j);
-      a.vmovdqa32(v, x86::zmmword_ptr(x86::rsp, int32_t(r * kRowBytes + j * 64)));
+      a.vmovdqa32(x86::Zmm(first + j), x86::zmmword_ptr(x86::rsp, int32_t(r * kRowBytes + j * 64)));
     }
+  };
+  for (unsigned r = 0; r < d.mr;) {
+    if (pairs && r + 1 < d.mr) {
+      load_row(r, 0);
+      load_row(r + 1, 2);
+      emit_zmm_row_epilogue(a, d, r, x86::zmm0, x86::zmm1, true);
+      emit_zmm_row_epilogue(a, d, r + 1, x86::zmm2, x86::zmm3, true);
+      emit_zmm_row_pair_store(a, d, x86::zmm0, x86::zmm1, x86::zmm2, x86::zmm3);
+      r += 2;
+      if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
+      continue;
+    }
+    load_row(r, 0);
     emit_zmm_row_epilogue(a, d, r, x86::zmm0, x86::zmm1);
     emit_zmm_row_store(a, d, x86::zmm0, x86::zmm1);
-    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+    if (++r < d.mr) a.add(x86::r9, x86::r10);
   }
   a.mov(x86::rsp, x86::rbp);
   a.pop(x86::rbp);
@@ -218,6 +233,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   a.align(AlignMode::kData, 64);
   a.bind(config);
   a.embed(tiles.bytes, sizeof tiles.bytes);
+  if (pairs) emit_zmm_pair_order_table(a, pair_order);
   return x86gen::finish(code, d.name());
 }
 

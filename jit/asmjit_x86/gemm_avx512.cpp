@@ -13,7 +13,8 @@
 //             zmm0-23 accumulators (row r, half j in zmm(2r + j)), zmm28-29 the two 16-column
 //             halves of the weight step, zmm30-31 broadcast activations (alternating)
 //   epilogue: r11 epilogue block  rax row sums  r9 C row  r10 C stride  k1/k2 the store masks
-//             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results);
+//             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results), zmm28
+//             the pair order (8-bit rows stored two at a time: gemm_zmm_epilogue.h);
 //             with desc.q31 (TFLite's requantization) zmm24-26/29 and k3 its constants,
 //             zmm27/28/30/31 temps, k4 the rounding lanes
 #include <asmjit/x86.h>
@@ -124,7 +125,12 @@ void emit_q31_requant(x86::Assembler& a, const x86::Zmm& v, unsigned j) {
 
 }  // namespace
 
-void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const x86::Zmm& acc0, const x86::Zmm& acc1) {
+bool zmm_stores_row_pairs(const KernelDesc& d) {
+  return d.nr == kPanel && !d.q31 && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
+}
+
+void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const x86::Zmm& acc0, const x86::Zmm& acc1,
+                           bool paired) {
   auto ep = [](size_t field, unsigned half) {
     return x86::zmmword_ptr(x86::r11, int32_t(field * kPanel * 4 + half * 64));
   };
@@ -151,8 +157,30 @@ void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, c
     if (!(d.saturate & kSatUpper)) a.vminps(v, v, ep(kEpUpperBound, j));
     a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
     a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
-    if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpmaxsd(v, v, x86::zmm24);
+    if ((d.saturate & kSatLower) && d.out == OutKind::kU8 && !paired) a.vpmaxsd(v, v, x86::zmm24);
   }
+}
+
+void emit_zmm_row_pair_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& first0, const x86::Zmm& first1,
+                             const x86::Zmm& second0, const x86::Zmm& second1) {
+  // Per 128-bit lane i, dword j of the packed bytes holds columns 4i..4i+3 of half j % 2 of
+  // row j / 2; zmm28 (the pair order) gathers each row's 8 dwords in column order.
+  a.vpackssdw(first0, first0, first1);
+  a.vpackssdw(second0, second0, second1);
+  if (d.out == OutKind::kU8) a.vpackuswb(first0, first0, second0);
+  else a.vpacksswb(first0, first0, second0);
+  a.vpermd(first0, x86::zmm28, first0);
+  a.vmovdqu8(x86::ymmword_ptr(x86::r9), first0.ymm());
+  a.vextracti32x8(x86::ymmword_ptr(x86::r9, x86::r10), first0, 1);
+}
+
+void emit_zmm_pair_order_table(x86::Assembler& a, const Label& pair_order) {
+  // Result dword p (row p / 8, half p % 8 / 4, lane p % 4) comes from dword 4·lane + 2·row + half.
+  uint32_t order[16];
+  for (unsigned p = 0; p < 16; ++p) order[p] = 4 * (p % 4) + 2 * (p / 8) + (p % 8) / 4;
+  a.align(AlignMode::kData, 64);
+  a.bind(pair_order);
+  a.embed(order, sizeof order);
 }
 
 void emit_zmm_row_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& acc0, const x86::Zmm& acc1) {
@@ -177,7 +205,7 @@ void emit_zmm_row_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& 
   }
 }
 
-void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d) {
+void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d, const Label& pair_order) {
   // Store masks of the two 16-column halves (only the narrow ones are used).
   for (unsigned j = 0; j < 2; ++j) {
     const int lanes = int(d.nr) - int(16 * j);
@@ -190,6 +218,7 @@ void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d) {
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
   if (d.q31) emit_q31_setup(a, d);  // the backend refuses q31 with desc.saturate set
+  if (zmm_stores_row_pairs(d)) a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(pair_order));
 }
 
 
@@ -199,15 +228,26 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
   emit_main_loop(a, d);
-  emit_zmm_epilogue_setup(a, d);
-  for (unsigned r = 0; r < d.mr; ++r) {
+  const Label pair_order = a.newLabel();
+  emit_zmm_epilogue_setup(a, d, pair_order);
+  const bool pairs = zmm_stores_row_pairs(d);
+  for (unsigned r = 0; r < d.mr;) {
+    if (pairs && r + 1 < d.mr) {
+      emit_zmm_row_epilogue(a, d, r, acc(r, 0), acc(r, 1), true);
+      emit_zmm_row_epilogue(a, d, r + 1, acc(r + 1, 0), acc(r + 1, 1), true);
+      emit_zmm_row_pair_store(a, d, acc(r, 0), acc(r, 1), acc(r + 1, 0), acc(r + 1, 1));
+      r += 2;
+      if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
+      continue;
+    }
     emit_zmm_row_epilogue(a, d, r, acc(r, 0), acc(r, 1));
     emit_zmm_row_store(a, d, acc(r, 0), acc(r, 1));
-    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+    if (++r < d.mr) a.add(x86::r9, x86::r10);
   }
   if (d.taps) emit_pop_window_registers(a);
   a.vzeroupper();
   a.ret();
+  if (pairs) emit_zmm_pair_order_table(a, pair_order);
   return x86gen::finish(code, d.name());
 }
 

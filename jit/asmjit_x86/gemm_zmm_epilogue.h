@@ -4,8 +4,16 @@
 //
 // Registers: rdi the GemmTileArgs, r11 the panel's epilogue block (kEpFields x 32 lanes);
 // emit_zmm_epilogue_setup loads r9 (C row), r10 (C stride), rax (row sums), k1/k2 (store masks
-// of the two 16-column halves) and the constants in zmm24-26/29 and k3; the row epilogue
-// uses zmm27-31 and k4 as temporaries (r8 is clobbered by the setup).
+// of the two 16-column halves), the constants in zmm24-26/29 and k3, and for row pairs the
+// pair order in zmm28; the row epilogue uses zmm27-31 and k4 as temporaries (r8 is clobbered
+// by the setup).
+//
+// Row pairs (zmm_stores_row_pairs): 8-bit results of a whole panel leave two rows at a time,
+// narrowed by saturating packs — vpackssdw per row, then vpacksswb / vpackuswb of the two
+// rows, 4 shuffles per 64 results instead of vpmovsdb's / vpmovusdb's 8 — and one vpermd
+// that undoes the packs' 128-bit lane interleave. Saturating int32 -> int16 -> 8 bits equals
+// saturating int32 -> 8 bits, so the results are those of the single-row narrowing (which
+// needs a max with 0 first for u8; the packs do not).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -14,15 +22,28 @@
 
 namespace qrt::jit::x86gen {
 
+/// Whether the tile's rows leave in pairs (emit_zmm_row_pair_store): 8-bit results, a whole
+/// 32-column panel, and not the Q31 epilogue (whose constants take zmm24-31).
+bool zmm_stores_row_pairs(const KernelDesc& d);
 /// Loads the epilogue's pointers, store masks and constants (after the k loop: r8, r9, r10,
-/// rax, zmm24-31 and k1-k4 are free).
-void emit_zmm_epilogue_setup(asmjit::x86::Assembler& a, const KernelDesc& d);
+/// rax, zmm24-31 and k1-k4 are free). `pair_order` labels the table that
+/// emit_zmm_pair_order_table embeds; it is read only where zmm_stores_row_pairs(d).
+void emit_zmm_epilogue_setup(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::Label& pair_order);
 /// Row r's corrections and conversion: `acc0`/`acc1` (columns 0-15 / 16-31, the bias added)
-/// become the int32, f32 or clamped 8-bit-range results.
+/// become the int32, f32 or clamped 8-bit-range results. `paired`: the row leaves through
+/// emit_zmm_row_pair_store, whose packs saturate u8 at 0 themselves.
 void emit_zmm_row_epilogue(asmjit::x86::Assembler& a, const KernelDesc& d, unsigned r, const asmjit::x86::Zmm& acc0,
-                           const asmjit::x86::Zmm& acc1);
+                           const asmjit::x86::Zmm& acc1, bool paired = false);
 /// Stores the row's d.nr results at [r9] (narrowed to 8 bits where d.out says so).
 void emit_zmm_row_store(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::x86::Zmm& acc0,
                         const asmjit::x86::Zmm& acc1);
+/// Stores two rows' 8-bit results (their emit_zmm_row_epilogue run with `paired`) at [r9]
+/// (`first0`/`first1`) and [r9 + r10] (`second0`/`second1`); clobbers all four registers.
+void emit_zmm_row_pair_store(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::x86::Zmm& first0,
+                             const asmjit::x86::Zmm& first1, const asmjit::x86::Zmm& second0,
+                             const asmjit::x86::Zmm& second1);
+/// Embeds the pair order (vpermd's 16 indices, 64-byte aligned) at `pair_order`, after the
+/// code's last instruction.
+void emit_zmm_pair_order_table(asmjit::x86::Assembler& a, const asmjit::Label& pair_order);
 
 }  // namespace qrt::jit::x86gen
