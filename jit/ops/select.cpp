@@ -106,24 +106,39 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     // A contraction whose kernel computes the profile's requantization in its epilogue, at the
     // best allowed level with a kernel of its kind only (a lower level's kernel loses to that
     // level's int32 path; avx512-amx has GEMM tiles but takes depthwise from avx512-vnni).
-    if (const OpFamily* family = profile_epilogue_family(graph, op)) {
-      IsaSet best;
+    const OpFamily* epilogue_family = profile_epilogue_family(graph, op);
+    auto fused_at = [&](const IsaSet& level) -> Result<KernelChoice> {
+      QRT_ASSIGN_OR_RETURN(KernelChoice fused, select_in_family(graph, op, epilogue_family, level, generator));
+      if (fused.kernel) fused.chain += " (numerics profile " + formula + ": TFLite's requantization in the kernel's epilogue)";
+      return fused;
+    };
+    IsaSet best;
+    if (epilogue_family) {
       for (Isa isa : allowed.by_preference()) {
-        if (!kernel_list_backend(family->kind_of(op), isa, generator)) continue;
+        if (!kernel_list_backend(epilogue_family->kind_of(op), isa, generator)) continue;
         best.add(isa);
         break;
       }
-      QRT_ASSIGN_OR_RETURN(KernelChoice fused, select_in_family(graph, op, family, best, generator));
-      if (fused.kernel) {
-        fused.chain += " (numerics profile " + formula + ": TFLite's requantization in the kernel's epilogue)";
-        return fused;
-      }
+      QRT_ASSIGN_OR_RETURN(KernelChoice fused, fused_at(best));
+      if (fused.kernel) return fused;
     }
     // A contraction the profile redefines only in its requantization: the kernels compute its
     // int32 accumulators, portable C++ the profile's requantization.
     if (std::optional<std::shared_ptr<Graph>> acc = accumulator_graph(graph, op)) {
       const Op& inner = (*acc)->ops.back();
       QRT_ASSIGN_OR_RETURN(KernelChoice contraction, select_kernel(**acc, inner, allowed, generator));
+      // Where a lower level computes the accumulators (avx512-amx declines k below one 64-byte
+      // step to avx512-vnni), that level's tiles with the requantization in their epilogue
+      // beat its int32 results plus a separate requantization pass.
+      if (contraction.kernel && epilogue_family && !best.has(contraction.isa)) {
+        IsaSet level;
+        level.add(contraction.isa);
+        QRT_ASSIGN_OR_RETURN(KernelChoice fused, fused_at(level));
+        if (fused.kernel) {
+          fused.chain = contraction.chain + "; at " + isa_name(contraction.isa) + ": " + fused.chain;
+          return fused;
+        }
+      }
       if (contraction.kernel) {
         contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel), allowed, generator);
         return contraction;
