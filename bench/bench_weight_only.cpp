@@ -8,7 +8,8 @@
 //   BM_wo_matmul/<level>/<weights>/M:../K:../N:../layers:../threads:..
 // <weights>: i4_b32 (4-bit, a scale and zero point per 32 weights along K), i8 (per column),
 // f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
-// row and block, integer dot products: kDynGemm).
+// row and block, integer dot products: kDynGemm); _bf16 / _f16: activations, weights' expressed
+// type and results in that type (each dequantized weight rounded to it, sums in f32).
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -35,6 +36,7 @@ enum class Weights { kI4Block32, kI8, kF32 };
 struct Form {
   Weights weights;
   bool dynamic = false;
+  qrt::FloatKind act = qrt::FloatKind::kF32;  // activations, the weights' expressed type, results
 };
 
 // One matmul x[M, K] · W[K, N] with W a constant of the given form, filled by a cheap
@@ -43,8 +45,8 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) 
   const Weights form = f.weights;
   using namespace qrt;
   Graph g;
-  const Type f32 = Type::tensor({m, k}, ElementType::make_float(FloatKind::kF32));
-  const int x = g.add_input(f32, "x");
+  const Type xt = Type::tensor({m, k}, ElementType::make_float(f.act));
+  const int x = g.add_input(xt, "x");
   ElementType we;
   Type stored;
   if (form == Weights::kF32) {
@@ -61,8 +63,8 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) 
     }
     const QuantStorage s = QuantStorage::full_range(bits, true);
     we = form == Weights::kI4Block32
-             ? ElementType::make_sub_channel(s, FloatKind::kF32, {0, 1}, {block, 1}, {blocks, n}, std::move(scales), std::move(zps))
-             : ElementType::make_per_axis(s, FloatKind::kF32, 1, std::move(scales), std::move(zps));
+             ? ElementType::make_sub_channel(s, f.act, {0, 1}, {block, 1}, {blocks, n}, std::move(scales), std::move(zps))
+             : ElementType::make_per_axis(s, f.act, 1, std::move(scales), std::move(zps));
     stored = Type::tensor({k, n}, ElementType::make_int(bits, Signedness::kSignless));
   }
   DenseElements d = DenseElements::zeros(stored);
@@ -82,7 +84,7 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) 
   const int c = g.add_op(OpKind::kConstant, {}, {Type::tensor({k, n}, we)}, {{"value", Attribute::make_dense(std::move(d))}});
   std::vector<std::pair<std::string, Attribute>> attrs;
   if (f.dynamic) attrs.push_back({"activations", Attribute::make_string("dynamic_i8")});
-  const int y = g.add_op(OpKind::kMatmul, {x, g.result(c)}, {Type::tensor({m, n}, ElementType::make_float(FloatKind::kF32))}, attrs);
+  const int y = g.add_op(OpKind::kMatmul, {x, g.result(c)}, {Type::tensor({m, n}, ElementType::make_float(f.act))}, attrs);
   g.outputs = {g.result(y)};
   qrt::share_dense_attributes(g);  // as a loaded model holds its weights: kernels read them in place
   return g;
@@ -115,9 +117,8 @@ void BM_wo_matmul(benchmark::State& state, qrt::jit::Isa level, Form f) {
     kernels.push_back(std::move(choice->kernel));
     if (form == Weights::kF32) graphs.back() = qrt::Graph();  // the f32 GEMM holds its packed copy
   }
-  qrt::Tensor x = qrt::Tensor::zeros(qrt::Type::tensor({m, k}, qrt::ElementType::make_float(qrt::FloatKind::kF32)));
-  float* xs = reinterpret_cast<float*>(x.bytes());
-  for (int64_t i = 0; i < m * k; ++i) xs[i] = float(i % 17 - 8) * 0.125f;
+  qrt::Tensor x = qrt::Tensor::zeros(qrt::Type::tensor({m, k}, qrt::ElementType::make_float(f.act)));
+  for (int64_t i = 0; i < m * k; ++i) x.set_float(size_t(i), double(i % 17 - 8) * 0.125);
   qrt::Tensor y = qrt::Tensor::zeros(kernels[0]->result_type());
   const std::vector<const qrt::Tensor*> operands{&x};
   for (auto _ : state) {
@@ -167,6 +168,11 @@ const bool registered = [] {
         ->Apply(shapes);
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8").c_str(), BM_wo_matmul, level, Form{Weights::kI8})
         ->Apply(shapes);
+    for (auto [suffix, kind] : {std::pair<const char*, qrt::FloatKind>{"_bf16", qrt::FloatKind::kBF16}, {"_f16", qrt::FloatKind::kF16}}) {
+      benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32" + suffix).c_str(), BM_wo_matmul, level,
+                                   Form{Weights::kI4Block32, false, kind})
+          ->Apply(shapes_only);
+    }
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8_dyn").c_str(), BM_wo_matmul, level, Form{Weights::kI8, true})
         ->Apply(shapes);
     // The dequantized path at the best level only (at the lower levels it is slower still).

@@ -1,6 +1,7 @@
 // qrt — the x86 backend's weight-only matmul micro-kernels (kWoGemm), written with intrinsics
 // like intrinsics_avx2.cpp: the weights stay packed (8 or 4 bits) and are dequantized in
-// registers, f32(q − zp) · scale per block, then multiplied and added in the reference's order
+// registers, f32(q − zp) · scale per block (rounded to bf16 or f16 where the weights' expressed
+// type is: KernelDesc::weight_round), then multiplied and added in the reference's order
 // (one rounding each, no FMA: -ffp-contract=off) with the columns across the lanes, so every
 // output is bit-exact with the scalar twin (jit/ref/twins.cpp) and the reference.
 //   avx512-vnni: 64 columns (4 zmm) x up to 4 rows per step, masked column tails.
@@ -30,6 +31,42 @@ using KChunk = WoChunk;
 
 #define QRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define QRT_AVX2 __attribute__((target("avx2")))
+// AVX2 tiles that round weights to f16 (vcvtps2ph): the backend requires F16C for them.
+#define QRT_AVX2_F16C __attribute__((target("avx2,f16c")))
+
+// KernelDesc::weight_round as a template argument.
+constexpr int kRoundNone = 0, kRoundBf16 = 1, kRoundF16 = 2;
+
+// bfloat16 rounding on the bits (twin::round_to_bf16): + 0x7FFF + the lowest kept bit, the
+// low half cleared. A dequantized weight is NaN only as the product 0 · inf (a scale that is
+// inf in f32), the default NaN 0xFFC00000, which this keeps a NaN; so no NaN test.
+QRT_AVX512 inline __m512 round_bf16_16(__m512 w) {
+  const __m512i b = _mm512_castps_si512(w);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7FFF)), lsb),
+                                     _mm512_set1_epi32(int32_t(0xFFFF0000u)));
+  return _mm512_castsi512_ps(r);
+}
+
+template <int kRound>
+QRT_AVX512 inline __m512 round_weights16(__m512 w) {
+  if constexpr (kRound == kRoundBf16) return round_bf16_16(w);
+  if constexpr (kRound == kRoundF16) return _mm512_cvtph_ps(_mm512_cvtps_ph(w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return w;
+}
+
+template <int kRound>
+QRT_AVX2_F16C inline __m256 round_weights8(__m256 w) {
+  if constexpr (kRound == kRoundBf16) {
+    const __m256i b = _mm256_castps_si256(w);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7FFF)), lsb),
+                                       _mm256_set1_epi32(int32_t(0xFFFF0000u)));
+    return _mm256_castsi256_ps(r);  // (no NaN test: see round_bf16_16)
+  }
+  if constexpr (kRound == kRoundF16) return _mm256_cvtph_ps(_mm256_cvtps_ph(w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return w;
+}
 
 // ---- AVX-512: 64 columns per step ----
 
@@ -76,7 +113,7 @@ QRT_AVX512 inline __m512 clamp16(__m512 v, __m512 lo, __m512 hi) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
 }
 
-template <int kBits, bool kSigned, bool kZp, int kRows>
+template <int kBits, bool kSigned, bool kZp, int kRound, int kRows>
 QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   const int64_t cols = std::min<int64_t>(64, a.n - j0);
   __mmask16 mask[4];
@@ -132,7 +169,7 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
           const __m512i d = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, _mm_srli_epi16(b, 4)));
           // (d & 0xF) | exponent, or (d & 0xF) ^ (exponent | 8) for signed storage.
           const __m512i v = _mm512_ternarylogic_epi32(d, low_nibble, exponent, kSigned ? 0x6A : 0xEA);
-          w[c] = _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(v), offset[c]), scale[c]);
+          w[c] = round_weights16<kRound>(_mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(v), offset[c]), scale[c]));
         }
       } else {
         const __m512i bytes = load_row64<kBits, kSigned>(row, cols);
@@ -140,7 +177,7 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
         for (int c = 0; c < 4; ++c) {
           __m512i q = widen_quarter<kSigned>(bytes, c);
           if constexpr (kZp) q = _mm512_sub_epi32(q, zp[c]);
-          w[c] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale[c]);
+          w[c] = round_weights16<kRound>(_mm512_mul_ps(_mm512_cvtepi32_ps(q), scale[c]));
         }
       }
       #pragma GCC unroll 4
@@ -173,10 +210,10 @@ QRT_AVX512 void avx512_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, cons
   }
 }
 
-template <int kBits, bool kSigned, bool kZp>
+template <int kBits, bool kSigned, bool kZp, int kRound>
 void avx512_wo_run(const WoGemmArgs& a) {
   run_wo_tiles<64>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
-    avx512_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
+    avx512_wo_tile<kBits, kSigned, kZp, kRound, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
 
@@ -242,8 +279,8 @@ QRT_AVX2 inline void store8f(float* p, __m256 v, int64_t cols) {
   }
 }
 
-template <int kBits, bool kSigned, bool kZp, int kRows>
-QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
+template <int kBits, bool kSigned, bool kZp, int kRound, int kRows>
+QRT_AVX2_F16C void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   const int64_t cols = std::min<int64_t>(16, a.n - j0);
   __m256 acc[kRows][2];
   #pragma GCC unroll 4
@@ -272,7 +309,7 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KC
       for (int h = 0; h < 2; ++h) {
         __m256i q = widen_half<kSigned>(bytes, h);
         if constexpr (kZp) q = _mm256_sub_epi32(q, zp[h]);
-        w[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(q), scale[h]);
+        w[h] = round_weights8<kRound>(_mm256_mul_ps(_mm256_cvtepi32_ps(q), scale[h]));
       }
       #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
@@ -305,34 +342,43 @@ QRT_AVX2 void avx2_wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KC
   }
 }
 
-template <int kBits, bool kSigned, bool kZp>
+template <int kBits, bool kSigned, bool kZp, int kRound>
 void avx2_wo_run(const WoGemmArgs& a) {
   run_wo_tiles<16>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
-    avx2_wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
+    avx2_wo_tile<kBits, kSigned, kZp, kRound, decltype(rows)::value>(a, r0, j0, kc);
   });
 }
 
-// One instantiation per (bits, signedness, zero points) of `run`.
-template <template <int, bool, bool> class Run>
-void dispatch(const WoGemmArgs& a, const KernelDesc& d) {
+// One instantiation per (bits, signedness, zero points, weight rounding) of `run`.
+template <template <int, bool, bool, int> class Run, int kRound>
+void dispatch_rounded(const WoGemmArgs& a, const KernelDesc& d) {
   const bool s = d.storage_signed, z = d.weight_zp;
   if (d.weight_bits == 8) {
-    if (s) z ? Run<8, true, true>::go(a) : Run<8, true, false>::go(a);
-    else z ? Run<8, false, true>::go(a) : Run<8, false, false>::go(a);
+    if (s) z ? Run<8, true, true, kRound>::go(a) : Run<8, true, false, kRound>::go(a);
+    else z ? Run<8, false, true, kRound>::go(a) : Run<8, false, false, kRound>::go(a);
   } else {
-    if (s) z ? Run<4, true, true>::go(a) : Run<4, true, false>::go(a);
-    else z ? Run<4, false, true>::go(a) : Run<4, false, false>::go(a);
+    if (s) z ? Run<4, true, true, kRound>::go(a) : Run<4, true, false, kRound>::go(a);
+    else z ? Run<4, false, true, kRound>::go(a) : Run<4, false, false, kRound>::go(a);
   }
 }
 
-template <int kBits, bool kSigned, bool kZp>
+template <template <int, bool, bool, int> class Run>
+void dispatch(const WoGemmArgs& a, const KernelDesc& d) {
+  switch (d.weight_round) {
+    case WeightRound::kNone: return dispatch_rounded<Run, kRoundNone>(a, d);
+    case WeightRound::kBf16: return dispatch_rounded<Run, kRoundBf16>(a, d);
+    case WeightRound::kF16: return dispatch_rounded<Run, kRoundF16>(a, d);
+  }
+}
+
+template <int kBits, bool kSigned, bool kZp, int kRound>
 struct Avx512Run {
-  static void go(const WoGemmArgs& a) { avx512_wo_run<kBits, kSigned, kZp>(a); }
+  static void go(const WoGemmArgs& a) { avx512_wo_run<kBits, kSigned, kZp, kRound>(a); }
 };
 
-template <int kBits, bool kSigned, bool kZp>
+template <int kBits, bool kSigned, bool kZp, int kRound>
 struct Avx2Run {
-  static void go(const WoGemmArgs& a) { avx2_wo_run<kBits, kSigned, kZp>(a); }
+  static void go(const WoGemmArgs& a) { avx2_wo_run<kBits, kSigned, kZp, kRound>(a); }
 };
 
 }  // namespace

@@ -93,6 +93,12 @@ class X86Backend final : public Backend {
       return "the CPU lacks AVX-512 VBMI (vpermi2b)";
     }
     if (d.op == KernelOp::kGemm) return gemm_tile_why_not(d, gemm_traits(d.path));
+    // f16 weights round with vcvtps2ph: AVX-512 F has it, the AVX2 levels need F16C (every
+    // AVX2 CPU made has it, but the CPUID bit is what counts).
+    if (d.op == KernelOp::kWoGemm && d.weight_round == WeightRound::kF16 && isa_ != Isa::kAvx512Vnni &&
+        !__builtin_cpu_supports("f16c")) {
+      return "the CPU lacks F16C (vcvtps2ph) for f16 weights";
+    }
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
     if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, isa_ == Isa::kAvx512Vnni);
     return window_kernel_why_not(d, depthwise_traits().block);

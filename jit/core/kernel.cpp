@@ -11,7 +11,8 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
          row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels &&
-         weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding && q31 == o.q31 && k_tail == o.k_tail;
+         weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding && q31 == o.q31 && k_tail == o.k_tail &&
+         weight_round == o.weight_round;
 }
 
 size_t KernelDesc::hash() const {
@@ -24,7 +25,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
        0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
@@ -150,10 +151,12 @@ std::string KernelDesc::name() const {
   }
   if (op == KernelOp::kF32Dwconv) return "f32_f32_f32_dwconv" + suffix;
   if (op == KernelOp::kWoGemm) {
-    // e.g. f32_qs4w_f32_wogemm_4x64__avx512vnni (activations, packed weights, output; tile).
+    // e.g. f32_qs4w_f32_wogemm_4x64__avx512vnni (activations, packed weights, output; tile);
+    // f32_qs4w_bf16_f32_wogemm_...: the weights dequantize to bf16 (WeightRound).
     const char* tile = isa == Isa::kAvx512Vnni ? "4x64" : isa == Isa::kScalar ? "1x1" : "4x16";
+    const char* round = weight_round == WeightRound::kBf16 ? "_bf16" : weight_round == WeightRound::kF16 ? "_f16" : "";
     return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w" +
-           (weight_zp ? "_zp" : "") + "_f32_wogemm_" + tile + suffix;
+           (weight_zp ? "_zp" : "") + round + "_f32_wogemm_" + tile + suffix;
   }
   if (op == KernelOp::kDynGemm) {
     // e.g. f32_qs4w_f32_dyngemm_4x64__avx512vnni (activations quantized per call, packed weights, output).

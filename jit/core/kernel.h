@@ -93,6 +93,14 @@ enum class OutKind : uint8_t {
 /// KernelDesc::saturate bits.
 enum SaturateBits : uint8_t { kSatLower = 1, kSatUpper = 2 };
 
+/// KernelDesc::weight_round: the type a weight-only kernel rounds each dequantized weight to
+/// (round to nearest even), the computation staying in f32.
+enum class WeightRound : uint8_t {
+  kNone,  ///< f32 weights: no rounding beyond the dcast product's
+  kBf16,  ///< bfloat16
+  kF16,   ///< IEEE binary16 (overflow to ±inf, subnormals kept)
+};
+
 struct KernelDesc {
   KernelOp op = KernelOp::kQuantize;
   Isa isa = Isa::kScalar;      ///< the level the kernel is generated for
@@ -123,6 +131,9 @@ struct KernelDesc {
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
+  /// kWoGemm: the float type each dequantized weight rounds to before its product (the
+  /// weights' expressed type: kNone for f32, else bf16 or f16; docs/numerics.md, hybrid matmul).
+  WeightRound weight_round = WeightRound::kNone;
   bool single_rounding = false; ///< kRequantQ31: one rounding of the 64-bit product (TFLITE_SINGLE_ROUNDING)
   /// kGemm, 8-bit results: TFLite's fixed-point requantization (a Q31 multiplier and a shift
   /// per column, double rounding: numerics::requantize_tflite) instead of the f32 multiply;

@@ -258,7 +258,7 @@ void wo_gemm_rows(const WoGemmArgs* a, const KernelDesc* d, int64_t row0) {
         float wl[16];
         for (int c = 0; c < 16; ++c) {
           const int32_t q = c < cols ? wo_weight_at(*a, kk, j0 + c, d->weight_bits, d->storage_signed) : 0;
-          wl[c] = float(q - zp[c]) * scale[c];
+          wl[c] = round_weight(float(q - zp[c]) * scale[c], d->weight_round);
         }
         f32x16 w;
         std::memcpy(&w, wl, sizeof w);

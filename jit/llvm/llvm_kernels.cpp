@@ -135,7 +135,8 @@ std::string kernel_key(const KernelDesc& d) {
   for (int64_t v : {int64_t(d.op), int64_t(d.isa), int64_t(d.generator), int64_t(d.storage_signed), int64_t(scale_bits),
                     int64_t(d.zero_point), int64_t(d.qmin), int64_t(d.qmax), int64_t(d.path), int64_t(d.out), int64_t(d.mr),
                     int64_t(d.nr), int64_t(d.panel), int64_t(d.row_correction), int64_t(d.saturate), int64_t(d.b_signed), int64_t(d.taps),
-                    int64_t(d.kh), int64_t(d.channels)}) {
+                    int64_t(d.kh), int64_t(d.channels), int64_t(d.weight_bits), int64_t(d.weight_zp),
+                    int64_t(d.weight_round), int64_t(d.q31), int64_t(d.single_rounding), int64_t(d.k_tail)}) {
     key += "," + std::to_string(v);
   }
   return key + "|templates " + std::to_string(kernel_templates_hash());

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
@@ -27,6 +28,41 @@ namespace {
 
 constexpr int64_t kColumnChunk = 64;  // columns per task unit: a multiple of every kernel's step
 
+bool is_f32_or_narrower(FloatKind k) { return k == FloatKind::kF32 || k == FloatKind::kBF16 || k == FloatKind::kF16; }
+
+// `count` bf16 or f16 values widened to f32 (exact).
+void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint16_t b;
+    std::memcpy(&b, src + 2 * i, 2);
+    if (kind == FloatKind::kBF16) {
+      const uint32_t u = uint32_t(b) << 16;
+      std::memcpy(dst + i, &u, 4);
+    } else {
+      dst[i] = f16_bits_to_float(b);
+    }
+  }
+}
+
+// `count` f32 values rounded once to bf16 or f16 (nearest even; NaN stays NaN).
+void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint16_t b;
+    if (kind == FloatKind::kBF16) {
+      uint32_t u;
+      std::memcpy(&u, src + i, 4);
+      b = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    } else {
+      b = f16_bits_from_double(double(src[i]));
+    }
+    std::memcpy(dst + 2 * i, &b, 2);
+  }
+}
+
+WeightRound weight_round_of(FloatKind expressed) {
+  return expressed == FloatKind::kBF16 ? WeightRound::kBf16 : expressed == FloatKind::kF16 ? WeightRound::kF16 : WeightRound::kNone;
+}
+
 // The weight's bytes and parameters in kWoGemm's layout (WoGemmArgs).
 struct PackedWeights {
   DenseElements bytes;        // [K, N] stored values: a view of the graph's constant, or owned
@@ -35,6 +71,7 @@ struct PackedWeights {
   int64_t k = 0, n = 0, block = 0, w_stride = 0;
   unsigned bits = 8;
   bool is_signed = true;
+  WeightRound round = WeightRound::kNone;  // the weights' expressed type, where narrower than f32
 };
 
 }  // namespace
@@ -81,8 +118,9 @@ bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<
   bias->clear();
   if (op.operands.size() <= 2) return true;
   std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-  if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
-    *why = "the bias is not an f32 constant";
+  // f16 and bf16 values widen to f32 exactly, as the reference reads them.
+  if (!b || !b->type.element.is_float() || !is_f32_or_narrower(b->type.element.float_kind)) {
+    *why = "the bias is not an f32, f16 or bf16 constant";
     return false;
   }
   bias->resize(size_t(n));
@@ -127,14 +165,35 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
  public:
   WeightOnlyMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const PackedWeights> w, std::vector<float> bias,
                            KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)) {}
+      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)),
+        x_kind_(graph.values[size_t(op.operands[0])].type.element.float_kind), y_kind_(result_type_.element.float_kind) {
+    if (const std::optional<FusedClamp> c = fused_clamp(op); c && y_kind_ != FloatKind::kF32) {
+      // The reference clamps the bf16/f16 result with bounds rounded to that type; clamping the
+      // f32 sum with the same (representable) bounds before the one rounding gives the same
+      // values, rounding being monotonic.
+      lo_ = float(round_to_float_kind(c->min, y_kind_));
+      hi_ = float(round_to_float_kind(c->max, y_kind_));
+    }
+  }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const PackedWeights& w = *w_;
     const int64_t rows = operands[0]->num_elements() / w.k;
     if (rows == 0) return Status::ok();
+    // bf16 / f16 activations widen to f32 (exact) and results narrow once at the end: the
+    // kernel computes in f32, as the reference does (docs/numerics.md, compute precision).
+    thread_local std::vector<float> wide_x, wide_y;
     const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    if (x_kind_ != FloatKind::kF32) {
+      wide_x.resize(size_t(rows * w.k));
+      widen_to_f32(operands[0]->bytes(), x_kind_, rows * w.k, wide_x.data());
+      x = wide_x.data();
+    }
     float* out = reinterpret_cast<float*>(y.bytes());
+    if (y_kind_ != FloatKind::kF32) {
+      wide_y.resize(size_t(rows * w.n));
+      out = wide_y.data();
+    }
     // Columns split between tasks (a GEMV has one row: its weights are the work to share),
     // each task all rows of its columns.
     const int64_t chunks = (w.n + kColumnChunk - 1) / kColumnChunk;
@@ -149,6 +208,7 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
                    rows, w.k, c1 - c0, w.k, w.w_stride, w.n, w.n, w.block, lo_, hi_};
       call_microkernel(code_->entry(), a, desc_);
     });
+    if (y_kind_ != FloatKind::kF32) narrow_from_f32(out, y_kind_, rows * w.n, y.bytes());
     return Status::ok();
   }
 
@@ -171,6 +231,7 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
   std::shared_ptr<const PackedWeights> w_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
+  FloatKind x_kind_, y_kind_;  // f32, bf16 or f16
 };
 
 struct PreparedWeightOnly final : PreparedOp {
@@ -188,6 +249,7 @@ KernelDesc wo_desc(const PackedWeights& w, const Backend* backend) {
   d.storage_signed = w.is_signed;
   d.weight_bits = uint8_t(w.bits);
   d.weight_zp = !w.zps.empty();
+  d.weight_round = w.round;
   return d;
 }
 
@@ -200,12 +262,14 @@ class WeightOnlyMatmulFamily final : public OpFamily {
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& wt = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    if (!x.element.is_float() || x.element.float_kind != FloatKind::kF32 || !out.element.is_float() ||
-        out.element.float_kind != FloatKind::kF32) {
-      return refuse(why_not, "only f32 activations and results have a weight-only kernel");
+    if (!x.element.is_float() || !is_f32_or_narrower(x.element.float_kind) || !out.element.is_float() ||
+        !is_f32_or_narrower(out.element.float_kind)) {
+      return refuse(why_not, "only f32, bf16 and f16 activations and results have a weight-only kernel");
     }
     const ElementType& e = wt.element;
-    if (!e.is_any_uniform() || e.float_kind != FloatKind::kF32) return refuse(why_not, "weights must be !quant.uniform with f32 expressed type");
+    if (!e.is_any_uniform() || !is_f32_or_narrower(e.float_kind)) {
+      return refuse(why_not, "weights must be !quant.uniform expressed in f32, bf16 or f16");
+    }
     if (e.storage.width != 8 && e.storage.width != 4) {
       return refuse(why_not, "weight storage of " + std::to_string(e.storage.width) + " bits (the kernel reads 8 or 4)");
     }
@@ -218,6 +282,7 @@ class WeightOnlyMatmulFamily final : public OpFamily {
     w->n = wt.dims[1];
     w->bits = e.storage.width;
     w->is_signed = e.storage.is_signed;
+    w->round = weight_round_of(e.float_kind);
     if (std::string why; !fill_parameters(e, w->k, w->n, *w, &why)) return refuse(why_not, why);
     const Type bytes_type = Type::tensor(wt.dims, ElementType::make_int(w->bits));
     const int pv = graph.values[size_t(op.operands[1])].producer;
@@ -268,8 +333,8 @@ bool weight_only_matmul_applies(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& w = graph.values[size_t(op.operands[1])].type;
   const ElementType& e = w.element;
-  return x.element.is_float() && x.element.float_kind == FloatKind::kF32 && e.is_any_uniform() &&
-         e.float_kind == FloatKind::kF32 && (e.storage.width == 8 || e.storage.width == 4) && w.rank() == 2 &&
+  return x.element.is_float() && is_f32_or_narrower(x.element.float_kind) && e.is_any_uniform() &&
+         is_f32_or_narrower(e.float_kind) && (e.storage.width == 8 || e.storage.width == 4) && w.rank() == 2 &&
          w.has_static_shape() && !(e.kind == ElementKind::kUniformPerAxis && e.axis != 1);
 }
 

@@ -49,6 +49,48 @@ inline float clamp_ps(float t, float lo, float hi) {
   return t < hi ? t : hi;
 }
 
+// A finite or infinite f32 rounded to bfloat16 (nearest even), as the vector kernels do it
+// on the bits: + 0x7FFF + the lowest kept bit, then the low 16 bits cleared (overflow carries
+// into the exponent: ±inf). NaN passes through.
+inline float round_to_bf16(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return v;
+  b = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+// An f32 rounded to IEEE binary16 (nearest even), as vcvtps2ph: |v| >= 65520 becomes ±inf;
+// below 2^-14 the step is 2^-24 (subnormals); above, 10 fraction bits are kept. NaN passes.
+inline float round_to_f16(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  const uint32_t sign = b & 0x80000000u, mag = b & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return v;
+  float m;
+  std::memcpy(&m, &mag, 4);
+  uint32_t r;
+  if (m >= 65520.0f) {
+    r = 0x7F800000u;
+  } else if (m < 6.103515625e-05f) {
+    // Multiples of 2^-24: m · 2^24 < 1024 is exact and rounds to an integer by the 2^23 trick.
+    const float t = (m * 16777216.0f + 8388608.0f) - 8388608.0f;
+    const float q = t * 5.9604644775390625e-08f;
+    std::memcpy(&r, &q, 4);
+  } else {
+    r = (mag + 0xFFFu + ((mag >> 13) & 1u)) & ~0x1FFFu;
+  }
+  r |= sign;
+  std::memcpy(&v, &r, 4);
+  return v;
+}
+
+// A dequantized weight rounded to the kWoGemm description's weight type.
+inline float round_weight(float w, WeightRound round) {
+  return round == WeightRound::kBf16 ? round_to_bf16(w) : round == WeightRound::kF16 ? round_to_f16(w) : w;
+}
+
 // The packs vpackssdw then vpacksswb / vpackuswb: saturate to the 8-bit output type.
 inline uint8_t narrow(int32_t v, bool to_signed) {
   return to_signed ? uint8_t(int8_t(std::clamp(v, -128, 127))) : uint8_t(std::clamp(v, 0, 255));

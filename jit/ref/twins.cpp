@@ -287,7 +287,7 @@ void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
       for (int64_t kk = 0; kk < a.k; ++kk) {
         const int64_t p = kk / a.block * a.p_stride + j;
         const int32_t q = wo_weight_at(a, kk, j, d->weight_bits, d->storage_signed) - (d->weight_zp ? a.zps[p] : 0);
-        const float w = float(q) * a.scales[p];
+        const float w = round_weight(float(q) * a.scales[p], d->weight_round);
         const float prod = a.x[r * a.x_stride + kk] * w;
         acc = acc + prod;
       }

@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "isa_levels.h"
 #include "jit/core/aligned_bytes.h"
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
 #include "jit/llvm/llvm_backend.h"
 #include "jit/ref/scalar_backend.h"
+#include "jit/ref/twin_arith.h"
 #include "jit/ref/twins.h"
 
 namespace {
@@ -665,52 +667,61 @@ void check_f32_dwconv(const Backend& b, std::mt19937& rng) {
 // every step (odd counts for nibble packing), rows around the 4-row tile, strided rows, NaN/inf/±0
 // activations, bias or none, fused clamps.
 void check_wo_gemm(const Backend& b, std::mt19937& rng) {
-  int cases = 0;
+  int cases = 0, declined = 0;
   for (unsigned bits : {8u, 4u}) {
     for (bool is_signed : {true, false}) {
       for (bool zp : {false, true}) {
-        KernelDesc d;
-        d.op = KernelOp::kWoGemm;
-        d.isa = b.isa();
-        d.generator = b.generator();
-        d.storage_signed = is_signed;
-        d.weight_bits = uint8_t(bits);
-        d.weight_zp = zp;
-        const int32_t qmin = is_signed ? -(1 << (bits - 1)) : 0, qmax = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-        for (int64_t rows : {1, 3, 4, 5, 9}) {
-          for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
-            // K past the kernels' 64-row chunks now and then, blocks shorter and longer than one.
-            const int64_t k = 1 + int64_t(rng() % (rng() % 3 == 0 ? 300 : 70));
-            const int64_t block = rng() % 3 == 0 ? k : 1 + int64_t(rng() % (rng() % 2 ? 33 : 150));
-            const int64_t blocks = (k + block - 1) / block;
-            const int64_t w_stride = bits == 8 ? n + int64_t(rng() % 3) : (n + 1) / 2 + int64_t(rng() % 2);
-            const int64_t xs = k + int64_t(rng() % 3), ys = n + int64_t(rng() % 3), ps = n + int64_t(rng() % 2);
-            std::vector<float> x(size_t(rows * xs)), scales(size_t(blocks * ps)), bias(static_cast<size_t>(n));
-            std::vector<uint8_t> w(size_t(k * w_stride));
-            std::vector<int16_t> zps(size_t(blocks * ps));
-            for (auto& e : x) e = random_f32(rng, true);
-            for (auto& e : w) e = uint8_t(rng());
-            for (auto& e : scales) e = std::ldexp(float(1 + rng() % 1000) / 1000.0f, -int(rng() % 12));
-            for (auto& e : zps) e = int16_t(rng() % 4 == 0 ? (rng() % 2 ? qmin : qmax) : qmin + int32_t(rng() % uint32_t(qmax - qmin + 1)));
-            for (auto& e : bias) e = random_f32(rng, false);
-            std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;
-            const float* bp = rng() % 2 ? bias.data() : nullptr;
-            const auto [lo, hi] = random_clamp(rng);
-            const int16_t* zp_ptr = zp ? zps.data() : nullptr;
-            run_both(b, d,
-                     WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y1.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi},
-                     WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y2.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi});
-            CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " rows " << rows << " n " << n << " k " << k << " block " << block);
-            for (int64_t r = 0; r < rows; ++r) {
-              for (int64_t j = n; j < ys; ++j) CHECK(y1[size_t(r * ys + j)] == 9.0f);  // the gaps between rows
+        for (WeightRound round : {WeightRound::kNone, WeightRound::kBf16, WeightRound::kF16}) {
+          KernelDesc d;
+          d.op = KernelOp::kWoGemm;
+          d.weight_round = round;
+          d.isa = b.isa();
+          d.generator = b.generator();
+          d.storage_signed = is_signed;
+          d.weight_bits = uint8_t(bits);
+          d.weight_zp = zp;
+          if (!b.why_not(d).empty()) {  // the AArch64 kernel computes with f32 weights only
+            ++declined;
+            continue;
+          }
+          const int32_t qmin = is_signed ? -(1 << (bits - 1)) : 0, qmax = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+          for (int64_t rows : {1, 3, 4, 5, 9}) {
+            for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
+              // K past the kernels' 64-row chunks now and then, blocks shorter and longer than one.
+              const int64_t k = 1 + int64_t(rng() % (rng() % 3 == 0 ? 300 : 70));
+              const int64_t block = rng() % 3 == 0 ? k : 1 + int64_t(rng() % (rng() % 2 ? 33 : 150));
+              const int64_t blocks = (k + block - 1) / block;
+              const int64_t w_stride = bits == 8 ? n + int64_t(rng() % 3) : (n + 1) / 2 + int64_t(rng() % 2);
+              const int64_t xs = k + int64_t(rng() % 3), ys = n + int64_t(rng() % 3), ps = n + int64_t(rng() % 2);
+              std::vector<float> x(size_t(rows * xs)), scales(size_t(blocks * ps)), bias(static_cast<size_t>(n));
+              std::vector<uint8_t> w(size_t(k * w_stride));
+              std::vector<int16_t> zps(size_t(blocks * ps));
+              for (auto& e : x) e = random_f32(rng, true);
+              for (auto& e : w) e = uint8_t(rng());
+              // Rounded weights: now and then scales that overflow f16 (inf) or go subnormal in it.
+              const bool extreme = round != WeightRound::kNone && rng() % 3 == 0;
+              for (auto& e : scales) e = std::ldexp(float(1 + rng() % 1000) / 1000.0f, extreme ? int(rng() % 40) - 30 : -int(rng() % 12));
+              for (auto& e : zps) e = int16_t(rng() % 4 == 0 ? (rng() % 2 ? qmin : qmax) : qmin + int32_t(rng() % uint32_t(qmax - qmin + 1)));
+              for (auto& e : bias) e = random_f32(rng, false);
+              std::vector<float> y1(size_t(rows * ys), 9.0f), y2 = y1;
+              const float* bp = rng() % 2 ? bias.data() : nullptr;
+              const auto [lo, hi] = random_clamp(rng);
+              const int16_t* zp_ptr = zp ? zps.data() : nullptr;
+              run_both(b, d,
+                       WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y1.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi},
+                       WoGemmArgs{x.data(), w.data(), scales.data(), zp_ptr, bp, y2.data(), rows, k, n, xs, w_stride, ps, ys, block, lo, hi});
+              CHECK_MESSAGE(first_f32_diff(y1, y2) == -1, d.name() << " rows " << rows << " n " << n << " k " << k << " block " << block);
+              for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t j = n; j < ys; ++j) CHECK(y1[size_t(r * ys + j)] == 9.0f);  // the gaps between rows
+              }
+              ++cases;
             }
-            ++cases;
           }
         }
       }
     }
   }
-  MESSAGE(cases << " weight-only GEMM cases");
+  MESSAGE(cases << " weight-only GEMM cases (" << declined << " descriptions with rounded weights declined)");
 }
 
 // kDynGemm: random records (any weight byte, scales over decades, zero points z' across the
@@ -803,6 +814,35 @@ void check_ew_program(const Backend& b, std::mt19937& rng) {
 }
 
 }  // namespace
+
+TEST_CASE("the twins' weight rounding to bf16 and f16 equals the IR's conversions") {
+  // Every f32 the kernels could round (random bit patterns, weighted towards f16's subnormal,
+  // tie and overflow regions), against qrt's own f16/bf16 conversions of the value.
+  std::mt19937 rng(61);
+  auto check = [](float v) {
+    const float f16 = qrt::jit::twin::round_to_f16(v), bf16 = qrt::jit::twin::round_to_bf16(v);
+    const float want16 = qrt::f16_bits_to_float(qrt::f16_bits_from_double(double(v)));
+    const float wantb = qrt::bf16_bits_to_float(qrt::bf16_bits_from_double(double(v)));
+    if (std::isnan(v)) {
+      CHECK((std::isnan(f16) && std::isnan(bf16)));
+      return;
+    }
+    CHECK_MESSAGE(std::memcmp(&f16, &want16, 4) == 0, "f16 of " << v);
+    CHECK_MESSAGE(std::memcmp(&bf16, &wantb, 4) == 0, "bf16 of " << v);
+  };
+  for (float v : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 6.103515625e-05f, 6.1035e-05f, 2.98e-08f,
+                  2.9802322e-08f, 5.96e-08f, 1.0e-9f, 3.4028235e38f, 3.3961e38f, INFINITY, -INFINITY, NAN, 1.00390625f,
+                  1.0009765625f, 1.00048828125f}) {
+    check(v);
+  }
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t bits = uint32_t(rng());
+    if (i % 2) bits = (bits & 0x80000000u) | (uint32_t(0x33000000u + (rng() % 0x0C000000u)) & 0x7FFFFFFFu);  // 2^-25 .. 2^17
+    float v;
+    std::memcpy(&v, &bits, 4);
+    check(v);
+  }
+}
 
 TEST_CASE("every kernel-list row at the level under test matches its scalar twin") {
   std::mt19937 rng(2026);
