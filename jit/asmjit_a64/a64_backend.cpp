@@ -54,7 +54,6 @@ class A64Backend final : public Backend {
       return "";
     }
     if (d.op == KernelOp::kWoGemm) {
-      if (d.weight_round != WeightRound::kNone) return "the AArch64 weight-only kernel computes with f32 weights only";
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 weight-only kernel reads 4- or 8-bit weights";
     }
     if (!serves(d.op)) {

@@ -1,6 +1,7 @@
 // qrt — the AArch64 backend's weight-only matmul micro-kernel (kWoGemm), written with NEON
 // intrinsics like the x86 backend's (weight_only_x86.cpp): the weights stay packed (8 or 4 bits)
-// and are dequantized in registers, f32(q − zp) · scale per block, then multiplied and added in
+// and are dequantized in registers, f32(q − zp) · scale per block (rounded to bf16 or f16 where
+// the weights are expressed in it: KernelDesc::weight_round), then multiplied and added in
 // the reference's order (one rounding each, no fmla: -ffp-contract=off) with the columns across
 // the lanes, so every output is bit-exact with the scalar twin (jit/ref/twins.cpp) and the
 // reference. 16 columns (4 vectors) x up to 4 rows per step on every NEON level; column tails
@@ -87,7 +88,25 @@ inline int32x4_t load4zp(const int16_t* p, int64_t cols) {
   return vmovl_s16(vld1_s16(stage));
 }
 
-template <int kBits, bool kSigned, bool kZp, int kRows>
+// KernelDesc::weight_round as a template argument.
+constexpr int kRoundNone = 0, kRoundBf16 = 1, kRoundF16 = 2;
+
+// A dequantized weight rounded to its expressed type (twin::round_weight): bf16 on the bits
+// (+ 0x7FFF + the lowest kept bit, the low half cleared; a weight is NaN only as 0 · inf, the
+// default NaN, which stays NaN), f16 by fcvtn / fcvtl (FPCR's default: nearest even, no
+// flushing; overflow to ±inf).
+template <int kRound>
+inline float32x4_t round_weights4(float32x4_t w) {
+  if constexpr (kRound == kRoundBf16) {
+    const uint32x4_t b = vreinterpretq_u32_f32(w);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(b, 16), vdupq_n_u32(1));
+    return vreinterpretq_f32_u32(vandq_u32(vaddq_u32(vaddq_u32(b, vdupq_n_u32(0x7FFF)), lsb), vdupq_n_u32(0xFFFF0000u)));
+  }
+  if constexpr (kRound == kRoundF16) return vcvt_f32_f16(vcvt_f16_f32(w));
+  return w;
+}
+
+template <int kBits, bool kSigned, bool kZp, int kRound, int kRows>
 void wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   const int64_t cols = std::min<int64_t>(kStep, a.n - j0);
   float32x4_t acc[kRows][4];
@@ -115,7 +134,7 @@ void wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
     for (int h = 0; h < 4; ++h) {
       int32x4_t q = widen_quarter<kSigned>(bytes, h);
       if constexpr (kZp) q = vsubq_s32(q, zp[h]);
-      w[h] = vmulq_f32(vcvtq_f32_s32(q), scale[h]);
+      w[h] = round_weights4<kRound>(vmulq_f32(vcvtq_f32_s32(q), scale[h]));
     }
     #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
@@ -147,24 +166,33 @@ void wo_tile(const WoGemmArgs& a, int64_t r0, int64_t j0, const KChunk& kc) {
   }
 }
 
-template <int kBits, bool kSigned, bool kZp>
+template <int kBits, bool kSigned, bool kZp, int kRound>
 void wo_run(const WoGemmArgs& a) {
   run_wo_tiles<kStep>(a, [&](auto rows, int64_t r0, int64_t j0, const KChunk& kc) {
-    wo_tile<kBits, kSigned, kZp, decltype(rows)::value>(a, r0, j0, kc);
+    wo_tile<kBits, kSigned, kZp, kRound, decltype(rows)::value>(a, r0, j0, kc);
   });
+}
+
+// One instantiation per (bits, signedness, zero points) at weight rounding kRound.
+template <int kRound>
+void wo_dispatch(const WoGemmArgs& a, const KernelDesc& d) {
+  const bool s = d.storage_signed, z = d.weight_zp;
+  if (d.weight_bits == 8) {
+    if (s) z ? wo_run<8, true, true, kRound>(a) : wo_run<8, true, false, kRound>(a);
+    else z ? wo_run<8, false, true, kRound>(a) : wo_run<8, false, false, kRound>(a);
+  } else {
+    if (s) z ? wo_run<4, true, true, kRound>(a) : wo_run<4, true, false, kRound>(a);
+    else z ? wo_run<4, false, true, kRound>(a) : wo_run<4, false, false, kRound>(a);
+  }
 }
 
 }  // namespace
 
 void a64_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
-  const WoGemmArgs& a = *args;
-  const bool s = d->storage_signed, z = d->weight_zp;
-  if (d->weight_bits == 8) {
-    if (s) z ? wo_run<8, true, true>(a) : wo_run<8, true, false>(a);
-    else z ? wo_run<8, false, true>(a) : wo_run<8, false, false>(a);
-  } else {
-    if (s) z ? wo_run<4, true, true>(a) : wo_run<4, true, false>(a);
-    else z ? wo_run<4, false, true>(a) : wo_run<4, false, false>(a);
+  switch (d->weight_round) {
+    case WeightRound::kNone: return wo_dispatch<kRoundNone>(*args, *d);
+    case WeightRound::kBf16: return wo_dispatch<kRoundBf16>(*args, *d);
+    case WeightRound::kF16: return wo_dispatch<kRoundF16>(*args, *d);
   }
 }
 

@@ -680,7 +680,7 @@ void check_wo_gemm(const Backend& b, std::mt19937& rng) {
           d.storage_signed = is_signed;
           d.weight_bits = uint8_t(bits);
           d.weight_zp = zp;
-          if (!b.why_not(d).empty()) {  // the AArch64 kernel computes with f32 weights only
+          if (!b.why_not(d).empty()) {  // e.g. f16 weights at AVX2 on a CPU without F16C
             ++declined;
             continue;
           }
