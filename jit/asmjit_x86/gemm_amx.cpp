@@ -30,7 +30,8 @@
 // stride, r8 weights, r10 the B and scratch row stride (128), rcx steps left (window tiles:
 // rbx, r12 and r13, emit_util.h); rbp saves rsp,
 // rsp the 64-aligned 4 KiB scratch (row r at rsp + 128·r); the epilogue's registers are
-// those of gemm_zmm_epilogue.h, zmm0/zmm1 the row (zmm2/zmm3 the second row of a pair).
+// those of gemm_zmm_epilogue.h, zmm0/zmm1 the row (zmm2/zmm3 the second row of a pair, zmm23
+// the pair order).
 #include <asmjit/x86.h>
 
 #include <cstddef>
@@ -198,8 +199,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
   // The epilogue, row by row from the scratch (the bias is in): the AVX-512 tile's epilogue.
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   const Label pair_order = a.newLabel();
-  emit_zmm_epilogue_setup(a, d, pair_order);
-  const bool pairs = zmm_stores_row_pairs(d);
+  // The pair order in zmm23 (the AMX tile keeps no accumulator in zmm: it is free, also beside
+  // the Q31 epilogue's zmm24-31).
+  emit_zmm_epilogue_setup(a, d, pair_order, x86::zmm23);
+  const bool pairs = zmm_stores_row_pairs(d, x86::zmm23);
   // Row r in zmm0/zmm1, and for a pair row r + 1 in zmm2/zmm3.
   auto load_row = [&](unsigned r, unsigned first) {
     for (unsigned j = 0; j < 2; ++j) {
@@ -213,7 +216,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_amx_gemm(const KernelDesc& d) {
       load_row(r + 1, 2);
       emit_zmm_row_epilogue(a, d, r, x86::zmm0, x86::zmm1, true);
       emit_zmm_row_epilogue(a, d, r + 1, x86::zmm2, x86::zmm3, true);
-      emit_zmm_row_pair_store(a, d, x86::zmm0, x86::zmm1, x86::zmm2, x86::zmm3);
+      emit_zmm_row_pair_store(a, d, x86::zmm23, x86::zmm0, x86::zmm1, x86::zmm2, x86::zmm3);
       r += 2;
       if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
       continue;

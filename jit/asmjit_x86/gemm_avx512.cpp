@@ -125,8 +125,8 @@ void emit_q31_requant(x86::Assembler& a, const x86::Zmm& v, unsigned j) {
 
 }  // namespace
 
-bool zmm_stores_row_pairs(const KernelDesc& d) {
-  return d.nr == kPanel && !d.q31 && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
+bool zmm_stores_row_pairs(const KernelDesc& d, const x86::Zmm& order) {
+  return d.nr == kPanel && !(d.q31 && order.id() >= 24) && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
 }
 
 void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const x86::Zmm& acc0, const x86::Zmm& acc1,
@@ -161,15 +161,15 @@ void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, c
   }
 }
 
-void emit_zmm_row_pair_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& first0, const x86::Zmm& first1,
-                             const x86::Zmm& second0, const x86::Zmm& second1) {
+void emit_zmm_row_pair_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& order, const x86::Zmm& first0,
+                             const x86::Zmm& first1, const x86::Zmm& second0, const x86::Zmm& second1) {
   // Per 128-bit lane i, dword j of the packed bytes holds columns 4i..4i+3 of half j % 2 of
-  // row j / 2; zmm28 (the pair order) gathers each row's 8 dwords in column order.
+  // row j / 2; `order` (the pair order) gathers each row's 8 dwords in column order.
   a.vpackssdw(first0, first0, first1);
   a.vpackssdw(second0, second0, second1);
   if (d.out == OutKind::kU8) a.vpackuswb(first0, first0, second0);
   else a.vpacksswb(first0, first0, second0);
-  a.vpermd(first0, x86::zmm28, first0);
+  a.vpermd(first0, order, first0);
   a.vmovdqu8(x86::ymmword_ptr(x86::r9), first0.ymm());
   a.vextracti32x8(x86::ymmword_ptr(x86::r9, x86::r10), first0, 1);
 }
@@ -205,7 +205,7 @@ void emit_zmm_row_store(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& 
   }
 }
 
-void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d, const Label& pair_order) {
+void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d, const Label& pair_order, const x86::Zmm& order) {
   // Store masks of the two 16-column halves (only the narrow ones are used).
   for (unsigned j = 0; j < 2; ++j) {
     const int lanes = int(d.nr) - int(16 * j);
@@ -218,7 +218,7 @@ void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d, const Label
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
   if (d.q31) emit_q31_setup(a, d);  // the backend refuses q31 with desc.saturate set
-  if (zmm_stores_row_pairs(d)) a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(pair_order));
+  if (zmm_stores_row_pairs(d, order)) a.vmovdqa32(order, x86::zmmword_ptr(pair_order));
 }
 
 
@@ -229,13 +229,13 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_gemm(const KernelDesc& d
   x86::Assembler a(&code);
   emit_main_loop(a, d);
   const Label pair_order = a.newLabel();
-  emit_zmm_epilogue_setup(a, d, pair_order);
-  const bool pairs = zmm_stores_row_pairs(d);
+  emit_zmm_epilogue_setup(a, d, pair_order, x86::zmm28);
+  const bool pairs = zmm_stores_row_pairs(d, x86::zmm28);
   for (unsigned r = 0; r < d.mr;) {
     if (pairs && r + 1 < d.mr) {
       emit_zmm_row_epilogue(a, d, r, acc(r, 0), acc(r, 1), true);
       emit_zmm_row_epilogue(a, d, r + 1, acc(r + 1, 0), acc(r + 1, 1), true);
-      emit_zmm_row_pair_store(a, d, acc(r, 0), acc(r, 1), acc(r + 1, 0), acc(r + 1, 1));
+      emit_zmm_row_pair_store(a, d, x86::zmm28, acc(r, 0), acc(r, 1), acc(r + 1, 0), acc(r + 1, 1));
       r += 2;
       if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
       continue;

@@ -5,8 +5,8 @@
 // Registers: rdi the GemmTileArgs, r11 the panel's epilogue block (kEpFields x 32 lanes);
 // emit_zmm_epilogue_setup loads r9 (C row), r10 (C stride), rax (row sums), k1/k2 (store masks
 // of the two 16-column halves), the constants in zmm24-26/29 and k3, and for row pairs the
-// pair order in zmm28; the row epilogue uses zmm27-31 and k4 as temporaries (r8 is clobbered
-// by the setup).
+// pair order in the register the tile names (the AVX-512 tile zmm28, the AMX tile zmm23); the
+// row epilogue uses zmm27-31 and k4 as temporaries (r8 is clobbered by the setup).
 //
 // Row pairs (zmm_stores_row_pairs): 8-bit results of a whole panel leave two rows at a time,
 // narrowed by saturating packs — vpackssdw per row, then vpacksswb / vpackuswb of the two
@@ -22,13 +22,16 @@
 
 namespace qrt::jit::x86gen {
 
-/// Whether the tile's rows leave in pairs (emit_zmm_row_pair_store): 8-bit results, a whole
-/// 32-column panel, and not the Q31 epilogue (whose constants take zmm24-31).
-bool zmm_stores_row_pairs(const KernelDesc& d);
+/// Whether the tile's rows leave in pairs (emit_zmm_row_pair_store) with the pair order in
+/// `order`: 8-bit results, a whole 32-column panel, and `order` outside zmm24-31 where the Q31
+/// epilogue's constants take them.
+bool zmm_stores_row_pairs(const KernelDesc& d, const asmjit::x86::Zmm& order);
 /// Loads the epilogue's pointers, store masks and constants (after the k loop: r8, r9, r10,
 /// rax, zmm24-31 and k1-k4 are free). `pair_order` labels the table that
-/// emit_zmm_pair_order_table embeds; it is read only where zmm_stores_row_pairs(d).
-void emit_zmm_epilogue_setup(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::Label& pair_order);
+/// emit_zmm_pair_order_table embeds; it is loaded into `order` only where
+/// zmm_stores_row_pairs(d, order).
+void emit_zmm_epilogue_setup(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::Label& pair_order,
+                             const asmjit::x86::Zmm& order);
 /// Row r's corrections and conversion: `acc0`/`acc1` (columns 0-15 / 16-31, the bias added)
 /// become the int32, f32 or clamped 8-bit-range results. `paired`: the row leaves through
 /// emit_zmm_row_pair_store, whose packs saturate u8 at 0 themselves.
@@ -38,8 +41,10 @@ void emit_zmm_row_epilogue(asmjit::x86::Assembler& a, const KernelDesc& d, unsig
 void emit_zmm_row_store(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::x86::Zmm& acc0,
                         const asmjit::x86::Zmm& acc1);
 /// Stores two rows' 8-bit results (their emit_zmm_row_epilogue run with `paired`) at [r9]
-/// (`first0`/`first1`) and [r9 + r10] (`second0`/`second1`); clobbers all four registers.
-void emit_zmm_row_pair_store(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::x86::Zmm& first0,
+/// (`first0`/`first1`) and [r9 + r10] (`second0`/`second1`), `order` holding the pair order;
+/// clobbers all four registers.
+void emit_zmm_row_pair_store(asmjit::x86::Assembler& a, const KernelDesc& d, const asmjit::x86::Zmm& order,
+                             const asmjit::x86::Zmm& first0,
                              const asmjit::x86::Zmm& first1, const asmjit::x86::Zmm& second0,
                              const asmjit::x86::Zmm& second1);
 /// Embeds the pair order (vpermd's 16 indices, 64-byte aligned) at `pair_order`, after the
