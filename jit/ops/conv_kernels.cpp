@@ -212,8 +212,9 @@ class ConvOpKernel final : public SinkableKernel {
     if (ow % tile) heights.push_back(unsigned(ow % tile));
     const int64_t run = w_.kw * c, padded_run = (run + step - 1) / step * step;
     if (w_.dw == 1 && padded_run == run && p.k_padded == p.k) {
+      if (!gemm_->add_window_tiles(unsigned(w_.kh), heights).is_ok()) return 0;
       window_row_bytes_ = run;
-      return gemm_->add_window_tiles(unsigned(w_.kh), heights).is_ok() ? ow : 0;
+      return ow;
     }
     if (w_.dw == 1 && padded_run <= 4 * run) {
       GemmSpec rows = spec;

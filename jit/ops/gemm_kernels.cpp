@@ -91,7 +91,6 @@ Status GemmKernel::add_window_tiles(unsigned taps, const std::vector<unsigned>& 
       QRT_ASSIGN_OR_RETURN(window_tiles_[mr - 1][which], code_cache().get(d));
     }
   }
-  window_taps_ = taps;
   main_desc_.taps = uint16_t(taps);
   return Status::ok();
 }
@@ -104,7 +103,7 @@ void GemmKernel::run_windows(const Windows& w) const {
   GemmTileArgs args;
   args.a_stride = w.pixel_stride;
   args.k_steps = p.k_padded / p.traits.k_group;
-  args.tap_steps = args.k_steps / window_taps_;
+  args.tap_steps = args.k_steps / main_desc_.taps;
   args.tap_offsets = w.tap_offsets;
   args.c_stride = w.ldc;
   args.row_sums = nullptr;

@@ -50,7 +50,7 @@ class GemmKernel {
   /// GEMM; then run_windows must not be called.
   Status add_window_tiles(unsigned taps, const std::vector<unsigned>& heights);
   /// The window taps of add_window_tiles (0: none).
-  unsigned window_taps() const { return window_taps_; }
+  unsigned window_taps() const { return main_desc_.taps; }
 
   /// Output pixels of a convolution computed from its padded input in place (implicit GEMM).
   struct Windows {
@@ -85,7 +85,6 @@ class GemmKernel {
   std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];
   KernelDesc tile_descs_[kMaxTileRows][2];
   KernelDesc main_desc_;
-  unsigned window_taps_ = 0;
   std::shared_ptr<const CompiledKernel> window_tiles_[kMaxTileRows][2];
   KernelDesc window_descs_[kMaxTileRows][2];
 };
