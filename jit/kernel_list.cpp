@@ -52,16 +52,16 @@ std::vector<KernelListRow> make_rows() {
 #endif
 #if QRT_BACKEND_A64
   // AArch64: GEMM tiles and their activation packing at each level, the element-wise kinds, the
-  // weight-only matmul and the f32 kernels; the dynamic-i8 matmul where the dot product is; the twins serve
-  // the rest.
+  // weight-only, dynamic-i8 and f32 matmul kernels (dynamic-i8 on sdot where the dot product is,
+  // on widening multiplies at plain neon); the twins serve the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                         KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
                         KernelOp::kAvgPool, KernelOp::kClamp, KernelOp::kLut8, KernelOp::kWoGemm,
-                        KernelOp::kF32Gemm, KernelOp::kF32Dwconv, KernelOp::kRequantQ31, KernelOp::kRequantF64}) {
+                        KernelOp::kF32Gemm, KernelOp::kF32Dwconv, KernelOp::kRequantQ31, KernelOp::kRequantF64,
+                        KernelOp::kDynGemm}) {
       rows.push_back({op, b->isa(), b});
     }
-    if (b->isa() != Isa::kNeon) rows.push_back({KernelOp::kDynGemm, b->isa(), b});
   }
 #endif
   // Element-wise programs: LLVM at each level it serves (its baseline level ahead of the

@@ -8,8 +8,9 @@
 // bytes per step.
 // Every level: the weight-only matmul (kWoGemm), the f32 GEMM (kF32Gemm) and f32 depthwise
 // rows (kF32Dwconv), compiled kernels (weight_only_a64.cpp, f32_kernels_a64.cpp).
-// neon-dot and neon-i8mm: the dynamic-i8 matmul (kDynGemm) on sdot by element, a compiled
-// kernel (dynamic_gemm_a64.cpp). Activation rows are
+// Every level: the dynamic-i8 matmul (kDynGemm), a compiled kernel (dynamic_gemm_a64.cpp) on
+// sdot by element (neon-dot, neon-i8mm) or, at plain neon, on widening multiplies that give the
+// same int32 sums. Activation rows are
 // packed by the portable packing kernel (the twin); every other kernel kind comes from the
 // scalar twins (the kernel list's last rows).
 #include "jit/asmjit_a64/a64_backend.h"
@@ -46,7 +47,6 @@ class A64Backend final : public Backend {
     }
     if (!available()) return std::string("the CPU lacks ") + isa_name(isa_);
     if (d.op == KernelOp::kDynGemm) {
-      if (isa_ == Isa::kNeon) return "the AArch64 dynamic i8 kernel needs the dot product (neon-dot)";
       return d.weight_bits == 4 || d.weight_bits == 8 ? "" : "the AArch64 dynamic i8 kernel reads 4- or 8-bit weights";
     }
     if (d.op == KernelOp::kF32Gemm || d.op == KernelOp::kF32Dwconv || d.op == KernelOp::kRequantQ31 ||
@@ -98,7 +98,8 @@ class A64Backend final : public Backend {
     }
     if (d.op == KernelOp::kDynGemm) {
       return std::shared_ptr<const CompiledKernel>(
-          std::make_shared<StaticKernel>(reinterpret_cast<const void*>(&a64gen::a64_dot_dyn_gemm)));
+          std::make_shared<StaticKernel>(reinterpret_cast<const void*>(isa_ == Isa::kNeon ? &a64gen::a64_neon_dyn_gemm
+                                                                                              : &a64gen::a64_dot_dyn_gemm)));
     }
     Result<std::shared_ptr<ExecutableCode>> r = d.op == KernelOp::kGemm        ? a64gen::generate_gemm(d)
                                                 : d.op == KernelOp::kDepthwise ? a64gen::generate_depthwise(d)

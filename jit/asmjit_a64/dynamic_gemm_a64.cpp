@@ -1,5 +1,6 @@
-// qrt — the AArch64 backend's dynamic-i8 matmul micro-kernel (kDynGemm) on the dot product,
-// written with NEON intrinsics like the x86 backend's (dynamic_gemm_x86.cpp). The activations
+// qrt — the AArch64 backend's dynamic-i8 matmul micro-kernel (kDynGemm) on the dot product
+// (neon-dot, neon-i8mm) or, at plain neon, on widening multiplies that compute the same int32
+// sums (dot4_lane), written with NEON intrinsics like the x86 backend's (dynamic_gemm_x86.cpp). The activations
 // arrive quantized (i8 per row and block of k, with their scale and Σ q); the weights stay
 // packed in kDynGemm's record layout (microkernel.h) as unsigned quads u of 4 or 8 bits, which
 // is sdot's by-element layout: lane c of a 16-byte load holds four k values of column c.
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "jit/asmjit_a64/generators.h"
 #include "jit/asmjit_a64/neon_f32.h"
@@ -27,57 +29,53 @@ namespace {
 
 constexpr int64_t kRowChunk = 64;  // rows whose f32 sums wait in the buffer (64 x 64 floats)
 
-// The dot-product intrinsics are declared for armv8.2-a+dotprod; the kernel carries the same
-// target so that they inline (the rest of the build targets plain armv8-a).
+// The dot-product intrinsics are declared for armv8.2-a+dotprod; the sdot quarter carries the
+// same target so that they inline (the rest of the build targets plain armv8-a). The helpers
+// below have no target: they inline into both quarters.
 #define QRT_A64_DOT __attribute__((target("arch=armv8.2-a+dotprod")))
 
-// Adds block b's terms for rows r0..r0+kRows-1 and the 16 columns of quarter `quarter` of the
-// strip whose record for b is `rec` to sums (row r at sums + r·64).
+// The quarter's weights of group g as s8 quads (sdot's by-element layout): k 8g..8g+3 in
+// `first`, 8g+4..8g+7 in `second`, 16 columns in 4 vectors each.
+template <int kBits>
+inline void load_group(const uint8_t* gp, int8x16_t first[4], int8x16_t second[4]) {
+  const uint8x16x4_t v = vld1q_u8_x4(gp);
+  if constexpr (kBits == 4) {
+    const uint8x16_t low_nibbles = vdupq_n_u8(0x0F);
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      first[j] = vreinterpretq_s8_u8(vandq_u8(v.val[j], low_nibbles));
+      second[j] = vreinterpretq_s8_u8(vshrq_n_u8(v.val[j], 4));
+    }
+  } else {
+    const uint8x16_t top_bit = vdupq_n_u8(0x80);
+    const uint8x16x4_t h = vld1q_u8_x4(gp + 256);
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      first[j] = vreinterpretq_s8_u8(veorq_u8(v.val[j], top_bit));
+      second[j] = vreinterpretq_s8_u8(veorq_u8(h.val[j], top_bit));
+    }
+  }
+}
+
+// sdot by element without the dot product (plain NEON): lane c of the result adds the four
+// products of w's bytes 4c..4c+3 with x's quad `lane`, widened to 16 bits (each |product| <=
+// 2^14) and summed pairwise into 32 bits — the same int32 sum, exactly.
+inline int32x4_t dot4_lane(int32x4_t acc, int8x16_t w, int8x8_t x, int lane) {
+  const int8x16_t xq = vreinterpretq_s8_s32(vdupq_n_s32(vget_lane_s32(vreinterpret_s32_s8(x), 0)));
+  const int8x16_t xq1 = vreinterpretq_s8_s32(vdupq_n_s32(vget_lane_s32(vreinterpret_s32_s8(x), 1)));
+  const int8x16_t q = lane == 0 ? xq : xq1;
+  const int32x4_t lo = vpaddlq_s16(vmull_s8(vget_low_s8(w), vget_low_s8(q)));
+  const int32x4_t hi = vpaddlq_s16(vmull_high_s8(w, q));
+  return vaddq_s32(acc, vpaddq_s32(lo, hi));
+}
+
+// t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale) for block b's quarter (accumulators
+// acc of rows r0..), as numerics::dynamic_i8_block_term.
 template <int kBits, int kRows>
-QRT_A64_DOT inline void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
-                                    float* sums) {
+inline void add_block_terms(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
+                            const int32x4_t (&acc)[kRows][4], float* sums) {
   constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
-  const int64_t groups = a.block_padded / 8;
-  int32x4_t acc[kRows][4];
-  #pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) {
-    #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
-  }
-  const int8_t* xq[kRows];
-  #pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) xq[r] = a.xq + (r0 + r) * a.x_stride + b * a.block_padded;
-  const uint8x16_t low_nibbles = vdupq_n_u8(0x0F), top_bit = vdupq_n_u8(0x80);
-  for (int64_t g = 0; g < groups; ++g) {
-    const uint8_t* gp = rec + g * kGroupBytes + 64 * quarter;
-    int8x16_t first[4], second[4];  // k 8g..8g+3 and 8g+4..8g+7 of the quarter's 16 columns
-    const uint8x16x4_t v = vld1q_u8_x4(gp);
-    if constexpr (kBits == 4) {
-      #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        first[j] = vreinterpretq_s8_u8(vandq_u8(v.val[j], low_nibbles));
-        second[j] = vreinterpretq_s8_u8(vshrq_n_u8(v.val[j], 4));
-      }
-    } else {
-      const uint8x16x4_t h = vld1q_u8_x4(gp + 256);
-      #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        first[j] = vreinterpretq_s8_u8(veorq_u8(v.val[j], top_bit));
-        second[j] = vreinterpretq_s8_u8(veorq_u8(h.val[j], top_bit));
-      }
-    }
-    #pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      const int8x8_t x = vld1_s8(xq[r] + 8 * g);
-      #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        acc[r][j] = vdotq_lane_s32(acc[r][j], first[j], x, 0);
-        acc[r][j] = vdotq_lane_s32(acc[r][j], second[j], x, 1);
-      }
-    }
-  }
-  // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale).
-  const uint8_t* params = rec + groups * kGroupBytes;
+  const uint8_t* params = rec + a.block_padded / 8 * kGroupBytes;
   const float* scales = reinterpret_cast<const float*>(params) + 16 * quarter;
   const int16_t* zps = reinterpret_cast<const int16_t*>(params + kDynStripCols * 4) + 16 * quarter;
   float32x4_t scale[4];
@@ -102,8 +100,62 @@ QRT_A64_DOT inline void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, in
   }
 }
 
-template <int kBits>
-QRT_A64_DOT void dot_dyn(const DynGemmArgs& a) {
+// The quarter's accumulators start at 0; its rows' activations (row r's block b at xq[r]).
+template <int kRows>
+inline void start_quarter(const DynGemmArgs& a, int64_t b, int64_t r0, int32x4_t (&acc)[kRows][4], const int8_t* (&xq)[kRows]) {
+  #pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
+    xq[r] = a.xq + (r0 + r) * a.x_stride + b * a.block_padded;
+  }
+}
+
+// Adds block b's terms for rows r0..r0+kRows-1 and the 16 columns of quarter `quarter` of the
+// strip whose record for b is `rec` to sums (row r at sums + r·64), on sdot by element. (The
+// group loop is written twice, here and in neon_quarter, so that each runs under its own
+// target: a shared template would call the sdot step out of line.)
+template <int kBits, int kRows>
+QRT_A64_DOT void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter, float* sums) {
+  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
+  int32x4_t acc[kRows][4];
+  const int8_t* xq[kRows];
+  start_quarter<kRows>(a, b, r0, acc, xq);
+  for (int64_t g = 0; g < a.block_padded / 8; ++g) {
+    int8x16_t first[4], second[4];
+    load_group<kBits>(rec + g * kGroupBytes + 64 * quarter, first, second);
+    #pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const int8x8_t x = vld1_s8(xq[r] + 8 * g);
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) acc[r][j] = vdotq_lane_s32(vdotq_lane_s32(acc[r][j], first[j], x, 0), second[j], x, 1);
+    }
+  }
+  add_block_terms<kBits, kRows>(a, rec, b, r0, quarter, acc, sums);
+}
+
+// The same at plain neon (dot4_lane).
+template <int kBits, int kRows>
+void neon_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter, float* sums) {
+  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
+  int32x4_t acc[kRows][4];
+  const int8_t* xq[kRows];
+  start_quarter<kRows>(a, b, r0, acc, xq);
+  for (int64_t g = 0; g < a.block_padded / 8; ++g) {
+    int8x16_t first[4], second[4];
+    load_group<kBits>(rec + g * kGroupBytes + 64 * quarter, first, second);
+    #pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const int8x8_t x = vld1_s8(xq[r] + 8 * g);
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) acc[r][j] = dot4_lane(dot4_lane(acc[r][j], first[j], x, 0), second[j], x, 1);
+    }
+  }
+  add_block_terms<kBits, kRows>(a, rec, b, r0, quarter, acc, sums);
+}
+
+template <int kBits, bool kDot>
+void run_dyn(const DynGemmArgs& a) {
   alignas(64) float sums[kRowChunk * 64];
   const int64_t record = dyn_record_bytes(a.block_padded, kBits);
   const float32x4_t lo = vdupq_n_f32(a.lo), hi = vdupq_n_f32(a.hi);
@@ -117,12 +169,17 @@ QRT_A64_DOT void dot_dyn(const DynGemmArgs& a) {
       for (int64_t b = 0; b < a.blocks; ++b) {
         const uint8_t* rec = strip + b * record;
         for (int q = 0; q < quarters; ++q) {
+          auto quarter = [&](auto rows_here, int64_t r) {
+            constexpr int kRows = decltype(rows_here)::value;
+            if constexpr (kDot) dot_quarter<kBits, kRows>(a, rec, b, c0 + r, q, sums + r * 64);
+            else neon_quarter<kBits, kRows>(a, rec, b, c0 + r, q, sums + r * 64);
+          };
           int64_t r = 0;
-          for (; r + 4 <= rows; r += 4) dot_quarter<kBits, 4>(a, rec, b, c0 + r, q, sums + r * 64);
+          for (; r + 4 <= rows; r += 4) quarter(std::integral_constant<int, 4>(), r);
           switch (rows - r) {
-            case 3: dot_quarter<kBits, 3>(a, rec, b, c0 + r, q, sums + r * 64); break;
-            case 2: dot_quarter<kBits, 2>(a, rec, b, c0 + r, q, sums + r * 64); break;
-            case 1: dot_quarter<kBits, 1>(a, rec, b, c0 + r, q, sums + r * 64); break;
+            case 3: quarter(std::integral_constant<int, 3>(), r); break;
+            case 2: quarter(std::integral_constant<int, 2>(), r); break;
+            case 1: quarter(std::integral_constant<int, 1>(), r); break;
             default: break;
           }
         }
@@ -151,7 +208,11 @@ QRT_A64_DOT void dot_dyn(const DynGemmArgs& a) {
 }  // namespace
 
 void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? dot_dyn<4>(*args) : dot_dyn<8>(*args);
+  desc->weight_bits == 4 ? run_dyn<4, true>(*args) : run_dyn<8, true>(*args);
+}
+
+void a64_neon_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
+  desc->weight_bits == 4 ? run_dyn<4, false>(*args) : run_dyn<8, false>(*args);
 }
 
 }  // namespace qrt::jit::a64gen

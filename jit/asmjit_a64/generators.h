@@ -112,6 +112,8 @@ Result<std::shared_ptr<ExecutableCode>> generate_elementwise(const KernelDesc& d
 /// kDynGemm (DynGemmArgs) on sdot by element, 4- or 8-bit weights: NEON intrinsics compiled
 /// for armv8.2-a+dotprod (dynamic_gemm_a64.cpp); call it only where the CPU has the dot product.
 void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
+/// The same at plain neon: sdot by element emulated with vmull_s8 and pairwise widening adds.
+void a64_neon_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc);
 /// kWoGemm (WoGemmArgs), 4- or 8-bit weights dequantized in registers, 4 rows x 16 columns per
 /// step: NEON intrinsics (weight_only_a64.cpp), every level.
 void a64_wo_gemm(const WoGemmArgs* args, const KernelDesc* desc);
