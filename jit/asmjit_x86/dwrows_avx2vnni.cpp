@@ -19,6 +19,9 @@
 // as words and the lower bounds as bytes in 64 bytes of stack; up to six weight registers.
 // AVX2 has no byte-masked store: a partial block's bytes go out in 8/4/2/1-byte pieces
 // (store_low_bytes), its int32 results by vpmaskmovd.
+// desc.q31 (8-bit results): TFLite's requantization (emit_q31_requant_ymm: clamps and zero
+// point included) replaces the f32 multiply, the clamp and the zero point's saturating add;
+// its third temporary takes ymm15, so five weight registers stay instead of six.
 //   rdi args  rsi the interleaved rows' pointers  rdx output pixel  r10 pixels left
 //   r8 weights of the block  r9 epilogue of the block  rcx the block's first channel
 //   rax the block's offset in the interleaved rows  r11 a row's pointer
@@ -73,28 +76,32 @@ void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned widt
 
 // One 16-lane block of the rows kernel: every pixel of the row, kPixels at a time, then one at
 // a time. `tail` is the block's channels when it is the partial last block, else 0.
-void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, const Label& order, const Label& masks) {
+void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, const Label& order, const Label& masks,
+                     const Label& nudge) {
   const unsigned groups = dw_rows_groups(d.taps);
   const int32_t padded4 = int32_t(dw_rows_padded_channels(kPanel, d.channels) * 4);
   const int32_t position_bytes = int32_t(dw_rows_position_bytes(kPanel, d.channels, d.taps));
-  const unsigned weights = d.kh * groups * 2, in_regs = std::min(weights, kWeightRegisters);
+  const unsigned weights = d.kh * groups * 2, in_regs = std::min(weights, kWeightRegisters - (d.q31 ? 1u : 0u));
   auto weight_mem = [&](unsigned i) { return x86::ymmword_ptr(x86::r8, int32_t(i * 32)); };  // i = (dy · groups + g) · 2 + z
   auto ep_mem = [&](size_t field, unsigned z) { return x86::ymmword_ptr(x86::r9, int32_t(field * kPanel * 4 + z * 32)); };
   const x86::Mem zero_words = x86::ymmword_ptr(x86::rsp), lo_bytes = x86::ymmword_ptr(x86::rsp, 32);
   const bool s32 = d.out == OutKind::kS32;
   auto narrow = [&](const x86::Ymm& pa, const x86::Ymm& pa1, const x86::Ymm* pb, const x86::Ymm* pb1) {
     // Saturation in place of the float lower clamp is exact: a value below the bounds stays
-    // below them at every step, and the byte max lifts it to the bound.
+    // below them at every step, and the byte max lifts it to the bound. (Q31 results are
+    // clamped and carry the zero point already: the packs only narrow them.)
     a.vpackssdw(pa, pa, pa1);
     if (pb) a.vpackssdw(*pb, *pb, *pb1);
-    a.vpaddsw(pa, pa, zero_words);
-    if (pb) a.vpaddsw(*pb, *pb, zero_words);
+    if (!d.q31) {
+      a.vpaddsw(pa, pa, zero_words);
+      if (pb) a.vpaddsw(*pb, *pb, zero_words);
+    }
     if (d.out == OutKind::kU8) a.vpackuswb(pa, pa, pb ? *pb : pa);
     else a.vpacksswb(pa, pa, pb ? *pb : pa);
     a.vmovdqu(x86::ymm9, x86::ymmword_ptr(order));
     a.vpermd(pa, x86::ymm9, pa);
   };
-  if (!s32) {
+  if (!s32 && !d.q31) {
     // The zero points as words in the packed order, and the lower bounds (lo - zo, whole
     // numbers) through the same narrowing: the output bytes of lo, in channel order.
     a.vmovdqa(x86::ymm8, ep_mem(kEpOutputZeroPoint, 0));
@@ -150,6 +157,10 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < 2; ++z) {
         const x86::Ymm v = acc(p, z);
+        if (d.q31) {
+          emit_q31_requant_ymm(a, v, {x86::ymm8, x86::ymm9, x86::ymm15}, [&](size_t field) { return ep_mem(field, z); }, nudge);
+          continue;
+        }
         a.vcvtdq2ps(v, v);
         a.vmulps(v, v, ep_mem(kEpMultiplier, z));
         a.vminps(v, v, ep_mem(kEpUpperBound, z));
@@ -161,8 +172,13 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
       const x86::Ymm pb = acc(p + 1, 0), pb1 = acc(p + 1, 1);
       narrow(acc(p, 0), acc(p, 1), pair ? &pb : nullptr, pair ? &pb1 : nullptr);
       const x86::Ymm v = acc(p, 0);
-      if (d.out == OutKind::kU8) a.vpmaxub(v, v, lo_bytes);
-      else a.vpmaxsb(v, v, lo_bytes);
+      if (d.q31) {
+        // (clamped already)
+      } else if (d.out == OutKind::kU8) {
+        a.vpmaxub(v, v, lo_bytes);
+      } else {
+        a.vpmaxsb(v, v, lo_bytes);
+      }
       // The second pixel's bytes first: a VEX xmm write clears the register's upper half.
       if (pair) a.vextracti128(x86::xmm8, v, 1);
       const unsigned bytes = tail ? tail : kPanel;
@@ -193,7 +209,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   x86::Assembler a(&code);
   const unsigned groups = dw_rows_groups(d.taps);
   const unsigned full = d.channels / kPanel, tail = d.channels % kPanel;
-  Label done = a.newLabel(), order = a.newLabel(), masks = a.newLabel();
+  Label done = a.newLabel(), order = a.newLabel(), masks = a.newLabel(), nudge = a.newLabel();
   a.sub(x86::rsp, 64);
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, rows)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, weights)));
@@ -204,14 +220,14 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   if (full > 0) {
     Label block = a.newLabel();
     a.bind(block);
-    emit_rows_block(a, d, 0, order, masks);
+    emit_rows_block(a, d, 0, order, masks, nudge);
     a.add(x86::r8, int32_t(d.kh * groups * kPanel * 4));
     a.add(x86::r9, int32_t(kEpFields * kPanel * 4));
     a.add(x86::rcx, int32_t(kPanel));
     a.cmp(x86::rcx, int32_t(full * kPanel));
     a.jb(block);
   }
-  if (tail) emit_rows_block(a, d, tail, order, masks);
+  if (tail) emit_rows_block(a, d, tail, order, masks, nudge);
   a.bind(done);
   a.add(x86::rsp, 64);
   a.vzeroupper();
@@ -219,6 +235,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   a.align(AlignMode::kData, 32);
   a.bind(order);
   for (uint32_t v : kPairOrder) a.embedUInt32(v);
+  if (d.q31) {
+    a.bind(nudge);  // 2^30 per qword: the doubling high-mul's rounding
+    for (int i = 0; i < 4; ++i) a.embedUInt64(uint64_t(1) << 30);
+  }
   embed_lane_masks(a, masks);
   return finish(code, d.name());
 }

@@ -3,6 +3,7 @@
 
 #include <asmjit/x86.h>
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -329,6 +330,39 @@ void emit_q31_round(asmjit::x86::Assembler& a, const asmjit::x86::Zmm& v, const 
   a.vpsravd(v, v, field(kEpQ31RightShift));
   a.k(r.up).vpaddd(v, v, r.ones);
   a.vpminsd(v, v, field(kEpUpperBound));
+}
+
+/// desc.q31 on ymm: v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per
+/// lane, TFLite's double rounding as emit_q31_round computes it, in AVX2's forms: an immediate
+/// blend for the odd lanes, and the rounding increment as the subtraction of the compare's
+/// all-ones lanes. `t` are three temporaries; `nudge` labels 2^30 per qword (32 bytes);
+/// `field(f)` is the epilogue operand of Q31 field f for v's lanes (kEpLowerBound,
+/// kEpUpperBound and kEpOutputZeroPoint included).
+template <typename Field>
+void emit_q31_requant_ymm(asmjit::x86::Assembler& a, const asmjit::x86::Ymm& v, const std::array<asmjit::x86::Ymm, 3>& t,
+                          const Field& field, const asmjit::Label& nudge) {
+  using namespace asmjit;
+  const x86::Ymm t0 = t[0], t1 = t[1], t2 = t[2];
+  a.vpsllvd(t0, v, field(kEpQ31LeftShift));
+  a.vpmuldq(t1, t0, field(kEpMultiplier));
+  a.vpaddq(t1, t1, x86::ymmword_ptr(nudge));
+  a.vpsrlq(t1, t1, 31);
+  a.vpsrlq(t0, t0, 32);
+  a.vmovdqu(t2, field(kEpMultiplier));
+  a.vpsrlq(t2, t2, 32);
+  a.vpmuldq(t0, t0, t2);
+  a.vpaddq(t0, t0, x86::ymmword_ptr(nudge));
+  a.vpsllq(t0, t0, 1);
+  a.vpblendd(v, t1, t0, 0xAA);  // the odd lanes from t0
+  a.vpsrld(t0, v, 31);
+  a.vpaddd(t0, t0, field(kEpQ31Threshold));
+  a.vpand(t1, v, field(kEpQ31RemainderMask));
+  a.vpcmpgtd(t1, t1, t0);  // -1 where the remainder rounds up
+  a.vpsravd(v, v, field(kEpQ31RightShift));
+  a.vpsubd(v, v, t1);
+  a.vpmaxsd(v, v, field(kEpLowerBound));
+  a.vpminsd(v, v, field(kEpUpperBound));
+  a.vpaddd(v, v, field(kEpOutputZeroPoint));
 }
 
 // GEMM window tiles (KernelDesc::taps > 0, GemmTileArgs::tap_offsets): a tap loop around a

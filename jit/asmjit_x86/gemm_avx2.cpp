@@ -114,36 +114,6 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   if (windows) emit_window_tap_tail(a, tap);
 }
 
-// desc.q31: v = clamp(MultiplyByQuantizedMultiplier(v), lo - zo, hi - zo) + zo per lane,
-// TFLite's double rounding as the AVX-512 tiles compute it (emit_q31_round, emit_util.h) with
-// AVX2's forms: an immediate blend for the odd lanes, and the rounding increment as the
-// subtraction of the compare's all-ones lanes. Temps ymm12-14 (free after the main loop on
-// every path); `nudge` holds 2^30 per qword.
-template <typename Field>
-void emit_q31_requant_ymm(x86::Assembler& a, const x86::Ymm& v, const Field& field, const Label& nudge) {
-  const x86::Ymm t0 = x86::ymm12, t1 = x86::ymm13, t2 = x86::ymm14;
-  a.vpsllvd(t0, v, field(kEpQ31LeftShift));
-  a.vpmuldq(t1, t0, field(kEpMultiplier));
-  a.vpaddq(t1, t1, x86::ymmword_ptr(nudge));
-  a.vpsrlq(t1, t1, 31);
-  a.vpsrlq(t0, t0, 32);
-  a.vmovdqu(t2, field(kEpMultiplier));
-  a.vpsrlq(t2, t2, 32);
-  a.vpmuldq(t0, t0, t2);
-  a.vpaddq(t0, t0, x86::ymmword_ptr(nudge));
-  a.vpsllq(t0, t0, 1);
-  a.vpblendd(v, t1, t0, 0xAA);  // the odd lanes from t0
-  a.vpsrld(t0, v, 31);
-  a.vpaddd(t0, t0, field(kEpQ31Threshold));
-  a.vpand(t1, v, field(kEpQ31RemainderMask));
-  a.vpcmpgtd(t1, t1, t0);  // -1 where the remainder rounds up
-  a.vpsravd(v, v, field(kEpQ31RightShift));
-  a.vpsubd(v, v, t1);
-  a.vpmaxsd(v, v, field(kEpLowerBound));
-  a.vpminsd(v, v, field(kEpUpperBound));
-  a.vpaddd(v, v, field(kEpOutputZeroPoint));
-}
-
 // The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
 void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const Label& nudge) {
   auto ep = [&d](size_t field, unsigned half) {
@@ -159,7 +129,8 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const
     }
     if (d.out == OutKind::kS32) continue;
     if (d.q31) {
-      emit_q31_requant_ymm(a, v, [&](size_t field) { return ep(field, j); }, nudge);
+      // Temps ymm12-14: free after the main loop on every path.
+      emit_q31_requant_ymm(a, v, {x86::ymm12, x86::ymm13, x86::ymm14}, [&](size_t field) { return ep(field, j); }, nudge);
       continue;
     }
     a.vcvtdq2ps(v, v);  // exact below 2^24, else one rounding to nearest even: f32(acc)
