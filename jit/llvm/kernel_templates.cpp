@@ -116,7 +116,15 @@ void gemm_quads(const GemmTileArgs* args, const KernelDesc* d) {
     const i32x16 odd = __builtin_shufflevector(acc[r], acc[r], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     i32x16 v = wrap_add16(wrap_add16(even, odd), bias);
     if (d->row_correction) v = i32x16(u32x16(v) - u32x16(zw) * uint32_t(args->row_sums[r]));
-    store_epilogue16(v, d->out, m, lo, hi, zo, static_cast<uint8_t*>(args->c) + r * args->c_stride, d->nr);
+    uint8_t* row = static_cast<uint8_t*>(args->c) + r * args->c_stride;
+    if (d->q31) {
+      // TFLite's requantization (KernelDesc::q31), lane by lane as the twin computes it.
+      int32_t lanes[16];
+      std::memcpy(lanes, &v, sizeof lanes);
+      for (unsigned j = 0; j < d->nr; ++j) store_q31_epilogue(lanes[j], d->out, ep, size_t(panel), j, row + j);
+      continue;
+    }
+    store_epilogue16(v, d->out, m, lo, hi, zo, row, d->nr);
   }
 }
 

@@ -112,7 +112,8 @@ class LlvmBackend final : public Backend {
   // The templates multiply u8 quads (exact int32 sums, as vpdpbusd does) on every level.
   std::optional<GemmTraits> gemm_traits(GemmPath path) const override {
     if (path != GemmPath::kDot4) return std::nullopt;
-    return GemmTraits{template_gemm_rows(isa_), 16, 4, 1};
+    // The templates' tiles take TFLite's Q31 epilogue too (the twin's arithmetic per lane).
+    return GemmTraits{template_gemm_rows(isa_), 16, 4, 1, false, true};
   }
   DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
   StreamTraits stream_traits() const override { return {8}; }

@@ -35,8 +35,7 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* d) {
   }
 }
 
-// TFLite's double-rounding requantization (KernelDesc::q31) of `acc` with the Q31 fields of
-// lane `lane` of an epilogue block `width` lanes wide (the shift is left - right).
+// (The shift is left - right.)
 void store_q31_epilogue(int32_t acc, OutKind out, const void* ep, size_t width, size_t lane, uint8_t* dst) {
   auto field = [&](GemmEpilogueField f) { return load_i32(ep, size_t(f) * width + lane); };
   const numerics::QuantizedMultiplier m{field(kEpMultiplier), field(kEpQ31LeftShift) - field(kEpQ31RightShift)};

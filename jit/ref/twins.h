@@ -16,6 +16,10 @@ void twin_convert(const ConvertArgs* args, const KernelDesc* desc);
 /// kGemm: one desc->mr x desc->nr tile in the packed layout of desc->path (u8 quads, or s16
 /// pairs against u16 activations for kMaddwd) and desc->panel, then desc->out's epilogue.
 void twin_gemm(const GemmTileArgs* args, const KernelDesc* desc);
+/// TFLite's double-rounding requantization (KernelDesc::q31) of accumulator `acc` (bias and
+/// corrections in) with the Q31 fields of lane `lane` of an epilogue block `width` lanes wide,
+/// narrowed to `out` (kU8 / kS8) at *dst: the twins' and the LLVM templates' Q31 epilogue.
+void store_q31_epilogue(int32_t acc, OutKind out, const void* ep, size_t width, size_t lane, uint8_t* dst);
 /// kPackRows: one activation row into the layout of desc->path (sign bit flipped for s8
 /// storage, zero-padded to k_padded), with the sum of the packed values.
 void twin_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
