@@ -36,7 +36,8 @@ class A64Backend final : public Backend {
     // of s32) leave the other 16 vector registers to operands.
     const GemmPath own = isa_ == Isa::kNeonI8mm ? GemmPath::kUsmmla8 : isa_ == Isa::kNeonDot ? GemmPath::kSdot4 : GemmPath::kMlal;
     if (path != own) return std::nullopt;
-    return GemmTraits{a64gen::kGemmRows, 16, gemm_path_k_group(own), 1, true};
+    // The tiles take TFLite's Q31 requantization in their epilogue (shared_a64.cpp).
+    return GemmTraits{a64gen::kGemmRows, 16, gemm_path_k_group(own), 1, true, true};
   }
   DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
   StreamTraits stream_traits() const override { return {8}; }

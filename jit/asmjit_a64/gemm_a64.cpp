@@ -183,7 +183,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_gemm(const KernelDesc& d) {
     default: return Status::error(d.name() + ": no AArch64 GEMM tile for the " + gemm_path_name(d.path) + " path");
   }
   EpilogueLayout ep;
-  ep.rows = d.mr, ep.cols = d.nr, ep.out = d.out, ep.row_correction = d.row_correction;
+  ep.rows = d.mr, ep.cols = d.nr, ep.out = d.out, ep.row_correction = d.row_correction, ep.q31 = d.q31;
   ep.field_bytes = 4u * d.panel;
   ep.acc = [acc_base](unsigned r, unsigned j) { return VecV(acc_base + 4 * r + j); };
   ep.tmp_base = tmp_base;

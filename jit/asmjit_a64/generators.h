@@ -55,6 +55,7 @@ struct EpilogueLayout {
   unsigned rows = 1, cols = 16;
   OutKind out = OutKind::kU8;
   bool row_correction = false;
+  bool q31 = false;           ///< 8-bit results by TFLite's Q31 requantization (KernelDesc::q31)
   unsigned field_bytes = 64;  ///< bytes per epilogue field (4 x the panel or block width)
   std::function<asmjit::a64::VecV(unsigned, unsigned)> acc;
   unsigned store_order[4] = {0, 1, 2, 3};

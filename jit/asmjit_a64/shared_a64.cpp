@@ -127,6 +127,30 @@ void emit_epilogue(Assembler& a, const EpilogueLayout& e, const EpilogueRegs& g)
       for (unsigned r = 0; r < e.rows; ++r) a.mls(acc(r, j), tmp(1).s4(), tmp(8 + r).s4());
     }
     if (e.out == OutKind::kS32) continue;
+    if (e.q31) {
+      // TFLite's double rounding as its NEON kernels compute it (profile_requant_a64.cpp): sshl
+      // by the left shift, sqrdmulh, then srshl by -right after adding -1 to negative values
+      // where right > 0 (ties away from zero); clamp to lo - zo, hi - zo (int32), + zo.
+      a.ldr(tmp(2), field(kEpMultiplier, j));
+      a.ldr(tmp(6), field(kEpQ31LeftShift, j));
+      a.ldr(tmp(7), field(kEpQ31RightShift, j));
+      a.neg(tmp(7).s4(), tmp(7).s4());
+      a.ldr(tmp(3), field(kEpLowerBound, j));
+      a.ldr(tmp(4), field(kEpUpperBound, j));
+      a.ldr(tmp(5), field(kEpOutputZeroPoint, j));
+      for (unsigned r = 0; r < e.rows; ++r) {
+        a.sshl(acc(r, j), acc(r, j), tmp(6).s4());
+        a.sqrdmulh(acc(r, j), acc(r, j), tmp(2).s4());
+        a.and_(tmp(0).b16(), e.acc(r, j).b16(), tmp(7).b16());
+        a.sshr(tmp(0).s4(), tmp(0).s4(), 31);
+        a.sqadd(acc(r, j), acc(r, j), tmp(0).s4());
+        a.srshl(acc(r, j), acc(r, j), tmp(7).s4());
+        a.smax(acc(r, j), acc(r, j), tmp(3).s4());
+        a.smin(acc(r, j), acc(r, j), tmp(4).s4());
+        a.add(acc(r, j), acc(r, j), tmp(5).s4());
+      }
+      continue;
+    }
     a.ldr(tmp(2), field(kEpMultiplier, j));
     for (unsigned r = 0; r < e.rows; ++r) {
       a.scvtf(acc(r, j), acc(r, j));
