@@ -100,27 +100,22 @@ inline void add_block_terms(const DynGemmArgs& a, const uint8_t* rec, int64_t b,
   }
 }
 
-// The quarter's accumulators start at 0; its rows' activations (row r's block b at xq[r]).
-template <int kRows>
-inline void start_quarter(const DynGemmArgs& a, int64_t b, int64_t r0, int32x4_t (&acc)[kRows][4], const int8_t* (&xq)[kRows]) {
+// Adds block b's terms for rows r0..r0+kRows-1 and the 16 columns of quarter `quarter` of the
+// strip whose record for b is `rec` to sums (row r at sums + r·64), each (group, row, column
+// vector) through `dot(acc, first, second, x)`. Always inlined, and the quarters below are
+// flattened, so that `dot` runs inline under its quarter's target.
+template <int kBits, int kRows, typename Dot>
+__attribute__((always_inline)) inline void quarter_sums(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0,
+                                                        int quarter, float* sums, const Dot& dot) {
+  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
+  int32x4_t acc[kRows][4];
+  const int8_t* xq[kRows];
   #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
     #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
     xq[r] = a.xq + (r0 + r) * a.x_stride + b * a.block_padded;
   }
-}
-
-// Adds block b's terms for rows r0..r0+kRows-1 and the 16 columns of quarter `quarter` of the
-// strip whose record for b is `rec` to sums (row r at sums + r·64), on sdot by element. (The
-// group loop is written twice, here and in neon_quarter, so that each runs under its own
-// target: a shared template would call the sdot step out of line.)
-template <int kBits, int kRows>
-QRT_A64_DOT void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter, float* sums) {
-  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
-  int32x4_t acc[kRows][4];
-  const int8_t* xq[kRows];
-  start_quarter<kRows>(a, b, r0, acc, xq);
   for (int64_t g = 0; g < a.block_padded / 8; ++g) {
     int8x16_t first[4], second[4];
     load_group<kBits>(rec + g * kGroupBytes + 64 * quarter, first, second);
@@ -128,30 +123,34 @@ QRT_A64_DOT void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b
     for (int r = 0; r < kRows; ++r) {
       const int8x8_t x = vld1_s8(xq[r] + 8 * g);
       #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) acc[r][j] = vdotq_lane_s32(vdotq_lane_s32(acc[r][j], first[j], x, 0), second[j], x, 1);
+      for (int j = 0; j < 4; ++j) acc[r][j] = dot(acc[r][j], first[j], second[j], x);
     }
   }
   add_block_terms<kBits, kRows>(a, rec, b, r0, quarter, acc, sums);
 }
 
-// The same at plain neon (dot4_lane).
+// sdot by element, under the dotprod target.
+struct SdotStep {
+  QRT_A64_DOT int32x4_t operator()(int32x4_t acc, int8x16_t first, int8x16_t second, int8x8_t x) const {
+    return vdotq_lane_s32(vdotq_lane_s32(acc, first, x, 0), second, x, 1);
+  }
+};
+
+// The same sums at plain neon (dot4_lane).
+struct WideningStep {
+  int32x4_t operator()(int32x4_t acc, int8x16_t first, int8x16_t second, int8x8_t x) const {
+    return dot4_lane(dot4_lane(acc, first, x, 0), second, x, 1);
+  }
+};
+
+template <int kBits, int kRows>
+QRT_A64_DOT __attribute__((flatten)) void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0,
+                                                      int quarter, float* sums) {
+  quarter_sums<kBits, kRows>(a, rec, b, r0, quarter, sums, SdotStep());
+}
 template <int kBits, int kRows>
 void neon_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter, float* sums) {
-  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
-  int32x4_t acc[kRows][4];
-  const int8_t* xq[kRows];
-  start_quarter<kRows>(a, b, r0, acc, xq);
-  for (int64_t g = 0; g < a.block_padded / 8; ++g) {
-    int8x16_t first[4], second[4];
-    load_group<kBits>(rec + g * kGroupBytes + 64 * quarter, first, second);
-    #pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      const int8x8_t x = vld1_s8(xq[r] + 8 * g);
-      #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) acc[r][j] = dot4_lane(dot4_lane(acc[r][j], first[j], x, 0), second[j], x, 1);
-    }
-  }
-  add_block_terms<kBits, kRows>(a, rec, b, r0, quarter, acc, sums);
+  quarter_sums<kBits, kRows>(a, rec, b, r0, quarter, sums, WideningStep());
 }
 
 template <int kBits, bool kDot>
