@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "passes/dead_code.h"
 #include "passes/rewriter.h"
@@ -24,18 +25,21 @@ struct GroupParams {
   double sq_error = 0.0;
 };
 
-double group_error(const std::vector<float>& v, float scale, int64_t zp, Range r) {
+// The squared error of the group against its dequantized values as the kernels compute them:
+// the dcast formula, rounded to the expressed type `kind`.
+double group_error(const std::vector<float>& v, float scale, int64_t zp, Range r, FloatKind kind) {
   double e = 0.0;
   for (float w : v) {
-    const float d = numerics::dequantize_f32(numerics::quantize_f32(w, scale, zp, r.qmin, r.qmax), zp, scale);
-    e += double(w - d) * double(w - d);
+    const double d = round_to_float_kind(
+        numerics::dequantize_f32(numerics::quantize_f32(w, scale, zp, r.qmin, r.qmax), zp, scale), kind);
+    e += (double(w) - d) * (double(w) - d);
   }
   return e;
 }
 
 // Parameters for range [lo, hi] (which holds 0): symmetric around the storage's middle, or
 // asymmetric with the zero point rounded into the storage.
-GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range r) {
+GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range r, FloatKind kind) {
   GroupParams p;
   if (o.symmetric) {
     const double amax = std::max(std::fabs(lo), std::fabs(hi));
@@ -46,27 +50,30 @@ GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range 
     p.scale = hi > lo ? (hi - lo) / double(r.qmax - r.qmin) : 1.0;
     p.zp = numerics::clamp_i64(int64_t(numerics::round_half_even(double(r.qmin) - lo / p.scale)), r.qmin, r.qmax);
   }
-  // The scale as the kernels see it (f32), stored so: a value that underflows to 0 would be
-  // illegal.
-  p.scale = double(float(p.scale));
+  // The scale as the kernels see it (rounded to the expressed type, then f32), stored so. One
+  // that underflows to 0 there would be illegal: the type's least positive value instead.
+  p.scale = double(float(round_to_float_kind(p.scale, kind)));
+  if (p.scale == 0.0) {
+    p.scale = kind == FloatKind::kF16 ? std::ldexp(1.0, -24) : kind == FloatKind::kBF16 ? std::ldexp(1.0, -133) : std::ldexp(1.0, -149);
+  }
   if (!(p.scale > 0.0) || !std::isfinite(p.scale)) p.scale = 1.0;
   return p;
 }
 
-GroupParams quantize_group(const std::vector<float>& v, const WeightQuantOptions& o, Range r) {
+GroupParams quantize_group(const std::vector<float>& v, const WeightQuantOptions& o, Range r, FloatKind kind) {
   double lo = 0.0, hi = 0.0;
   for (float w : v) {
     lo = std::min(lo, double(w));
     hi = std::max(hi, double(w));
   }
-  GroupParams best = params_for(lo, hi, o, r);
-  best.sq_error = group_error(v, float(best.scale), best.zp, r);
+  GroupParams best = params_for(lo, hi, o, r, kind);
+  best.sq_error = group_error(v, float(best.scale), best.zp, r, kind);
   if (!o.mse) return best;
   // Clipping the range trades the outliers' error for finer steps: try 20 shrinks.
   for (int i = 1; i <= 20; ++i) {
     const double f = 1.0 - 0.025 * i;
-    GroupParams p = params_for(lo * f, hi * f, o, r);
-    p.sq_error = group_error(v, float(p.scale), p.zp, r);
+    GroupParams p = params_for(lo * f, hi * f, o, r, kind);
+    p.sq_error = group_error(v, float(p.scale), p.zp, r, kind);
     if (p.sq_error < best.sq_error) best = p;
   }
   return best;
@@ -75,17 +82,19 @@ GroupParams quantize_group(const std::vector<float>& v, const WeightQuantOptions
 // Quantizes one group (`group`: its float weights) into `out`, the i-th weight at flat index
 // at(i), and returns its parameters.
 template <typename At>
-GroupParams store_group(const std::vector<float>& group, At at, const WeightQuantOptions& o, Range r, DenseElements& out) {
-  const GroupParams p = quantize_group(group, o, r);
+GroupParams store_group(const std::vector<float>& group, At at, const WeightQuantOptions& o, Range r, FloatKind kind,
+                        DenseElements& out) {
+  const GroupParams p = quantize_group(group, o, r, kind);
   for (size_t i = 0; i < group.size(); ++i) {
     out.set_int(at(i), numerics::quantize_f32(group[i], float(p.scale), p.zp, r.qmin, r.qmax));
   }
   return p;
 }
 
-// The float weights at a matmul as [K, N] (a constant, or a constant [N, K] behind one 2-D
-// transpose), or false.
-bool matmul_weights(const Graph& g, int v, std::vector<float>& w, int64_t& k, int64_t& n, const Op*& constant) {
+// The float weights at a matmul as [K, N] (a constant of float type `kind`, or one [N, K]
+// behind one 2-D transpose), or false.
+bool matmul_weights(const Graph& g, int v, FloatKind kind, std::vector<float>& w, int64_t& k, int64_t& n,
+                    const Op*& constant) {
   const Op* p = producer_of(g, v);
   bool transposed = false;
   if (p && p->kind == OpKind::kTranspose && perm_of(*p) == std::vector<int64_t>{1, 0}) {
@@ -94,7 +103,7 @@ bool matmul_weights(const Graph& g, int v, std::vector<float>& w, int64_t& k, in
   }
   if (!p || p->kind != OpKind::kConstant) return false;
   const DenseElements& d = p->attr("value")->dense;
-  if (!d.type.element.is_float() || d.type.element.float_kind != FloatKind::kF32 || d.type.rank() != 2) return false;
+  if (!d.type.element.is_float() || d.type.element.float_kind != kind || d.type.rank() != 2) return false;
   const int64_t r = d.type.dims[0], c = d.type.dims[1];
   k = transposed ? c : r;
   n = transposed ? r : c;
@@ -125,16 +134,28 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
   const ElementType stored_int = ElementType::make_int(o.bits, o.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
   Rewriter rw(graph);
   for (const Op& op : graph.ops) {
-    const bool float_x = (op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d) &&
-                         graph.values[size_t(op.operands[0])].type.element.is_float() &&
-                         graph.values[size_t(op.operands[0])].type.element.float_kind == FloatKind::kF32;
+    // Matmuls over f32, bf16 or f16 (the weights keep the activations' type as their expressed
+    // type: the weight-only kernels round each dequantized weight to it); f32 convolutions.
+    if ((op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || op.operands.size() < 2) {
+      rw.copy(op);
+      continue;
+    }
+    const ElementType& xe = graph.values[size_t(op.operands[0])].type.element;
+    const FloatKind kind = xe.is_float() ? xe.float_kind : FloatKind::kF32;
+    const bool float_x = (op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d) && xe.is_float() &&
+                         (kind == FloatKind::kF32 || (op.kind == OpKind::kMatmul && (kind == FloatKind::kBF16 || kind == FloatKind::kF16)));
     const std::string yname = float_x ? graph.values[size_t(op.results[0])].name : "";
+    if (!float_x && op.kind == OpKind::kConv2d && xe.is_float()) {
+      log.push_back("qrt.conv2d %" + graph.values[size_t(op.results[0])].name + ": kept float: " + float_kind_name(kind) +
+                    " convolutions have no weight-only form (f32 ones do)");
+    }
     if (float_x && op.kind == OpKind::kMatmul) {
       std::vector<float> w;
       int64_t k = 0, n = 0;
       const Op* constant = nullptr;
-      if (!matmul_weights(graph, op.operands[1], w, k, n, constant)) {
-        log.push_back("qrt.matmul %" + yname + ": kept float: its weights are not an f32 constant [K, N] or [N, K]");
+      if (!matmul_weights(graph, op.operands[1], kind, w, k, n, constant)) {
+        log.push_back("qrt.matmul %" + yname + ": kept float: its weights are not " + (kind == FloatKind::kBF16 ? "a " : "an ") +
+                      float_kind_name(kind) + " constant [K, N] or [N, K]");
         rw.copy(op);
         continue;
       }
@@ -154,15 +175,16 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
         for (int64_t j = 0; j < n; ++j) {
           group.clear();
           for (int64_t kk = b * block; kk < (b + 1) * block; ++kk) group.push_back(w[size_t(kk * n + j)]);
-          const GroupParams p = store_group(group, [&](size_t i) { return size_t((b * block + int64_t(i)) * n + j); }, o, range, d);
+          const GroupParams p =
+              store_group(group, [&](size_t i) { return size_t((b * block + int64_t(i)) * n + j); }, o, range, kind, d);
           scales[size_t(b * n + j)] = p.scale;
           zps[size_t(b * n + j)] = p.zp;
           sq += p.sq_error;
         }
       }
-      const ElementType e = blocks > 1 ? ElementType::make_sub_channel(storage, FloatKind::kF32, {0, 1}, {block, 1}, {blocks, n},
+      const ElementType e = blocks > 1 ? ElementType::make_sub_channel(storage, kind, {0, 1}, {block, 1}, {blocks, n},
                                                                           std::move(scales), std::move(zps))
-                                       : ElementType::make_per_axis(storage, FloatKind::kF32, 1, std::move(scales), std::move(zps));
+                                       : ElementType::make_per_axis(storage, kind, 1, std::move(scales), std::move(zps));
       const Type wt = Type::tensor({k, n}, e);
       const std::string wname = fresh_name(graph, graph.values[size_t(constant->results[0])].name + "_" + storage_name(o));
       const int wq = rw.emit(OpKind::kConstant, {}, wt, {{"value", Attribute::make_dense(std::move(d))}}, constant->loc, wname);
@@ -190,7 +212,7 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
       for (int64_t ch = 0; ch < oc; ++ch) {
         group.clear();
         for (int64_t i = 0; i < per; ++i) group.push_back(float(d->float_at(size_t(ch * per + i))));
-        const GroupParams p = store_group(group, [&](size_t i) { return size_t(ch * per) + i; }, o, range, q);
+        const GroupParams p = store_group(group, [&](size_t i) { return size_t(ch * per) + i; }, o, range, FloatKind::kF32, q);
         scales[size_t(ch)] = p.scale;
         zps[size_t(ch)] = p.zp;
         sq += p.sq_error;

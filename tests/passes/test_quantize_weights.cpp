@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
@@ -219,6 +220,50 @@ TEST_CASE("quantize-weights: symmetric zero points, blocks that do not divide K,
   out = run(parse(text), "quantize-weights{bits=i4}", report);
   CHECK(has_line(report, "filter 4x2x3x3 -> i4, per output channel"));
   CHECK(qrt::print_graph(out).find("tensor<4x2x3x3x!quant.uniform<i4:f32:0, {") != std::string::npos);
+}
+
+TEST_CASE("quantize-weights: bf16 and f16 matmul weights keep their type as the expressed type; bf16 convolutions stay float") {
+  for (const char* kind : {"bf16", "f16"}) {
+    CAPTURE(std::string(kind));
+    const std::string k = kind;
+    const std::string text =
+        "func.func @main(%x: tensor<2x4x" + k + ">) -> tensor<2x3x" + k + "> {\n"
+        "  %w = \"qrt.constant\"() {value = dense<[[0.5, -1.0, 0.1], [0.25, 0.75, -0.3], [-0.5, 1.0, 0.2], [0.05, -0.6, 0.9]]> : "
+        "tensor<4x3x" + k + ">} : () -> tensor<4x3x" + k + ">\n"
+        "  %y = \"qrt.matmul\"(%x, %w) : (tensor<2x4x" + k + ">, tensor<4x3x" + k + ">) -> tensor<2x3x" + k + ">\n"
+        "  return %y : tensor<2x3x" + k + ">\n}\n";
+    std::vector<std::string> report;
+    const qrt::Graph out = run(parse(text), "quantize-weights{bits=i8}", report);
+    CHECK(has_line(report, "qrt.matmul %y: weights 4x3 -> i8, per column"));
+    const qrt::Op& mm = out.ops.back();
+    const qrt::ElementType& e = out.values[size_t(mm.operands[1])].type.element;
+    REQUIRE(e.is_any_uniform());
+    CHECK(qrt::float_kind_name(e.float_kind) == k);
+    // Every scale is a value of the expressed type (as the kernels read it), and every weight
+    // dequantizes, rounded to that type, within half a step (and the type's rounding) of its own.
+    const float w[12] = {0.5f, -1.0f, 0.1f, 0.25f, 0.75f, -0.3f, -0.5f, 1.0f, 0.2f, 0.05f, -0.6f, 0.9f};
+    auto weights = qrt::evaluate_op_reference(out, out.ops[size_t(out.values[size_t(mm.operands[1])].producer)], {});
+    REQUIRE(weights.is_ok());
+    for (size_t i = 0; i < 12; ++i) {
+      const size_t j = i % 3;
+      const double scale = e.scales[j];
+      CHECK(qrt::round_to_float_kind(scale, e.float_kind) == scale);
+      const double q = double(weights->int_at(i) - e.zero_points[j]);
+      const double d = qrt::round_to_float_kind(double(float(q) * float(scale)), e.float_kind);
+      const double bound = scale / 2 + std::fabs(double(w[i])) * (k == "bf16" ? 1.0 / 128 : 1.0 / 1024);
+      CHECK(std::fabs(d - double(w[i])) <= bound);
+    }
+  }
+  const std::string conv =
+      "func.func @main(%x: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xbf16> {\n"
+      "  %f = \"qrt.constant\"() {value = dense<0.5> : tensor<2x1x1x2xbf16>} : () -> tensor<2x1x1x2xbf16>\n"
+      "  %y = \"qrt.conv2d\"(%x, %f) {layout = \"NHWC\"} : (tensor<1x4x4x2xbf16>, tensor<2x1x1x2xbf16>) -> tensor<1x4x4x2xbf16>\n"
+      "  return %y : tensor<1x4x4x2xbf16>\n}\n";
+  std::vector<std::string> report;
+  const qrt::Graph g = parse(conv);
+  const qrt::Graph out = run(g, "quantize-weights", report);
+  CHECK(has_line(report, "qrt.conv2d %y: kept float: bf16 convolutions have no weight-only form"));
+  CHECK(qrt::print_graph(out) == qrt::print_graph(g));
 }
 
 TEST_CASE("quantize-weights: weights that are not float constants are kept, bad options are refused") {

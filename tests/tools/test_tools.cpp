@@ -474,6 +474,29 @@ TEST_CASE("qopt --weight-only: 4-bit block-wise weights that qrun runs packed, w
   check_one_error_line(both, "qopt", "--weight-only and --calibrate do not combine");
 }
 
+TEST_CASE("qopt --weight-only on a bf16 model: weights expressed in bf16, run packed, as the reference computes them") {
+  const fs::path model = write_file("wo_bf16.mlir", R"(func.func @main(%x: tensor<2x4xbf16>) -> tensor<2x3xbf16> {
+  %w = "qrt.constant"() {value = dense<[[0.5, -1.0, 0.1], [0.25, 0.75, -0.3], [-0.5, 1.0, 0.2], [0.05, -0.6, 0.9]]> : tensor<4x3xbf16>} : () -> tensor<4x3xbf16>
+  %y = "qrt.matmul"(%x, %w) : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}
+)");
+  const fs::path out = temp_dir() / "wo_bf16_i4.qrt";
+  const Run r = run(kQopt + " " + model.string() + " --weight-only i4 --block 2 -o " + out.string() + " --report");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.err.find("quantize-weights: qrt.matmul %y: weights 4x3 -> i4, blocks of 2 along K") != std::string::npos, r.err);
+  const Run text = run(kQopt + " " + out.string());
+  REQUIRE(text.exit_code == 0);
+  CHECK_MESSAGE(text.out.find("tensor<4x3x!quant.uniform<i4:bf16:{0:2, 1:1}, {{") != std::string::npos, text.out);
+  const Run ran = run(kQrun + " " + out.string() + " --random 3 --kernels");
+  REQUIRE_MESSAGE(ran.exit_code == 0, ran.err);
+  CHECK_MESSAGE(ran.out.find("_bf16_f32_wogemm_") != std::string::npos, ran.out);
+  const Run jit = run(kQrun + " " + out.string() + " --random 3");
+  const Run ref = run(kQrun + " " + out.string() + " --random 3 --backend ref");
+  REQUIRE(jit.exit_code == 0);
+  CHECK(jit.out == ref.out);
+}
+
 TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named by --kernels") {
   const fs::path model = write_file("qcast_profiles.mlir", kQcastGraph);
   const fs::path x = write_f32("xp.npy", {4}, {0.25f, 0.75f, 100.0f, -1.3f});
