@@ -258,6 +258,23 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
   }
 }
 
+namespace {
+
+// `text` (a function's head and its weights) completed with the bias constant of value
+// `bias_value` and type `bias_type` (none where the value is empty), the matmul of `operands`
+// (of `types`), and the return of its result of type `yt`.
+std::string finish_matmul_text(std::string text, std::string operands, std::string types, const std::string& bias_value,
+                               const std::string& bias_type, const std::string& yt) {
+  if (!bias_value.empty()) {
+    text += "  %b = \"qrt.constant\"() {value = " + bias_value + " : " + bias_type + "} : () -> " + bias_type + "\n";
+    operands += ", %b";
+    types += ", " + bias_type;
+  }
+  return text + "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+}
+
+}  // namespace
+
 TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's rounding order") {
   std::mt19937 rng(43);
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
@@ -297,18 +314,16 @@ TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's
           std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %w = \"qrt.constant\"() {value = " +
                              wconst + "} : () -> " + wt + "\n";
           std::string operands = "%x, %w", types = xt + ", " + wt;
+          std::string bias_value;
           if (bias) {
             std::vector<uint8_t> bytes(size_t(n) * 4);
             for (size_t j = 0; j < size_t(n); ++j) {
               const float v = mag(rng) * 100.0f;
               std::memcpy(bytes.data() + j * 4, &v, 4);
             }
-            const std::string bt = "tensor<" + std::to_string(n) + "xf32>";
-            text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bytes) + " : " + bt + "} : () -> " + bt + "\n";
-            operands += ", %b";
-            types += ", " + bt;
+            bias_value = qrt_test::hex_dense(bytes);
           }
-          text += "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+          text = finish_matmul_text(text, operands, types, bias_value, "tensor<" + std::to_string(n) + "xf32>", yt);
           CAPTURE(text);
           auto t = qrt::parse_type(xt);
           REQUIRE(t.is_ok());
@@ -367,15 +382,13 @@ TEST_CASE("weight-only matmuls over bf16 and f16 round each dequantized weight t
             std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %w = \"qrt.constant\"() {value = " + dense +
                                " : " + st + "} : () -> " + wt + "\n";
             std::string operands = "%x, %w", types = xt + ", " + wt;
+            std::string bias_value;
             if (bias) {
-              const std::string bt = "tensor<" + std::to_string(n) + "x" + kind + ">";
-              std::string bv = "dense<[";
-              for (int64_t j = 0; j < n; ++j) bv += (j ? ", " : "") + std::to_string(double(int(mag(rng) * 100.0f)) / 4.0);
-              text += "  %b = \"qrt.constant\"() {value = " + bv + "]> : " + bt + "} : () -> " + bt + "\n";
-              operands += ", %b";
-              types += ", " + bt;
+              bias_value = "dense<[";
+              for (int64_t j = 0; j < n; ++j) bias_value += (j ? ", " : "") + std::to_string(double(int(mag(rng) * 100.0f)) / 4.0);
+              bias_value += "]>";
             }
-            text += "  %y = \"qrt.matmul\"(" + operands + ") : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+            text = finish_matmul_text(text, operands, types, bias_value, "tensor<" + std::to_string(n) + "x" + kind + ">", yt);
             CAPTURE(text);
             auto t = qrt::parse_type(xt);
             REQUIRE(t.is_ok());
