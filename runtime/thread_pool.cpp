@@ -24,8 +24,9 @@ constexpr uint64_t kClosed = 0xFFFFFFFFu;
 
 }  // namespace
 
-ThreadPool::ThreadPool(size_t threads) {
-  for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(size_t threads)
+    : threads_(threads < 1 ? 1 : threads), ranges_(std::make_unique<Range[]>(threads_)) {
+  for (size_t i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -37,29 +38,37 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::work(uint32_t generation) {
+bool ThreadPool::drain(uint32_t generation, size_t r) {
   // The claim is read first and the job's parameters after it: a claim of `generation` was
   // published (release) after that job's fn_ and tasks_, so they are this job's or a newer
   // one's, and with a newer one's the compare-exchange below fails (the newer job closed the
   // claims of this one before writing them). Reading the parameters first instead let a late
   // worker pair the old claim counter with the next job's task count, run a task that did not
   // exist and decrement the next job's pending count (a hang found by ThreadSanitizer's timing).
-  uint64_t claim = claim_.load(std::memory_order_acquire);
+  std::atomic<uint64_t>& range = ranges_[r].claim;
+  uint64_t claim = range.load(std::memory_order_acquire);
   for (;;) {
     const uint32_t gen = uint32_t(claim >> 32), next = uint32_t(claim);
-    if (gen != generation) return;
+    if (gen != generation) return false;
     const jit::TaskFn* fn = fn_.load(std::memory_order_acquire);
     const size_t n = tasks_.load(std::memory_order_acquire);
-    if (next >= n) return;
-    if (claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) {
+    if (next >= (r + 1) * n / threads_) return true;
+    if (range.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) {
       (*fn)(next);
       pending_.fetch_sub(1, std::memory_order_acq_rel);
-      claim = claim_.load(std::memory_order_acquire);
+      claim = range.load(std::memory_order_acquire);
     }
   }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::work(uint32_t generation, size_t slot) {
+  // Its own range first, then what is left of the others', nearest first.
+  for (size_t i = 0; i < threads_; ++i) {
+    if (!drain(generation, (slot + i) % threads_)) return;
+  }
+}
+
+void ThreadPool::worker_loop(size_t slot) {
   uint32_t seen = generation_.load(std::memory_order_acquire);
   for (;;) {
     uint32_t gen = seen;
@@ -75,7 +84,7 @@ void ThreadPool::worker_loop() {
       gen = generation_.load(std::memory_order_acquire);
     }
     seen = gen;
-    work(gen);
+    work(gen, slot);
   }
 }
 
@@ -85,20 +94,23 @@ void ThreadPool::for_each(size_t n, jit::TaskFn fn) {
     return;
   }
   const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  const size_t threads = threads_;
   // Close the claims first (no task index reaches kClosed), so no worker still in the last
-  // job can claim against the parameters written next; then open the new job's claims.
-  claim_.store((uint64_t(gen) << 32) | kClosed, std::memory_order_release);
+  // job can claim against the parameters written next; then open the new job's ranges.
+  for (size_t r = 0; r < threads; ++r) ranges_[r].claim.store((uint64_t(gen) << 32) | kClosed, std::memory_order_release);
   fn_.store(&fn, std::memory_order_release);
   tasks_.store(n, std::memory_order_release);
   pending_.store(n, std::memory_order_release);
-  claim_.store(uint64_t(gen) << 32, std::memory_order_release);
+  for (size_t r = 0; r < threads; ++r) {
+    ranges_[r].claim.store((uint64_t(gen) << 32) | uint64_t(r * n / threads), std::memory_order_release);
+  }
   {
     // Publishing under the mutex orders it with a worker's check-then-sleep.
     std::lock_guard<std::mutex> lock(mutex_);
     generation_.store(gen, std::memory_order_release);
   }
   if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
-  work(gen);
+  work(gen, 0);
   while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
 }
 
