@@ -40,6 +40,14 @@ Status prepare_execution(Plan& plan) {
     if (op.kind == OpKind::kMatmul) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.dims[w.rank() - 2]);
     // Filters are [O, ...] with the per-group window in the other three dimensions.
     if (op.kind == OpKind::kConv2d) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.num_elements() / w.dims[0]);
+    // Transposed: every input pixel meets every filter tap of its group (the scatter form's
+    // products; those the pads crop included).
+    if (op.kind == OpKind::kConvTranspose2d) {
+      const Type& x = g.values[size_t(op.operands[0])].type;
+      if (x.has_static_shape() && x.rank() == 4 && x.dims[3] > 0) {
+        plan.op_ops[o] = 2 * uint64_t(x.num_elements() / x.dims[3]) * uint64_t(w.num_elements());
+      }
+    }
   }
   if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op (create_plan decided)
 

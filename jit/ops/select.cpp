@@ -4,6 +4,7 @@
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "jit/kernel_list.h"
+#include "jit/ops/conv_transpose_kernels.h"
 #include "jit/ops/profile_kernels.h"
 #include "jit/ref/reference.h"
 #include "jit/ref/reference_profiles.h"
@@ -88,6 +89,9 @@ const OpFamily* profile_epilogue_family(const Graph& graph, const Op& op) {
 }  // namespace
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
+  // A quantized transposed convolution runs as a stride-1 convolution of a staged input,
+  // chosen like any other (its profile's requantization included).
+  if (op.kind == OpKind::kConvTranspose2d) return select_conv_transpose_kernel(graph, op, allowed, generator);
   KernelChoice choice;
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
   // op, the reference computes it.

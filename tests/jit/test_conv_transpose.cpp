@@ -1,7 +1,8 @@
 // Tests: qrt.conv_transpose2d on the reference: a hand-computed case, randomized float and
 // quantized cases against an independent scatter formulation (every input element adds its
-// products into the outputs it reaches) and the verifier's errors. Plans running it:
-// tests/runtime/test_runtime.cpp.
+// products into the outputs it reaches) and the verifier's errors; the quantized op on the
+// generated kernels (a staged stride-1 convolution) bit-exact with the reference at the test's
+// ISA level under every profile. Plans running it: tests/runtime/test_runtime.cpp.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ir/numerics.h"
+#include "tests/jit/op_kernel_check.h"
 #include "tests/jit/tensor_util.h"
 
 namespace {
@@ -148,4 +150,108 @@ TEST_CASE("conv_transpose2d verifier: channels, output_padding, pads, per-axis a
   CHECK(err("{pads = [2, 0, 2, 0], strides = [1, 1]}", "tensor<1x2x2x2xf32>", "tensor<1x0x3x1xf32>")
             .find("the pads remove the whole height") != std::string::npos);
   CHECK(err("{groups = 2 : i64}", "tensor<1x2x2x2xf32>", "tensor<1x3x3x1xf32>").find("channels") != std::string::npos);
+}
+
+namespace {
+
+// Runs random quantization of `k` (NHWC) through check_last_op under `profile`; returns the
+// kernel's description.
+std::string check_quantized(const Case& k, std::mt19937& rng, const std::string& profile) {
+  const int64_t cg = k.c / k.groups;
+  qrt_test::QuantCase q = qrt_test::random_quant_case(rng, cg * k.kh * k.kw, k.o, 0, 3);
+  const std::string xt = "tensor<" + dims_text({k.n, k.h, k.w, k.c}) + q.x.type() + ">";
+  const std::string ft = "tensor<" + dims_text({k.o, k.kh, k.kw, cg}) + q.w.type() + ">";
+  std::string acc_scales;
+  for (int64_t o = 0; o < k.o; ++o) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s%.17g", o ? ", " : "", q.x.scales[0] * q.w.scales[q.w.scales.size() == 1 ? 0 : size_t(o)]);
+    acc_scales += buf;
+  }
+  const std::string acc_type = "!quant.uniform<i32:f32:3, {" + acc_scales + "}>";
+  const std::string yt = "tensor<" + dims_text({k.n, k.oh(), k.ow(), k.o}) + (q.accumulator_out ? acc_type : q.out.type()) + ">";
+  const std::vector<int> f = qrt_test::random_values(rng, size_t(k.o * k.kh * k.kw * cg), q.w.lo, q.w.hi);
+  std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n";
+  text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(f)) + " : tensor<" +
+          dims_text({k.o, k.kh, k.kw, cg}) + (q.w.is_signed ? "i8" : "ui8") + ">} : () -> " + ft + "\n";
+  std::string operands = "%x, %f", types = xt + ", " + ft;
+  if (q.bias) {
+    std::vector<uint8_t> bytes(size_t(k.o) * 4);
+    for (int64_t o = 0; o < k.o; ++o) {
+      const int32_t b = std::uniform_int_distribution<int32_t>(-50000, 50000)(rng);
+      std::memcpy(bytes.data() + o * 4, &b, 4);
+    }
+    const std::string bt = "tensor<" + std::to_string(k.o) + "x!quant.uniform<i32:f32:0, {" + acc_scales + "}>>";
+    text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bytes) + " : tensor<" + std::to_string(k.o) +
+            "xi32>} : () -> " + bt + "\n";
+    operands += ", %b";
+    types += ", " + bt;
+  }
+  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + k.attrs() + " : (" + types + ") -> " + yt + "\n";
+  text += "  return %y : " + yt + "\n}\n";
+  CAPTURE(text);
+  auto t = qrt::parse_type(xt);
+  REQUIRE(t.is_ok());
+  qrt::Tensor x = qrt::Tensor::zeros(*t);
+  const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.x.lo, q.x.hi);
+  for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+  // Grouped convolutions other than depthwise run on the reference (docs/ops.md); with one
+  // group there must be a kernel.
+  return qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, k.groups == 1);
+}
+
+}  // namespace
+
+TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the reference under every integer profile") {
+  std::mt19937 rng(29);
+  int on_kernels = 0, ones = 0;
+  for (const char* profile : {"default", "tflite", "tflite-single-rounding", "onnx"}) {
+    CAPTURE(profile);
+    for (int iter = 0; iter < 40; ++iter) {
+      Case k = random_case(rng);
+      // Wider channels than the reference tests' now and then: whole k quads and AMX steps.
+      if (iter % 4 == 0) k.c = k.groups * 24, k.o = k.groups * 20, k.h = 6, k.w = 7;
+      if (iter % 4 == 0) {
+        const int64_t full_h = (k.h - 1) * k.sh + k.dh * (k.kh - 1) + 1, full_w = (k.w - 1) * k.sw + k.dw * (k.kw - 1) + 1;
+        k.pt = std::min(k.pt, (full_h - 1) / 2), k.pb = std::min(k.pb, (full_h - 1) / 2);
+        k.pl = std::min(k.pl, (full_w - 1) / 2), k.pr = std::min(k.pr, (full_w - 1) / 2);
+      }
+      CAPTURE(k.attrs());
+      const std::string kernel = check_quantized(k, rng, profile);
+      if (kernel.find("input staged with zero points") != std::string::npos) ++on_kernels;
+      ones += k.groups == 1;
+    }
+  }
+  // Every single-group case ran on the kernels (check_quantized checks each).
+  CHECK(on_kernels >= ones);
+  CHECK(ones > 20);
+}
+
+TEST_CASE("conv_transpose2d says why it stays on the reference: float operands and StableHLO's formula") {
+  auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf32>) -> tensor<1x4x4x1xf32> {
+  %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf32>} : () -> tensor<1x2x2x1xf32>
+  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf32>, tensor<1x2x2x1xf32>) -> tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+})");
+  REQUIRE(g.is_ok());
+  auto choice = qrt::jit::select_kernel(*g, g->ops.back());
+  REQUIRE(choice.is_ok());
+  CHECK(!choice->kernel);
+  CHECK(choice->why_not.find("float conv_transpose2d runs on the reference") != std::string::npos);
+  const std::string quantized = R"(func.func @main(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>> {
+  %w = "qrt.constant"() {value = dense<[[[[1], [2]], [[3], [4]]]]> : tensor<1x2x2x1xi8>} : () -> tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>
+  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>, tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
+  return %y : tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
+})";
+  auto s = qrt::parse_graph(qrt_test::with_profile(quantized, "stablehlo"));
+  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  auto stablehlo = qrt::jit::select_kernel(*s, s->ops.back());
+  REQUIRE(stablehlo.is_ok());
+  CHECK(!stablehlo->kernel);
+  CHECK(stablehlo->why_not.find("numerics profile stablehlo") != std::string::npos);
+  // The default profile runs it on the kernels.
+  auto d = qrt::parse_graph(quantized);
+  REQUIRE(d.is_ok());
+  auto on_kernels = qrt::jit::select_kernel(*d, d->ops.back());
+  REQUIRE(on_kernels.is_ok());
+  CHECK(on_kernels->kernel != nullptr);
 }

@@ -530,7 +530,7 @@ TEST_CASE("the thread pool runs every task of every job exactly once, however la
   }
 }
 
-TEST_CASE("plans run conv_transpose2d (on the reference, saying why) with the reference's bytes") {
+TEST_CASE("plans run a quantized conv_transpose2d on the kernels with the reference's bytes") {
   const char* text = R"(func.func @main(%x: tensor<1x3x3x2x!quant.uniform<u8:f32, 0.5:128>>) -> tensor<1x6x6x3x!quant.uniform<i8:f32, 0.75:1>> {
   %w = "qrt.constant"() {value = dense<[[[[1, -2], [3, 4]], [[5, 6], [-7, 8]]], [[[9, 10], [11, -12]], [[13, 14], [15, 16]]], [[[-17, 18], [19, 20]], [[21, 22], [23, -24]]]]> : tensor<3x2x2x2xi8>} : () -> tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.05}>>
   %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x3x3x2x!quant.uniform<u8:f32, 0.5:128>>, tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.05}>>) -> tensor<1x6x6x3x!quant.uniform<i8:f32, 0.75:1>>
@@ -545,6 +545,13 @@ TEST_CASE("plans run conv_transpose2d (on the reference, saying why) with the re
     options.backend = backend;
     qrt_plan_t* plan = nullptr;
     REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_op_info info;
+    REQUIRE(qrt_plan_op_info(plan, 1, &info) == QRT_OK);
+    CHECK(std::string(info.op) == "qrt.conv_transpose2d");
+    // The kernels run it as a stride-1 convolution of the staged input; ops counts the
+    // scatter form's products: 9 input pixels x 3 x 2 x 2 x 2 filter taps, 2 ops each.
+    if (backend == QRT_BACKEND_DEFAULT) CHECK(std::string(info.kernel).find("input staged with zero points") != std::string::npos);
+    CHECK(info.ops == 2 * 9 * 24);
     qrt_context_t* ctx = nullptr;
     REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
     std::vector<uint8_t> x(18);
