@@ -233,12 +233,23 @@ class Folder {
       }
       if (float_bias < 0) return false;
     }
-    if (g->kind != OpKind::kConv2d && g->kind != OpKind::kMatmul) return false;
+    // A transposed convolution of an NCHW graph, as importers write it (the op is NHWC): a
+    // transpose after it (before the activation: they commute) runs on stored values.
+    const Op* out_transpose = nullptr;
+    if (const Op* t = g->kind == OpKind::kTranspose ? producer(g->operands[0]) : nullptr;
+        t && t->kind == OpKind::kConvTranspose2d && uses_[size_t(g->operands[0])] == 1 && qt.element.kind == ElementKind::kUniform) {
+      out_transpose = g;
+      g = t;
+    }
+    if (g->kind != OpKind::kConv2d && g->kind != OpKind::kConvTranspose2d && g->kind != OpKind::kMatmul) return false;
     if (g->operands.size() > 2) float_bias = g->operands[2];
     int xq = dq_source(g->operands[0]);
-    // A reshape between the dcast and the op (Flatten before a Gemm) runs on stored values.
+    // A reshape between the dcast and the op (Flatten before a Gemm), or a transpose before a
+    // transposed convolution (NCHW to its NHWC), runs on stored values.
     const Op* reshape = nullptr;
-    if (const Op* r = producer(g->operands[0]); xq < 0 && r && r->kind == OpKind::kReshape && uses_[size_t(g->operands[0])] == 1) {
+    if (const Op* r = producer(g->operands[0]);
+        xq < 0 && r && uses_[size_t(g->operands[0])] == 1 &&
+        (r->kind == OpKind::kReshape || (r->kind == OpKind::kTranspose && g->kind == OpKind::kConvTranspose2d))) {
       xq = dq_source(r->operands[0]);
       reshape = r;
     }
@@ -263,7 +274,9 @@ class Folder {
     }
     // The integer op must keep its int32 accumulator exact (the verifier's bound); a float op
     // with many terms of extreme zero points stays float.
-    const Type& wt = type(w.constant);
+    // (A transposed convolution's filter as the op reads it: importers transpose ONNX's
+    // [C, O / groups, kh, kw] to its [O, kh, kw, C / groups].)
+    const Type& wt = g->kind == OpKind::kConvTranspose2d ? type(g->operands[1]) : type(w.constant);
     int64_t k = -1;
     if (wt.rank() >= 2 && wt.dims[0] > 0) {
       k = g->kind == OpKind::kMatmul ? wt.dims[wt.rank() - 2] : wt.num_elements() / wt.dims[0];
@@ -275,30 +288,55 @@ class Folder {
     }
     int x_operand = rw_.at(xq);
     if (reshape) {
-      Type rt = type(reshape->results[0]);
-      rt.element = xe;
-      x_operand = emit(OpKind::kReshape, {x_operand}, rt, *reshape, "");
+      x_operand = emit(reshape->kind, {x_operand}, transposed_or_reshaped(*reshape, xe), *reshape, "");
     }
     std::vector<int> operands{x_operand, emit_weights(w, *g)};
     if (bq >= 0) operands.push_back(rw_.at(bq));
-    emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report);
+    emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report,
+                         out_transpose);
     return true;
+  }
+
+  // The result type of reshape or transpose `op` over stored values of element `e` (a
+  // transpose moves a per-axis type's axis with its dimension).
+  Type transposed_or_reshaped(const Op& op, const ElementType& e) {
+    if (op.kind == OpKind::kTranspose) {
+      Type in = type(op.operands[0]);
+      in.element = e;
+      std::vector<int64_t> perm;
+      for (const Attribute& a : op.attr("perm")->array) perm.push_back(a.i);
+      return transposed_type(in, perm);
+    }
+    Type t = type(op.results[0]);
+    t.element = e;
+    return t;
   }
 
   // Emits `op` on `operands` with qcast q's result type, then `act` (a relu/clamp, or null)
   // unless its bounds in stored units cover the output's storage range — then the
   // requantization's clamp already implies it and it folds into the output bounds
   // (identical). q's result then stands for the last op; one report line says what happened.
+  // With `transpose` (a transpose of op's float result, per-tensor qt): op's result takes that
+  // transpose's operand's shape, and the transpose follows it on stored values.
   void emit_with_activation(const Op& op, std::vector<int> operands, const Op* act, const Op& q, const std::string& what,
-                            QdqFoldReport* report) {
+                            QdqFoldReport* report, const Op* transpose = nullptr) {
     const Type& qt = type(q.results[0]);
     const std::string name = g_.values[size_t(q.results[0])].name;
     const bool implied = act && activation_implied(*act, qt.element);
     const bool separate = act && !implied;
-    const int y = emit(op.kind, std::move(operands), qt, op, separate ? name + "_int" : name);
+    int y;
+    if (transpose) {
+      Type pre = type(transpose->operands[0]);
+      pre.element = qt.element;
+      y = emit(op.kind, std::move(operands), pre, op, "");
+      y = emit(OpKind::kTranspose, {y}, qt, *transpose, separate ? name + "_int" : name);
+    } else {
+      y = emit(op.kind, std::move(operands), qt, op, separate ? name + "_int" : name);
+    }
     rw_.map(q.results[0], separate ? emit(act->kind, {y}, qt, *act, name) : y);
     if (!report) return;
-    report->lines.push_back(std::string(op_info(op.kind).name) + (act ? std::string(" + ") + op_info(act->kind).name : "") +
+    report->lines.push_back(std::string(op_info(op.kind).name) + (transpose ? " + qrt.transpose" : "") +
+                            (act ? std::string(" + ") + op_info(act->kind).name : "") +
                             " -> %" + name + ": " + what + " " + qt.element.to_string() +
                             (implied ? std::string("; ") + op_info(act->kind).name + " folded into the output bounds" : ""));
     ++report->folded;

@@ -77,6 +77,14 @@ inline void set_int_attr(onnx::NodeProto* n, const std::string& name, int64_t v)
   a->set_i(v);
 }
 
+/// Sets the integer-list attribute `name` of `n`.
+inline void set_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
 /// The ISA levels this host has, best first (qrt_host_isas()).
 inline std::vector<std::string> host_levels() {
   std::vector<std::string> levels;

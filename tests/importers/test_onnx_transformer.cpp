@@ -350,12 +350,6 @@ TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes ar
 }
 
 TEST_CASE("hostile window attributes and Resize scales are import errors, checked before the arithmetic") {
-  auto ints_attr = [](onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  };
   auto string_attr = [](onnx::NodeProto* n, const std::string& name, const std::string& v) {
     auto* a = n->add_attribute();
     a->set_name(name);
@@ -370,7 +364,7 @@ TEST_CASE("hostile window attributes and Resize scales are import errors, checke
     add_floats(g, "w", {1, 1, 1, 1}, {1.0f});
     onnx::NodeProto* n = add_node(g, op, {"x", "w"}, {"y"});
     string_attr(n, "auto_pad", "SAME_UPPER");
-    ints_attr(n, "strides", strides);
+    set_ints_attr(n, "strides", strides);
     add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
     return model;
   };
@@ -387,7 +381,7 @@ TEST_CASE("hostile window attributes and Resize scales are import errors, checke
         "stride 2147483647, more than qrt's limit of 2^48");
   CHECK(import(conv_model("ConvTranspose", {1, 1})).is_ok());
   onnx::ModelProto shaped = conv_model("ConvTranspose", {2147483647, 1}, int64_t(1) << 40);
-  ints_attr(shaped.mutable_graph()->mutable_node(0), "output_shape", {10, 4});  // (in - 1) x stride is 2^71
+  set_ints_attr(shaped.mutable_graph()->mutable_node(0), "output_shape", {10, 4});  // (in - 1) x stride is 2^71
   CHECK(import(shaped).status().to_string() ==
         "t.onnx: error: node 'ConvTranspose_node' (ConvTranspose): output_shape [10, 4] needs pads beyond qrt's limit "
         "of 2147483647");

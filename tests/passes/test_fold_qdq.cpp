@@ -180,3 +180,26 @@ TEST_CASE("a region whose int32 accumulator could overflow stays in float, with 
   for (const std::string& line : report) said = said || line.find("K = 70000 terms could overflow the int32 accumulator") != std::string::npos;
   CHECK_MESSAGE(said, "report does not say why");
 }
+
+TEST_CASE("a transposed convolution (bias, relu) between dcast and qcast becomes an integer conv_transpose2d") {
+  const std::string text = R"(func.func @main(%x: tensor<1x2x2x2xf32>) -> tensor<1x4x4x3xf32> {
+  %xq = "quant.qcast"(%x) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:-2>>
+  %xd = "quant.dcast"(%xq) : (tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:-2>>) -> tensor<1x2x2x2xf32>
+  %wq = "qrt.constant"() {value = dense<3> : tensor<3x2x2x2xi8>} : () -> tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.25, 0.5, 0.125}>>
+  %wd = "quant.dcast"(%wq) : (tensor<3x2x2x2x!quant.uniform<i8:f32:0, {0.25, 0.5, 0.125}>>) -> tensor<3x2x2x2xf32>
+  %bq = "qrt.constant"() {value = dense<[1, 2, 3]> : tensor<3xi32>} : () -> tensor<3x!quant.uniform<i32:f32:0, {0.125, 0.25, 0.0625}>>
+  %bd = "quant.dcast"(%bq) : (tensor<3x!quant.uniform<i32:f32:0, {0.125, 0.25, 0.0625}>>) -> tensor<3xf32>
+  %c = "qrt.conv_transpose2d"(%xd, %wd, %bd) {strides = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<3x2x2x2xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %r = "qrt.relu"(%c) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %yq = "quant.qcast"(%r) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3x!quant.uniform<u8:f32, 0.2>>
+  %y = "quant.dcast"(%yq) : (tensor<1x4x4x3x!quant.uniform<u8:f32, 0.2>>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+})";
+  std::vector<std::string> report;
+  const std::string out = run(text, &report);
+  CHECK(out.find("\"qrt.conv_transpose2d\"(%xq, %wq, %bq)") != std::string::npos);
+  CHECK(out.find("-> tensor<1x4x4x3x!quant.uniform<u8:f32, 2.000000e-01>>") != std::string::npos);
+  CHECK(out.find("qrt.relu") == std::string::npos);  // implied by the u8 output's zero point 0
+  REQUIRE(report.size() >= 2);
+  CHECK(report[1].find("qrt.conv_transpose2d + qrt.relu -> %yq: integer accumulation") != std::string::npos);
+}
