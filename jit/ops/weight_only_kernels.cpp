@@ -27,6 +27,8 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kColumnChunk = 64;  // columns per task unit: a multiple of every kernel's step
+// f32 elements of the widened activations or results a thread keeps between calls (1 MiB).
+constexpr size_t kKeptWideFloats = size_t(1) << 18;
 
 bool is_f32_or_narrower(FloatKind k) { return k == FloatKind::kF32 || k == FloatKind::kBF16 || k == FloatKind::kF16; }
 
@@ -209,6 +211,12 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
       call_microkernel(code_->entry(), a, desc_);
     });
     if (y_kind_ != FloatKind::kF32) narrow_from_f32(out, y_kind_, rows * w.n, y.bytes());
+    // A decode step's few rows keep their buffers for the next call; a prefill's many rows give
+    // theirs back (its products dwarf one allocation), so a thread that once ran a long prompt
+    // does not hold megabytes for the rest of its life.
+    for (std::vector<float>* wide : {&wide_x, &wide_y}) {
+      if (wide->capacity() > kKeptWideFloats) std::vector<float>().swap(*wide);
+    }
     return Status::ok();
   }
 
