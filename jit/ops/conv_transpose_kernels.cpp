@@ -1,14 +1,17 @@
-// qrt — quantized qrt.conv_transpose2d as a stride-1 convolution of a staged input (see
-// conv_transpose_kernels.h).
+// qrt — quantized qrt.conv_transpose2d by sub-pixel phases (see conv_transpose_kernels.h).
 //
-// Output position o of the transposed convolution meets input i through tap k where
-// o = i·s - pad + k·d. With the filter flipped (tap k' = K - 1 - k), that is a stride-1
-// correlation S[o + k'·d]·w'[k'] over the staged input S, where S holds input i at
-// i·s + (K - 1)·d - pad and the input's zero point (real 0) everywhere else.
+// Along one axis, output o meets input i through tap k where o = i·s - pad + k·d. Outputs
+// o = s·m + r of residue r meet the taps T_r = {k : (r + pad - k·d) ≡ 0 mod s}, and then
+// i = m + (r + pad - k·d) / s. Consecutive taps of T_r lie t = s / gcd(s, d) apart, so their
+// inputs lie d' = d / gcd(s, d) apart: with T_r's taps flipped, y_r[m] = Σ_j x[m + first +
+// j·d'] · w[T_r[n - 1 - j]], a stride-1 correlation of dilation d' over the input shifted by
+// `first` (the input of T_r's last tap). A residue without taps (possible with d > 1) holds
+// the bias alone: a 1x1 filter of zero-point weights computes exactly that.
 #include "jit/ops/conv_transpose_kernels.h"
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "ir/nn_params.h"
 #include "ir/ops.h"
@@ -19,17 +22,58 @@ namespace qrt::jit {
 
 namespace {
 
-// The staged input's geometry, per image: `rows` × `cols` positions of `c` elements of
-// `elem` bytes; input (ih, iw) sits at (row0 + ih·sh, col0 + iw·sw) when inside.
+// One axis of one phase: the residue's taps (ascending), its outputs, the input index of its
+// flipped first tap and the taps' dilation over the input.
+struct PhaseAxis {
+  std::vector<int64_t> taps;
+  int64_t outputs = 0, first = 0, dilation = 1;
+  int64_t kernel() const { return std::max<int64_t>(1, int64_t(taps.size())); }
+  int64_t staged() const { return outputs + (kernel() - 1) * dilation; }  // input positions it reads
+};
+
+PhaseAxis phase_axis(int64_t r, int64_t out, int64_t s, int64_t pad, int64_t k, int64_t d) {
+  PhaseAxis a;
+  a.outputs = r < out ? (out - r + s - 1) / s : 0;
+  for (int64_t t = 0; t < k; ++t) {
+    if ((r + pad - t * d) % s == 0) a.taps.push_back(t);
+  }
+  a.dilation = d / std::gcd(s, d);
+  if (!a.taps.empty()) a.first = (r + pad - a.taps.back() * d) / s;  // an exact division
+  return a;
+}
+
+// The input of one phase, per image: `rows` × `cols` positions of `c` elements of `elem`
+// bytes; staged (r, q) holds input (r + row0, q + col0) where that exists, else the zero point.
 struct Staging {
   int64_t n = 0, h = 0, w = 0, c = 0;
-  int64_t sh = 1, sw = 1;
   int64_t rows = 0, cols = 0, row0 = 0, col0 = 0;
   size_t elem = 1;
   std::vector<uint8_t> zero;  // one element holding the input's zero point
 
   int64_t row_bytes() const { return cols * c * int64_t(elem); }
-  int64_t image_bytes() const { return rows * row_bytes(); }
+
+  // Staged row `r` of image `n` into `dst`.
+  void stage_row(const uint8_t* x, int64_t n_at, int64_t r, uint8_t* dst) const {
+    const int64_t pixel = c * int64_t(elem), ih = r + row0;
+    if (elem == 1) {
+      std::memset(dst, zero[0], size_t(cols * c));
+    } else {
+      for (int64_t i = 0; i < cols * c; ++i) std::memcpy(dst + i * int64_t(elem), zero.data(), elem);
+    }
+    if (ih < 0 || ih >= h) return;
+    // Input columns [lo, hi) land at staged columns [lo - col0, hi - col0).
+    const int64_t lo = std::max<int64_t>(0, col0), hi = std::min(w, cols + col0);
+    if (hi > lo) std::memcpy(dst + (lo - col0) * pixel, x + ((n_at * h + ih) * w + lo) * pixel, size_t((hi - lo) * pixel));
+  }
+};
+
+// One phase: residues (rh, rw), its staging, its convolution and that convolution's graph.
+struct Phase {
+  int64_t rh = 0, rw = 0, mh = 0, mw = 0;
+  Staging staging;
+  Type staged_type, out_type;
+  std::shared_ptr<Graph> graph;
+  std::unique_ptr<OpKernel> conv;
 };
 
 // The dense-elements type of stored integers of `storage` with `dims` (signless for signed
@@ -41,14 +85,8 @@ Type storage_type(const std::vector<int64_t>& dims, const QuantStorage& storage)
 
 class ConvTransposeKernel final : public OpKernel {
  public:
-  ConvTransposeKernel(const Op& op, const Type& result, std::shared_ptr<Graph> conv_graph,
-                      std::unique_ptr<OpKernel> conv, Staging staging)
-      : OpKernel(result),
-        op_(op),
-        conv_graph_(std::move(conv_graph)),
-        conv_(std::move(conv)),
-        staging_(std::move(staging)),
-        staged_type_(conv_graph_->values[size_t(conv_graph_->inputs[0])].type) {}
+  ConvTransposeKernel(const Op& op, const Type& result, int64_t sh, int64_t sw, std::vector<Phase> phases)
+      : OpKernel(result), op_(op), sh_(sh), sw_(sw), phases_(std::move(phases)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     QRT_RETURN_IF_ERROR(check_input(*operands[0]));
@@ -58,75 +96,86 @@ class ConvTransposeKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
     QRT_RETURN_IF_ERROR(check_input(x));
-    const Staging& s = staging_;
-    // The staging lives in a buffer of the calling thread, kept between runs (contexts on
-    // other threads have their own).
-    thread_local std::vector<uint8_t> staged;
-    const size_t bytes = size_t(s.n * s.image_bytes());
-    if (staged.size() < bytes) staged.resize(bytes);
-    uint8_t* buffer = staged.data();  // the caller's: the workers' thread_local is another
-    const int64_t all_rows = s.n * s.rows;
-    const int64_t tasks = std::min(all_rows, even_tasks(int64_t(bytes), kMinStreamTaskElements, parallel));
-    parallel.for_each(size_t(tasks), [&](size_t t) {
-      for (int64_t r = part_start(all_rows, tasks, int64_t(t)); r < part_start(all_rows, tasks, int64_t(t) + 1); ++r) {
-        stage_row(x.bytes(), r / s.rows, r % s.rows, buffer + r * s.row_bytes());
+    // The staged input and a phase's results live in buffers of the calling thread, kept
+    // between runs; the workers get pointers (their own thread_locals are others).
+    thread_local std::vector<uint8_t> staged_bytes, phase_bytes;
+    const bool one_phase = sh_ == 1 && sw_ == 1;
+    for (const Phase& p : phases_) {
+      const Staging& s = p.staging;
+      const size_t bytes = size_t(s.n * s.rows * s.row_bytes());
+      if (staged_bytes.size() < bytes) staged_bytes.resize(bytes);
+      uint8_t* staged = staged_bytes.data();
+      const int64_t all_rows = s.n * s.rows;
+      const int64_t tasks = std::min(all_rows, even_tasks(int64_t(bytes), kMinStreamTaskElements, parallel));
+      parallel.for_each(size_t(tasks), [&](size_t t) {
+        for (int64_t r = part_start(all_rows, tasks, int64_t(t)); r < part_start(all_rows, tasks, int64_t(t) + 1); ++r) {
+          s.stage_row(x.bytes(), r / s.rows, r % s.rows, staged + r * s.row_bytes());
+        }
+      });
+      Tensor staged_view = Tensor::view_of(p.staged_type, staged);
+      // The convolution's kernels read only their input: the constants are prepacked.
+      std::vector<const Tensor*> conv_operands(p.graph->ops.back().operands.size(), nullptr);
+      conv_operands[0] = &staged_view;
+      if (one_phase) {
+        QRT_RETURN_IF_ERROR(p.conv->run_into(conv_operands, out, parallel));
+        continue;
       }
-    });
-    Tensor staged_view = Tensor::view_of(staged_type_, buffer);
-    // The convolution's kernels read only their input: the constants are prepacked.
-    std::vector<const Tensor*> conv_operands(conv_graph_->ops.back().operands.size(), nullptr);
-    conv_operands[0] = &staged_view;
-    return conv_->run_into(conv_operands, out, parallel);
+      const size_t out_bytes = size_t(p.out_type.num_elements()) * out.element_size();
+      if (phase_bytes.size() < out_bytes) phase_bytes.resize(out_bytes);
+      Tensor phase_out = Tensor::view_of(p.out_type, phase_bytes.data());
+      QRT_RETURN_IF_ERROR(p.conv->run_into(conv_operands, phase_out, parallel));
+      scatter(p, phase_bytes.data(), out, parallel);
+    }
+    return Status::ok();
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }
   bool holds_operand_copy(size_t index) const override { return index != 0; }
-  size_t owned_bytes() const override { return conv_->owned_bytes(); }
+  size_t owned_bytes() const override {
+    size_t bytes = 0;
+    for (const Phase& p : phases_) bytes += p.conv->owned_bytes();
+    return bytes;
+  }
   std::string describe() const override {
-    return conv_->describe() + "; its input staged with zero points between and around the elements (stride " +
-           std::to_string(staging_.sh) + "x" + std::to_string(staging_.sw) + ")";
+    const std::string how = sh_ == 1 && sw_ == 1
+                                ? "the filter flipped, over the input padded with zero points"
+                                : std::to_string(phases_.size()) + " sub-pixel phases of stride " + std::to_string(sh_) +
+                                      "x" + std::to_string(sw_) + ", each a stride-1 convolution of its taps flipped";
+    return phases_.front().conv->describe() + "; " + how;
   }
 
  private:
   Status check_input(const Tensor& x) const {
-    const std::vector<int64_t> want{staging_.n, staging_.h, staging_.w, staging_.c};
+    const Staging& s = phases_.front().staging;
+    const std::vector<int64_t> want{s.n, s.h, s.w, s.c};
     if (x.type.dims == want) return Status::ok();
     return Status::error_at(op_.loc, "'qrt.conv_transpose2d' op input is " + x.type.to_string() +
                                          " at run time; the plan was made for " +
                                          Type::tensor(want, x.type.element).to_string());
   }
 
-  // Staged row `r` of image `n`: the zero point everywhere but at the input row it holds.
-  void stage_row(const uint8_t* x, int64_t n, int64_t r, uint8_t* dst) const {
-    const Staging& s = staging_;
-    const int64_t at = r - s.row0;
-    const bool holds = at >= 0 && at % s.sh == 0 && at / s.sh < s.h;
-    fill_zero(dst, s.cols * s.c);
-    if (!holds) return;
-    const int64_t pixel = s.c * int64_t(s.elem);
-    const uint8_t* src = x + ((n * s.h + at / s.sh) * s.w) * pixel;
-    for (int64_t iw = 0; iw < s.w; ++iw) {
-      const int64_t col = s.col0 + iw * s.sw;
-      if (col >= 0 && col < s.cols) std::memcpy(dst + col * pixel, src + iw * pixel, size_t(pixel));
-    }
-  }
-
-  void fill_zero(uint8_t* dst, int64_t elements) const {
-    if (staging_.elem == 1) {
-      std::memset(dst, staging_.zero[0], size_t(elements));
-      return;
-    }
-    for (int64_t i = 0; i < elements; ++i) std::memcpy(dst + i * int64_t(staging_.elem), staging_.zero.data(), staging_.elem);
+  // Phase p's results [N, mh, mw, O] to outputs (sh·m + rh, sw·q + rw).
+  void scatter(const Phase& p, const uint8_t* from, Tensor& out, Parallel& parallel) const {
+    const std::vector<int64_t>& d = out.type.dims;
+    const int64_t pixel = d[3] * int64_t(out.element_size()), rows = d[0] * p.mh;
+    const int64_t tasks = std::min(rows, even_tasks(rows * p.mw * pixel, kMinStreamTaskElements, parallel));
+    uint8_t* y = out.bytes();
+    parallel.for_each(size_t(tasks), [&](size_t t) {
+      for (int64_t r = part_start(rows, tasks, int64_t(t)); r < part_start(rows, tasks, int64_t(t) + 1); ++r) {
+        const int64_t n = r / p.mh, oy = (r % p.mh) * sh_ + p.rh;
+        const uint8_t* src = from + r * p.mw * pixel;
+        uint8_t* dst = y + ((n * d[1] + oy) * d[2] + p.rw) * pixel;
+        for (int64_t q = 0; q < p.mw; ++q) std::memcpy(dst + q * sw_ * pixel, src + q * pixel, size_t(pixel));
+      }
+    });
   }
 
   Op op_;  // for messages
-  std::shared_ptr<Graph> conv_graph_;
-  std::unique_ptr<OpKernel> conv_;
-  Staging staging_;
-  Type staged_type_;
+  int64_t sh_, sw_;
+  std::vector<Phase> phases_;
 };
 
-// Why `op`'s quantized form cannot run as a staged convolution, or "".
+// Why `op` stays on the reference, or "".
 std::string unsupported(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
@@ -140,99 +189,117 @@ std::string unsupported(const Graph& graph, const Op& op) {
   return "";
 }
 
-}  // namespace
-
-std::shared_ptr<Graph> conv_transpose_as_conv2d(const Graph& graph, const Op& op, std::string* why_not) {
-  if (std::string why = unsupported(graph, op); !why.empty()) {
-    *why_not = why;
-    return nullptr;
-  }
+// The graph of phase (ah, aw)'s convolution: the staged input as its argument, the phase's
+// taps flipped (or one zero-point tap) and the bias as constants, `graph`'s numerics profile.
+std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tensor& filter, const Tensor* bias,
+                                   const PhaseAxis& ah, const PhaseAxis& aw, const Window2d& w, Phase& p,
+                                   std::string* why_not) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
-  const Type& y = graph.values[size_t(op.results[0])].type;
   const Type& ft = graph.values[size_t(op.operands[1])].type;
-  Result<Window2d> window = conv_transpose2d_window(op, ft.dims);
-  if (!window.is_ok() || window->nchw || ft.rank() != 4) {
-    *why_not = window.is_ok() ? "only NHWC transposed convolutions" : window.status().message();
-    return nullptr;
-  }
-  const Window2d& w = *window;
-  std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
-  std::unique_ptr<Tensor> bias = op.operands.size() > 2 ? constant_operand(graph, op.operands[2]) : nullptr;
-  if (!filter || (op.operands.size() > 2 && !bias)) {
-    *why_not = "the filter or bias is computed at run time";
-    return nullptr;
-  }
   auto conv = std::make_shared<Graph>();
   conv->name = graph.name;
   conv->numerics = graph.numerics;
-  // The staged input: every output row and column plus the window's reach.
-  Type staged = x;
-  staged.dims = {x.dims[0], y.dims[1] + (w.kh - 1) * w.dh, y.dims[2] + (w.kw - 1) * w.dw, x.dims[3]};
-  const int input = conv->add_input(staged, graph.values[size_t(op.operands[0])].name);
-  // The filter flipped in both spatial axes, [O, kh, kw, C / groups] as stored integers.
-  DenseElements flipped = DenseElements::zeros(storage_type(ft.dims, ft.element.storage));
-  const int64_t o_count = ft.dims[0], kh = ft.dims[1], kw = ft.dims[2], ig = ft.dims[3];
+  p.staged_type = x;
+  p.staged_type.dims = {x.dims[0], ah.staged(), aw.staged(), x.dims[3]};
+  const int input = conv->add_input(p.staged_type, graph.values[size_t(op.operands[0])].name);
+  const int64_t o_count = ft.dims[0], kw = ft.dims[2], ig = ft.dims[3], nh = ah.kernel(), nw = aw.kernel();
+  Type sub = ft;
+  sub.dims = {o_count, nh, nw, ig};
+  DenseElements taps = DenseElements::zeros(storage_type(sub.dims, ft.element.storage));
+  const bool empty = ah.taps.empty() || aw.taps.empty();
   for (int64_t o = 0; o < o_count; ++o) {
-    for (int64_t ky = 0; ky < kh; ++ky) {
-      for (int64_t kx = 0; kx < kw; ++kx) {
+    const int64_t zw = ft.element.zero_points[ft.element.num_channels() == 1 ? 0 : size_t(o)];
+    for (int64_t jh = 0; jh < nh; ++jh) {
+      for (int64_t jw = 0; jw < nw; ++jw) {
         for (int64_t c = 0; c < ig; ++c) {
-          const size_t from = size_t(((o * kh + ky) * kw + kx) * ig + c);
-          const size_t to = size_t(((o * kh + (kh - 1 - ky)) * kw + (kw - 1 - kx)) * ig + c);
-          flipped.set_int(to, filter->int_at(from));
+          const size_t to = size_t(((o * nh + jh) * nw + jw) * ig + c);
+          if (empty) {
+            taps.set_int(to, zw);  // (w - zw) = 0: the bias alone
+            continue;
+          }
+          const int64_t ky = ah.taps[size_t(nh - 1 - jh)], kx = aw.taps[size_t(nw - 1 - jw)];
+          taps.set_int(to, filter.int_at(size_t(((o * ft.dims[1] + ky) * kw + kx) * ig + c)));
         }
       }
     }
   }
   std::vector<int> operands{input};
-  operands.push_back(conv->result(conv->add_op(OpKind::kConstant, {}, {ft}, {{"value", Attribute::make_dense(std::move(flipped))}})));
+  operands.push_back(conv->result(conv->add_op(OpKind::kConstant, {}, {sub}, {{"value", Attribute::make_dense(std::move(taps))}})));
   if (bias) {
     const Type& bt = graph.values[size_t(op.operands[2])].type;
-    const QuantStorage storage =
-        bt.element.is_any_uniform() ? bt.element.storage : QuantStorage::full_range(bt.element.int_width, true);
-    DenseElements values = DenseElements::zeros(bt.element.is_any_uniform() ? storage_type(bt.dims, storage) : bt);
+    DenseElements values =
+        DenseElements::zeros(bt.element.is_any_uniform() ? storage_type(bt.dims, bt.element.storage) : bt);
     for (size_t i = 0; i < size_t(bias->num_elements()); ++i) values.set_int(i, bias->int_at(i));
     operands.push_back(conv->result(conv->add_op(OpKind::kConstant, {}, {bt}, {{"value", Attribute::make_dense(std::move(values))}})));
   }
-  std::vector<std::pair<std::string, Attribute>> attrs{{"dilations", Attribute::make_int_array({w.dh, w.dw})},
+  p.out_type = graph.values[size_t(op.results[0])].type;
+  p.out_type.dims = {x.dims[0], ah.outputs, aw.outputs, o_count};
+  std::vector<std::pair<std::string, Attribute>> attrs{{"dilations", Attribute::make_int_array({ah.dilation, aw.dilation})},
                                                        {"groups", Attribute::make_int(w.groups)},
                                                        {"pads", Attribute::make_int_array({0, 0, 0, 0})},
                                                        {"strides", Attribute::make_int_array({1, 1})}};
-  const int k = conv->add_op(OpKind::kConv2d, operands, {y}, std::move(attrs), op.loc);
+  const int k = conv->add_op(OpKind::kConv2d, operands, {p.out_type}, std::move(attrs), op.loc);
   conv->outputs.push_back(conv->result(k));
   if (Status s = verify_graph(*conv); !s.is_ok()) {
-    *why_not = "its stride-1 convolution does not verify: " + s.message();
+    *why_not = "its phase convolution does not verify: " + s.message();
     return nullptr;
   }
   return conv;
 }
 
+}  // namespace
+
 Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,
                                                   Generator generator) {
   KernelChoice choice;
-  std::shared_ptr<Graph> conv = conv_transpose_as_conv2d(graph, op, &choice.why_not);
-  if (!conv) return choice;
-  QRT_ASSIGN_OR_RETURN(KernelChoice inner, select_kernel(*conv, conv->ops.back(), allowed, generator));
-  if (!inner.kernel) {
-    choice.why_not = "its stride-1 convolution on the staged input: " + inner.why_not;
-    choice.chain = inner.chain;
-    return choice;
-  }
+  if (choice.why_not = unsupported(graph, op); !choice.why_not.empty()) return choice;
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
   const Type& ft = graph.values[size_t(op.operands[1])].type;
   QRT_ASSIGN_OR_RETURN(Window2d w, conv_transpose2d_window(op, ft.dims));
-  Staging s;
-  s.n = x.dims[0], s.h = x.dims[1], s.w = x.dims[2], s.c = x.dims[3];
-  s.sh = w.sh, s.sw = w.sw;
-  s.rows = y.dims[1] + (w.kh - 1) * w.dh, s.cols = y.dims[2] + (w.kw - 1) * w.dw;
-  s.row0 = (w.kh - 1) * w.dh - w.pad_top, s.col0 = (w.kw - 1) * w.dw - w.pad_left;
+  if (w.nchw || ft.rank() != 4) {
+    choice.why_not = "only NHWC transposed convolutions";
+    return choice;
+  }
+  std::unique_ptr<Tensor> filter = constant_operand(graph, op.operands[1]);
+  std::unique_ptr<Tensor> bias = op.operands.size() > 2 ? constant_operand(graph, op.operands[2]) : nullptr;
+  if (!filter || (op.operands.size() > 2 && !bias)) {
+    choice.why_not = "the filter or bias is computed at run time";
+    return choice;
+  }
   Tensor zero = Tensor::zeros(Type::tensor({1}, x.element));
   zero.set_int(0, x.element.zero_points[0]);
-  s.elem = zero.element_size();
-  s.zero.assign(zero.bytes(), zero.bytes() + s.elem);
-  choice.kernel = std::make_unique<ConvTransposeKernel>(op, y, conv, std::move(inner.kernel), std::move(s));
-  choice.chain = "as a stride-1 convolution of the staged input: " + inner.chain;
-  choice.isa = inner.isa;
+  std::vector<Phase> phases;
+  for (int64_t rh = 0; rh < w.sh; ++rh) {
+    const PhaseAxis ah = phase_axis(rh, y.dims[1], w.sh, w.pad_top, w.kh, w.dh);
+    for (int64_t rw = 0; rw < w.sw; ++rw) {
+      const PhaseAxis aw = phase_axis(rw, y.dims[2], w.sw, w.pad_left, w.kw, w.dw);
+      if (ah.outputs == 0 || aw.outputs == 0) continue;  // an output smaller than the stride
+      Phase p;
+      p.rh = rh, p.rw = rw, p.mh = ah.outputs, p.mw = aw.outputs;
+      Staging& s = p.staging;
+      s.n = x.dims[0], s.h = x.dims[1], s.w = x.dims[2], s.c = x.dims[3];
+      s.rows = ah.staged(), s.cols = aw.staged(), s.row0 = ah.first, s.col0 = aw.first;
+      s.elem = zero.element_size();
+      s.zero.assign(zero.bytes(), zero.bytes() + s.elem);
+      p.graph = phase_graph(graph, op, *filter, bias.get(), ah, aw, w, p, &choice.why_not);
+      if (!p.graph) return choice;
+      QRT_ASSIGN_OR_RETURN(KernelChoice inner, select_kernel(*p.graph, p.graph->ops.back(), allowed, generator));
+      if (!inner.kernel) {
+        choice.why_not = "the convolution of its phase (" + std::to_string(rh) + ", " + std::to_string(rw) +
+                         "): " + inner.why_not;
+        choice.chain = inner.chain;
+        return choice;
+      }
+      if (phases.empty()) {
+        choice.chain = "per sub-pixel phase, a stride-1 convolution: " + inner.chain;
+        choice.isa = inner.isa;
+      }
+      p.conv = std::move(inner.kernel);
+      phases.push_back(std::move(p));
+    }
+  }
+  choice.kernel = std::make_unique<ConvTransposeKernel>(op, y, w.sh, w.sw, std::move(phases));
   return choice;
 }
 
