@@ -5,8 +5,12 @@
 // i = m + (r + pad - k·d) / s. Consecutive taps of T_r lie t = s / gcd(s, d) apart, so their
 // inputs lie d' = d / gcd(s, d) apart: with T_r's taps flipped, y_r[m] = Σ_j x[m + first +
 // j·d'] · w[T_r[n - 1 - j]], a stride-1 correlation of dilation d' over the input shifted by
-// `first` (the input of T_r's last tap). A residue without taps (possible with d > 1) holds
-// the bias alone: a 1x1 filter of zero-point weights computes exactly that.
+// `first` (the input of T_r's last tap). Reversing that shifted input and the phase's outputs
+// along the axis turns it into a correlation with the taps in their own order:
+// ỹ_r[m̃] = Σ_j R[m̃ + j·d'] · w[T_r[j]], which sums the taps in increasing k as the reference
+// does (float results depend on that order). A residue without taps (possible with d > 1)
+// holds the bias alone: for integers a 1x1 filter of zero-point weights computes exactly that;
+// floats are filled with +0 + bias, the reference's sum of no products.
 #include "jit/ops/conv_transpose_kernels.h"
 
 #include <algorithm>
@@ -43,7 +47,8 @@ PhaseAxis phase_axis(int64_t r, int64_t out, int64_t s, int64_t pad, int64_t k, 
 }
 
 // The input of one phase, per image: `rows` × `cols` positions of `c` elements of `elem`
-// bytes; staged (r, q) holds input (r + row0, q + col0) where that exists, else the zero point.
+// bytes, reversed along both axes: staged (r, q) holds input (rows - 1 - r + row0,
+// cols - 1 - q + col0) where that exists, else the zero point (+0 for floats).
 struct Staging {
   int64_t n = 0, h = 0, w = 0, c = 0;
   int64_t rows = 0, cols = 0, row0 = 0, col0 = 0;
@@ -54,26 +59,29 @@ struct Staging {
 
   // Staged row `r` of image `n` into `dst`.
   void stage_row(const uint8_t* x, int64_t n_at, int64_t r, uint8_t* dst) const {
-    const int64_t pixel = c * int64_t(elem), ih = r + row0;
+    const int64_t pixel = c * int64_t(elem), ih = rows - 1 - r + row0;
     if (elem == 1) {
       std::memset(dst, zero[0], size_t(cols * c));
     } else {
       for (int64_t i = 0; i < cols * c; ++i) std::memcpy(dst + i * int64_t(elem), zero.data(), elem);
     }
     if (ih < 0 || ih >= h) return;
-    // Input columns [lo, hi) land at staged columns [lo - col0, hi - col0).
+    // Input columns [lo, hi) land at staged columns cols - 1 - (iw - col0), last to first.
     const int64_t lo = std::max<int64_t>(0, col0), hi = std::min(w, cols + col0);
-    if (hi > lo) std::memcpy(dst + (lo - col0) * pixel, x + ((n_at * h + ih) * w + lo) * pixel, size_t((hi - lo) * pixel));
+    const uint8_t* src = x + ((n_at * h + ih) * w) * pixel;
+    for (int64_t iw = lo; iw < hi; ++iw) std::memcpy(dst + (cols - 1 - (iw - col0)) * pixel, src + iw * pixel, size_t(pixel));
   }
 };
 
-// One phase: residues (rh, rw), its staging, its convolution and that convolution's graph.
+// One phase: residues (rh, rw), its staging, its convolution and that convolution's graph;
+// or, for a float phase without taps (no convolution), the value of each output channel.
 struct Phase {
   int64_t rh = 0, rw = 0, mh = 0, mw = 0;
   Staging staging;
   Type staged_type, out_type;
   std::shared_ptr<Graph> graph;
   std::unique_ptr<OpKernel> conv;
+  std::vector<float> fill;
 };
 
 // The dense-elements type of stored integers of `storage` with `dims` (signless for signed
@@ -99,8 +107,11 @@ class ConvTransposeKernel final : public OpKernel {
     // The staged input and a phase's results live in buffers of the calling thread, kept
     // between runs; the workers get pointers (their own thread_locals are others).
     thread_local std::vector<uint8_t> staged_bytes, phase_bytes;
-    const bool one_phase = sh_ == 1 && sw_ == 1;
     for (const Phase& p : phases_) {
+      if (!p.conv) {
+        fill(p, out);
+        continue;
+      }
       const Staging& s = p.staging;
       const size_t bytes = size_t(s.n * s.rows * s.row_bytes());
       if (staged_bytes.size() < bytes) staged_bytes.resize(bytes);
@@ -116,10 +127,6 @@ class ConvTransposeKernel final : public OpKernel {
       // The convolution's kernels read only their input: the constants are prepacked.
       std::vector<const Tensor*> conv_operands(p.graph->ops.back().operands.size(), nullptr);
       conv_operands[0] = &staged_view;
-      if (one_phase) {
-        QRT_RETURN_IF_ERROR(p.conv->run_into(conv_operands, out, parallel));
-        continue;
-      }
       const size_t out_bytes = size_t(p.out_type.num_elements()) * out.element_size();
       if (phase_bytes.size() < out_bytes) phase_bytes.resize(out_bytes);
       Tensor phase_out = Tensor::view_of(p.out_type, phase_bytes.data());
@@ -133,15 +140,18 @@ class ConvTransposeKernel final : public OpKernel {
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   size_t owned_bytes() const override {
     size_t bytes = 0;
-    for (const Phase& p : phases_) bytes += p.conv->owned_bytes();
+    for (const Phase& p : phases_) bytes += p.conv ? p.conv->owned_bytes() : p.fill.size() * sizeof(float);
     return bytes;
   }
   std::string describe() const override {
     const std::string how = sh_ == 1 && sw_ == 1
-                                ? "the filter flipped, over the input padded with zero points"
+                                ? "over the input reversed and padded"
                                 : std::to_string(phases_.size()) + " sub-pixel phases of stride " + std::to_string(sh_) +
-                                      "x" + std::to_string(sw_) + ", each a stride-1 convolution of its taps flipped";
-    return phases_.front().conv->describe() + "; " + how;
+                                      "x" + std::to_string(sw_) + ", each a stride-1 convolution of its taps over the input reversed";
+    for (const Phase& p : phases_) {
+      if (p.conv) return p.conv->describe() + "; " + how;
+    }
+    return "+0 + bias in every output (no filter tap reaches any)";
   }
 
  private:
@@ -154,7 +164,8 @@ class ConvTransposeKernel final : public OpKernel {
                                          Type::tensor(want, x.type.element).to_string());
   }
 
-  // Phase p's results [N, mh, mw, O] to outputs (sh·m + rh, sw·q + rw).
+  // Phase p's results [N, mh, mw, O], reversed along both axes, to outputs
+  // (sh·(mh - 1 - m) + rh, sw·(mw - 1 - q) + rw).
   void scatter(const Phase& p, const uint8_t* from, Tensor& out, Parallel& parallel) const {
     const std::vector<int64_t>& d = out.type.dims;
     const int64_t pixel = d[3] * int64_t(out.element_size()), rows = d[0] * p.mh;
@@ -162,12 +173,25 @@ class ConvTransposeKernel final : public OpKernel {
     uint8_t* y = out.bytes();
     parallel.for_each(size_t(tasks), [&](size_t t) {
       for (int64_t r = part_start(rows, tasks, int64_t(t)); r < part_start(rows, tasks, int64_t(t) + 1); ++r) {
-        const int64_t n = r / p.mh, oy = (r % p.mh) * sh_ + p.rh;
+        const int64_t n = r / p.mh, oy = (p.mh - 1 - r % p.mh) * sh_ + p.rh;
         const uint8_t* src = from + r * p.mw * pixel;
         uint8_t* dst = y + ((n * d[1] + oy) * d[2] + p.rw) * pixel;
-        for (int64_t q = 0; q < p.mw; ++q) std::memcpy(dst + q * sw_ * pixel, src + q * pixel, size_t(pixel));
+        for (int64_t q = 0; q < p.mw; ++q) std::memcpy(dst + (p.mw - 1 - q) * sw_ * pixel, src + q * pixel, size_t(pixel));
       }
     });
+  }
+
+  // A float phase without taps: every output (sh·m + rh, sw·q + rw) holds p.fill.
+  void fill(const Phase& p, Tensor& out) const {
+    const std::vector<int64_t>& d = out.type.dims;
+    float* y = reinterpret_cast<float*>(out.bytes());
+    for (int64_t n = 0; n < d[0]; ++n) {
+      for (int64_t m = 0; m < p.mh; ++m) {
+        for (int64_t q = 0; q < p.mw; ++q) {
+          std::memcpy(y + ((n * d[1] + m * sh_ + p.rh) * d[2] + q * sw_ + p.rw) * d[3], p.fill.data(), p.fill.size() * 4);
+        }
+      }
+    }
   }
 
   Op op_;  // for messages
@@ -179,9 +203,9 @@ class ConvTransposeKernel final : public OpKernel {
 std::string unsupported(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
-  if (x.element.kind != ElementKind::kUniform || !y.element.is_uniform()) {
-    return "float conv_transpose2d runs on the reference (the convolution kernels sum floats in another order)";
-  }
+  const bool quantized = x.element.kind == ElementKind::kUniform && y.element.is_uniform();
+  const bool f32 = x.element.is_float() && x.element.float_kind == FloatKind::kF32 && x.element == y.element;
+  if (!quantized && !f32) return "only quantized and f32 transposed convolutions have kernels, not " + x.to_string();
   if (!x.has_static_shape() || !y.has_static_shape()) return "dynamic shapes (" + x.to_string() + ")";
   if (graph.numerics == NumericsProfile::kStableHlo && !profile_formula(graph, op).empty()) {
     return "numerics profile " + profile_formula(graph, op) + "; the kernels sum integers";
@@ -190,7 +214,7 @@ std::string unsupported(const Graph& graph, const Op& op) {
 }
 
 // The graph of phase (ah, aw)'s convolution: the staged input as its argument, the phase's
-// taps flipped (or one zero-point tap) and the bias as constants, `graph`'s numerics profile.
+// taps (or one zero-point tap) and the bias as constants, `graph`'s numerics profile.
 std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tensor& filter, const Tensor* bias,
                                    const PhaseAxis& ah, const PhaseAxis& aw, const Window2d& w, Phase& p,
                                    std::string* why_not) {
@@ -205,10 +229,12 @@ std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tenso
   const int64_t o_count = ft.dims[0], kw = ft.dims[2], ig = ft.dims[3], nh = ah.kernel(), nw = aw.kernel();
   Type sub = ft;
   sub.dims = {o_count, nh, nw, ig};
-  DenseElements taps = DenseElements::zeros(storage_type(sub.dims, ft.element.storage));
+  const bool is_float = ft.element.is_float();
+  const size_t elem = filter.element_size();
+  DenseElements taps = DenseElements::zeros(is_float ? sub : storage_type(sub.dims, ft.element.storage));
   const bool empty = ah.taps.empty() || aw.taps.empty();
   for (int64_t o = 0; o < o_count; ++o) {
-    const int64_t zw = ft.element.zero_points[ft.element.num_channels() == 1 ? 0 : size_t(o)];
+    const int64_t zw = is_float ? 0 : ft.element.zero_points[ft.element.num_channels() == 1 ? 0 : size_t(o)];
     for (int64_t jh = 0; jh < nh; ++jh) {
       for (int64_t jw = 0; jw < nw; ++jw) {
         for (int64_t c = 0; c < ig; ++c) {
@@ -217,8 +243,12 @@ std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tenso
             taps.set_int(to, zw);  // (w - zw) = 0: the bias alone
             continue;
           }
-          const int64_t ky = ah.taps[size_t(nh - 1 - jh)], kx = aw.taps[size_t(nw - 1 - jw)];
-          taps.set_int(to, filter.int_at(size_t(((o * ft.dims[1] + ky) * kw + kx) * ig + c)));
+          const size_t from = size_t(((o * ft.dims[1] + ah.taps[size_t(jh)]) * kw + aw.taps[size_t(jw)]) * ig + c);
+          if (is_float) {
+            std::memcpy(taps.bytes.data() + to * elem, filter.bytes() + from * elem, elem);
+          } else {
+            taps.set_int(to, filter.int_at(from));
+          }
         }
       }
     }
@@ -229,7 +259,11 @@ std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tenso
     const Type& bt = graph.values[size_t(op.operands[2])].type;
     DenseElements values =
         DenseElements::zeros(bt.element.is_any_uniform() ? storage_type(bt.dims, bt.element.storage) : bt);
-    for (size_t i = 0; i < size_t(bias->num_elements()); ++i) values.set_int(i, bias->int_at(i));
+    if (bt.element.is_float()) {
+      std::memcpy(values.bytes.data(), bias->bytes(), values.bytes.size());
+    } else {
+      for (size_t i = 0; i < size_t(bias->num_elements()); ++i) values.set_int(i, bias->int_at(i));
+    }
     operands.push_back(conv->result(conv->add_op(OpKind::kConstant, {}, {bt}, {{"value", Attribute::make_dense(std::move(values))}})));
   }
   p.out_type = graph.values[size_t(op.results[0])].type;
@@ -267,8 +301,8 @@ Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& 
     choice.why_not = "the filter or bias is computed at run time";
     return choice;
   }
-  Tensor zero = Tensor::zeros(Type::tensor({1}, x.element));
-  zero.set_int(0, x.element.zero_points[0]);
+  Tensor zero = Tensor::zeros(Type::tensor({1}, x.element));  // +0 for floats
+  if (!x.element.is_float()) zero.set_int(0, x.element.zero_points[0]);
   std::vector<Phase> phases;
   for (int64_t rh = 0; rh < w.sh; ++rh) {
     const PhaseAxis ah = phase_axis(rh, y.dims[1], w.sh, w.pad_top, w.kh, w.dh);
@@ -282,6 +316,12 @@ Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& 
       s.rows = ah.staged(), s.cols = aw.staged(), s.row0 = ah.first, s.col0 = aw.first;
       s.elem = zero.element_size();
       s.zero.assign(zero.bytes(), zero.bytes() + s.elem);
+      if (x.element.is_float() && (ah.taps.empty() || aw.taps.empty())) {
+        // No product reaches these outputs: the reference's +0 plus the bias.
+        for (int64_t o = 0; o < ft.dims[0]; ++o) p.fill.push_back(0.0f + (bias ? float(bias->float_at(size_t(o))) : 0.0f));
+        phases.push_back(std::move(p));
+        continue;
+      }
       p.graph = phase_graph(graph, op, *filter, bias.get(), ah, aw, w, p, &choice.why_not);
       if (!p.graph) return choice;
       QRT_ASSIGN_OR_RETURN(KernelChoice inner, select_kernel(*p.graph, p.graph->ops.back(), allowed, generator));
@@ -291,7 +331,7 @@ Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& 
         choice.chain = inner.chain;
         return choice;
       }
-      if (phases.empty()) {
+      if (choice.chain.empty()) {
         choice.chain = "per sub-pixel phase, a stride-1 convolution: " + inner.chain;
         choice.isa = inner.isa;
       }

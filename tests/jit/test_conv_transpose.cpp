@@ -1,8 +1,8 @@
 // Tests: qrt.conv_transpose2d on the reference: a hand-computed case, randomized float and
 // quantized cases against an independent scatter formulation (every input element adds its
 // products into the outputs it reaches) and the verifier's errors; the quantized op on the
-// generated kernels (a staged stride-1 convolution) bit-exact with the reference at the test's
-// ISA level under every profile. Plans running it: tests/runtime/test_runtime.cpp.
+// generated kernels (sub-pixel phases) bit-exact with the reference at the test's ISA level
+// under every profile, and the f32 op in the reference's summation order. Plans running it: tests/runtime/test_runtime.cpp.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -217,7 +217,7 @@ TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the refer
       }
       CAPTURE(k.attrs());
       const std::string kernel = check_quantized(k, rng, profile);
-      if (kernel.find("flipped") != std::string::npos) ++on_kernels;
+      if (kernel.find("reversed") != std::string::npos) ++on_kernels;
       ones += k.groups == 1;
     }
   }
@@ -239,17 +239,77 @@ TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the refer
   }
 }
 
-TEST_CASE("conv_transpose2d says why it stays on the reference: float operands and StableHLO's formula") {
-  auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf32>) -> tensor<1x4x4x1xf32> {
-  %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf32>} : () -> tensor<1x2x2x1xf32>
-  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf32>, tensor<1x2x2x1xf32>) -> tensor<1x4x4x1xf32>
-  return %y : tensor<1x4x4x1xf32>
+namespace {
+
+// Runs an f32 case `k` (magnitudes over nine decades, so that any other summation order
+// shows; a bias where `bias`) through check_last_op; returns the kernel's description.
+std::string check_f32(const Case& k, std::mt19937& rng, bool bias) {
+  std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
+  auto value = [&] { return double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))); };
+  const int64_t cg = k.c / k.groups, taps = k.o * k.kh * k.kw * cg;
+  const std::string xt = "tensor<" + dims_text({k.n, k.h, k.w, k.c}) + "f32>";
+  const std::string ft = "tensor<" + dims_text({k.o, k.kh, k.kw, cg}) + "f32>";
+  const std::string yt = "tensor<" + dims_text({k.n, k.oh(), k.ow(), k.o}) + "f32>";
+  std::vector<uint8_t> filter(size_t(taps) * 4);
+  for (int64_t i = 0; i < taps; ++i) {
+    const float v = float(value());
+    std::memcpy(filter.data() + i * 4, &v, 4);
+  }
+  std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n";
+  text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(filter) + " : " + ft + "} : () -> " + ft + "\n";
+  std::string operands = "%x, %f", types = xt + ", " + ft;
+  if (bias) {
+    const std::string bt = "tensor<" + std::to_string(k.o) + "xf32>";
+    std::string values = "dense<[";
+    for (int64_t o = 0; o < k.o; ++o) values += (o ? ", " : "") + std::to_string(double(int(mag(rng) * 100.0f)) / 8.0);
+    text += "  %b = \"qrt.constant\"() {value = " + values + "]> : " + bt + "} : () -> " + bt + "\n";
+    operands += ", %b";
+    types += ", " + bt;
+  }
+  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + k.attrs() + " : (" + types + ") -> " + yt + "\n";
+  text += "  return %y : " + yt + "\n}\n";
+  CAPTURE(text);
+  auto t = qrt::parse_type(xt);
+  REQUIRE(t.is_ok());
+  qrt::Tensor x = qrt::Tensor::zeros(*t);
+  for (size_t i = 0; i < size_t(x.num_elements()); ++i) x.set_float(i, value());
+  return qrt_test::check_last_op(text, x, k.groups == 1);
+}
+
+}  // namespace
+
+TEST_CASE("f32 conv_transpose2d on the kernels keeps the reference's order: the same bytes") {
+  std::mt19937 rng(31);
+  int on_kernels = 0, ones = 0;
+  for (int iter = 0; iter < 60; ++iter) {
+    const Case k = random_case(rng);
+    CAPTURE(k.attrs());
+    on_kernels += check_f32(k, rng, iter % 2 == 0).find("over the input reversed") != std::string::npos;
+    ones += k.groups == 1;
+  }
+  CHECK(on_kernels >= ones);
+  CHECK(ones > 10);
+  // Phases without taps (their outputs hold +0 + bias), crops, output_padding.
+  //        n  h  w  c  o kh kw g sh sw dh dw pt pl pb pr oph opw
+  for (const Case& k : {Case{1, 3, 4, 5, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1},
+                        Case{1, 4, 3, 8, 4, 3, 2, 1, 2, 2, 2, 2, 1, 0, 0, 1, 1, 0},
+                        Case{1, 6, 4, 16, 20, 4, 4, 1, 3, 3, 1, 1, 5, 5, 4, 4, 0, 2}}) {
+    CAPTURE(k.attrs());
+    for (bool bias : {false, true}) CHECK(check_f32(k, rng, bias).find("sub-pixel phases") != std::string::npos);
+  }
+}
+
+TEST_CASE("conv_transpose2d says why it stays on the reference: f16 operands and StableHLO's formula") {
+  auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16> {
+  %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf16>} : () -> tensor<1x2x2x1xf16>
+  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf16>, tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16>
+  return %y : tensor<1x4x4x1xf16>
 })");
   REQUIRE(g.is_ok());
   auto choice = qrt::jit::select_kernel(*g, g->ops.back());
   REQUIRE(choice.is_ok());
   CHECK(!choice->kernel);
-  CHECK(choice->why_not.find("float conv_transpose2d runs on the reference") != std::string::npos);
+  CHECK(choice->why_not.find("only quantized and f32 transposed convolutions have kernels") != std::string::npos);
   const std::string quantized = R"(func.func @main(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>> {
   %w = "qrt.constant"() {value = dense<[[[[1], [2]], [[3], [4]]]]> : tensor<1x2x2x1xi8>} : () -> tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>
   %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>, tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
