@@ -220,6 +220,7 @@ class Generator {
     if (r < 79) return reshape(x);
     if (r < 84) return softmax_or_logistic(x, r < 81);
     if (r < 88) return mean(x);
+    if (r < 91) return conv_transpose(per_tensor_8bit_or_any(x, true));
     return qdq_region(x);
   }
 
@@ -343,6 +344,49 @@ class Generator {
     const Val y = g_.emit("qrt.conv2d", operands, attrs, {n, co, win.oh, win.ow}, out);
     if (out.per_axis()) out.axis = 3;
     return finish_activation(g_.emit("qrt.transpose", {y}, "perm = [0, 2, 3, 1]", {n, win.oh, win.ow, co}, out));
+  }
+
+  // A quantized transposed convolution (NHWC): the window of a convolution, pads that crop
+  // the full output, sometimes output_padding; strides fall to 1 where the output would grow
+  // past the activation limit.
+  Val conv_transpose(const Val& x) {
+    note("conv_transpose");
+    const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], ci = x.shape[3];
+    int64_t groups = 1;
+    if (ci > 1 && c_.chance(1, 5)) {
+      std::vector<int64_t> divisors;
+      for (int64_t d = 2; d <= ci; ++d)
+        if (ci % d == 0) divisors.push_back(d);
+      groups = c_.pick(divisors);
+    }
+    constexpr int64_t kMaxTerms = 2147483647 / (255 * 255);
+    if (ci / groups > kMaxTerms) groups = ci;
+    int64_t max_kernel = 5;
+    while (max_kernel > 1 && (ci / groups) * max_kernel * max_kernel > kMaxTerms) --max_kernel;
+    const int64_t co = groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
+    Window win = random_window(h, w, false, max_kernel);
+    int64_t oph = 0, opw = 0, oh = 0, ow = 0;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const int64_t full_h = (h - 1) * win.sh + win.dh * (win.kh - 1) + 1, full_w = (w - 1) * win.sw + win.dw * (win.kw - 1) + 1;
+      win.pt = c_.range(0, (full_h - 1) / 2), win.pb = c_.range(0, (full_h - 1) / 2);
+      win.pl = c_.range(0, (full_w - 1) / 2), win.pr = c_.range(0, (full_w - 1) / 2);
+      oph = c_.chance(1, 3) ? c_.range(0, std::max(win.sh, win.dh) - 1) : 0;
+      opw = c_.chance(1, 3) ? c_.range(0, std::max(win.sw, win.dw) - 1) : 0;
+      oh = full_h - win.pt - win.pb + oph, ow = full_w - win.pl - win.pr + opw;
+      if (n * oh * ow * co <= kMaxActivationElements) break;
+      win.sh = win.sw = 1;  // the second attempt grows by the window alone
+      win.kh = win.kw = 1, win.dh = win.dw = 1;
+    }
+    const Elem we = weight_elem(0, co);
+    const Shape wshape{co, win.kh, win.kw, ci / groups};
+    const Val filter = g_.constant_ints(wshape, we, random_stored(num_elements(wshape), we.qmin, we.qmax));
+    std::vector<Val> operands{x, filter};
+    if (c_.chance(3, 4)) operands.push_back(bias_for(x, we, co));
+    const Elem out = accumulate_result(x, we, co, 3);
+    const std::string attrs = "dilations = " + list_text({win.dh, win.dw}) + ", groups = " + std::to_string(groups) +
+                              " : i64, output_padding = " + list_text({oph, opw}) + ", pads = " +
+                              list_text({win.pt, win.pl, win.pb, win.pr}) + ", strides = " + list_text({win.sh, win.sw});
+    return finish_activation(g_.emit("qrt.conv_transpose2d", operands, attrs, {n, oh, ow, co}, out));
   }
 
   Val matmul(const Val& x) {
