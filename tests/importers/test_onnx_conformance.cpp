@@ -1,10 +1,13 @@
 // Tests: ONNX's own backend node tests for the quantization ops (Debian's libonnx-testdata),
 // imported and run on the reference backend; outputs must equal ONNX's expected outputs
 // exactly. Inputs that carry scales and zero points are frozen into constants (qrt types hold
-// quantization parameters statically). Skipped when libonnx-testdata is not installed.
+// quantization parameters statically). The ConvTranspose tests also run on the JIT backend
+// through the C API, their weights frozen (kernels prepack constant filters). Skipped when
+// libonnx-testdata is not installed.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,9 +15,11 @@
 #include <vector>
 
 #include <onnx/onnx_pb.h>
+#include <qrt.h>
 
 #include "importers/onnx_importer.h"
 #include "importers/onnx_tensors.h"
+#include "ir/text_format.h"
 #include "jit/ref/reference.h"
 
 namespace fs = std::filesystem;
@@ -41,11 +46,56 @@ bool is_quant_parameter(const std::string& name) {
   return name.find("scale") != std::string::npos || name.find("zero_point") != std::string::npos;
 }
 
+// Runs `g` (its text form) on the JIT backend through the C API on f32 `inputs`; `kernel` gets
+// the kernel of its qrt.conv_transpose2d.
+qrt::Result<std::vector<qrt::Tensor>> run_jit(const qrt::Graph& g, const std::vector<qrt::Tensor>& inputs,
+                                              std::string& kernel) {
+  const std::string text = qrt::print_graph(g);
+  qrt_model_t* m = nullptr;
+  REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "node.mlir", &m) == QRT_OK, qrt_last_error_message());
+  qrt_plan_options options;
+  qrt_plan_options_init(&options);
+  qrt_plan_t* plan = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+  size_t ops = 0;
+  qrt_plan_num_ops(plan, &ops);
+  for (size_t i = 0; i < ops; ++i) {
+    qrt_op_info info;
+    REQUIRE(qrt_plan_op_info(plan, i, &info) == QRT_OK);
+    if (std::string(info.op) == "qrt.conv_transpose2d") kernel = info.kernel;
+  }
+  qrt_context_t* ctx = nullptr;
+  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    REQUIRE(inputs[i].type.element.is_float());
+    REQUIRE(qrt_context_set_input(ctx, i, QRT_DTYPE_F32, inputs[i].type.rank(), inputs[i].type.dims.data(),
+                                  inputs[i].bytes(), inputs[i].byte_size()) == QRT_OK);
+  }
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  std::vector<qrt::Tensor> out;
+  size_t outputs = 0;
+  qrt_model_num_outputs(m, &outputs);
+  for (size_t i = 0; i < outputs; ++i) {
+    qrt_tensor_view v;
+    REQUIRE(qrt_context_output(ctx, i, &v) == QRT_OK);
+    qrt::Tensor t = qrt::Tensor::zeros(g.values[size_t(g.outputs[i])].type);
+    REQUIRE(t.byte_size() == v.bytes);
+    std::memcpy(t.bytes(), v.data, v.bytes);
+    out.push_back(std::move(t));
+  }
+  qrt_context_destroy(ctx);
+  qrt_plan_destroy(plan);
+  qrt_model_destroy(m);
+  return out;
+}
+
 // Runs one node test under numerics profile `profile`; returns "" on success or why it failed.
 // `max_ulp` > 0 accepts f32 outputs within that many ulp of the expected ones (numpy's f32
 // transcendental functions are not correctly rounded, so their last bit is not a contract).
+// `jit_kernel` non-null: every input after the first is frozen into a constant and the graph
+// runs on the JIT backend; it gets the kernel of the graph's conv_transpose2d.
 std::string run_case(const std::string& name, qrt::NumericsProfile profile = qrt::NumericsProfile::kDefault,
-                     int max_ulp = 0) {
+                     int max_ulp = 0, std::string* jit_kernel = nullptr) {
   const fs::path dir = kNodeTests / name;
   const std::string model_bytes = slurp(dir / "model.onnx");
   onnx::ModelProto model;
@@ -55,7 +105,7 @@ std::string run_case(const std::string& name, qrt::NumericsProfile profile = qrt
   const auto& graph_inputs = model.graph().input();
   for (int i = 0; i < graph_inputs.size(); ++i) {
     const qrt::DenseElements d = read_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
-    if (is_quant_parameter(graph_inputs[i].name())) {
+    if (is_quant_parameter(graph_inputs[i].name()) || (jit_kernel && i > 0)) {
       frozen[graph_inputs[i].name()] = d;
       continue;
     }
@@ -71,7 +121,7 @@ std::string run_case(const std::string& name, qrt::NumericsProfile profile = qrt
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].type.element = g->values[size_t(g->inputs[i])].type.element;
   }
-  auto out = qrt::run_reference(*g, std::move(inputs));
+  auto out = jit_kernel ? run_jit(*g, inputs, *jit_kernel) : qrt::run_reference(*g, std::move(inputs));
   if (!out.is_ok()) return out.status().to_string();
   for (size_t i = 0; i < out->size(); ++i) {
     const qrt::DenseElements want = read_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
@@ -157,6 +207,11 @@ TEST_CASE("ONNX backend node tests for ConvTranspose (strides, pads, output_padd
     CAPTURE(c);
     const std::string why = run_case(c);
     CHECK_MESSAGE(why.empty(), why);
+    // The same bytes from the kernels (sub-pixel phases in the reference's order).
+    std::string kernel;
+    const std::string jit_why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel);
+    CHECK_MESSAGE(jit_why.empty(), jit_why);
+    CHECK_MESSAGE(kernel.find("over the input reversed") != std::string::npos, kernel);
   }
   // 1-D and 3-D transposed convolutions are refused with a clear message.
   for (const char* c : {"test_convtranspose_1d", "test_convtranspose_3d"}) {
