@@ -347,8 +347,8 @@ class Generator {
   }
 
   // A quantized transposed convolution (NHWC): the window of a convolution, pads that crop
-  // the full output, sometimes output_padding; strides fall to 1 where the output would grow
-  // past the activation limit.
+  // the full output, sometimes output_padding and a fused clamp; strides fall to 1 where the
+  // output would grow past the activation limit.
   Val conv_transpose(const Val& x) {
     note("conv_transpose");
     const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], ci = x.shape[3];
@@ -383,9 +383,10 @@ class Generator {
     std::vector<Val> operands{x, filter};
     if (c_.chance(3, 4)) operands.push_back(bias_for(x, we, co));
     const Elem out = accumulate_result(x, we, co, 3);
-    const std::string attrs = "dilations = " + list_text({win.dh, win.dw}) + ", groups = " + std::to_string(groups) +
-                              " : i64, output_padding = " + list_text({oph, opw}) + ", pads = " +
-                              list_text({win.pt, win.pl, win.pb, win.pr}) + ", strides = " + list_text({win.sh, win.sw});
+    std::string attrs = "dilations = " + list_text({win.dh, win.dw}) + ", groups = " + std::to_string(groups) +
+                        " : i64, output_padding = " + list_text({oph, opw}) + ", pads = " +
+                        list_text({win.pt, win.pl, win.pb, win.pr}) + ", strides = " + list_text({win.sh, win.sw});
+    if (out.scales.size() == 1 && out.bits == 8 && !out.per_axis()) attrs += fused_clamp(out);
     return finish_activation(g_.emit("qrt.conv_transpose2d", operands, attrs, {n, oh, ow, co}, out));
   }
 

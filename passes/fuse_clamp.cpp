@@ -13,13 +13,15 @@ namespace qrt::passes {
 namespace {
 
 bool takes_fused_clamp(OpKind kind) {
-  return kind == OpKind::kConv2d || kind == OpKind::kMatmul || kind == OpKind::kAdd || kind == OpKind::kMul;
+  return kind == OpKind::kConv2d || kind == OpKind::kConvTranspose2d || kind == OpKind::kMatmul ||
+         kind == OpKind::kAdd || kind == OpKind::kMul;
 }
 
-// Float producers whose kernels apply a fused clamp in their epilogue: convolutions, and
-// matmuls with constant weights (a batched matmul of two activations would lose its kernel).
+// Float producers whose kernels apply a fused clamp in their epilogue: convolutions
+// (transposed ones too: their phases are convolutions), and matmuls with constant weights (a
+// batched matmul of two activations would lose its kernel).
 bool float_takes_fused_clamp(const Graph& g, const Op& p) {
-  if (p.kind == OpKind::kConv2d) return true;
+  if (p.kind == OpKind::kConv2d || p.kind == OpKind::kConvTranspose2d) return true;
   if (p.kind != OpKind::kMatmul || p.operands.size() < 2) return false;
   const int w = g.values[size_t(p.operands[1])].producer;
   return w >= 0 && g.ops[size_t(w)].kind == OpKind::kConstant;

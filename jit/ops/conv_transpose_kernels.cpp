@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "ir/nn_params.h"
 #include "ir/ops.h"
@@ -272,6 +273,10 @@ std::shared_ptr<Graph> phase_graph(const Graph& graph, const Op& op, const Tenso
                                                        {"groups", Attribute::make_int(w.groups)},
                                                        {"pads", Attribute::make_int_array({0, 0, 0, 0})},
                                                        {"strides", Attribute::make_int_array({1, 1})}};
+  for (const char* name : {"clamp_max", "clamp_min"}) {  // a fused clamp: every phase's
+    if (const Attribute* a = op.attr(name)) attrs.emplace_back(name, *a);
+  }
+  std::sort(attrs.begin(), attrs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   const int k = conv->add_op(OpKind::kConv2d, operands, {p.out_type}, std::move(attrs), op.loc);
   conv->outputs.push_back(conv->result(k));
   if (Status s = verify_graph(*conv); !s.is_ok()) {
@@ -317,8 +322,14 @@ Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& 
       s.elem = zero.element_size();
       s.zero.assign(zero.bytes(), zero.bytes() + s.elem);
       if (x.element.is_float() && (ah.taps.empty() || aw.taps.empty())) {
-        // No product reaches these outputs: the reference's +0 plus the bias.
-        for (int64_t o = 0; o < ft.dims[0]; ++o) p.fill.push_back(0.0f + (bias ? float(bias->float_at(size_t(o))) : 0.0f));
+        // No product reaches these outputs: the reference's +0 plus the bias, then the fused
+        // clamp as qrt.clamp applies it (NaN passes).
+        const std::optional<FusedClamp> clamp = fused_clamp(op);
+        for (int64_t o = 0; o < ft.dims[0]; ++o) {
+          float v = 0.0f + (bias ? float(bias->float_at(size_t(o))) : 0.0f);
+          if (clamp) v = v < float(clamp->min) ? float(clamp->min) : v > float(clamp->max) ? float(clamp->max) : v;
+          p.fill.push_back(v);
+        }
         phases.push_back(std::move(p));
         continue;
       }

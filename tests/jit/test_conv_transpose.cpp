@@ -186,7 +186,10 @@ std::string check_quantized(const Case& k, std::mt19937& rng, const std::string&
     operands += ", %b";
     types += ", " + bt;
   }
-  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + k.attrs() + " : (" + types + ") -> " + yt + "\n";
+  // A fused clamp (random_quant_case's, on 8-bit results) reaches every phase.
+  std::string attrs = k.attrs();
+  attrs.insert(attrs.size() - 1, q.accumulator_out ? "" : q.clamp_attrs);
+  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + attrs + " : (" + types + ") -> " + yt + "\n";
   text += "  return %y : " + yt + "\n}\n";
   CAPTURE(text);
   auto t = qrt::parse_type(xt);
@@ -242,8 +245,9 @@ TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the refer
 namespace {
 
 // Runs an f32 case `k` (magnitudes over nine decades, so that any other summation order
-// shows; a bias where `bias`) through check_last_op; returns the kernel's description.
-std::string check_f32(const Case& k, std::mt19937& rng, bool bias) {
+// shows; a bias where `bias`; a fused clamp `clamp`, e.g. ", clamp_max = ..., clamp_min = ...")
+// through check_last_op; returns the kernel's description.
+std::string check_f32(const Case& k, std::mt19937& rng, bool bias, const std::string& clamp = "") {
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
   auto value = [&] { return double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))); };
   const int64_t cg = k.c / k.groups, taps = k.o * k.kh * k.kw * cg;
@@ -266,7 +270,9 @@ std::string check_f32(const Case& k, std::mt19937& rng, bool bias) {
     operands += ", %b";
     types += ", " + bt;
   }
-  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + k.attrs() + " : (" + types + ") -> " + yt + "\n";
+  std::string attrs = k.attrs();
+  attrs.insert(attrs.size() - 1, clamp);
+  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + attrs + " : (" + types + ") -> " + yt + "\n";
   text += "  return %y : " + yt + "\n}\n";
   CAPTURE(text);
   auto t = qrt::parse_type(xt);
@@ -284,7 +290,10 @@ TEST_CASE("f32 conv_transpose2d on the kernels keeps the reference's order: the 
   for (int iter = 0; iter < 60; ++iter) {
     const Case k = random_case(rng);
     CAPTURE(k.attrs());
-    on_kernels += check_f32(k, rng, iter % 2 == 0).find("over the input reversed") != std::string::npos;
+    const std::string clamp = iter % 3 == 0   ? ", clamp_max = 2.5 : f64, clamp_min = -0.75 : f64"
+                              : iter % 3 == 1 ? ", clamp_max = 1.0e+300 : f64, clamp_min = 0.0 : f64"
+                                              : "";
+    on_kernels += check_f32(k, rng, iter % 2 == 0, clamp).find("over the input reversed") != std::string::npos;
     ones += k.groups == 1;
   }
   CHECK(on_kernels >= ones);
@@ -296,6 +305,8 @@ TEST_CASE("f32 conv_transpose2d on the kernels keeps the reference's order: the 
                         Case{1, 6, 4, 16, 20, 4, 4, 1, 3, 3, 1, 1, 5, 5, 4, 4, 0, 2}}) {
     CAPTURE(k.attrs());
     for (bool bias : {false, true}) CHECK(check_f32(k, rng, bias).find("sub-pixel phases") != std::string::npos);
+    // A clamp that cuts the bias-only outputs of the tapless phases too.
+    CHECK(check_f32(k, rng, true, ", clamp_max = 3.0 : f64, clamp_min = -2.0 : f64").find("sub-pixel phases") != std::string::npos);
   }
 }
 

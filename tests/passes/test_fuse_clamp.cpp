@@ -134,3 +134,16 @@ TEST_CASE("the verifier checks fused clamp attributes") {
   CHECK(with("clamp_max = 1 : i64, clamp_min = 0.0 : f32") ==
         "'qrt.conv2d' op attributes 'clamp_min' and 'clamp_max' must be non-NaN floats, got 1 : i64");
 }
+
+TEST_CASE("a clamp after a quantized transposed convolution folds into it (the TFLite fused activation)") {
+  const std::string y = "tensor<1x8x8x3x!quant.uniform<i8:f32, 0.75:-20>>";
+  const std::string text = "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + y + " {\n" +
+                           "  %y = \"qrt.conv_transpose2d\"(%x, %f) {output_padding = [1, 1], pads = [1, 1, 1, 1], "
+                           "strides = [2, 2]} : (" + kX + ", " + kF + ") -> " + y + "\n" +
+                           clamp("%y", "%z", "0.0", "6.0", y) + "  return %z : " + y + "\n}\n";
+  std::string printed;
+  CHECK(fuse(text, &printed) == 1);  // (fuse() checks the reference's bytes are unchanged)
+  CHECK(printed.find("qrt.clamp") == std::string::npos);
+  CHECK(printed.find("%z = \"qrt.conv_transpose2d\"(%x, %f) {clamp_max = 6.000000e+00 : f32, clamp_min = 0.000000e+00 : f32") !=
+        std::string::npos);
+}
