@@ -306,24 +306,32 @@ class Generator {
     return random_act_elem();
   }
 
+  // One group four times in five, else a divisor of `ci` channels above 1.
+  int64_t random_groups(int64_t ci) {
+    if (ci <= 1 || !c_.chance(1, 5)) return 1;
+    std::vector<int64_t> divisors;
+    for (int64_t d = 2; d <= ci; ++d)
+      if (ci % d == 0) divisors.push_back(d);
+    return c_.pick(divisors);
+  }
+
+  // Valid graphs only: K = (ci / groups)·kh·kw terms of up to 255 x 255 must fit the int32
+  // accumulator (the verifier's bound), so wide inputs (after a reshape) get small windows:
+  // the largest kernel side up to `most` that fits, after making `groups` = ci where even one
+  // tap per group would not.
+  int64_t fitting_kernel(int64_t ci, int64_t& groups, int64_t most) {
+    constexpr int64_t kMaxTerms = 2147483647 / (255 * 255);
+    if (ci / groups > kMaxTerms) groups = ci;
+    int64_t kernel = most;
+    while (kernel > 1 && (ci / groups) * kernel * kernel > kMaxTerms) --kernel;
+    return kernel;
+  }
+
   Val conv(const Val& x, bool depthwise) {
     note(depthwise ? "dwconv" : "conv");
     const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], ci = x.shape[3];
-    int64_t groups = 1;
-    if (depthwise) {
-      groups = ci;
-    } else if (ci > 1 && c_.chance(1, 5)) {
-      std::vector<int64_t> divisors;
-      for (int64_t d = 2; d <= ci; ++d)
-        if (ci % d == 0) divisors.push_back(d);
-      groups = c_.pick(divisors);
-    }
-    // Valid graphs only: K = (ci / groups)·kh·kw terms of up to 255 x 255 must fit the int32
-    // accumulator (the verifier's bound), so wide inputs (after a reshape) get small windows.
-    constexpr int64_t kMaxTerms = 2147483647 / (255 * 255);
-    if (ci / groups > kMaxTerms) groups = ci;
-    int64_t max_kernel = 7;
-    while (max_kernel > 1 && (ci / groups) * max_kernel * max_kernel > kMaxTerms) --max_kernel;
+    int64_t groups = depthwise ? ci : random_groups(ci);
+    const int64_t max_kernel = fitting_kernel(ci, groups, 7);
     int64_t co = depthwise || groups == ci ? ci * (c_.chance(1, 4) ? 2 : 1)
                                           : groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
     const Window win = random_window(h, w, false, max_kernel);
@@ -352,17 +360,8 @@ class Generator {
   Val conv_transpose(const Val& x) {
     note("conv_transpose");
     const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], ci = x.shape[3];
-    int64_t groups = 1;
-    if (ci > 1 && c_.chance(1, 5)) {
-      std::vector<int64_t> divisors;
-      for (int64_t d = 2; d <= ci; ++d)
-        if (ci % d == 0) divisors.push_back(d);
-      groups = c_.pick(divisors);
-    }
-    constexpr int64_t kMaxTerms = 2147483647 / (255 * 255);
-    if (ci / groups > kMaxTerms) groups = ci;
-    int64_t max_kernel = 5;
-    while (max_kernel > 1 && (ci / groups) * max_kernel * max_kernel > kMaxTerms) --max_kernel;
+    int64_t groups = random_groups(ci);
+    const int64_t max_kernel = fitting_kernel(ci, groups, 5);
     const int64_t co = groups * c_.range(1, std::max<int64_t>(1, limits_.max_channels / groups));
     Window win = random_window(h, w, false, max_kernel);
     int64_t oph = 0, opw = 0, oh = 0, ow = 0;

@@ -154,6 +154,19 @@ TEST_CASE("conv_transpose2d verifier: channels, output_padding, pads, per-axis a
 
 namespace {
 
+// Appends case `k`'s qrt.conv_transpose2d of `operands` (of `types`, with the attributes
+// `extra` too) into a result of `yt`, and the return, to `text`; returns a zero input of `xt`.
+qrt::Tensor finish_text(std::string& text, const Case& k, const std::string& operands, const std::string& types,
+                        const std::string& extra, const std::string& xt, const std::string& yt) {
+  std::string attrs = k.attrs();
+  attrs.insert(attrs.size() - 1, extra);
+  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + attrs + " : (" + types + ") -> " + yt + "\n";
+  text += "  return %y : " + yt + "\n}\n";
+  auto t = qrt::parse_type(xt);
+  REQUIRE(t.is_ok());
+  return qrt::Tensor::zeros(*t);
+}
+
 // Runs random quantization of `k` (NHWC) through check_last_op under `profile`; returns the
 // kernel's description.
 std::string check_quantized(const Case& k, std::mt19937& rng, const std::string& profile) {
@@ -187,14 +200,8 @@ std::string check_quantized(const Case& k, std::mt19937& rng, const std::string&
     types += ", " + bt;
   }
   // A fused clamp (random_quant_case's, on 8-bit results) reaches every phase.
-  std::string attrs = k.attrs();
-  attrs.insert(attrs.size() - 1, q.accumulator_out ? "" : q.clamp_attrs);
-  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + attrs + " : (" + types + ") -> " + yt + "\n";
-  text += "  return %y : " + yt + "\n}\n";
+  qrt::Tensor x = finish_text(text, k, operands, types, q.accumulator_out ? "" : q.clamp_attrs, xt, yt);
   CAPTURE(text);
-  auto t = qrt::parse_type(xt);
-  REQUIRE(t.is_ok());
-  qrt::Tensor x = qrt::Tensor::zeros(*t);
   const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.x.lo, q.x.hi);
   for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
   // Grouped convolutions other than depthwise run on the reference (docs/ops.md); with one
@@ -270,14 +277,8 @@ std::string check_f32(const Case& k, std::mt19937& rng, bool bias, const std::st
     operands += ", %b";
     types += ", " + bt;
   }
-  std::string attrs = k.attrs();
-  attrs.insert(attrs.size() - 1, clamp);
-  text += "  %y = \"qrt.conv_transpose2d\"(" + operands + ") " + attrs + " : (" + types + ") -> " + yt + "\n";
-  text += "  return %y : " + yt + "\n}\n";
+  qrt::Tensor x = finish_text(text, k, operands, types, clamp, xt, yt);
   CAPTURE(text);
-  auto t = qrt::parse_type(xt);
-  REQUIRE(t.is_ok());
-  qrt::Tensor x = qrt::Tensor::zeros(*t);
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) x.set_float(i, value());
   return qrt_test::check_last_op(text, x, k.groups == 1);
 }
