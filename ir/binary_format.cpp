@@ -1,6 +1,7 @@
 // qrt — the .qrt binary container (see binary_format.h and docs/formats.md).
 #include "ir/binary_format.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -170,6 +171,11 @@ class Reader {
     for (size_t i = 0; root->inputs() && i < root->inputs()->size(); ++i) {
       QRT_ASSIGN_OR_RETURN(int v, index(root->inputs()->Get(flatbuffers::uoffset_t(i)), "input list"));
       if (g.values[size_t(v)].producer >= 0) return bad("input " + std::to_string(i) + " is also an op result");
+      // One value, two arguments: the text form would define its name twice.
+      if (const auto at = std::find(g.inputs.begin(), g.inputs.end(), v); at != g.inputs.end()) {
+        return bad("input " + std::to_string(i) + " repeats value " + std::to_string(v) + " (input " +
+                   std::to_string(at - g.inputs.begin()) + ")");
+      }
       g.inputs.push_back(v);
     }
     for (size_t i = 0; root->outputs() && i < root->outputs()->size(); ++i) {

@@ -209,3 +209,33 @@ TEST_CASE("tf32 weights with bits above the 19 tf32 stores are refused (fuzz_loa
   CHECK(bad.status().message() == "weight blob 0 (tensor<2xtf32>): element 1 at byte offset " + std::to_string(at) +
                                       " sets bits above the low 19 that tf32 stores");
 }
+
+TEST_CASE("an input list that repeats a value is refused (fuzz_load_binary, seed 38)") {
+  // The value printed as two arguments of one name, which the parser refuses as a
+  // redefinition (2026-11-27; the input is replayed from tests/data/fuzz_findings/).
+  namespace fb = qrt::fb;
+  auto build = [](const std::vector<uint32_t>& inputs) {
+    flatbuffers::FlatBufferBuilder b;
+    auto type = [&] {
+      return fb::CreateTensorType(b, true, b.CreateVector(std::vector<int64_t>{4}),
+                                  fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32)));
+    };
+    auto in_t = type();
+    auto out_t = type();
+    std::vector<flatbuffers::Offset<fb::Value>> values = {fb::CreateValue(b, in_t, b.CreateString("a")),
+                                                          fb::CreateValue(b, out_t, b.CreateString("r"))};
+    std::vector<flatbuffers::Offset<fb::Op>> ops = {
+        fb::CreateOp(b, b.CreateString("qrt.relu"), b.CreateVector(std::vector<uint32_t>{0}),
+                     b.CreateVector(std::vector<uint32_t>{1}), b.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}))};
+    auto root = fb::CreateGraph(b, 2, b.CreateString("qrt test"), b.CreateString("main"), b.CreateVector(values),
+                                b.CreateVector(ops), b.CreateVector(inputs), b.CreateVector(std::vector<uint32_t>{1}),
+                                b.CreateVectorOfStructs(std::vector<fb::Blob>{}));
+    fb::FinishGraphBuffer(b, root);
+    std::string s(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    s.resize((s.size() + 63) / 64 * 64, '\0');
+    return s;
+  };
+  auto ok = read(build({0}));
+  REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
+  CHECK(read(build({0, 0})).status().to_string() == "t.qrt: error: input 1 repeats value 0 (input 0)");
+}
