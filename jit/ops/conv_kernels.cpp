@@ -1,16 +1,19 @@
-// qrt — qrt.conv2d (quantized, constant filter, one group) on the GEMM micro-kernels:
+// qrt — qrt.conv2d (quantized, constant filter) on the GEMM micro-kernels: one GEMM per
+// group, or per run of merged groups (conv_groups.h), each over its channels of the input.
 // 1x1 stride-1 unpadded NHWC convolutions are GEMMs over the input as it is; other NHWC
 // convolutions read their windows from a padded copy of the input rows in place on the
 // window tiles (implicit GEMM: every x86 level's byte tiles and the scalar twins; see
 // plan_window_tiles); everything else (NCHW, weight zero points, narrow output rows, int32
 // results streamed to a fused consumer) goes through im2col rows built one L2 block at a
-// time and packed directly. Depthwise convolutions have their own kernel
-// (depthwise_kernels.cpp).
+// time and packed directly. Depthwise convolutions (one channel per group, no multiplier,
+// NHWC) have their own kernel (depthwise_kernels.cpp).
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "ir/nn_params.h"
+#include "jit/ops/conv_bytes.h"
+#include "jit/ops/conv_groups.h"
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/requant_epilogue.h"
 #include "jit/ops/op_kernel.h"
@@ -28,76 +31,32 @@ constexpr int64_t kMaxIm2colTaps = 16;
 // An im2col task's least work in multiply-adds (as kMinGemmTaskMacs: ~1.5 µs at VNNI rates).
 constexpr int64_t kMinConvTaskMacs = 512 * 1024;
 
-// 16 bytes as one vector (SSE2 or NEON register; GCC and Clang vector extension).
-typedef uint8_t Bytes16 __attribute__((vector_size(16)));
-inline Bytes16 load16(const uint8_t* p) {
-  Bytes16 v;
-  std::memcpy(&v, p, 16);
-  return v;
-}
-
-// Copies n bytes (sizeof(Word) <= n <= 2 sizeof(Word)) XORed with `flip` as two overlapping words.
-template <class Word>
-inline void copy_ends(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip) {
-  const Word f = Word(0x0101010101010101ull) * flip;
-  Word lo, hi;
-  std::memcpy(&lo, src, sizeof(Word));
-  std::memcpy(&hi, src + n - sizeof(Word), sizeof(Word));
-  lo ^= f, hi ^= f;
-  std::memcpy(dst, &lo, sizeof(Word));
-  std::memcpy(dst + n - sizeof(Word), &hi, sizeof(Word));
-}
-
-// Copies n bytes, each XORed with `flip` (0x80 turns s8 into the u8 the GEMM multiplies, 0
-// copies), n small (a window row of a few channels: 9 bytes for a 3x3 window over RGB): the
-// tail as one overlapping move of the same size, inlined. A libc memcpy call of an unknown
-// size costs more than the copy, once per window row of every output pixel.
-inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n, uint8_t flip) {
-  if (flip == 0 && n > 64) {
-    std::memcpy(dst, src, n);  // long rows: libc's widest moves pay for the call
-  } else if (n >= 16) {
-    const Bytes16 f = Bytes16{} ^ flip;  // the scalar splats across the lanes
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const Bytes16 v = load16(src + i) ^ f;
-      std::memcpy(dst + i, &v, 16);
-    }
-    if (i < n) {
-      const Bytes16 v = load16(src + n - 16) ^ f;
-      std::memcpy(dst + n - 16, &v, 16);
-    }
-  } else if (n >= 8) {
-    copy_ends<uint64_t>(dst, src, n, flip);
-  } else if (n >= 4) {
-    copy_ends<uint32_t>(dst, src, n, flip);
-  } else {
-    for (size_t i = 0; i < n; ++i) dst[i] = uint8_t(src[i] ^ flip);
-  }
-}
-
-// Fills n bytes with `byte`, n small (the padding part of a window row), like copy_bytes.
-inline void fill_bytes(uint8_t* dst, uint8_t byte, size_t n) {
-  if (n <= 16) {
-    for (size_t i = 0; i < n; ++i) dst[i] = byte;
-  } else {
-    std::memset(dst, byte, n);
-  }
-}
+/// One GEMM of a convolution ready to run: ConvGemmPart's channels, its GEMM and its window tiles.
+struct ConvPart {
+  int64_t in_offset = 0, in_channels = 0, out_offset = 0;
+  std::unique_ptr<GemmKernel> gemm;
+  int64_t window_cols = 0;       // plan_window_tiles
+  int64_t window_row_bytes = 0;  // window rows: k bytes per tap (0: window pixels)
+  std::unique_ptr<GemmKernel> window_gemm;  // window rows rounded up to whole k steps
+  /// The GEMM whose window tiles run.
+  const GemmKernel& windows() const { return window_gemm ? *window_gemm : *gemm; }
+};
 
 class ConvOpKernel final : public SinkableKernel {
  public:
-  /// `spec` and `backend` (those of `gemm`) serve only to plan window tiles.
-  ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims,
-               std::unique_ptr<GemmKernel> gemm, uint8_t pad_byte, const GemmSpec& spec, const Backend& backend)
+  /// `parts` (with their GEMMs) cover every output channel; `specs` and `backend` (those of
+  /// each part's GEMM) serve only to plan window tiles.
+  ConvOpKernel(const Graph& graph, const Op& op, Window2d w, std::vector<int64_t> filter_dims, std::vector<ConvPart> parts,
+               uint8_t pad_byte, const std::vector<const GemmSpec*>& specs, const Backend& backend)
       : SinkableKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), filter_dims_(std::move(filter_dims)),
-        gemm_(std::move(gemm)), pad_byte_(pad_byte) {
-    window_cols_ = plan_window_tiles(spec, backend);
+        parts_(std::move(parts)), pad_byte_(pad_byte) {
+    for (size_t i = 0; i < parts_.size(); ++i) parts_[i].window_cols = plan_window_tiles(parts_[i], *specs[i], backend);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const Tensor& x = *operands[0];
     const int64_t in_c = x.type.dims[w_.channel_dim()];
-    const int64_t filter_c = w_.nchw ? filter_dims_[1] : filter_dims_[3];
+    const int64_t filter_c = (w_.nchw ? filter_dims_[1] : filter_dims_[3]) * w_.groups;
     if (in_c != filter_c) {
       return Status::error_at(op_.loc, "'qrt.conv2d' op input has " + std::to_string(in_c) +
                                            " channels at run time, the filter expects " + std::to_string(filter_c));
@@ -109,36 +68,71 @@ class ConvOpKernel final : public SinkableKernel {
     return checked_result_dims(op_, std::move(dims));
   }
 
-  bool takes_sink() const override { return !w_.nchw && gemm_->packed().out == OutKind::kS32; }
+  // A sink takes whole rows of every output channel: one GEMM writes them.
+  bool takes_sink() const override {
+    return !w_.nchw && parts_.size() == 1 && parts_[0].gemm->packed().out == OutKind::kS32;
+  }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
-    if (window_cols_) {
-      return windows().name() + " on windows of the padded input (" +
-             (window_gemm_ ? "window rows padded to " + std::to_string(window_gemm_->packed().k / w_.kh) + " bytes; " : "") +
-             gemm_->packed().path_reason + ")";
+    const ConvPart& part = parts_[0];
+    std::string how;
+    if (part.window_cols) {
+      how = part.windows().name() + " on windows of the padded input (" +
+            (part.window_gemm ? "window rows padded to " + std::to_string(part.window_gemm->packed().k / w_.kh) + " bytes; "
+                              : "") +
+            part.gemm->packed().path_reason + ")";
+    } else {
+      how = part.gemm->name() + (direct() ? " on the input rows (" : " via im2col (") + part.gemm->packed().path_reason + ")";
     }
-    return gemm_->name() + (direct() ? " on the input rows (" : " via im2col (") + gemm_->packed().path_reason + ")";
+    if (w_.groups == 1) return how;
+    const int64_t merged = w_.groups / int64_t(parts_.size());
+    return how + "; " + std::to_string(w_.groups) + " groups as " + std::to_string(parts_.size()) + " GEMM" +
+           (parts_.size() > 1 ? "s" : "") +
+           (merged > 1 ? " of " + std::to_string(merged) + " merged groups each (block-diagonal weights)" : " (one per group)");
   }
-  size_t owned_bytes() const override { return gemm_->owned_bytes() + (window_gemm_ ? window_gemm_->owned_bytes() : 0); }
+  size_t owned_bytes() const override {
+    size_t bytes = 0;
+    for (const ConvPart& part : parts_) {
+      bytes += part.gemm->owned_bytes() + (part.window_gemm ? part.window_gemm->owned_bytes() : 0);
+    }
+    return bytes;
+  }
 
  private:
-  // With a sink (NHWC, int32) each task's pixels go to it from a thread-local buffer while in
-  // cache.
+  // Each part on its own; parts in parallel (each on one thread) where one part's work would
+  // not fill the threads. With a sink (one part, NHWC, int32) each task's pixels go to it
+  // from a thread-local buffer while in cache.
   Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
                        const AccumulatorSink* sink) const override {
     const Tensor& x = *operands[0];
+    if (parts_.size() > 1) {
+      const PackedGemm& p = parts_[0].gemm->packed();
+      const int64_t part_work = y.type.dims[0] * y.type.dims[w_.height_dim()] * y.type.dims[w_.width_dim()] * p.n * p.k;
+      if (worthwhile_tasks(part_work, kMinConvTaskMacs, parallel) < int64_t(parallel.threads())) {
+        parallel.for_each(parts_.size(), [&](size_t i) { run_part(parts_[i], x, y, serial(), nullptr); });
+        return Status::ok();
+      }
+    }
+    for (const ConvPart& part : parts_) run_part(part, x, y, parallel, sink);
+    return Status::ok();
+  }
+
+  // One part's output channels.
+  void run_part(const ConvPart& part, const Tensor& x, Tensor& y, Parallel& parallel, const AccumulatorSink* sink) const {
     const std::vector<int64_t>& dims = y.type.dims;
     const int64_t in_c = x.type.dims[w_.channel_dim()], out_c = filter_dims_[0];
-    const unsigned ob = gemm_->out_bytes();
+    const GemmKernel& gemm = *part.gemm;
+    const unsigned ob = gemm.out_bytes();
     const int64_t pixels = dims[w_.height_dim()] * dims[w_.width_dim()], ow = dims[w_.width_dim()];
     if (direct()) {
-      gemm_->run(x.bytes(), dims[0] * pixels, in_c, y.bytes(), out_c * ob, parallel, sink);
-      return Status::ok();
+      gemm.run(x.bytes() + part.in_offset, dims[0] * pixels, in_c, y.bytes() + part.out_offset * ob, out_c * ob, parallel,
+               sink);
+      return;
     }
-    if (!sink && window_cols_ == ow) return run_windows(x, y, parallel);
-    const PackedGemm& p = gemm_->packed();
+    if (!sink && part.window_cols == ow) return run_windows(part, x, y, parallel);
+    const PackedGemm& p = gemm.packed();
     const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
     // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle, but
     // no smaller than the work is worth (see worthwhile_tasks).
@@ -147,11 +141,12 @@ class ConvOpKernel final : public SinkableKernel {
     const int64_t chunk =
         rows_per_task(pixels, tile, std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile), worth);
     const int64_t chunks = (pixels + chunk - 1) / chunk;
+    // NHWC writes the part's columns straight into y; NCHW stages [pixels, n] and transposes.
+    const int64_t ldc = (w_.nchw ? p.n : out_c) * ob;
     thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
-    staged.resize(w_.nchw ? size_t(pixels * out_c * ob) : 0);
+    uint8_t* staging = scratch(staged, w_.nchw ? size_t(pixels * p.n * ob) : 0);
     for (int64_t n = 0; n < dims[0]; ++n) {
-      // NHWC writes straight into y; NCHW stages [pixels, out_c] and transposes.
-      uint8_t* out = w_.nchw ? staged.data() : y.bytes() + size_t(n * pixels * out_c * ob);
+      uint8_t* out = w_.nchw ? staging : y.bytes() + size_t((n * pixels * out_c + part.out_offset) * ob);
       par.for_each(size_t(chunks), [&](size_t t) {
         thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
@@ -160,8 +155,8 @@ class ConvOpKernel final : public SinkableKernel {
         int32_t* row_sums = scratch(sums, size_t(mc));
         // The task's output rows into y, or through the sink.
         auto multiply = [&](const int32_t* sums_or_null) {
-          if (sink) return gemm_->run_packed_to_sink(packed_rows, sums_or_null, mc, row_bytes, n * pixels + m0, *sink);
-          gemm_->run_packed(packed_rows, sums_or_null, mc, out + m0 * out_c * ob, out_c * ob);
+          if (sink) return gemm.run_packed_to_sink(packed_rows, sums_or_null, mc, row_bytes, n * pixels + m0, *sink);
+          gemm.run_packed(packed_rows, sums_or_null, mc, out + m0 * ldc, ldc);
         };
         // Byte paths: the windows go straight into the packed rows. Without row sums they are
         // the packed rows already (flipped as they are copied, the k padding zeroed): a
@@ -170,26 +165,25 @@ class ConvOpKernel final : public SinkableKernel {
         // rows are twice as wide).
         const bool in_place = p.traits.a_bytes == 1;
         if (in_place && !p.row_correction) {
-          im2col_rows(x, n, m0, mc, ow, packed_rows, row_bytes, p.packed_flip());
+          im2col_rows(part, x, n, m0, mc, ow, packed_rows, row_bytes, p.packed_flip());
           multiply(nullptr);
           return;
         }
         const int64_t stride = in_place ? row_bytes : p.k;
         uint8_t* windows = in_place ? packed_rows : scratch(rows, size_t(mc * p.k) + kIm2colSlack);
-        im2col_rows(x, n, m0, mc, ow, windows, stride, 0);
+        im2col_rows(part, x, n, m0, mc, ow, windows, stride, 0);
         p.pack_a_rows(windows, stride, mc, packed_rows, row_sums);
         multiply(row_sums);
       });
       if (w_.nchw) {
-        uint8_t* dst = y.bytes() + size_t(n * out_c * pixels * ob);
+        uint8_t* dst = y.bytes() + size_t((n * out_c + part.out_offset) * pixels * ob);
         for (int64_t m = 0; m < pixels; ++m) {
-          for (int64_t o = 0; o < out_c; ++o) {
-            std::memcpy(dst + (o * pixels + m) * ob, staged.data() + (m * out_c + o) * ob, ob);
+          for (int64_t o = 0; o < p.n; ++o) {
+            std::memcpy(dst + (o * pixels + m) * ob, staging + (m * p.n + o) * ob, ob);
           }
         }
       }
     }
-    return Status::ok();
   }
 
   // The output width whose window tiles exist (0: none; the im2col path serves). Window tiles
@@ -200,11 +194,11 @@ class ConvOpKernel final : public SinkableKernel {
   //   the rounding adds bytes, a second GEMM holds the weights with zero rows there (the tiles
   //   read whatever bytes follow the window row, times zero), if that at most quadruples k;
   // - window pixels (dilated rows): a tap per window position, channels in whole k steps.
-  int64_t plan_window_tiles(const GemmSpec& spec, const Backend& backend) {
-    const PackedGemm& p = gemm_->packed();
+  int64_t plan_window_tiles(ConvPart& part, const GemmSpec& spec, const Backend& backend) {
+    const PackedGemm& p = part.gemm->packed();
     const Type& y = result_type_;
     if (direct() || w_.nchw || !p.traits.window_taps || !y.has_static_shape() || p.row_correction) return 0;
-    const int64_t c = filter_dims_[3], ow = y.dims[w_.width_dim()], tile = p.tile_rows();
+    const int64_t c = part.in_channels, ow = y.dims[w_.width_dim()], tile = p.tile_rows();
     const int64_t step = std::max<int64_t>(p.traits.k_step, p.traits.k_group);
     if (ow < (tile + 1) / 2) return 0;
     std::vector<unsigned> heights;
@@ -212,8 +206,8 @@ class ConvOpKernel final : public SinkableKernel {
     if (ow % tile) heights.push_back(unsigned(ow % tile));
     const int64_t run = w_.kw * c, padded_run = (run + step - 1) / step * step;
     if (w_.dw == 1 && padded_run == run && p.k_padded == p.k) {
-      if (!gemm_->add_window_tiles(unsigned(w_.kh), heights).is_ok()) return 0;
-      window_row_bytes_ = run;
+      if (!part.gemm->add_window_tiles(unsigned(w_.kh), heights).is_ok()) return 0;
+      part.window_row_bytes = run;
       return ow;
     }
     if (w_.dw == 1 && padded_run <= 4 * run) {
@@ -234,34 +228,31 @@ class ConvOpKernel final : public SinkableKernel {
           !g->add_window_tiles(unsigned(w_.kh), heights).is_ok()) {
         return 0;
       }
-      window_gemm_ = std::move(g);
-      window_row_bytes_ = padded_run;
+      part.window_gemm = std::move(g);
+      part.window_row_bytes = padded_run;
       return ow;
     }
     if (c % step != 0 || p.k_padded != p.k) return 0;
-    return gemm_->add_window_tiles(unsigned(w_.kh * w_.kw), heights).is_ok() ? ow : 0;
+    return part.gemm->add_window_tiles(unsigned(w_.kh * w_.kw), heights).is_ok() ? ow : 0;
   }
 
-  // The GEMM whose window tiles run.
-  const GemmKernel& windows() const { return window_gemm_ ? *window_gemm_ : *gemm_; }
-
-  // The window path: per task a band of output rows, whose input rows are copied once into a
-  // padded band (the padding holds the zero point; bytes as the tiles read them, packed_flip),
-  // then the window tiles read every tap from the band in place.
-  Status run_windows(const Tensor& x, Tensor& y, Parallel& parallel) const {
+  // The window path: per task a band of output rows, whose input rows (the part's channels)
+  // are copied once into a padded band (the padding holds the zero point; bytes as the tiles
+  // read them, packed_flip), then the window tiles read every tap from the band in place.
+  void run_windows(const ConvPart& part, const Tensor& x, Tensor& y, Parallel& parallel) const {
     const auto& d = x.type.dims;
     const auto& od = y.type.dims;
-    const int64_t h = d[1], wd = d[2], c = d[3], oh = od[1], ow = od[2];
-    const PackedGemm& p = gemm_->packed();
+    const int64_t h = d[1], wd = d[2], in_c = d[3], c = part.in_channels, oh = od[1], ow = od[2];
+    const PackedGemm& p = part.gemm->packed();
     const int64_t wp = w_.pad_left + wd + w_.pad_right, band_row = wp * c;
     const uint8_t flip = p.packed_flip(), pad = uint8_t(pad_byte_ ^ flip);
     std::vector<int64_t> taps;
     for (int64_t ky = 0; ky < w_.kh; ++ky) {
-      if (window_row_bytes_) taps.push_back(ky * w_.dh * wp * c);  // window rows
-      for (int64_t kx = 0; !window_row_bytes_ && kx < w_.kw; ++kx) taps.push_back((ky * w_.dh * wp + kx * w_.dw) * c);
+      if (part.window_row_bytes) taps.push_back(ky * w_.dh * wp * c);  // window rows
+      for (int64_t kx = 0; !part.window_row_bytes && kx < w_.kw; ++kx) taps.push_back((ky * w_.dh * wp + kx * w_.dw) * c);
     }
     // Window rows rounded up read up to that many bytes past the band's last row.
-    const size_t slack = size_t(window_row_bytes_);
+    const size_t slack = size_t(part.window_row_bytes);
     // Input rows a band of `rows` output rows reads; tasks of whole output rows, a band in L2.
     auto band_rows = [&](int64_t rows) { return (rows - 1) * w_.sh + (w_.kh - 1) * w_.dh + 1; };
     int64_t most = 1;
@@ -270,7 +261,7 @@ class ConvOpKernel final : public SinkableKernel {
     Parallel& par = worth > 1 ? parallel : serial();
     const int64_t per_image = std::max<int64_t>(1, worth / std::max<int64_t>(d[0], 1));
     const int64_t chunk = rows_per_task(oh, 1, most, per_image), chunks = (oh + chunk - 1) / chunk;
-    const int64_t ldc = od[3] * gemm_->out_bytes();
+    const int64_t ldc = od[3] * part.gemm->out_bytes();
     par.for_each(size_t(d[0] * chunks), [&](size_t t) {
       const int64_t n = int64_t(t) / chunks, oy0 = int64_t(t) % chunks * chunk, rows = std::min(chunk, oh - oy0);
       thread_local std::vector<uint8_t> band_bytes;
@@ -283,7 +274,12 @@ class ConvOpKernel final : public SinkableKernel {
           continue;
         }
         std::memset(dst, pad, size_t(w_.pad_left * c));
-        copy_bytes(dst + w_.pad_left * c, x.bytes() + ((n * h + iy) * wd) * c, size_t(wd * c), flip);
+        const uint8_t* src = x.bytes() + ((n * h + iy) * wd) * in_c + part.in_offset;
+        if (c == in_c) {
+          copy_bytes(dst + w_.pad_left * c, src, size_t(wd * c), flip);
+        } else {
+          for (int64_t ix = 0; ix < wd; ++ix) copy_bytes(dst + (w_.pad_left + ix) * c, src + ix * in_c, size_t(c), flip);
+        }
         std::memset(dst + (w_.pad_left + wd) * c, pad, size_t(w_.pad_right * c));
       }
       GemmKernel::Windows win;
@@ -293,11 +289,10 @@ class ConvOpKernel final : public SinkableKernel {
       win.rows = rows;
       win.cols = ow;
       win.tap_offsets = taps.data();
-      win.c = y.bytes() + (n * oh + oy0) * ow * ldc;
+      win.c = y.bytes() + (n * oh + oy0) * ow * ldc + part.out_offset * part.gemm->out_bytes();
       win.ldc = ldc;
-      windows().run_windows(win);
+      part.windows().run_windows(win);
     });
-    return Status::ok();
   }
 
   // A 1x1 stride-1 unpadded NHWC convolution: a GEMM over the input's pixels as they are.
@@ -312,10 +307,10 @@ class ConvOpKernel final : public SinkableKernel {
   // are copied with the input rows of each output row worked out once; window rows of at most
   // 16 bytes (a few channels) move as one 16-byte vector each, the bytes past the window row
   // landing where the next window row (or the slack) is written after.
-  void im2col_rows(const Tensor& x, int64_t n, int64_t m0, int64_t mc, int64_t ow, uint8_t* dst, int64_t stride,
-                   uint8_t flip) const {
+  void im2col_rows(const ConvPart& part, const Tensor& x, int64_t n, int64_t m0, int64_t mc, int64_t ow, uint8_t* dst,
+                   int64_t stride, uint8_t flip) const {
     const auto& d = x.type.dims;
-    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
+    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = part.in_channels;
     const int64_t k = w_.kh * w_.kw * c, run = w_.kw * c;
     const uint8_t pad = uint8_t(pad_byte_ ^ flip);
     const Bytes16 flip16 = Bytes16{} ^ flip, pad16 = Bytes16{} ^ pad;
@@ -326,7 +321,8 @@ class ConvOpKernel final : public SinkableKernel {
     const int64_t ox_lo = std::min(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
     const int64_t last_ix0 = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left;  // < 0: no window fits
     const int64_t ox_hi = last_ix0 < 0 ? ox_lo : std::max(ox_lo, std::min(ow, last_ix0 / w_.sw + 1));
-    const bool rows_path = !w_.nchw && w_.dw == 1 && w_.kh <= kMaxIm2colTaps;
+    // Window rows as runs of the input rows: every channel of a pixel is the part's.
+    const bool rows_path = !w_.nchw && w_.dw == 1 && w_.kh <= kMaxIm2colTaps && c == d[w_.channel_dim()];
     constexpr int64_t kPadRow = INT64_MIN;
     int64_t src_rows[kMaxIm2colTaps];  // per ky: the offset of the input row's x = -pad_left, or kPadRow
     for (int64_t m = 0; m < mc;) {
@@ -361,7 +357,7 @@ class ConvOpKernel final : public SinkableKernel {
         }
         uint8_t* row = dst + m * stride;
         if (!rows_path || ox < ox_lo || ox >= ox_hi) {
-          im2col_row(x, n, oy, ox, row, flip);
+          im2col_row(part, x, n, oy, ox, row, flip);
         } else if (run <= 16) {
           const int64_t at = ox * sw_c;
           for (int64_t ky = 0; ky < kh; ++ky) {
@@ -408,17 +404,19 @@ class ConvOpKernel final : public SinkableKernel {
 
   // One GEMM row: the window of output pixel (oy, ox) of image n, in the filter's k order —
   // NHWC: (ky, kx, c); NCHW: (c, ky, kx). Positions in the padding hold the zero point. Every
-  // byte is XORed with `flip`.
-  void im2col_row(const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row, uint8_t flip) const {
+  // byte is XORed with `flip`. Only the part's channels.
+  void im2col_row(const ConvPart& part, const Tensor& x, int64_t n, int64_t oy, int64_t ox, uint8_t* row,
+                  uint8_t flip) const {
     const uint8_t pad = uint8_t(pad_byte_ ^ flip);
     const auto& d = x.type.dims;
-    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], c = d[w_.channel_dim()];
+    const int64_t h = d[w_.height_dim()], wd = d[w_.width_dim()], in_c = d[w_.channel_dim()], c = part.in_channels;
     const uint8_t* src = x.bytes();
     if (!w_.nchw) {
+      src += part.in_offset;
       const int64_t ix0 = ox * w_.sw - w_.pad_left, ix_last = ix0 + (w_.kw - 1) * w_.dw;
       for (int64_t ky = 0; ky < w_.kh; ++ky) {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
-        if (w_.dw == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix_last < wd) {
+        if (w_.dw == 1 && c == in_c && iy >= 0 && iy < h && ix0 >= 0 && ix_last < wd) {
           // The window row lies inside the input: kw·c contiguous bytes, one copy.
           copy_bytes(row, src + ((n * h + iy) * wd + ix0) * c, size_t(w_.kw * c), flip);
           row += w_.kw * c;
@@ -429,14 +427,14 @@ class ConvOpKernel final : public SinkableKernel {
           if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
             fill_bytes(row, pad, size_t(c));
           } else {
-            copy_bytes(row, src + ((n * h + iy) * wd + ix) * c, size_t(c), flip);
+            copy_bytes(row, src + ((n * h + iy) * wd + ix) * in_c, size_t(c), flip);
           }
         }
       }
       return;
     }
     for (int64_t ci = 0; ci < c; ++ci) {
-      const uint8_t* plane = src + (n * c + ci) * h * wd;
+      const uint8_t* plane = src + (n * in_c + part.in_offset + ci) * h * wd;
       for (int64_t ky = 0; ky < w_.kh; ++ky) {
         const int64_t iy = oy * w_.sh - w_.pad_top + ky * w_.dh;
         for (int64_t kx = 0; kx < w_.kw; ++kx) {
@@ -450,11 +448,8 @@ class ConvOpKernel final : public SinkableKernel {
   Op op_;
   Window2d w_;
   std::vector<int64_t> filter_dims_;
-  std::unique_ptr<GemmKernel> gemm_;
+  std::vector<ConvPart> parts_;
   uint8_t pad_byte_;
-  int64_t window_cols_ = 0;  // plan_window_tiles
-  int64_t window_row_bytes_ = 0;  // window rows: k bytes per tap (0: window pixels)
-  std::unique_ptr<GemmKernel> window_gemm_;  // window rows rounded up to whole k steps
 };
 
 }  // namespace
@@ -466,8 +461,7 @@ struct PreparedConv final : PreparedOp {
   const Op* op = nullptr;
   Window2d w;
   std::vector<int64_t> filter_dims;
-  GemmSpec spec;
-  GemmAnalysis analysis;
+  std::vector<ConvGemmPart> parts;  // one GEMM, or one per (merged run of) groups
   uint8_t pad_byte = 0;
 };
 
@@ -490,30 +484,24 @@ class QGemmConvFamily final : public OpFamily {
     const std::unique_ptr<Tensor>& bias = operands.bias;
     const int64_t out_c = f.dims[0];
     const int64_t per_group = w.nchw ? f.dims[1] : f.dims[3];
-    if (w.groups != 1) return refuse(why_not, "grouped convolutions (other than depthwise) run on the reference");
-    GemmSpec& spec = p->spec;
-    spec.k = per_group * w.kh * w.kw;
-    spec.n = out_c;
-    if (spec.k == 0 || spec.n == 0) return refuse(why_not, "empty filter");
-    if (why = fill_channel_quant(x.element, f.element, out.element, size_t(spec.n), spec); !why.empty()) {
+    if (per_group * w.kh * w.kw == 0 || out_c == 0) return refuse(why_not, "empty filter");
+    // The requantization, clamp and bias of every output channel; split_conv_gemms gives each
+    // GEMM its channels' share.
+    GemmSpec full;
+    if (why = fill_channel_quant(x.element, f.element, out.element, size_t(out_c), full); !why.empty()) {
       return refuse(why_not, why);
     }
-    if (why = apply_fused_clamp(op, out.element, spec); !why.empty()) return refuse(why_not, why);
-    if (why = apply_numerics_profile(graph, x.element, f.element, out.element, spec); !why.empty()) {
+    if (why = apply_fused_clamp(op, out.element, full); !why.empty()) return refuse(why_not, why);
+    if (why = apply_numerics_profile(graph, x.element, f.element, out.element, full); !why.empty()) {
       return refuse(why_not, why);
     }
     if (bias) {
-      spec.bias.resize(size_t(out_c));
-      for (size_t o = 0; o < spec.bias.size(); ++o) spec.bias[o] = bias->int_at(o);
+      full.bias.resize(size_t(out_c));
+      for (size_t o = 0; o < full.bias.size(); ++o) full.bias[o] = bias->int_at(o);
     }
-    // OIHW and OHWI filters are both [O, K] in the k order im2col_row produces: transpose.
-    const std::vector<int32_t> filter_values = filter->int32_values();
-    spec.w.resize(size_t(spec.k * spec.n));
-    for (int64_t o = 0; o < out_c; ++o) {
-      for (int64_t k = 0; k < spec.k; ++k) spec.w[size_t(k * spec.n + o)] = filter_values[size_t(o * spec.k + k)];
+    if (why = split_conv_gemms(full, filter->int32_values(), w, out_c, per_group, p->parts); !why.empty()) {
+      return refuse(why_not, why);
     }
-    p->analysis = analyze_gemm(spec);
-    if (!p->analysis.why_not.empty()) return refuse(why_not, p->analysis.why_not);
     p->graph = &graph;
     p->op = &op;
     p->filter_dims = f.dims;
@@ -523,15 +511,27 @@ class QGemmConvFamily final : public OpFamily {
 
   std::string check(const PreparedOp& prepared, const Backend* backend) const override {
     std::string why;
-    choose_gemm_path(static_cast<const PreparedConv&>(prepared).analysis, *backend, &why);
+    for (const ConvGemmPart& part : static_cast<const PreparedConv&>(prepared).parts) {
+      if (!choose_gemm_path(part.analysis, *backend, &why)) return why;
+    }
     return why;
   }
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedConv&>(prepared);
-    QRT_ASSIGN_OR_RETURN(std::unique_ptr<GemmKernel> gemm, GemmKernel::create(p.spec, p.analysis, *backend));
+    std::vector<ConvPart> parts;
+    std::vector<const GemmSpec*> specs;
+    for (const ConvGemmPart& prepared_part : p.parts) {
+      ConvPart part;
+      part.in_offset = prepared_part.in_offset;
+      part.in_channels = prepared_part.in_channels;
+      part.out_offset = prepared_part.out_offset;
+      QRT_ASSIGN_OR_RETURN(part.gemm, GemmKernel::create(prepared_part.spec, prepared_part.analysis, *backend));
+      parts.push_back(std::move(part));
+      specs.push_back(&prepared_part.spec);
+    }
     return std::unique_ptr<OpKernel>(
-        std::make_unique<ConvOpKernel>(*p.graph, *p.op, p.w, p.filter_dims, std::move(gemm), p.pad_byte, p.spec, *backend));
+        std::make_unique<ConvOpKernel>(*p.graph, *p.op, p.w, p.filter_dims, std::move(parts), p.pad_byte, specs, *backend));
   }
 };
 

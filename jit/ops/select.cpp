@@ -23,12 +23,14 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
       return weight_only_matmul_applies(graph, op) ? &weight_only_matmul_family() : &f32_matmul_family();
     case OpKind::kConv2d: {
       if (x.element.is_float()) return &f32_conv_family();
-      // Depthwise: one input channel per group, as many groups as filters.
+      // Depthwise (NHWC): one input channel per group, as many groups as filters. Other grouped
+      // convolutions (a channel multiplier, NCHW depthwise) run as GEMMs per run of groups.
       const Type& f = graph.values[size_t(op.operands[1])].type;
       auto w = conv2d_window(op, f.dims);
       if (!w.is_ok() || f.rank() != 4) return &qgemm_conv_family();  // its prepare() reports the error
       const int64_t per_group = w->nchw ? f.dims[1] : f.dims[3];
-      return w->groups != 1 && per_group == 1 ? &depthwise_family() : &qgemm_conv_family();
+      const bool depthwise = w->groups != 1 && per_group == 1 && f.dims[0] == w->groups && !w->nchw;
+      return depthwise ? &depthwise_family() : &qgemm_conv_family();
     }
     case OpKind::kAdd:
     case OpKind::kMul: return x.element.is_quant() ? &elementwise_family() : &ew_program_family();

@@ -4,13 +4,35 @@
 // quantization (extreme zero points, per-channel scales, saturation, bias, int32 output).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
+
+#include "jit/ops/conv_groups.h"
 
 #include "op_kernel_check.h"
 
 namespace {
 
 using qrt_test::shape;
+
+// Three threads that leave small work whole (as the runtime's pool): a grouped convolution
+// too small to split runs its GEMMs side by side, one per thread.
+class ThreeWholeTasks final : public qrt::jit::Parallel {
+ public:
+  size_t threads() const override { return 3; }
+  void for_each(size_t n, qrt::jit::TaskFn fn) override {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+    };
+    std::thread a(work), b(work);
+    work();
+    a.join();
+    b.join();
+  }
+};
+
 
 struct ConvCase {
   int64_t n = 1, h = 5, w = 5, c = 3, o = 4, kh = 3, kw = 3;
@@ -38,8 +60,9 @@ std::string scale_list(const qrt_test::QuantCase& q, int64_t channels) {
 // `symmetric_weights`: s8 weights with zero points 0 (the common case, and the one window
 // tiles serve); `weight_limit` > 0: weight values within ±weight_limit (pair sums then
 // provably fit s16, so the scalar level takes the maddubs layout and its window tiles).
+// `whole`: also runs the chosen kernel on ThreeWholeTasks and compares with one thread.
 std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel = true, const std::string& profile = "",
-                       bool symmetric_weights = false, int weight_limit = 0) {
+                       bool symmetric_weights = false, int weight_limit = 0, bool whole = false) {
   const int64_t per_group = cc.c / cc.groups;
   const int64_t oh = out_size(cc.h, cc.kh, cc.sh, cc.dh, cc.pt, cc.pb);
   const int64_t ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
@@ -97,7 +120,28 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
   qrt::Tensor x = qrt::Tensor::zeros(*t);
   const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.x.lo, q.x.hi);
   for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
-  return qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, expect_kernel);
+  const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, expect_kernel);
+  if (whole) {
+    auto g = qrt::parse_graph(qrt_test::with_profile(text, profile));
+    REQUIRE(g.is_ok());
+    auto choice = qrt::jit::select_kernel(*g, g->ops.back(), qrt_test::test_isas());
+    REQUIRE((choice.is_ok() && choice->kernel));
+    std::vector<qrt::Tensor> operands{x.clone()};
+    for (size_t i = 1; i < g->ops.back().operands.size(); ++i) {
+      auto t = qrt::evaluate_op_reference(*g, g->ops[size_t(g->values[size_t(g->ops.back().operands[i])].producer)], {});
+      REQUIRE(t.is_ok());
+      operands.push_back(std::move(t).value());
+    }
+    std::vector<const qrt::Tensor*> ptrs;
+    for (const auto& t : operands) ptrs.push_back(&t);
+    auto one = choice->kernel->run(ptrs);
+    REQUIRE(one.is_ok());
+    qrt::Tensor three = qrt::Tensor::zeros(one->type);
+    ThreeWholeTasks parallel;
+    REQUIRE(choice->kernel->run_into(ptrs, three, parallel).is_ok());
+    CHECK(std::equal(three.bytes(), three.bytes() + three.byte_size(), one->bytes()));
+  }
+  return how;
 }
 
 }  // namespace
@@ -191,14 +235,61 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
     CHECK(dot4_rows > 20);
   }
   else CHECK(dot4_rows == 0);
-  // Depthwise in NCHW and grouped convolutions are left to the reference (and say so).
-  ConvCase nchw;
-  nchw.c = nchw.o = nchw.groups = 4;
-  nchw.nchw = true;
-  CHECK(check_conv(nchw, rng, false).empty());
-  ConvCase grouped;
-  grouped.c = 4, grouped.o = 6, grouped.groups = 2;
-  CHECK(check_conv(grouped, rng, false).empty());
+}
+
+TEST_CASE("grouped conv2d runs as GEMMs per run of groups, bit-exact with the reference") {
+  // Grouped convolutions, depthwise ones with a channel multiplier and NCHW depthwise ones:
+  // one GEMM per group, or per run of neighbouring groups merged into block-diagonal weights
+  // (off-block weights at the column's zero point) where a group has under 16 output channels.
+  std::mt19937 rng(43);
+  int cases = 0, merged = 0, direct = 0, windows = 0;
+  const int64_t group_counts[] = {2, 3, 4, 6, 8, 32};
+  const int64_t in_per_group[] = {1, 2, 3, 5, 8, 16};
+  const int64_t out_per_group[] = {1, 2, 3, 4, 7, 16, 20};
+  for (int round = 0; round < 48; ++round) {
+    ConvCase c;
+    c.groups = group_counts[rng() % 6];
+    c.c = c.groups * in_per_group[rng() % 6];
+    c.o = c.groups * out_per_group[rng() % 7];
+    if (round % 8 == 3) c.c = c.groups, c.o = c.groups * (1 + int64_t(rng() % 3));  // depthwise, multiplier 1..3
+    c.nchw = round % 3 == 2;
+    if (!c.nchw && c.c == c.groups && c.o == c.groups) c.o *= 2;  // NHWC depthwise has its own kernel
+    c.n = 1 + int64_t(round % 5 == 0);
+    c.h = 4 + int64_t(rng() % 6), c.w = 4 + int64_t(rng() % 9);
+    switch (round % 4) {
+      case 0: c.kh = c.kw = 1; break;                                                  // 1x1 (direct in NHWC)
+      case 1: c.pt = c.pl = c.pb = c.pr = 1; break;                                    // 3x3 pad 1
+      case 2: c.sh = c.sw = 2, c.pt = c.pl = 1, c.pb = 0, c.pr = 1; break;              // 3x3 stride 2
+      default: c.kh = 2, c.kw = 3, c.dh = 2, c.pt = 1, c.pb = 1, c.pr = 2; break;       // dilated rows, one-sided pads
+    }
+    const char* profile = round % 6 == 5 ? "tflite" : round % 6 == 4 ? "onnx" : "";
+    CAPTURE(c.groups);
+    CAPTURE(c.c);
+    CAPTURE(c.o);
+    CAPTURE(round);
+    const std::string how = check_conv(c, rng, true, profile);
+    CHECK_MESSAGE(how.find(std::to_string(c.groups) + " groups as ") != std::string::npos, how);
+    CHECK_MESSAGE(how.find("_gemm_") != std::string::npos, how);
+    const int64_t ocpg = c.o / c.groups;
+    const bool merges = ocpg < 16 && qrt::jit::merged_groups(c.groups, ocpg) > 1;
+    CHECK_MESSAGE((how.find("merged groups") != std::string::npos) == merges, how);
+    merged += merges;
+    direct += how.find("on the input rows") != std::string::npos;
+    windows += how.find("on windows") != std::string::npos;
+    ++cases;
+  }
+  MESSAGE(cases << " grouped cases: " << merged << " with merged groups, " << direct << " on the input rows, " << windows
+                << " on window tiles");
+  CHECK(merged > 10);
+  CHECK(direct > 0);
+
+  // Small enough that one GEMM's work does not fill three threads: the GEMMs run side by side.
+  for (bool nchw : {false, true}) {
+    ConvCase c;
+    c.groups = 4, c.c = 4 * 8, c.o = 4 * 20, c.h = 6, c.w = 7, c.pt = c.pl = c.pb = c.pr = 1, c.nchw = nchw;
+    const std::string how = check_conv(c, rng, true, "", false, 0, true);
+    REQUIRE(how.find("4 groups as 4 GEMMs") != std::string::npos);
+  }
 }
 
 TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the reference") {

@@ -204,16 +204,15 @@ std::string check_quantized(const Case& k, std::mt19937& rng, const std::string&
   CAPTURE(text);
   const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), q.x.lo, q.x.hi);
   for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
-  // Grouped convolutions other than depthwise run on the reference (docs/ops.md); with one
-  // group there must be a kernel.
-  return qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, k.groups == 1);
+  // Every case has a kernel: grouped phases run as GEMMs per run of groups.
+  return qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, true);
 }
 
 }  // namespace
 
 TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the reference under every integer profile") {
   std::mt19937 rng(29);
-  int on_kernels = 0, ones = 0;
+  int on_kernels = 0, ones = 0, total = 0;
   for (const char* profile : {"default", "tflite", "tflite-single-rounding", "onnx"}) {
     CAPTURE(profile);
     for (int iter = 0; iter < 40; ++iter) {
@@ -229,11 +228,13 @@ TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the refer
       const std::string kernel = check_quantized(k, rng, profile);
       if (kernel.find("reversed") != std::string::npos) ++on_kernels;
       ones += k.groups == 1;
+      ++total;
     }
   }
-  // Every single-group case ran on the kernels (check_quantized checks each).
-  CHECK(on_kernels >= ones);
+  // Every case ran on the kernels, grouped ones too (check_quantized checks each).
+  CHECK(on_kernels == total);
   CHECK(ones > 20);
+  CHECK(total - ones > 20);
   // Phases without taps (a 1-wide filter under stride 2, dilation 2 under stride 2: only the
   // bias reaches their outputs), pads beyond the window's reach (the phases crop the input)
   // and output_padding past the last input.
