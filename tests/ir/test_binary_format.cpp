@@ -27,6 +27,32 @@ std::string write(const qrt::Graph& g) {
   return *w;
 }
 
+// A .qrt file built field by field, which the writer would never produce: %r = qrt.relu(%a)
+// on two f32 values of dims [4] (`is_tensor` false: scalar types with dimensions), with the
+// function's input list `inputs`.
+std::string relu_file(bool is_tensor, const std::vector<uint32_t>& inputs) {
+  namespace fb = qrt::fb;
+  flatbuffers::FlatBufferBuilder b;
+  auto type = [&] {
+    return fb::CreateTensorType(b, is_tensor, b.CreateVector(std::vector<int64_t>{4}),
+                                fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32)));
+  };
+  auto in_t = type();
+  auto out_t = type();
+  std::vector<flatbuffers::Offset<fb::Value>> values = {fb::CreateValue(b, in_t, b.CreateString("a")),
+                                                        fb::CreateValue(b, out_t, b.CreateString("r"))};
+  std::vector<flatbuffers::Offset<fb::Op>> ops = {
+      fb::CreateOp(b, b.CreateString("qrt.relu"), b.CreateVector(std::vector<uint32_t>{0}),
+                   b.CreateVector(std::vector<uint32_t>{1}), b.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}))};
+  auto root = fb::CreateGraph(b, 2, b.CreateString("qrt test"), b.CreateString("main"), b.CreateVector(values),
+                              b.CreateVector(ops), b.CreateVector(inputs), b.CreateVector(std::vector<uint32_t>{1}),
+                              b.CreateVectorOfStructs(std::vector<fb::Blob>{}));
+  fb::FinishGraphBuffer(b, root);
+  std::string file(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  file.resize((file.size() + 63) / 64 * 64, '\0');
+  return file;
+}
+
 }  // namespace
 
 TEST_CASE("text -> binary -> text is lossless") {
@@ -165,29 +191,9 @@ TEST_CASE("a function name the text form cannot spell is refused (a libFuzzer fi
 TEST_CASE("a scalar type with dimensions is refused, naming the value (an audit finding)") {
   // is_tensor = false with dims: the scalars printed without their dimensions but verified
   // (and were sized at run time) with them.
-  namespace fb = qrt::fb;
-  auto build = [](bool is_tensor) {
-    flatbuffers::FlatBufferBuilder b;
-    auto f32 = fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32));
-    auto in_t = fb::CreateTensorType(b, is_tensor, b.CreateVector(std::vector<int64_t>{4}), f32);
-    auto out_t = fb::CreateTensorType(b, is_tensor, b.CreateVector(std::vector<int64_t>{4}),
-                                      fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32)));
-    std::vector<flatbuffers::Offset<fb::Value>> values = {fb::CreateValue(b, in_t, b.CreateString("a")),
-                                                          fb::CreateValue(b, out_t, b.CreateString("r"))};
-    std::vector<flatbuffers::Offset<fb::Op>> ops = {
-        fb::CreateOp(b, b.CreateString("qrt.relu"), b.CreateVector(std::vector<uint32_t>{0}),
-                     b.CreateVector(std::vector<uint32_t>{1}), b.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}))};
-    auto root = fb::CreateGraph(b, 2, b.CreateString("qrt test"), b.CreateString("main"), b.CreateVector(values),
-                                b.CreateVector(ops), b.CreateVector(std::vector<uint32_t>{0}),
-                                b.CreateVector(std::vector<uint32_t>{1}), b.CreateVectorOfStructs(std::vector<fb::Blob>{}));
-    fb::FinishGraphBuffer(b, root);
-    std::string s(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
-    s.resize((s.size() + 63) / 64 * 64, '\0');
-    return s;
-  };
-  auto ok = read(build(true));
+  auto ok = read(relu_file(true, {0}));
   REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
-  CHECK(read(build(false)).status().to_string() ==
+  CHECK(read(relu_file(false, {0})).status().to_string() ==
         "t.qrt: error: value 0: the scalar type f32 has 1 dimension(s) [4]; only tensor types have dimensions");
 }
 
@@ -213,29 +219,7 @@ TEST_CASE("tf32 weights with bits above the 19 tf32 stores are refused (fuzz_loa
 TEST_CASE("an input list that repeats a value is refused (fuzz_load_binary, seed 38)") {
   // The value printed as two arguments of one name, which the parser refuses as a
   // redefinition (2026-11-27; the input is replayed from tests/data/fuzz_findings/).
-  namespace fb = qrt::fb;
-  auto build = [](const std::vector<uint32_t>& inputs) {
-    flatbuffers::FlatBufferBuilder b;
-    auto type = [&] {
-      return fb::CreateTensorType(b, true, b.CreateVector(std::vector<int64_t>{4}),
-                                  fb::CreateElementType(b, 0, uint8_t(qrt::FloatKind::kF32)));
-    };
-    auto in_t = type();
-    auto out_t = type();
-    std::vector<flatbuffers::Offset<fb::Value>> values = {fb::CreateValue(b, in_t, b.CreateString("a")),
-                                                          fb::CreateValue(b, out_t, b.CreateString("r"))};
-    std::vector<flatbuffers::Offset<fb::Op>> ops = {
-        fb::CreateOp(b, b.CreateString("qrt.relu"), b.CreateVector(std::vector<uint32_t>{0}),
-                     b.CreateVector(std::vector<uint32_t>{1}), b.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}))};
-    auto root = fb::CreateGraph(b, 2, b.CreateString("qrt test"), b.CreateString("main"), b.CreateVector(values),
-                                b.CreateVector(ops), b.CreateVector(inputs), b.CreateVector(std::vector<uint32_t>{1}),
-                                b.CreateVectorOfStructs(std::vector<fb::Blob>{}));
-    fb::FinishGraphBuffer(b, root);
-    std::string s(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
-    s.resize((s.size() + 63) / 64 * 64, '\0');
-    return s;
-  };
-  auto ok = read(build({0}));
+  auto ok = read(relu_file(true, {0}));
   REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
-  CHECK(read(build({0, 0})).status().to_string() == "t.qrt: error: input 1 repeats value 0 (input 0)");
+  CHECK(read(relu_file(true, {0, 0})).status().to_string() == "t.qrt: error: input 1 repeats value 0 (input 0)");
 }
