@@ -53,7 +53,8 @@ std::vector<KernelListRow> make_rows() {
 #if QRT_BACKEND_A64
   // AArch64: GEMM tiles and their activation packing at each level, the element-wise kinds, the
   // weight-only, dynamic-i8 and f32 matmul kernels (dynamic-i8 on sdot where the dot product is,
-  // on widening multiplies at plain neon); the twins serve the rest.
+  // on widening multiplies at plain neon), the dot4 depthwise rows where sdot is; the twins
+  // serve the rest.
   for (const Backend* b : {&a64_neon_i8mm_backend(), &a64_neon_dot_backend(), &a64_neon_backend()}) {
     for (KernelOp op : {KernelOp::kGemm, KernelOp::kPackRows, KernelOp::kQAdd, KernelOp::kQMul, KernelOp::kRequantize,
                         KernelOp::kQuantize, KernelOp::kDequantize, KernelOp::kDepthwise, KernelOp::kMaxPool,
@@ -61,6 +62,10 @@ std::vector<KernelListRow> make_rows() {
                         KernelOp::kF32Gemm, KernelOp::kF32Dwconv, KernelOp::kRequantQ31, KernelOp::kRequantF64,
                         KernelOp::kDynGemm}) {
       rows.push_back({op, b->isa(), b});
+    }
+    if (b->depthwise_traits().rows_panel != 0) {
+      rows.push_back({KernelOp::kDwInterleave, b->isa(), b});
+      rows.push_back({KernelOp::kDwRows, b->isa(), b});
     }
   }
 #endif

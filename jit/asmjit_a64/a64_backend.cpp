@@ -3,6 +3,7 @@
 //   neon:      GEMM tiles, 4 rows x 16 columns, on smlal by element (k_group 1).
 //   neon-dot:  GEMM tiles on sdot by element (k_group 4; activations packed as a' - 128).
 //   neon-i8mm: GEMM tiles on usmmla (k_group 8).
+// neon-dot, neon-i8mm: depthwise convolution on the dot4 rows (s8 quads on sdot, dwrows_a64.cpp).
 // Every level: depthwise convolution and pooling (16-channel blocks); quantized add, multiply and
 // requantize, quantize and dequantize, 8 elements per step; clamp and 256-entry tables, 16
 // bytes per step.
@@ -39,7 +40,8 @@ class A64Backend final : public Backend {
     // The tiles take TFLite's Q31 requantization in their epilogue (shared_a64.cpp).
     return GemmTraits{a64gen::kGemmRows, 16, gemm_path_k_group(own), 1, true, true};
   }
-  DepthwiseTraits depthwise_traits() const override { return {16, 0}; }
+  // The dot4 depthwise rows where the dot product is (s8 quads on sdot).
+  DepthwiseTraits depthwise_traits() const override { return {16, isa_ == Isa::kNeon ? 0u : 16u, isa_ != Isa::kNeon}; }
   StreamTraits stream_traits() const override { return {8}; }
 
   std::string why_not(const KernelDesc& d) const override {
@@ -70,6 +72,11 @@ class A64Backend final : public Backend {
     if (d.op == KernelOp::kDepthwise) {
       if (std::string why = window_kernel_why_not(d, depthwise_traits().block); !why.empty()) return why;
       return a64gen::depthwise_why_not(d);
+    }
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) {
+      const DepthwiseTraits t = depthwise_traits();
+      if (std::string why = dw_rows_why_not(d, t.rows_panel, true, t.rows_signed_quads); !why.empty()) return why;
+      return a64gen::dw_rows_a64_why_not(d);
     }
     return "";  // the element-wise kinds take every signedness and 8-bit output
   }
@@ -104,6 +111,8 @@ class A64Backend final : public Backend {
     }
     Result<std::shared_ptr<ExecutableCode>> r = d.op == KernelOp::kGemm        ? a64gen::generate_gemm(d)
                                                 : d.op == KernelOp::kDepthwise ? a64gen::generate_depthwise(d)
+                                                : d.op == KernelOp::kDwInterleave ? a64gen::generate_dw_interleave_a64(d)
+                                                : d.op == KernelOp::kDwRows       ? a64gen::generate_dw_rows_a64(d)
                                                 : d.op == KernelOp::kMaxPool || d.op == KernelOp::kAvgPool
                                                     ? a64gen::generate_pool(d)
                                                 : d.op == KernelOp::kClamp || d.op == KernelOp::kLut8
@@ -120,7 +129,7 @@ class A64Backend final : public Backend {
     return op == KernelOp::kGemm || op == KernelOp::kPackRows || op == KernelOp::kQAdd || op == KernelOp::kQMul ||
            op == KernelOp::kRequantize || op == KernelOp::kQuantize || op == KernelOp::kDequantize ||
            op == KernelOp::kDepthwise || op == KernelOp::kMaxPool || op == KernelOp::kAvgPool || op == KernelOp::kClamp ||
-           op == KernelOp::kLut8;
+           op == KernelOp::kLut8 || op == KernelOp::kDwInterleave || op == KernelOp::kDwRows;
   }
   Isa isa_;
 };

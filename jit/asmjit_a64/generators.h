@@ -97,6 +97,13 @@ inline std::string depthwise_why_not(const KernelDesc& d) {
 }
 /// kDepthwise (DepthwiseArgs): 16-channel blocks, the x86 lane order (microkernel.h).
 Result<std::shared_ptr<ExecutableCode>> generate_depthwise(const KernelDesc& desc);
+/// "" when the dot4 depthwise row kernels can take `desc` (beyond dw_rows_why_not): 16-lane
+/// blocks, and a pixel pair's interleaved positions within ldr's immediate offsets.
+std::string dw_rows_a64_why_not(const KernelDesc& desc);
+/// kDwInterleave (DwInterleaveArgs) into s8 quads (desc.path = kSdot4), 16-lane blocks, st4.
+Result<std::shared_ptr<ExecutableCode>> generate_dw_interleave_a64(const KernelDesc& desc);
+/// kDwRows (DwRowsArgs) on sdot, 16-lane blocks, the GEMM tiles' epilogue (Q31 included).
+Result<std::shared_ptr<ExecutableCode>> generate_dw_rows_a64(const KernelDesc& desc);
 /// "" when generate_pool can build `d`: 1 to 2^20 channels, at least one tap.
 inline std::string pool_why_not(const KernelDesc& d) {
   if (d.op != KernelOp::kMaxPool && d.op != KernelOp::kAvgPool) return "not a pooling kernel";

@@ -34,8 +34,11 @@ std::string window_kernel_why_not(const KernelDesc& d, unsigned block) {
   return "";
 }
 
-std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilogue) {
+std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilogue, bool signed_quads) {
   if (panel == 0) return "no dot4 depthwise rows at this level";
+  if ((d.path == GemmPath::kSdot4) != signed_quads) {
+    return signed_quads ? "this level's depthwise rows multiply s8 quads (sdot)" : "this level's depthwise rows multiply u8 quads";
+  }
   if (d.q31 && (!q31_epilogue || d.op != KernelOp::kDwRows || (d.out != OutKind::kU8 && d.out != OutKind::kS8))) {
     return "no tflite (Q31) requantization epilogue in this level's depthwise rows";
   }

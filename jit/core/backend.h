@@ -42,6 +42,9 @@ struct GemmTraits {
 struct DepthwiseTraits {
   unsigned block = 0;       ///< channels per block (desc.panel of its kDepthwise kernels)
   unsigned rows_panel = 0;  ///< lanes per block of the dot4 row path (kDwInterleave + kDwRows); 0: none
+  /// The row path multiplies s8 quads (x - 128 for u8 storage, x for s8: sdot) instead of
+  /// u8 ones (x, or x + 128 for s8: vpdpbusd); its descriptions carry GemmPath::kSdot4.
+  bool rows_signed_quads = false;
 };
 
 /// Elements per call unit of the element-wise kinds (convert, add/mul/requantize): the
@@ -61,7 +64,7 @@ std::string gemm_tile_why_not(const KernelDesc& desc, const std::optional<GemmTr
 std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
 /// "" when a kDwInterleave or kDwRows description is well formed for `panel`-lane blocks
 /// (window, channels, 8-bit output; desc.q31 only where the rows have that epilogue), else why not.
-std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false);
+std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false, bool signed_quads = false);
 
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {

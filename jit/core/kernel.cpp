@@ -114,12 +114,12 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kDwInterleave) {
     // e.g. qs8_dwinterleave_3w32c__avx512vnni (input, window width, channels).
     return std::string(storage_signed ? "qs8" : "qu8") + "_dwinterleave_" + std::to_string(taps) + "w" +
-           std::to_string(channels) + "c" + suffix;
+           std::to_string(channels) + "c" + (path == GemmPath::kSdot4 ? "_s8q" : "") + suffix;
   }
   if (op == KernelOp::kDwRows) {
     // e.g. qu8_qs8_qu8_dwrows_3x3p32c_dot4__avx512vnni (input, weights, output, window, channels).
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwrows_" + std::to_string(kh) + "x" +
-           std::to_string(taps) + "p" + std::to_string(channels) + "c_dot4" + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c_" + (path == GemmPath::kSdot4 ? "sdot4" : "dot4") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
            (q31 ? "_q31" : "") + suffix;
   }
   if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {

@@ -184,7 +184,9 @@ inline int64_t dw_rows_weight_offset(unsigned panel, unsigned kh, unsigned group
 /// kDwInterleave: position x (0 <= x < positions) of the interleaved row `out` (stride
 /// dw_rows_position_bytes) gets, for tap group g and channel lane l of block b, the bytes
 /// row[x·step + (4g + j)·dilation + c] for j = 0..3, where c is the lane's channel (b·panel
-/// + dw_rows_lane_channel), sign bit flipped for s8 storage (u8 = s8 + 128). Lanes past
+/// + dw_rows_lane_channel), sign bit flipped for s8 storage (u8 = s8 + 128); with
+/// desc.path = kSdot4 (DepthwiseTraits::rows_signed_quads) the quads are s8 instead, the sign
+/// bit flipped for u8 storage (s8 = u8 - 128). Lanes past
 /// desc.channels read the bytes past the channels: the row needs
 /// dw_rows_padded_channels - channels readable bytes of slack after its last tap.
 /// desc.taps = window width, desc.channels, desc.panel, desc.storage_signed.
@@ -197,8 +199,8 @@ struct DwInterleaveArgs {
 };
 
 /// kDwRows: output pixel x of one row: per channel, acc = bias + Σ over window rows dy,
-/// tap groups g and j = 0..3 of rows[dy][x][g][lane][j] · w[dy][g][lane][j] (u8 x s8, int32,
-/// wrapping), then the u8/s8 epilogue of GemmTileArgs; stores desc.channels bytes per pixel,
+/// tap groups g and j = 0..3 of rows[dy][x][g][lane][j] · w[dy][g][lane][j] (u8 x s8, or s8
+/// x s8 with desc.path = kSdot4; int32, wrapping), then the u8/s8 epilogue of GemmTileArgs; stores desc.channels bytes per pixel,
 /// pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
 /// b · kEpFields · panel · 4. desc.kh, desc.taps = window width, desc.channels, desc.panel,
 /// desc.out (kU8 or kS8).

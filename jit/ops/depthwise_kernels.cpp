@@ -238,7 +238,8 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {
-    return rows_.name() + " + " + interleave_.name() + " (u8 x s8 quads: exact for every input)";
+    return rows_.name() + " + " + interleave_.name() +
+           (rows_.path == GemmPath::kSdot4 ? " (s8 x s8 quads: exact for every input)" : " (u8 x s8 quads: exact for every input)");
   }
   size_t owned_bytes() const override { return weights_.size() + epilogue_.size(); }
 
@@ -383,6 +384,7 @@ class DepthwiseFamily final : public OpFamily {
     in.taps = uint16_t(p.w.kw);
     in.channels = uint32_t(p.channels);
     in.panel = uint8_t(backend.depthwise_traits().rows_panel);
+    if (backend.depthwise_traits().rows_signed_quads) in.path = GemmPath::kSdot4;
     KernelDesc rows = in;
     rows.op = KernelOp::kDwRows;
     rows.out = p.q.out;
@@ -407,8 +409,10 @@ class DepthwiseFamily final : public OpFamily {
     const auto [in, rows] = rows_descs(p, backend);
     const unsigned panel = rows.panel, groups = dw_rows_groups(rows.taps), kh = rows.kh, kw = rows.taps;
     const int64_t blocks = (p.channels + panel - 1) / panel;
-    // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''.
-    const int64_t zu = int64_t(p.q.a_zero_point) + (p.q.a_signed ? 128 : 0);
+    // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''. Signed quads (sdot)
+    // are x - 128 for u8 inputs: (zx - 128)·Σw''.
+    const bool signed_quads = rows.path == GemmPath::kSdot4;
+    const int64_t zu = int64_t(p.q.a_zero_point) + (p.q.a_signed == signed_quads ? 0 : p.q.a_signed ? 128 : -128);
     AlignedBytes weights(size_t(blocks * kh * groups * panel * 4));
     AlignedBytes epilogue(size_t(blocks * kEpFields * panel * 4));
     for (int64_t b = 0; b < blocks; ++b) {

@@ -144,7 +144,8 @@ void twin_depthwise(const DepthwiseArgs* args, const KernelDesc* d) {
 void twin_dw_interleave(const DwInterleaveArgs* args, const KernelDesc* d) {
   const unsigned panel = d->panel, groups = dw_rows_groups(d->taps);
   const int64_t position_bytes = dw_rows_position_bytes(panel, d->channels, d->taps);
-  const uint8_t flip = d->storage_signed ? 0x80 : 0;
+  // u8 quads (x + 128 for s8 storage), or s8 ones for sdot (x - 128 for u8 storage).
+  const uint8_t flip = d->storage_signed != (d->path == GemmPath::kSdot4) ? 0x80 : 0;
   for (int64_t x = 0; x < args->positions; ++x) {
     uint8_t* out = args->out + x * position_bytes;
     for (unsigned g = 0; g < groups; ++g) {
@@ -181,7 +182,8 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
           const uint8_t* q = args->rows[dy] + x * position_bytes;
           for (unsigned g = 0; g < groups; ++g) {
             for (unsigned j = 0; j < 4; ++j) {
-              const int32_t u = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
+              const uint8_t byte = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
+              const int32_t u = d->path == GemmPath::kSdot4 ? int32_t(int8_t(byte)) : int32_t(byte);
               acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j)]));
             }
           }

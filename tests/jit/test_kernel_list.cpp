@@ -327,6 +327,7 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
       d.taps = uint16_t(kw);
       d.channels = channels;
       d.panel = uint8_t(panel);
+      if (b.depthwise_traits().rows_signed_quads) d.path = GemmPath::kSdot4;
       const int64_t positions = 1 + int64_t(rng() % 7), stride = 1 + int64_t(rng() % 2), dilation = 1 + int64_t(rng() % 2);
       const int64_t groups = dw_rows_groups(kw);
       // Every position's taps up to its group's fourth, then the lanes' slack.
@@ -364,6 +365,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         d.kh = uint8_t(kh);
         d.channels = channels;
         d.panel = uint8_t(panel);
+        if (b.depthwise_traits().rows_signed_quads) d.path = GemmPath::kSdot4;
         if (d.q31 && !b.why_not(d).empty()) continue;
         const unsigned groups = dw_rows_groups(kw);
         const int64_t blocks = (channels + panel - 1) / panel, pixels = 1 + int64_t(rng() % 9);
