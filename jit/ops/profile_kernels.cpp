@@ -480,13 +480,11 @@ std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const O
   return std::make_unique<ProfileBinaryKernel>(graph, op, allowed, generator);
 }
 
-std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {
-  const NumericsProfile p = graph.numerics;
-  const bool requant_only =
-      is_tflite(p) || p == NumericsProfile::kOnnx;
-  if (!requant_only || (op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || profile_formula(graph, op).empty()) {
-    return std::nullopt;
-  }
+namespace {
+
+// The graph of `op` (a quantized matmul or conv2d) into its int32 accumulators (see
+// accumulator_graph), or nullopt where the result cannot be requantized per channel.
+std::optional<std::shared_ptr<Graph>> contraction_accumulator_graph(const Graph& graph, const Op& op) {
   const Type& result = graph.values[size_t(op.results[0])].type;
   const int axis = channel_axis(graph, op);
   // Results stored in one or two bytes (the storage the epilogue writes).
@@ -555,6 +553,30 @@ std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, cons
   copy_op(op, {acc_type}, std::move(attrs));
   sub->outputs.push_back(sub->result(int(sub->ops.size()) - 1));
   return sub;
+}
+
+}  // namespace
+
+std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {
+  const NumericsProfile p = graph.numerics;
+  const bool requant_only = is_tflite(p) || p == NumericsProfile::kOnnx;
+  if (!requant_only || (op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || profile_formula(graph, op).empty()) {
+    return std::nullopt;
+  }
+  return contraction_accumulator_graph(graph, op);
+}
+
+std::optional<std::shared_ptr<Graph>> wide_result_accumulator_graph(const Graph& graph, const Op& op) {
+  if (graph.numerics != NumericsProfile::kDefault || (op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d)) {
+    return std::nullopt;
+  }
+  const ElementType& x = graph.values[size_t(op.operands[0])].type.element;
+  const ElementType& w = graph.values[size_t(op.operands[1])].type.element;
+  const ElementType& y = graph.values[size_t(op.results[0])].type.element;
+  if (!x.is_quant() || !w.is_quant() || !y.is_uniform() || y.storage.width <= 8 || y.storage.width > 16) {
+    return std::nullopt;
+  }
+  return contraction_accumulator_graph(graph, op);
 }
 
 std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const Op& op, std::shared_ptr<Graph> acc_graph,

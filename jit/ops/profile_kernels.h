@@ -35,6 +35,11 @@ void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
 /// op compute the accumulators. nullopt for any other op or profile.
 std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op);
 
+/// The same for a quantized matmul or conv2d under the default profile whose result has 9-
+/// to 16-bit storage (which no contraction kernel's epilogue writes): the kernels compute the
+/// accumulators, the default requantization follows. nullopt for any other op or profile.
+std::optional<std::shared_ptr<Graph>> wide_result_accumulator_graph(const Graph& graph, const Op& op);
+
 /// Wraps `contraction` (a kernel of op `op_index` of `acc_graph`, writing int32 accumulators)
 /// into the kernel of the same op of `graph`: accumulators into a scratch tensor, then the
 /// profile's per-channel requantization and the op's fused clamp. Under the tflite profiles,

@@ -154,7 +154,22 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula";
     return choice;
   }
-  return select_in_family(graph, op, op.operands.empty() ? nullptr : family_for(graph, op), allowed, generator);
+  QRT_ASSIGN_OR_RETURN(choice,
+                       select_in_family(graph, op, op.operands.empty() ? nullptr : family_for(graph, op), allowed, generator));
+  // A contraction whose 16-bit result no kernel's epilogue writes: the kernels compute its
+  // int32 accumulators, portable C++ the default requantization.
+  if (!choice.kernel) {
+    if (std::optional<std::shared_ptr<Graph>> acc = wide_result_accumulator_graph(graph, op)) {
+      const Op& inner = (*acc)->ops.back();
+      QRT_ASSIGN_OR_RETURN(KernelChoice contraction, select_kernel(**acc, inner, allowed, generator));
+      if (contraction.kernel) {
+        contraction.kernel = make_profile_requant_kernel(graph, op, *acc, std::move(contraction.kernel), allowed, generator);
+        return contraction;
+      }
+      choice.why_not += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
+    }
+  }
+  return choice;
 }
 
 namespace {

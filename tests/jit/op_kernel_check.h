@@ -28,11 +28,13 @@ struct QuantSpec {
   std::vector<double> scales{0.5};  ///< one (per tensor) or per channel
   std::vector<int> zps{0};
   int axis = -1;                    ///< channel axis when per channel
+  int bits = 8;                     ///< storage width
 
   /// The `!quant.uniform<...>` spelling.
   std::string type() const {
-    const bool full = is_signed ? (lo == -128 && hi == 127) : (lo == 0 && hi == 255);
-    std::string s = "!quant.uniform<" + std::string(is_signed ? "i8" : "u8");
+    const int top = (1 << (is_signed ? bits - 1 : bits)) - 1, bottom = is_signed ? -top - 1 : 0;
+    const bool full = lo == bottom && hi == top;
+    std::string s = "!quant.uniform<" + std::string(is_signed ? "i" : "u") + std::to_string(bits);
     if (!full) s += "<" + std::to_string(lo) + ":" + std::to_string(hi) + ">";
     s += ":f32";
     auto param = [&](size_t i) {

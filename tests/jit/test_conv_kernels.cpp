@@ -4,6 +4,7 @@
 // quantization (extreme zero points, per-channel scales, saturation, bias, int32 output).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -39,6 +40,7 @@ struct ConvCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, groups = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   bool nchw = false;
+  bool wide_out = false;  // a 16-bit result (random_quant_case's, scaled to 16 bits)
 };
 
 int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
@@ -68,6 +70,15 @@ std::string check_conv(const ConvCase& cc, std::mt19937& rng, bool expect_kernel
   const int64_t ow = out_size(cc.w, cc.kw, cc.sw, cc.dw, cc.pl, cc.pr);
   const int channel_axis = cc.nchw ? 1 : 3;
   qrt_test::QuantCase q = qrt_test::random_quant_case(rng, per_group * cc.kh * cc.kw, cc.o, 0, channel_axis);
+  if (cc.wide_out && !q.accumulator_out) {
+    // The same real range in 256 times finer steps: zero points and bounds scaled up.
+    q.out.bits = 16;
+    for (double& s : q.out.scales) s /= 256.0;
+    q.out.lo = q.out.lo == (q.out.is_signed ? -128 : 0) ? (q.out.is_signed ? -32768 : 0) : q.out.lo * 256;
+    q.out.hi = q.out.hi == (q.out.is_signed ? 127 : 255) ? (q.out.is_signed ? 32767 : 65535) : q.out.hi * 256;
+    for (int& zp : q.out.zps) zp = std::clamp(zp * 256 + int(rng() % 256) - 128, q.out.lo, q.out.hi);
+    q.clamp_attrs = qrt_test::random_clamp_attrs(rng, q.out);
+  }
   if (symmetric_weights) {
     if (!q.w.is_signed) q.w.lo = -128;  // signed weights keep their -128 or -127
     q.w.is_signed = true;
@@ -442,6 +453,35 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
   // avx512-vnni's (and avx512-amx's) GEMM tiles and depthwise rows, and the scalar twins, have
   // the Q31 epilogue.
   if (q31_everywhere) CHECK(fused_cases > 0);
+}
+
+TEST_CASE("conv2d with 16-bit results: the kernels' int32 accumulators, then the default requantization") {
+  // No contraction kernel's epilogue writes 16 bits: the GEMM, depthwise and grouped kernels
+  // compute the accumulators and portable C++ requantizes them (fused clamps, per-channel
+  // scales, both layouts).
+  std::mt19937 rng(47);
+  int cases = 0, wide = 0;
+  for (int round = 0; round < 24; ++round) {
+    ConvCase c;
+    c.wide_out = true;
+    c.nchw = round % 4 == 3;
+    c.h = 6, c.w = 7, c.pt = c.pl = c.pb = c.pr = round % 2;
+    switch (round % 3) {
+      case 0: c.c = 8, c.o = 19; break;                                       // GEMM
+      case 1: c.c = c.o = c.groups = 17, c.nchw = false; break;               // depthwise
+      default: c.c = 12, c.o = 8, c.groups = 4, c.kh = c.kw = 1, c.pt = c.pl = c.pb = c.pr = 0; break;  // grouped 1x1
+    }
+    CAPTURE(round);
+    const std::string how = check_conv(c, rng);
+    const bool accumulators = how.find("_s32_") != std::string::npos && how.find("requantization") == std::string::npos;
+    if (!accumulators) {
+      CHECK_MESSAGE(how.find("into int32, then the default requantization (portable C++)") != std::string::npos, how);
+      ++wide;
+    }
+    ++cases;
+  }
+  MESSAGE(cases << " cases, " << wide << " with 16-bit results");
+  CHECK(wide > 12);
 }
 
 TEST_CASE("conv2d on window tiles (the padded input read in place) is bit-exact with the reference") {
