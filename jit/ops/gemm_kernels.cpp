@@ -22,6 +22,47 @@ constexpr int64_t kSinkBlockBytes = 128 * 1024;
 
 }  // namespace
 
+namespace {
+
+// The tile description every tile of `p` on `backend` shares (mr and nr aside).
+KernelDesc tile_desc(const PackedGemm& p, const Backend& backend) {
+  KernelDesc d;
+  d.op = KernelOp::kGemm;
+  d.isa = backend.isa();
+  d.generator = backend.generator();
+  d.path = p.path;
+  d.out = p.out;
+  d.row_correction = p.row_correction;
+  d.saturate = p.traits.saturating_narrow ? p.saturate : 0;
+  d.q31 = p.q31;
+  d.panel = uint8_t(p.traits.panel);
+  if (p.traits.k_step) d.k_tail = uint8_t(p.k_padded % p.traits.k_step);
+  return d;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GemmKernel>> GemmKernel::with_weights(const GemmSpec& spec, const GemmAnalysis& analysis) const {
+  QRT_ASSIGN_OR_RETURN(std::unique_ptr<PackedGemm> packed, pack_gemm(spec, analysis, *backend_));
+  KernelDesc d = tile_desc(*packed, *backend_), mine = main_desc_;
+  d.mr = mine.mr, d.nr = mine.nr, mine.taps = 0;
+  if (!(d == mine) || packed->n != packed_->n || packed->tile_rows() != packed_->tile_rows()) {
+    return create(spec, analysis, *backend_);
+  }
+  auto g = std::unique_ptr<GemmKernel>(new GemmKernel());
+  g->packed_ = std::move(packed);
+  g->backend_ = backend_;
+  for (unsigned r = 0; r < kMaxTileRows; ++r) {
+    for (unsigned w = 0; w < 2; ++w) {
+      g->tiles_[r][w] = tiles_[r][w];
+      g->tile_descs_[r][w] = tile_descs_[r][w];
+    }
+  }
+  g->main_desc_ = main_desc_;
+  g->main_desc_.taps = 0;
+  return g;
+}
+
 Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, const GemmAnalysis& analysis,
                                                       const Backend& backend) {
   auto g = std::unique_ptr<GemmKernel>(new GemmKernel());
@@ -32,17 +73,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
   if (p.tile_rows() < 1 || p.tile_rows() > kMaxTileRows || panel < 1 || panel > 255) {
     return Status::error(std::string("the ") + backend.name() + " backend's GEMM traits are out of range");
   }
-  KernelDesc d;
-  d.op = KernelOp::kGemm;
-  d.isa = backend.isa();
-  d.generator = backend.generator();
-  d.path = p.path;
-  d.out = p.out;
-  d.row_correction = p.row_correction;
-  d.saturate = p.traits.saturating_narrow ? p.saturate : 0;
-  d.q31 = p.q31;
-  d.panel = uint8_t(panel);
-  if (p.traits.k_step) d.k_tail = uint8_t(p.k_padded % p.traits.k_step);
+  KernelDesc d = tile_desc(p, backend);
   const unsigned tail = unsigned(p.n % panel);
   for (unsigned mr = 1; mr <= p.tile_rows(); ++mr) {
     d.mr = uint8_t(mr);

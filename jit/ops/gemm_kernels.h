@@ -24,6 +24,11 @@ class GemmKernel {
   /// caller falls back to the reference).
   static Result<std::unique_ptr<GemmKernel>> create(const GemmSpec& spec, const GemmAnalysis& analysis,
                                                     const Backend& backend);
+  /// create() on this kernel's backend for weights known only at run time (the rhs of a
+  /// matmul of two activations): packs `spec`, and takes this kernel's tiles where the packed
+  /// GEMM needs the same ones (the usual case: same shape, path and epilogue), so no code
+  /// cache lookups; window tiles are not carried over.
+  Result<std::unique_ptr<GemmKernel>> with_weights(const GemmSpec& spec, const GemmAnalysis& analysis) const;
 
   /// Computes `rows` output rows from stored activation rows `a` (`lda` bytes apart) into `c`
   /// (`ldc` bytes apart), split into tasks over row blocks (or, for few rows, over weight

@@ -167,25 +167,39 @@ Result<std::unique_ptr<PackedGemm>> pack_gemm(const GemmSpec& s, const GemmAnaly
   const int64_t steps = p->k_padded / group, window = p->window_steps();
   const int64_t tail_groups = window ? (p->k_padded % traits.k_step) / group : 0;
   p->weights = AlignedBytes(size_t(p->panels * p->panel_bytes()));
-  int8_t* w = reinterpret_cast<int8_t*>(p->weights.data());
-  for (int64_t pn = 0; pn < p->panels; ++pn) {
-    for (int64_t step = 0; step < steps + window; ++step) {
-      // Window step i covers group steps - window + i; those before the tail are zero.
-      const bool in_window = step >= steps;
-      const int64_t source = in_window ? step - window : step;
-      const bool zero = in_window && step - steps < window - tail_groups;
-      for (int64_t col = 0; col < panel; ++col) {
-        for (int64_t g = 0; g < group; ++g) *w++ = zero ? int8_t(0) : int8_t(w_at(source * group + g, pn * panel + col));
+  int8_t* packed = reinterpret_cast<int8_t*>(p->weights.data());
+  // Row by row of the weights (contiguous reads; weights packed at run time too): k value g of
+  // group step `step` of column c is at panel c / panel, (step · panel + c % panel) · group + g.
+  const int64_t panel_bytes = p->panel_bytes();
+  // The column sums of the flipped weights (for the bias) on the way.
+  std::vector<int64_t> colsums(size_t(s.n), 0);
+  auto put_row = [&](int64_t k, int64_t step, bool sum) {
+    const int32_t* row = s.w.data() + k * s.n;
+    const int32_t shift = w_at.shift;
+    for (int64_t pn = 0; pn < p->panels; ++pn) {
+      int8_t* dst = packed + pn * panel_bytes + step * panel * group + k % group;
+      const int32_t* src = row + pn * panel;
+      int64_t* sums = colsums.data() + pn * panel;
+      const int64_t cols = std::min(panel, s.n - pn * panel);
+      for (int64_t c = 0; c < cols; ++c) {
+        const int32_t v = src[c] - shift;
+        dst[c * group] = int8_t(v);
+        if (sum) sums[c] += v;
       }
     }
+  };
+  for (int64_t k = 0; k < s.k; ++k) put_row(k, k / group, true);  // k padding stays zero
+  // Window step i repeats group step steps - window + i; its groups before the tail stay zero.
+  for (int64_t i = window - tail_groups; i < window; ++i) {
+    const int64_t source = steps - window + i;
+    for (int64_t k = source * group; k < std::min(s.k, (source + 1) * group); ++k) put_row(k, steps + i, false);
   }
 
   // Epilogue blocks; padded columns stay zero and are never stored.
   p->epilogue = AlignedBytes(size_t(p->panels * kEpFields * panel * 4));
   for (int64_t n = 0; n < s.n; ++n) {
     const int32_t zw = s.w_zero_point[size_t(n)] - w_at.shift;
-    int64_t colsum = 0;
-    for (int64_t k = 0; k < s.k; ++k) colsum += w_at(k, n);
+    const int64_t colsum = colsums[size_t(n)];
     int64_t bias = (s.bias.empty() ? 0 : s.bias[size_t(n)]) - int64_t(za) * colsum + s.k * int64_t(za) * zw;
     // sdot4 multiplies a' - 128: Σ a'·w = Σ (a' - 128)·w + 128·Σ w.
     if (p->path == GemmPath::kSdot4) bias += 128 * colsum;

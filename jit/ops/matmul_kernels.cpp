@@ -1,6 +1,8 @@
-// qrt — quantized qrt.matmul with constant 2-D weights on the GEMM micro-kernels.
+// qrt — quantized qrt.matmul on the GEMM micro-kernels: constant 2-D weights packed once, or a
+// right-hand side computed at run time packed per run (matmul_runtime_kernels.cpp).
 #include "ir/ops.h"
 #include "jit/ops/gemm_kernels.h"
+#include "jit/ops/matmul_runtime_kernels.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -51,6 +53,7 @@ struct PreparedMatmul final : PreparedOp {
   const Op* op = nullptr;
   GemmSpec spec;
   GemmAnalysis analysis;
+  bool runtime_weights = false;  // the right-hand side is computed at run time
 };
 
 class QGemmMatmulFamily final : public OpFamily {
@@ -65,7 +68,16 @@ class QGemmMatmulFamily final : public OpFamily {
     if (!x.element.is_quant()) return refuse(why_not, "float activations take the f32 GEMM");
     if (!w.element.is_quant()) return refuse(why_not, "quantized activations with float weights run on the reference");
     std::unique_ptr<Tensor> weights = constant_operand(graph, op.operands[1]);
-    if (!weights || w.rank() != 2) return refuse(why_not, "the weights are not a 2-D constant");
+    if (!weights || w.rank() != 2) {
+      auto p = std::make_unique<PreparedMatmul>();
+      p->graph = &graph;
+      p->op = &op;
+      p->runtime_weights = true;
+      if (std::string why = prepare_runtime_weights_matmul(graph, op, p->spec, p->analysis); !why.empty()) {
+        return refuse(why_not, why);
+      }
+      return std::unique_ptr<PreparedOp>(std::move(p));
+    }
     if (w.element.kind == ElementKind::kUniformPerAxis && w.element.axis != 1) {
       return refuse(why_not, "per-axis weights must be quantized along N");
     }
@@ -106,6 +118,7 @@ class QGemmMatmulFamily final : public OpFamily {
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend* backend) const override {
     const auto& p = static_cast<const PreparedMatmul&>(prepared);
+    if (p.runtime_weights) return make_runtime_weights_matmul(*p.graph, *p.op, p.spec, p.analysis, *backend);
     QRT_ASSIGN_OR_RETURN(std::unique_ptr<GemmKernel> gemm, GemmKernel::create(p.spec, p.analysis, *backend));
     return std::unique_ptr<OpKernel>(std::make_unique<MatmulOpKernel>(*p.graph, *p.op, std::move(gemm)));
   }

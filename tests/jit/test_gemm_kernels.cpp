@@ -442,6 +442,78 @@ TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding 
   }
 }
 
+TEST_CASE("quantized matmuls of two activations (batched, broadcast) run on the GEMM kernels, bit-exact") {
+  // The right-hand side is a function argument: packed per run. Attention shapes, broadcast
+  // batches on either side, panel and tile tails, K = 1; random quantization (per-axis along N,
+  // extreme zero points, fused clamps, int32 accumulator results, a bias); right-hand values
+  // sometimes near their zero points, so that a level with the pair-sum path takes it for them.
+  std::mt19937 rng(53);
+  struct Shapes {
+    std::vector<int64_t> a, b, y;
+  };
+  const std::vector<Shapes> shapes = {
+      {{2, 4, 16, 8}, {2, 4, 8, 16}, {2, 4, 16, 16}}, {{1, 3, 9, 5}, {1, 3, 5, 17}, {1, 3, 9, 17}},
+      {{3, 7, 6}, {1, 6, 5}, {3, 7, 5}},             {{2, 1, 5, 3}, {4, 3, 2}, {2, 4, 5, 2}},
+      {{5, 33}, {33, 18}, {5, 18}},                   {{2, 6, 1}, {2, 1, 40}, {2, 6, 40}},
+      {{7, 64}, {3, 64, 35}, {3, 7, 35}},             {{3, 13, 72}, {72, 40}, {3, 13, 40}}};
+  int cases = 0;
+  for (int round = 0; round < 32; ++round) {
+    const Shapes& sh = shapes[size_t(round) % shapes.size()];
+    const int64_t k = sh.a.back(), n = sh.b.back();
+    const int rank = int(sh.y.size());
+    qrt_test::QuantCase q = qrt_test::random_quant_case(rng, k, n, int(sh.b.size()) - 1, rank - 1);
+    using qrt_test::shape;
+    const std::string at = "tensor<" + shape(sh.a) + q.x.type() + ">", bt = "tensor<" + shape(sh.b) + q.w.type() + ">";
+    auto acc_scales = [&] {
+      std::string s;
+      for (int64_t j = 0; j < n; ++j) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%s%.17g", j ? ", " : "", q.x.scales[0] * q.w.scales[q.w.scales.size() == 1 ? 0 : size_t(j)]);
+        s += buf;
+      }
+      return s;
+    };
+    const std::string yt = q.accumulator_out ? "tensor<" + shape(sh.y) + "!quant.uniform<i32:f32:" + std::to_string(rank - 1) +
+                                                   ", {" + acc_scales() + "}>>"
+                                             : "tensor<" + shape(sh.y) + q.out.type() + ">";
+    std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n";
+    std::string operands = "%a, %b", types = at + ", " + bt;
+    if (q.bias) {
+      std::vector<uint8_t> bytes;
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t b = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+        bytes.resize(bytes.size() + 4);
+        std::memcpy(bytes.data() + bytes.size() - 4, &b, 4);
+      }
+      const std::string biast = "tensor<" + std::to_string(n) + "x!quant.uniform<i32:f32:0, {" + acc_scales() + "}>>";
+      text += "  %c = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bytes) + " : tensor<" + std::to_string(n) +
+              "xi32>} : () -> " + biast + "\n";
+      operands += ", %c";
+      types += ", " + biast;
+    }
+    const std::string attrs = q.clamp_attrs.empty() || q.accumulator_out ? "" : " {" + q.clamp_attrs.substr(2) + "}";
+    text += "  %y = \"qrt.matmul\"(" + operands + ")" + attrs + " : (" + types + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+    CAPTURE(text);
+    auto make = [&](const std::string& type, const QuantSpec& spec, bool near_zero_point) {
+      auto t = qrt::parse_type(type);
+      REQUIRE(t.is_ok());
+      qrt::Tensor v = qrt::Tensor::zeros(*t);
+      const size_t count = size_t(v.num_elements()), last = size_t(t->dims.back());
+      for (size_t i = 0; i < count; ++i) {
+        const int zp = spec.zps[spec.zps.size() == 1 ? 0 : i % last];
+        const int lo = near_zero_point ? std::max(spec.lo, zp - 20) : spec.lo, hi = near_zero_point ? std::min(spec.hi, zp + 20) : spec.hi;
+        v.set_int(i, qrt_test::random_values(rng, 1, lo, hi)[0]);
+      }
+      return v;
+    };
+    const std::string how = qrt_test::check_last_op(text, {make(at, q.x, false), make(bt, q.w, round % 3 == 0)});
+    CHECK_MESSAGE(how.find("_gemm_") != std::string::npos, how);
+    CHECK_MESSAGE(how.find("right-hand side packed per run") != std::string::npos, how);
+    ++cases;
+  }
+  MESSAGE(cases << " matmuls of two quantized activations");
+}
+
 namespace {
 
 // A scalar-level backend that offers one GEMM path with the AArch64 tiles' traits and runs
