@@ -180,6 +180,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (op == "MaxPool") return pool(node, a, OpKind::kMaxPool2d, false);
   if (op == "AveragePool") return pool(node, a, OpKind::kAvgPool2d, false);
   if (op == "GlobalAveragePool") return pool(node, a, OpKind::kAvgPool2d, true);
+  if (op == "GlobalMaxPool") return pool(node, a, OpKind::kMaxPool2d, true);
   if (op == "Gemm") return gemm(node, a);
   if (op == "Relu") return unary(OpKind::kRelu);
   if (op == "DynamicQuantizeLinear") {
@@ -460,6 +461,31 @@ Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
   return Status::ok();
 }
 
+// ceil_mode = 1: the output size rounds up, ceil((in + pads - k) / s) + 1, less one where the
+// last window would start in the end padding (ONNX ignores such windows). The windows past the
+// end become end padding, which max pooling ignores and average pooling leaves out of its count
+// (with count_include_pad = 1 ONNX counts only the explicit pads: refused where they differ).
+Status Importer::ceil_mode_pads(const onnx::NodeProto& node, OpKind kind, bool include_pad, const Type& tx,
+                                const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                std::vector<int64_t>& pads) {
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t in = tx.dims[2 + i], k = kernel[i], s = strides[i];
+    if (in < 0) return error(node, "ceil_mode = 1 needs static spatial sizes");
+    if (s <= 0 || k <= 0) return error(node, "kernel_shape and strides must be positive", ErrorCode::kParse);
+    const int64_t span = in + pads[i] + pads[i + 2] - k;
+    if (span < 0) continue;  // the window is larger than the padded input: the verifier says so
+    int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + pads[i]) --out;
+    const int64_t extra = (out - 1) * s + k - (in + pads[i] + pads[i + 2]);
+    if (extra <= 0) continue;
+    if (kind == OpKind::kAvgPool2d && include_pad) {
+      return error(node, "ceil_mode = 1 with count_include_pad = 1 is not supported where the last window passes the padding");
+    }
+    pads[i + 2] += extra;
+  }
+  return Status::ok();
+}
+
 Status Importer::pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global) {
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
   const Type tx = type(x);
@@ -482,12 +508,12 @@ Status Importer::pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, 
     if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
       return error(node, "kernel_shape, strides and pads must describe 2 spatial dimensions", ErrorCode::kParse);
     }
-    if (ceil_mode != 0) return error(node, "ceil_mode = 1 is not supported");
     if (storage_order != 0) return error(node, "storage_order = 1 is not supported");
     if (dilations != std::vector<int64_t>{1, 1}) return error(node, "dilated pooling is not supported");
     auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3]}, kernel, strides, {1, 1});
     if (!resolved.is_ok()) return error(node, resolved.status().message());
     pads = *resolved;
+    if (ceil_mode != 0) QRT_RETURN_IF_ERROR(ceil_mode_pads(node, kind, include_pad != 0, tx, kernel, strides, pads));
   }
   std::vector<std::pair<std::string, Attribute>> attrs = {
       {"kernel", Attribute::make_int_array(kernel)}, {"layout", Attribute::make_string("NCHW")},

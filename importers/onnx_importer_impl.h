@@ -87,6 +87,9 @@ class Importer {
   Result<std::vector<std::pair<std::string, Attribute>>> conv_attrs(const onnx::NodeProto& node, const Attrs& a,
                                                                     const Type& x, const Type& w);
   Status pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, bool global);
+  /// Adds to `pads`' ends the rows and columns ceil_mode = 1 adds to the output.
+  Status ceil_mode_pads(const onnx::NodeProto& node, OpKind kind, bool include_pad, const Type& tx,
+                        const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides, std::vector<int64_t>& pads);
   Status gemm(const onnx::NodeProto& node, const Attrs& a);
   Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
   /// Folds a shape sub-graph node whose inputs are constants (or a static shape) into a
