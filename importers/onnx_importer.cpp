@@ -223,6 +223,31 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   }
   if (op == "Clip") {
     float lo = -INFINITY, hi = INFINITY;
+    if (opset_ >= 11) {
+      // Integer tensors, or bounds computed at run time: max then min (numpy's clip, NaN passing
+      // through; an upper bound below the lower gives the upper).
+      QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+      bool runtime_bounds = false;
+      for (int i : {1, 2}) {
+        if (i < node.input_size() && !node.input(i).empty() && !constant(node, i)) runtime_bounds = true;
+      }
+      const ElementType& e = type(x).element;
+      if (e.is_integer() || (e.is_float() && runtime_bounds)) {
+        for (int i : {1, 2}) {
+          if (i >= node.input_size() || node.input(i).empty()) continue;
+          QRT_ASSIGN_OR_RETURN(int bound, value(node, i));
+          const Type& tb = type(bound);
+          if (!(tb.element == e) || !(tb.rank() == 0 || (tb.rank() == 1 && tb.dims[0] == 1 && type(x).rank() >= 1))) {
+            return error(node, "min and max must be scalars of the input's type " + e.to_string() + ", got " +
+                                   type(bound).to_string());
+          }
+          const Type t = type(x);
+          x = emit(i == 1 ? OpKind::kMax : OpKind::kMin, {x, bound}, t);
+        }
+        bind(node, 0, x);
+        return Status::ok();
+      }
+    }
     if (opset_ < 11) {
       QRT_ASSIGN_OR_RETURN(lo, attr_float(node, a, "min", lo));
       QRT_ASSIGN_OR_RETURN(hi, attr_float(node, a, "max", hi));
@@ -522,17 +547,34 @@ Status Importer::pool(const onnx::NodeProto& node, const Attrs& a, OpKind kind, 
   Op probe;
   for (auto& [k, v] : attrs) probe.set_attr(k, v);
   QRT_ASSIGN_OR_RETURN(Window2d win, pool2d_window(probe));
-  bind(node, 0, emit(kind, {x}, Type::tensor(window_output_dims(tx.dims, win, tx.dims[1]), tx.element), attrs));
+  const std::vector<int64_t> out_dims = window_output_dims(tx.dims, win, tx.dims[1]);
+  if (tx.element.is_integer()) {
+    // Max pooling of 8- or 16-bit integers selects stored values: it runs on them as a
+    // quantized type of scale 1 (quant.scast in and out, no arithmetic).
+    const ElementType& e = tx.element;
+    if (kind != OpKind::kMaxPool2d || (e.int_width != 8 && e.int_width != 16)) {
+      return error(node, "pooling of " + e.to_string() + " tensors is not supported (max pooling of 8- and 16-bit integers is)");
+    }
+    const ElementType q = ElementType::make_uniform(QuantStorage::full_range(e.int_width, e.int_sign != Signedness::kUnsigned),
+                                                    FloatKind::kF32, 1.0, 0);
+    const int stored = emit(OpKind::kSCast, {x}, Type::tensor(tx.dims, q));
+    const int pooled = emit(kind, {stored}, Type::tensor(out_dims, q), attrs);
+    bind(node, 0, emit(OpKind::kSCast, {pooled}, Type::tensor(out_dims, e)));
+    return Status::ok();
+  }
+  bind(node, 0, emit(kind, {x}, Type::tensor(out_dims, tx.element), attrs));
   return Status::ok();
 }
 
-// Gemm: Y = A' B' + C with A' = transA ? Aᵀ : A (likewise B). alpha and beta must be 1.
+// Gemm: Y = alpha · A' B' + beta · C with A' = transA ? Aᵀ : A (likewise B). A C of shape [N]
+// or [1, N] with alpha = beta = 1 is the matmul's bias (the form quantized models fold);
+// otherwise (float) the product is scaled by alpha, and beta · C added with broadcasting, each
+// a rounding step in that order, as ONNX's reference computes it.
 Status Importer::gemm(const onnx::NodeProto& node, const Attrs& a) {
   QRT_ASSIGN_OR_RETURN(float alpha, attr_float(node, a, "alpha", 1.0f));
   QRT_ASSIGN_OR_RETURN(float beta, attr_float(node, a, "beta", 1.0f));
   QRT_ASSIGN_OR_RETURN(int64_t trans_a, attr_int(node, a, "transA", 0));
   QRT_ASSIGN_OR_RETURN(int64_t trans_b, attr_int(node, a, "transB", 0));
-  if (alpha != 1.0f || beta != 1.0f) return error(node, "alpha and beta other than 1.0 are not supported");
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
   QRT_ASSIGN_OR_RETURN(int w, value(node, 1));
   auto transpose = [&](int v) {
@@ -545,17 +587,43 @@ Status Importer::gemm(const onnx::NodeProto& node, const Attrs& a) {
   if (trans_b) w = transpose(w);
   std::vector<int> operands = {x, w};
   const int64_t n = type(w).dims[1];
-  if (node.input_size() > 2 && !node.input(2).empty()) {
-    QRT_ASSIGN_OR_RETURN(int c, value(node, 2));
+  const Type ty = Type::tensor({type(x).dims[0], n}, type(x).element);
+  const bool has_c = node.input_size() > 2 && !node.input(2).empty();
+  int c = -1;
+  if (has_c) {
+    QRT_ASSIGN_OR_RETURN(c, value(node, 2));
     const Type tc = type(c);
-    if (tc.rank() == 2 && tc.dims[0] == 1) {
-      c = emit(OpKind::kReshape, {c}, Type::tensor({tc.dims[1]}, tc.element));
-    } else if (tc.rank() != 1) {
-      return error(node, "C must be a bias of shape [N] or [1, N], got " + tc.to_string());
+    const bool row = (tc.rank() == 1 && tc.dims[0] == n) || (tc.rank() == 2 && tc.dims[0] == 1 && tc.dims[1] == n);
+    if (row && alpha == 1.0f && beta == 1.0f) {
+      if (tc.rank() == 2) c = emit(OpKind::kReshape, {c}, Type::tensor({n}, tc.element));
+      operands.push_back(c);
+      bind(node, 0, emit(OpKind::kMatmul, operands, ty));
+      return Status::ok();
     }
-    operands.push_back(c);
   }
-  bind(node, 0, emit(OpKind::kMatmul, operands, Type::tensor({type(x).dims[0], n}, type(x).element)));
+  if ((alpha != 1.0f || (has_c && (beta != 1.0f || type(c).rank() > 2))) && !ty.element.is_float()) {
+    return error(node, "alpha, beta and a C that is not a row of N values need float operands, got " + ty.to_string());
+  }
+  auto scalar = [&](float v, const ElementType& e) {
+    DenseElements d;
+    d.type = Type::tensor({}, e);
+    const uint64_t bits = float_kind_bits(double(v), e.float_kind);
+    d.bytes.resize(element_byte_size(e));
+    std::memcpy(d.bytes.data(), &bits, d.bytes.size());
+    return emit(OpKind::kConstant, {}, d.type, {{"value", Attribute::make_dense(d)}});
+  };
+  int y = emit(OpKind::kMatmul, operands, ty);
+  if (alpha != 1.0f) y = emit(OpKind::kMul, {y, scalar(alpha, ty.element)}, ty);
+  if (has_c) {
+    const Type tc = type(c);
+    auto dims = broadcast_shapes(ty.dims, tc.dims);
+    if (!dims.is_ok() || *dims != ty.dims) {
+      return error(node, "C " + tc.to_string() + " does not broadcast to the product's shape [" + dims_to_string(ty.dims) + "]");
+    }
+    if (beta != 1.0f) c = emit(OpKind::kMul, {c, scalar(beta, tc.element)}, tc);
+    y = emit(OpKind::kAdd, {y, c}, ty);
+  }
+  bind(node, 0, y);
   return Status::ok();
 }
 

@@ -66,6 +66,19 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     QRT_ASSIGN_OR_RETURN(int y, value(node, 1));
     auto dims = broadcast_shapes(type(x).dims, type(y).dims);
     if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    const ElementType ex = type(x).element, ey = type(y).element;
+    if (k->kind == OpKind::kPow) {
+      // ONNX's Pow takes an exponent of another type; qrt.pow is float: the exponent is cast to
+      // the base's type (exact for integers below 2^24 in f32).
+      if (!ex.is_float()) return error(node, "Pow of a " + ex.to_string() + " base is not supported (float bases only)");
+      if (!(ey == ex)) {
+        if (!ey.is_float() && !ey.is_integer()) return error(node, "the exponent must be a float or integer tensor");
+        const Type ty = type(y);
+        y = emit(OpKind::kCast, {y}, Type::tensor(ty.dims, ex));
+      }
+    } else if (!(ex == ey)) {
+      return error(node, "operands of different types: " + type(x).to_string() + " and " + type(y).to_string());
+    }
     const bool compare = k->kind == OpKind::kEqual || k->kind == OpKind::kLess || k->kind == OpKind::kGreater;
     bind(node, 0, emit(k->kind, {x, y}, Type::tensor(*dims, compare ? ElementType::make_int(1) : type(x).element)));
     return true;
