@@ -151,14 +151,14 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (node.domain() == "com.microsoft") {
     Attrs a;
     for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
-    if (node.output_size() < 1 || node.output(0).empty()) return error(node, "the node has no output", ErrorCode::kParse);
+    if (node.output_size() < 1 || node.output(0).empty()) return error(node, "its first output is omitted (qrt imports every op through its first output)", ErrorCode::kParse);
     if (node.op_type() == "MatMulNBits") return matmul_nbits(node, a);
     return qoperator(node, a);
   }
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     return error(node, "operators of domain '" + node.domain() + "' are not supported");
   }
-  if (node.output_size() < 1 || node.output(0).empty()) return error(node, "the node has no output", ErrorCode::kParse);
+  if (node.output_size() < 1 || node.output(0).empty()) return error(node, "its first output is omitted (qrt imports every op through its first output)", ErrorCode::kParse);
   Attrs a;
   for (const auto& attr : node.attribute()) a[attr.name()] = &attr;
   const std::string& op = node.op_type();
