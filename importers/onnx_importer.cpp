@@ -403,6 +403,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     }
     return reshape_like(node, target);
   }
+  QRT_ASSIGN_OR_RETURN(bool activation, activation_op(node, a));
+  if (activation) return Status::ok();
   QRT_ASSIGN_OR_RETURN(bool handled, math_op(node, a));
   if (handled) return Status::ok();
   return error(node, "unsupported ONNX op '" + op + "' (see docs/importers.md for the supported set)");

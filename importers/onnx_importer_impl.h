@@ -97,6 +97,12 @@ class Importer {
   Result<bool> fold_node(const onnx::NodeProto& node, const Attrs& a);
   /// The math and data-movement ops of onnx_math_ops.cpp; false for other ops.
   Result<bool> math_op(const onnx::NodeProto& node, const Attrs& a);
+  /// The activations and normalizations of onnx_activation_ops.cpp; false for other ops.
+  Result<bool> activation_op(const onnx::NodeProto& node, const Attrs& a);
+  /// A rank-0 constant `v` of float element type `e`.
+  int float_scalar(double v, const ElementType& e);
+  /// LeakyRelu of float value `x`: relu(x) + alpha · min(x, 0).
+  int leaky_relu(int x, float alpha);
   /// The integers of constant input `i`, `fallback` when absent, else an error naming `what`.
   Result<std::vector<int64_t>> const_ints(const onnx::NodeProto& node, int i, const char* what,
                                           std::vector<int64_t> fallback);

@@ -124,18 +124,8 @@ Status Importer::qoperator(const onnx::NodeProto& node, const Attrs& a) {
     // LeakyRelu(x) = relu(x) + alpha · min(x, 0): relu, clamp, mul, add.
     QRT_ASSIGN_OR_RETURN(float alpha, attr_float(node, a, "alpha", 0.01f));
     const int x = values_.at(float_inputs[0]).value;  // the DequantizeLinear just imported
-    const Type t = type(x);
-    const int pos = emit(OpKind::kRelu, {x}, t);
-    const int neg = emit(OpKind::kClamp, {x}, t, {{"max", Attribute::make_float(0.0, FloatKind::kF32)},
-                                                 {"min", Attribute::make_float(-INFINITY, FloatKind::kF32)}});
-    DenseElements k;
-    k.type = Type::tensor({}, t.element);
-    k.bytes.resize(4);
-    std::memcpy(k.bytes.data(), &alpha, 4);
-    const int kc = emit(OpKind::kConstant, {}, k.type, {{"value", Attribute::make_dense(k)}});
-    const int scaled = emit(OpKind::kMul, {neg, kc}, t);
     OnnxValue v;
-    v.value = emit(OpKind::kAdd, {pos, scaled}, t);
+    v.value = leaky_relu(x, alpha);
     values_[float_out] = std::move(v);
   } else {
     onnx::NodeProto f;

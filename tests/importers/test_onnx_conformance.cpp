@@ -306,3 +306,32 @@ TEST_CASE("ONNX backend node tests for Clip (integer, run-time bounds), Gemm (al
   // Integer bases are refused by name (qrt.pow is float).
   CHECK(run_case("test_pow_types_int32_int32").find("Pow of a i32 base is not supported") != std::string::npos);
 }
+
+TEST_CASE("ONNX backend node tests for the composed activations (LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, ...)") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // Compositions of element-wise ops in ONNX's order: the reference and the JIT's fused
+  // programs give ONNX's values, those through exp within 2^-20 (numpy's exp is not correctly
+  // rounded, and exp(x) - 1 cancels), the others bit for bit.
+  for (const char* c : {"test_leakyrelu", "test_leakyrelu_default", "test_leakyrelu_example", "test_hardsigmoid",
+                        "test_hardsigmoid_default", "test_hardsigmoid_example", "test_hardswish", "test_thresholdedrelu",
+                        "test_thresholdedrelu_default", "test_thresholdedrelu_example", "test_sum_example",
+                        "test_sum_one_input", "test_sum_two_inputs", "test_mean_example", "test_mean_one_input",
+                        "test_mean_two_inputs", "test_batchnorm_epsilon", "test_batchnorm_example", "test_elu",
+                        "test_elu_default", "test_elu_example", "test_selu", "test_selu_default", "test_selu_example"}) {
+    const std::string name = c;
+    CAPTURE(name);
+    // exp(x) - 1 cancels near 0: a 1-ulp difference of exp(x) (about 2^-24) stays absolute.
+    const bool through_exp = name.find("elu") != std::string::npos && name.find("leaky") == std::string::npos;
+    const double tol = through_exp ? std::ldexp(1.0, -20) : 0.0;  // Selu scales it by up to 6
+    const std::string why = run_case(name, qrt::NumericsProfile::kDefault, 0, nullptr, "", tol);
+    CHECK_MESSAGE(why.empty(), why);
+    if (name.find("_one_input") != std::string::npos) continue;  // nothing to compute
+    std::string kernel;
+    const std::string jit_why = run_case(name, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.add", tol);
+    CHECK_MESSAGE(jit_why.empty(), jit_why);
+  }
+  CHECK(run_case("test_batchnorm_example_training_mode").find("training_mode = 1 is not supported") != std::string::npos);
+}
