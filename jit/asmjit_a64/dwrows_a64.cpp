@@ -40,16 +40,6 @@ constexpr unsigned kFirstWeight = 18, kResidentPairs = 3;
 
 VecV v(unsigned i) { return VecV(i); }
 
-// AAPCS64: the low halves of v8..v15 are callee-saved.
-void save_d8_d15(Assembler& a) {
-  a.sub(a64::sp, a64::sp, 64);
-  for (unsigned i = 0; i < 4; ++i) a.stp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
-}
-void restore_d8_d15(Assembler& a) {
-  for (unsigned i = 0; i < 4; ++i) a.ldp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
-  a.add(a64::sp, a64::sp, 64);
-}
-
 // Adds a byte offset that may not fit an immediate.
 void add_offset(Assembler& a, const GpX& dst, const GpX& src, int64_t offset, const GpX& tmp) {
   if (offset >= 0 && offset < 4096) {

@@ -44,16 +44,6 @@ void load_args(Assembler& a, unsigned mr) {
   for (unsigned r = 1; r < mr; ++r) a.add(row_ptr(r), row_ptr(r - 1), kAStride);
 }
 
-// AAPCS64: the low halves of v8..v15 are callee-saved.
-void save_d8_d15(Assembler& a) {
-  a.sub(a64::sp, a64::sp, 64);
-  for (unsigned i = 0; i < 4; ++i) a.stp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
-}
-void restore_d8_d15(Assembler& a) {
-  for (unsigned i = 0; i < 4; ++i) a.ldp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
-  a.add(a64::sp, a64::sp, 64);
-}
-
 void zero(Assembler& a, unsigned first, unsigned count) {
   for (unsigned i = first; i < first + count; ++i) a.eor(v(i).b16(), v(i).b16(), v(i).b16());
 }

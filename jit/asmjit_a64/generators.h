@@ -64,6 +64,10 @@ struct EpilogueLayout {
 
 /// The requantization epilogue of GemmTileArgs / DepthwiseArgs (shared_a64.cpp).
 void emit_epilogue(asmjit::a64::Assembler& a, const EpilogueLayout& layout, const EpilogueRegs& regs);
+/// Saves the callee-saved low halves of v8..v15 (AAPCS64) in 64 bytes of stack.
+void save_d8_d15(asmjit::a64::Assembler& a);
+/// Restores them and frees the stack.
+void restore_d8_d15(asmjit::a64::Assembler& a);
 /// Stores the low `bytes` (< 16) bytes of `x` at [base + offset], lane by lane.
 void store_low_bytes(asmjit::a64::Assembler& a, const asmjit::a64::VecV& x, const asmjit::a64::GpX& base,
                      unsigned offset, unsigned bytes, const asmjit::a64::GpX& tmp);

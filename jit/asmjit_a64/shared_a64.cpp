@@ -70,6 +70,16 @@ void emit_window_pixels(Assembler& a, const WindowRegs& r, const WindowArgOffset
   a.bind(done);
 }
 
+void save_d8_d15(Assembler& a) {
+  a.sub(a64::sp, a64::sp, 64);
+  for (unsigned i = 0; i < 4; ++i) a.stp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
+}
+
+void restore_d8_d15(Assembler& a) {
+  for (unsigned i = 0; i < 4; ++i) a.ldp(a64::VecD(8 + 2 * i), a64::VecD(9 + 2 * i), a64::ptr(a64::sp, int32_t(16 * i)));
+  a.add(a64::sp, a64::sp, 64);
+}
+
 void store_low_bytes(Assembler& a, const VecV& x, const GpX& base, unsigned offset, unsigned bytes, const GpX& tmp) {
   unsigned at = 0;
   for (unsigned w : {8u, 4u, 2u, 1u}) {

@@ -14,6 +14,7 @@
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
+#include "jit/ops/batch_matrices.h"
 #include "jit/ops/float_gemm_tasks.h"
 #include "jit/ops/op_kernel.h"
 
@@ -79,17 +80,6 @@ class FloatMatmulOpKernel final : public OpKernel {
   std::shared_ptr<const CompiledKernel> code_;
 };
 
-// Row-major strides (in matrices) of batch dims `in` against the broadcast batch `out`.
-std::vector<int64_t> batch_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = in.size(); k-- > 0;) {
-    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
-    stride *= in[k];
-  }
-  return strides;
-}
-
 // lhs [.., M, K] x rhs [.., K, N] with broadcast batch dimensions, both f32 activations: every
 // right-hand matrix is packed into the micro-kernel's 16-column panels per run (an
 // O(K·N) copy against O(M·K·N) work), then row tiles of every batch entry run in parallel.
@@ -132,22 +122,8 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
       }
     });
     // Matrix offsets of every batch entry.
-    const std::vector<int64_t> sa = batch_strides(a_batch, batch), sb = batch_strides(b_batch, batch);
-    std::vector<int64_t> a_mat(static_cast<size_t>(entries)), b_mat(static_cast<size_t>(entries));
-    std::vector<int64_t> idx(batch.size(), 0);
-    for (int64_t e = 0; e < entries; ++e) {
-      int64_t ia = 0, ib = 0;
-      for (size_t d = 0; d < batch.size(); ++d) {
-        ia += idx[d] * sa[d];
-        ib += idx[d] * sb[d];
-      }
-      a_mat[size_t(e)] = ia;
-      b_mat[size_t(e)] = ib;
-      for (size_t d = batch.size(); d-- > 0;) {
-        if (++idx[d] < batch[d]) break;
-        idx[d] = 0;
-      }
-    }
+    const BatchMatrices mats = batch_matrices(a_batch, b_batch, batch);
+    const std::vector<int64_t>&a_mat = mats.a, &b_mat = mats.b;
     const int64_t tiles = (m + kRows - 1) / kRows;
     parallel.for_each(size_t(entries * tiles), [&](size_t t) {
       const int64_t e = int64_t(t) / tiles, m0 = int64_t(t) % tiles * kRows;

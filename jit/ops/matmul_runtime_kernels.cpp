@@ -14,21 +14,11 @@
 #include <numeric>
 
 #include "ir/ops.h"
+#include "jit/ops/batch_matrices.h"
 
 namespace qrt::jit {
 
 namespace {
-
-// Row-major strides (in matrices) of batch dims `in` against the broadcast batch `out`.
-std::vector<int64_t> batch_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = in.size(); k-- > 0;) {
-    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
-    stride *= in[k];
-  }
-  return strides;
-}
 
 class RuntimeWeightsMatmulKernel final : public OpKernel {
  public:
@@ -87,20 +77,10 @@ class RuntimeWeightsMatmulKernel final : public OpKernel {
         return Status::ok();
       }
     }
-    const std::vector<int64_t> sa = batch_strides(a_batch, batch), sb = batch_strides(b_batch, batch);
-    std::vector<int64_t> a_mat(static_cast<size_t>(entries)), b_mat(static_cast<size_t>(entries)), idx(batch.size(), 0);
-    for (int64_t e = 0; e < entries; ++e) {
-      for (size_t d = 0; d < batch.size(); ++d) {
-        a_mat[size_t(e)] += idx[d] * sa[d];
-        b_mat[size_t(e)] += idx[d] * sb[d];
-      }
-      for (size_t d = batch.size(); d-- > 0;) {
-        if (++idx[d] < batch[d]) break;
-        idx[d] = 0;
-      }
-    }
+    const BatchMatrices mats = batch_matrices(a_batch, b_batch, batch);
     auto entry = [&](int64_t e, Parallel& par) {
-      gemms[size_t(b_mat[size_t(e)])]->run(x.bytes() + a_mat[size_t(e)] * m * k, m, k, y.bytes() + e * m * n * ob, n * ob, par);
+      gemms[size_t(mats.b[size_t(e)])]->run(x.bytes() + mats.a[size_t(e)] * m * k, m, k, y.bytes() + e * m * n * ob, n * ob,
+                                           par);
     };
     // Entries side by side when there are enough to share out, else each over the threads.
     if (entries >= int64_t(parallel.threads())) {

@@ -18,6 +18,7 @@
 #include <qrt.h>
 
 #include "importers/onnx_importer.h"
+#include "tests/importers/onnx_node_tests.h"
 #include "importers/onnx_tensors.h"
 #include "ir/text_format.h"
 #include "jit/ref/reference.h"
@@ -26,12 +27,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using qrt_test::kNodeTests;
+using qrt_test::slurp;
 
 qrt::DenseElements read_tensor(const fs::path& p) {
   onnx::TensorProto t;

@@ -19,6 +19,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "importers/onnx_importer.h"
+#include "tests/importers/onnx_node_tests.h"
 #include "importers/onnx_tensors.h"
 #include "jit/ref/reference.h"
 
@@ -26,12 +27,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using qrt_test::kNodeTests;
+using qrt_test::slurp;
 
 // A test tensor, or nullopt where the file holds something else (sequences, optionals,
 // strings: the test's harness, not qrt, has no form for them).
