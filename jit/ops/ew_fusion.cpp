@@ -26,6 +26,32 @@ bool expressible(const Graph& g, const Op& op) {
   return program_for(g, op, &why).has_value();
 }
 
+// The instruction of `v` when it is a one-element constant op (the value every element meets),
+// or nullopt: the program holds it as an immediate instead of loading it.
+std::optional<EwInstr> immediate(const Graph& g, int v) {
+  const int producer = g.values[size_t(v)].producer;
+  if (producer < 0 || g.ops[size_t(producer)].kind != OpKind::kConstant) return std::nullopt;
+  const Attribute* value = g.ops[size_t(producer)].attr("value");
+  const Type& t = g.values[size_t(v)].type;
+  const std::optional<EwStorage> s = value_storage(t.element);
+  if (!value || value->kind != Attribute::Kind::kDense || t.num_elements() != 1 || !s) return std::nullopt;
+  const DenseElements& d = value->dense;
+  if (d.type.num_elements() != 1) return std::nullopt;
+  EwInstr e;
+  e.op = EwOp::kConst;
+  e.type = ew_storage_type(*s);
+  if (e.type == EwType::kF32) {
+    if (!t.element.is_float()) return std::nullopt;
+    e.f = float(d.float_at(0));  // f16, bf16 and f32 values are all f32 values
+  } else if (t.element.is_integer()) {
+    e.i = d.int_at(0);
+    if (e.type == EwType::kBool) e.i = e.i != 0;
+  } else {
+    return std::nullopt;
+  }
+  return e;
+}
+
 // The program of a region (ops ascending) and the values it loads, or nullopt.
 std::optional<EwProgram> region_program(const Graph& g, const std::vector<size_t>& ops, std::vector<int>* inputs) {
   ProgramBuilder b;
@@ -35,6 +61,9 @@ std::optional<EwProgram> region_program(const Graph& g, const std::vector<size_t
     std::vector<uint8_t> in;
     for (int v : op.operands) {
       auto it = reg.find(v);
+      if (it == reg.end()) {
+        if (std::optional<EwInstr> k = immediate(g, v)) it = reg.emplace(v, b.add(*k)).first;
+      }
       if (it == reg.end()) {
         if (inputs->size() == kEwMaxInputs) return std::nullopt;
         it = reg.emplace(v, b.load(*value_storage(g.values[size_t(v)].type.element))).first;
@@ -70,8 +99,12 @@ std::optional<EwProgram> region_program(const Graph& g, const std::vector<size_t
 
 Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const IsaSet& allowed, Generator generator) {
   std::vector<int> readers(g.values.size(), 0);
-  for (const Op& op : g.ops) {
-    for (int v : op.operands) ++readers[size_t(v)];
+  std::vector<std::vector<size_t>> reader_ops(g.values.size());
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    for (int v : g.ops[o].operands) {
+      ++readers[size_t(v)];
+      if (reader_ops[size_t(v)].empty() || reader_ops[size_t(v)].back() != o) reader_ops[size_t(v)].push_back(o);
+    }
   }
   for (int v : g.outputs) ++readers[size_t(v)];
   // Grow regions: region_of[op] is the index of its region in `groups`, or -1.
@@ -91,11 +124,34 @@ Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const 
       }
     }
     std::vector<size_t> members;
-    for (int r : joined) {
-      members.insert(members.end(), groups[size_t(r)].begin(), groups[size_t(r)].end());
-      groups[size_t(r)].clear();
-    }
+    for (int r : joined) members.insert(members.end(), groups[size_t(r)].begin(), groups[size_t(r)].end());
     members.push_back(o);
+    // A value several members read (x in relu(x) + alpha · min(x, 0)) joins too, with its
+    // producer's region, when no op outside reads it and it is not a graph output.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < members.size() && !grew; ++i) {
+        for (int v : g.ops[members[i]].operands) {
+          const int producer = g.values[size_t(v)].producer;
+          if (producer < 0 || region_of[size_t(producer)] < 0 || readers[size_t(v)] < 2) continue;
+          const int r = region_of[size_t(producer)];
+          if (std::find(joined.begin(), joined.end(), r) != joined.end() || g.values[size_t(v)].type.dims != dims) continue;
+          const std::vector<size_t>& ops_reading = reader_ops[size_t(v)];
+          const bool inside = std::all_of(ops_reading.begin(), ops_reading.end(), [&](size_t reader) {
+            return std::find(members.begin(), members.end(), reader) != members.end();
+          });
+          // Every read is an operand of a member (a graph output counts as a read from outside).
+          int reads = 0;
+          for (size_t reader : ops_reading) reads += int(std::count(g.ops[reader].operands.begin(), g.ops[reader].operands.end(), v));
+          if (!inside || reads != readers[size_t(v)]) continue;
+          joined.push_back(r);
+          members.insert(members.end(), groups[size_t(r)].begin(), groups[size_t(r)].end());
+          grew = true;
+          break;
+        }
+      }
+    }
+    for (int r : joined) groups[size_t(r)].clear();
     std::sort(members.begin(), members.end());
     std::vector<int> inputs;
     if (members.size() > 1 && !region_program(g, members, &inputs)) {

@@ -368,3 +368,48 @@ TEST_CASE("a byte region whose table is a clamp of the stored values runs as the
     qrt_model_destroy(model);
   }
 }
+
+TEST_CASE("byte regions that read a value twice and take constants (LeakyRelu, HardSwish) run as tables") {
+  // relu(x) + 0.1 · min(x, 0) and x · clamp(x · (1/6) + 0.5, 0, 1) between QDQ pairs, as the
+  // ONNX importer writes them: x is read twice inside the region and the constants become
+  // immediates, so the region is a function of one byte. A third form also returns x's
+  // dequantized value: read outside the region, x stays a stored value and the rest a program.
+  const std::string in = "tensor<2x128x!quant.uniform<i8:f32, 0.05:-3>>", out = "tensor<2x128x!quant.uniform<u8:f32, 0.03:100>>";
+  const std::string f = "tensor<2x128xf32>";
+  const std::string head = "  %d = \"quant.dcast\"(%q) : (" + in + ") -> " + f + "\n";
+  const std::string leaky =
+      "  %p = \"qrt.relu\"(%d) : (" + f + ") -> " + f + "\n  %n = \"qrt.clamp\"(%d) {max = 0.0 : f32, min = 0xFF800000 : f32} : (" + f +
+      ") -> " + f + "\n  %k = \"qrt.constant\"() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>\n  %m = \"qrt.mul\"(%n, %k) : (" +
+      f + ", tensor<f32>) -> " + f + "\n  %s = \"qrt.add\"(%p, %m) : (" + f + ", " + f + ") -> " + f + "\n";
+  const std::string swish =
+      "  %a = \"qrt.constant\"() {value = dense<0.166666672> : tensor<f32>} : () -> tensor<f32>\n  %b = \"qrt.constant\"() {value = "
+      "dense<0.5> : tensor<f32>} : () -> tensor<f32>\n  %t = \"qrt.mul\"(%d, %a) : (" + f + ", tensor<f32>) -> " + f +
+      "\n  %u = \"qrt.add\"(%t, %b) : (" + f + ", tensor<f32>) -> " + f + "\n  %c = \"qrt.clamp\"(%u) {max = 1.0 : f32, min = 0.0 : f32} : (" +
+      f + ") -> " + f + "\n  %s = \"qrt.mul\"(%d, %c) : (" + f + ", " + f + ") -> " + f + "\n";
+  const std::string tail = "  %y = \"quant.qcast\"(%s) : (" + f + ") -> " + out + "\n";
+  struct Form {
+    std::string text;
+    bool table;
+  };
+  const Form forms[] = {
+      {"func.func @main(%q: " + in + ") -> " + out + " {\n" + head + leaky + tail + "  return %y : " + out + "\n}\n", true},
+      {"func.func @main(%q: " + in + ") -> " + out + " {\n" + head + swish + tail + "  return %y : " + out + "\n}\n", true},
+      {"func.func @main(%q: " + in + ") -> (" + out + ", " + f + ") {\n" + head + leaky + tail + "  return %y, %d : " + out + ", " + f +
+           "\n}\n",
+       false}};
+  std::vector<uint8_t> bytes(256);
+  for (size_t i = 0; i < 256; ++i) bytes[i] = uint8_t(i * 37 + 11);
+  for (const Form& form : forms) {
+    CAPTURE(form.text);
+    qrt_model_t* model = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(form.text.data(), form.text.size(), "act.mlir", &model) == QRT_OK, qrt_last_error_message());
+    std::string kernels;
+    const std::vector<uint8_t> want = run_bytes(model, QRT_BACKEND_REF, 0, nullptr, bytes, &kernels);
+    for (const std::string& level : levels()) {
+      CAPTURE(level);
+      CHECK(run_bytes(model, QRT_BACKEND_JIT, 0, level.c_str(), bytes, &kernels) == want);
+      CHECK_MESSAGE((kernels.find("256-entry table") != std::string::npos) == form.table, kernels);
+    }
+    qrt_model_destroy(model);
+  }
+}
