@@ -606,23 +606,15 @@ Status Importer::gemm(const onnx::NodeProto& node, const Attrs& a) {
   if ((alpha != 1.0f || (has_c && (beta != 1.0f || type(c).rank() > 2))) && !ty.element.is_float()) {
     return error(node, "alpha, beta and a C that is not a row of N values need float operands, got " + ty.to_string());
   }
-  auto scalar = [&](float v, const ElementType& e) {
-    DenseElements d;
-    d.type = Type::tensor({}, e);
-    const uint64_t bits = float_kind_bits(double(v), e.float_kind);
-    d.bytes.resize(element_byte_size(e));
-    std::memcpy(d.bytes.data(), &bits, d.bytes.size());
-    return emit(OpKind::kConstant, {}, d.type, {{"value", Attribute::make_dense(d)}});
-  };
   int y = emit(OpKind::kMatmul, operands, ty);
-  if (alpha != 1.0f) y = emit(OpKind::kMul, {y, scalar(alpha, ty.element)}, ty);
+  if (alpha != 1.0f) y = emit(OpKind::kMul, {y, float_scalar(alpha, ty.element)}, ty);
   if (has_c) {
     const Type tc = type(c);
     auto dims = broadcast_shapes(ty.dims, tc.dims);
     if (!dims.is_ok() || *dims != ty.dims) {
       return error(node, "C " + tc.to_string() + " does not broadcast to the product's shape [" + dims_to_string(ty.dims) + "]");
     }
-    if (beta != 1.0f) c = emit(OpKind::kMul, {c, scalar(beta, tc.element)}, tc);
+    if (beta != 1.0f) c = emit(OpKind::kMul, {c, float_scalar(beta, tc.element)}, tc);
     y = emit(OpKind::kAdd, {y, c}, ty);
   }
   bind(node, 0, y);
