@@ -2,6 +2,7 @@
 // The reference interpreter is built from these; every other backend must match them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -160,6 +161,25 @@ inline int32_t multiply_by_quantized_multiplier(int64_t wide, QuantizedMultiplie
   // machines TFLite runs on; only multipliers of 1 or more shift left).
   const int32_t shifted = left_shift >= 32 ? 0 : int32_t(uint32_t(x) << left_shift);
   return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m.multiplier), right_shift);
+}
+/// tflite::MultiplyByQuantizedMultiplier's int64 overload (the 16x8 kernels' int64
+/// accumulators): the Q31 multiplier reduced to Q15 (rounded, 0x7FFF at the top), then
+/// (x · m15 + 2^(14 - shift)) >> (15 - shift), the same in double- and single-rounding builds.
+/// TFLite asserts |x| < 2^47, shift in [-31, 7] and an int32 result; qrt computes the product
+/// in 128 bits, shifts left for shifts above 14, and saturates the result to int32.
+inline int32_t multiply_by_quantized_multiplier_i64(int64_t x, QuantizedMultiplier m) {
+  const int64_t reduced = m.multiplier < 0x7FFF0000 ? (int64_t(m.multiplier) + (1 << 15)) >> 16 : 0x7FFF;
+  const int total_shift = 15 - m.shift;
+  __int128 r = __int128(x) * reduced;
+  if (total_shift > 0) {
+    r = total_shift >= 126 ? (r < 0 ? -1 : 0) : (r + (__int128(1) << (total_shift - 1))) >> total_shift;
+  } else {
+    const __int128 limit = __int128(1) << 40;  // saturates below whatever the shift makes
+    r = r > limit ? limit : r < -limit ? -limit : r;
+    r = r * (__int128(1) << std::min(-total_shift, 60));
+  }
+  const __int128 lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  return int32_t(r < lo ? lo : r > hi ? hi : r);
 }
 /// TFLite's requantization of an integer (an accumulator or q - z_in) to a stored value:
 /// clamp(multiply_by_quantized_multiplier(v, m) + zo, lo, hi).

@@ -24,10 +24,12 @@ Status check_shape_equals(const Op& op, const std::vector<int64_t>& expected, co
 
 /// Checks operand 2 of a matmul/conv as the bias for `n_dim` output channels: float of the
 /// lhs type for float/hybrid ops; for quantized ops i32 !quant.uniform, zero point 0, scale
-/// s_lhs · s_rhs[c] per channel.
+/// s_lhs · s_rhs[c] per channel, or (operands that accumulate in int64: accumulates_in_i64)
+/// a plain i64 tensor of accumulator units.
 Status verify_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rhs, int64_t n_dim);
 
-/// Refuses quantized products whose int32 accumulator could overflow for K terms
+/// Refuses quantized products whose accumulator (int32; int64 for operands wider than 8 bits)
+/// could overflow for K terms
 /// (K < 0: unknown, checked at run time).
 Status check_accumulator_bound(const Op& op, const ElementType& lhs, const ElementType& rhs,
                                int64_t k);

@@ -64,8 +64,13 @@ Status verify_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rh
     return Status::ok();
   }
   const ElementType& be = bias.element;
+  const bool wide = accumulates_in_i64(lhs.element, rhs.element);
+  // An int64 bias (TFLite's 16x8 kernels) is a plain i64 tensor: quant storage stops at 32
+  // bits. Its scale is the accumulator's by definition.
+  if (wide && be.is_integer() && be.int_width == 64 && be.int_sign != Signedness::kUnsigned) return Status::ok();
   if (!be.is_uniform() || !be.storage.is_signed || be.storage.width != 32) {
-    return op_error(op, "bias of a quantized matmul must be !quant.uniform with i32 storage, got " +
+    return op_error(op, std::string("bias of a quantized matmul must be !quant.uniform with i32 storage") +
+                            (wide ? " or a plain i64 tensor (its operands accumulate in int64)" : "") + ", got " +
                             bias.to_string());
   }
   for (size_t c = 0; c < be.num_channels(); ++c) {
@@ -95,7 +100,8 @@ Status verify_bias(const Graph& g, const Op& op, const Type& lhs, const Type& rh
 Status check_accumulator_bound(const Op& op, const ElementType& lhs, const ElementType& rhs,
                                int64_t k) {
   if (k < 0) return Status::ok();
-  // Σ (a - za)(w - zw) must fit int32 for every input: bound the worst case.
+  // Σ (a - za)(w - zw) must fit the accumulator (int32, or int64 for wider operands) for
+  // every input: bound the worst case.
   auto max_abs_diff = [](const ElementType& e) {
     int64_t worst = 0;
     for (int64_t zp : e.zero_points) {
@@ -104,6 +110,13 @@ Status check_accumulator_bound(const Op& op, const ElementType& lhs, const Eleme
     return worst;
   };
   const long double bound = (long double)k * (long double)max_abs_diff(lhs) * (long double)max_abs_diff(rhs);
+  if (accumulates_in_i64(lhs, rhs)) {
+    if (bound > 9223372036854775807.0L) {
+      return op_error(op, "int64 accumulator could overflow: K = " + std::to_string(k) +
+                              " times the largest |a - za| x |w - zw| exceeds 2^63 - 1");
+    }
+    return Status::ok();
+  }
   if (bound > 2147483647.0L) {
     return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(k) +
                             " times the largest |a - za| x |w - zw| exceeds 2^31 - 1");
@@ -595,6 +608,10 @@ std::vector<int64_t> reduction_dims(const std::vector<int64_t>& dims, const std:
     }
   }
   return out;
+}
+
+bool accumulates_in_i64(const ElementType& lhs, const ElementType& rhs) {
+  return lhs.is_quant() && rhs.is_quant() && (lhs.storage.width > 8 || rhs.storage.width > 8);
 }
 
 double accumulator_scale(const ElementType& lhs, const ElementType& rhs, size_t n) {

@@ -66,6 +66,13 @@ int64_t slice_start(int64_t dim, int64_t start, int64_t step);
 /// accumulator scales (1e-6: float32 products of the same scales pass).
 bool scales_match(double a, double b);
 
+/// True when a quantized qrt.matmul / qrt.conv2d / qrt.conv_transpose2d of `lhs` by `rhs`
+/// accumulates in int64 (docs/numerics.md, "Wide accumulation"): either operand stores more
+/// than 8 bits (TFLite's 16x8 kernels, ONNX's 16-bit QDQ), so the int32 bound of 8-bit
+/// operands would refuse every real layer. Its bias may then be a plain i64 tensor; 8-bit
+/// products stay int32.
+bool accumulates_in_i64(const ElementType& lhs, const ElementType& rhs);
+
 /// A clamp fused into its producer: `clamp_min` / `clamp_max` on qrt.conv2d, qrt.matmul,
 /// qrt.add or qrt.mul mean exactly a qrt.clamp {min, max} applied to the op's result.
 struct FusedClamp {

@@ -6,6 +6,7 @@
 #include "jit/kernel_list.h"
 #include "jit/ops/conv_transpose_kernels.h"
 #include "jit/ops/profile_kernels.h"
+#include "jit/ops/wide_input_kernels.h"
 #include "jit/ref/reference.h"
 #include "jit/ref/reference_profiles.h"
 
@@ -94,6 +95,8 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
   // A quantized transposed convolution runs as a stride-1 convolution of a staged input,
   // chosen like any other (its profile's requantization included).
   if (op.kind == OpKind::kConvTranspose2d) return select_conv_transpose_kernel(graph, op, allowed, generator);
+  // 16-bit activations: two byte halves on the 8-bit kernels, under every integer profile.
+  if (wide_input_applies(graph, op)) return select_wide_input_kernel(graph, op, allowed, generator);
   KernelChoice choice;
   // Kernels implement the default formulas; where the graph's numerics profile redefines the
   // op, the reference computes it.

@@ -286,7 +286,8 @@ Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, 
     const double acc_scale = accumulator_scale(el, er, j);
     accumulator_out = accumulator_out && ov.zp(j) == 0 && scales_match(acc_scale, ov.scale(j));
   }
-  const AccumulatorRequant requant(profile, el, er, eo, s.n);
+  const AccumulatorRequant requant(profile, el, er, eo, s.n, bias ? &bias->type.element : nullptr);
+  const AccumulatorWidth width(profile, el, er, bias, accumulator_out);
   Status status;
   for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
     for (size_t i = 0; i < s.m && status.is_ok(); ++i) {
@@ -296,9 +297,8 @@ Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, 
           const size_t ri = (ir * s.k + kk) * s.n + j;
           acc += (lhs.int_at((il * s.m + i) * s.k + kk) - za) * (rhs.int_at(ri) - rv.zp(ri));
         }
-        if (bias) acc += bias->int_at(j);
-        if (acc < INT32_MIN || acc > INT32_MAX) {
-          status = op_error(op, "int32 accumulator overflow at output row " + std::to_string(i) +
+        if (!width.add_bias_and_check(acc, bias ? bias->int_at(j) : 0)) {
+          status = op_error(op, std::string(width.name()) + " accumulator overflow at output row " + std::to_string(i) +
                                     ", column " + std::to_string(j) + " (value " +
                                     std::to_string(acc) + ")");
           return;

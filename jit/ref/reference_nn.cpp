@@ -87,8 +87,9 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
       const size_t oc = oe.num_channels() == 1 ? 0 : size_t(o);
       accumulator_out = accumulator_out && oe.zero_points[oc] == 0 && scales_match(acc_scale, oe.scales[oc]);
     }
-    requant.emplace(profile, xe, f.type.element, oe, size_t(out_c));
+    requant.emplace(profile, xe, f.type.element, oe, size_t(out_c), bias ? &bias->type.element : nullptr);
   }
+  const AccumulatorWidth width(profile, x.type.element, f.type.element, bias, accumulator_out);
   // Operands read once into plain arrays (centred integers, or the compute-precision floats
   // each formula uses) so the loops below stay simple.
   const int64_t zx = quant ? x.type.element.zero_points[0] : 0;
@@ -153,9 +154,8 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
             }
             continue;
           }
-          if (bias) iacc += bias->int_at(size_t(o));
-          if (iacc < INT32_MIN || iacc > INT32_MAX) {
-            return op_error(op, "int32 accumulator overflow at output channel " + std::to_string(o) +
+          if (!width.add_bias_and_check(iacc, bias ? bias->int_at(size_t(o)) : 0)) {
+            return op_error(op, std::string(width.name()) + " accumulator overflow at output channel " + std::to_string(o) +
                                     " (value " + std::to_string(iacc) + ")");
           }
           y.set_int(yi, accumulator_out ? iacc

@@ -193,9 +193,13 @@ Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tens
   return y;
 }
 
+bool tflite_int64_accumulator(const ElementType& x, const ElementType& w, const ElementType* bias) {
+  return accumulates_in_i64(x, w) && (!bias || bias->is_integer());
+}
+
 AccumulatorRequant::AccumulatorRequant(NumericsProfile profile, const ElementType& x, const ElementType& w,
-                                       const ElementType& out, size_t channels)
-    : profile_(profile) {
+                                       const ElementType& out, size_t channels, const ElementType* bias)
+    : profile_(profile), tflite_i64_(is_tflite(profile) && tflite_int64_accumulator(x, w, bias)) {
   for (size_t c = 0; c < channels; ++c) {
     const double sx = x.scales[0];
     const double sw = w.scales[w.num_channels() == 1 ? 0 : c];

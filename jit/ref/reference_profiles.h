@@ -55,18 +55,28 @@ inline numerics::QuantizedMultiplier tflite_mean_multiplier(const ElementType& i
 /// profile_formula names them; an error names the op where TFLite's kernel would stop.
 Result<Tensor> eval_softmax_logistic_tflite(const Op& op, const Tensor& x, const Type& rt, bool single_rounding);
 
+/// Whether TFLite accumulates a contraction of `x` by `w` with bias element type `bias` (null:
+/// none) in int64: its 16x8 kernels (an operand wider than 8 bits) with an int64 bias or none;
+/// with an int32 bias they keep int32 accumulators (AccumScalar), as the 8-bit kernels do.
+bool tflite_int64_accumulator(const ElementType& x, const ElementType& w, const ElementType* bias);
+
 /// How the accumulator of a quantized matmul or convolution becomes a stored value, per output
 /// channel, under a profile: default f32 multiplier; tflite Q31 multiplier and shift; onnx's
 /// f32 multiplier applied in f64.
 class AccumulatorRequant {
  public:
   /// For activations `x`, weights `w` (per tensor or per output channel) and result `out`
-  /// (per tensor or per output channel), `channels` output channels.
+  /// (per tensor or per output channel), `channels` output channels; `bias` is the bias's
+  /// element type, or null without one (it picks TFLite's accumulator width:
+  /// tflite_int64_accumulator).
   AccumulatorRequant(NumericsProfile profile, const ElementType& x, const ElementType& w, const ElementType& out,
-                     size_t channels);
+                     size_t channels, const ElementType* bias = nullptr);
   /// The stored value of accumulator `acc` of output channel `channel` (inline: the profile
   /// kernels apply it per element).
   int64_t apply(size_t channel, int64_t acc, int64_t zo, int64_t lo, int64_t hi) const {
+    if (tflite_i64_) {
+      return numerics::clamp_i64(int64_t(numerics::multiply_by_quantized_multiplier_i64(acc, q31_[channel])) + zo, lo, hi);
+    }
     if (is_tflite(profile_)) {
       return numerics::requantize_tflite(acc, q31_[channel], zo, lo, hi,
                                          profile_ == NumericsProfile::kTfliteSingleRounding);
@@ -74,6 +84,8 @@ class AccumulatorRequant {
     if (profile_ == NumericsProfile::kOnnx) return numerics::requantize_onnx(acc, m_[channel], zo, lo, hi);
     return numerics::requantize(acc, m_[channel], zo, lo, hi);
   }
+  /// Whether the tflite profile's int64 formula applies (tflite_int64_accumulator).
+  bool tflite_int64() const { return tflite_i64_; }
   /// The per-channel Q31 multipliers and shifts (tflite profiles; empty for the others).
   const std::vector<numerics::QuantizedMultiplier>& q31() const { return q31_; }
   /// The per-channel f32 multipliers (default and onnx; empty for the tflite profiles).
@@ -81,6 +93,7 @@ class AccumulatorRequant {
 
  private:
   NumericsProfile profile_;
+  bool tflite_i64_ = false;
   std::vector<float> m_;                              // default and onnx
   std::vector<numerics::QuantizedMultiplier> q31_;  // tflite
 };

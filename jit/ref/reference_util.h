@@ -1,6 +1,7 @@
 // qrt — internal: helpers shared by the reference interpreter's files.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,26 @@ namespace qrt::ref_detail {
 inline Status op_error(const Op& op, const std::string& message) {
   return Status::error_at(op.loc, std::string("'") + op_info(op.kind).name + "' op " + message);
 }
+
+/// The accumulator width of a quantized contraction of `x` by `w` (docs/numerics.md, "Wide
+/// accumulation"): int32 for 8-bit operands, for a result of the accumulator type (i32
+/// storage) and where TFLite keeps int32 accumulators (tflite profiles with an i32 bias);
+/// int64 otherwise.
+struct AccumulatorWidth {
+  bool int64 = false;
+  AccumulatorWidth(NumericsProfile profile, const ElementType& x, const ElementType& w, const Tensor* bias,
+                   bool accumulator_out) {
+    const ElementType* b = bias ? &bias->type.element : nullptr;
+    int64 = accumulates_in_i64(x, w) && !accumulator_out &&
+            !(is_tflite(profile) && b && b->storage.width == 32);
+  }
+  /// Adds `bias` to `acc`: false where the sum leaves the accumulator's range.
+  bool add_bias_and_check(int64_t& acc, int64_t bias) const {
+    if (__builtin_add_overflow(acc, bias, &acc)) return false;
+    return int64 || (acc >= INT32_MIN && acc <= INT32_MAX);
+  }
+  const char* name() const { return int64 ? "int64" : "int32"; }
+};
 
 /// Per-element quantization parameters of a uniform type laid out over `dims`: per-layer,
 /// per-axis (the channel of element i) or sub-channel (the block of element i).

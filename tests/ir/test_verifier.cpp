@@ -213,11 +213,22 @@ TEST_CASE("matmul rules") {
                   "\"qrt.matmul\"(%a, %b) : (tensor<3x2xf32>, tensor<2x2x" + w0 + ">) -> tensor<3x2xf32>",
                   "tensor<3x2xf32>") ==
         "'qrt.matmul' op rhs may only be quantized per-axis along its last dimension (axis 1), got axis 0");
-  const std::string big = "!quant.uniform<i16:f32, 1.0>";
+  // Operands wider than 8 bits accumulate in int64 (16-bit ones pass), whose bound 32-bit
+  // operands exceed.
+  const std::string i16 = "!quant.uniform<i16:f32, 1.0>";
+  CHECK(verify_op("%a: tensor<1x4x" + i16 + ">, %b: tensor<4x1x" + i16 + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<1x4x" + i16 + ">, tensor<4x1x" + i16 + ">) -> tensor<1x1x" + i16 + ">",
+                  "tensor<1x1x" + i16 + ">") == "ok");
+  const std::string big = "!quant.uniform<i32:f32, 1.0>";
   CHECK(verify_op("%a: tensor<1x4x" + big + ">, %b: tensor<4x1x" + big + ">",
                   "\"qrt.matmul\"(%a, %b) : (tensor<1x4x" + big + ">, tensor<4x1x" + big + ">) -> tensor<1x1x" + big + ">",
                   "tensor<1x1x" + big + ">") ==
-        "'qrt.matmul' op int32 accumulator could overflow: K = 4 times the largest |a - za| x |w - zw| "
+        "'qrt.matmul' op int64 accumulator could overflow: K = 4 times the largest |a - za| x |w - zw| "
+        "exceeds 2^63 - 1");
+  CHECK(verify_op("%a: tensor<1x140000x" + Q8 + ">, %b: tensor<140000x1x" + Q8 + ">",
+                  "\"qrt.matmul\"(%a, %b) : (tensor<1x140000x" + Q8 + ">, tensor<140000x1x" + Q8 + ">) -> tensor<1x1x" + Q8 + ">",
+                  "tensor<1x1x" + Q8 + ">") ==
+        "'qrt.matmul' op int32 accumulator could overflow: K = 140000 times the largest |a - za| x |w - zw| "
         "exceeds 2^31 - 1");
   CHECK(verify_op("%a: tensor<3x4x" + Q8 + ">, %b: tensor<4x2x" + w + ">, %c: tensor<2xi32>",
                   "\"qrt.matmul\"(%a, %b, %c) : (tensor<3x4x" + Q8 + ">, tensor<4x2x" + w + ">, tensor<2xi32>) -> tensor<3x2x" + Q8 + ">",
