@@ -163,8 +163,7 @@ class Generator {
 
   Val requantize(const Val& x, const Elem& to) { return g_.emit("qrt.requantize", {x}, "", x.shape, to); }
 
-  // Per-axis values become per-tensor first; convolutions and matmuls also need 8-bit inputs
-  // so that their int32 accumulators provably cannot overflow (the verifier refuses others).
+  // Per-axis values become per-tensor first; with `need_8bit`, 8-bit too (else up to 16 bits).
   Val per_tensor_8bit_or_any(const Val& x, bool need_8bit) {
     if (!x.elem.per_axis() && !x.elem.scales.empty() && x.elem.bits <= (need_8bit ? 8 : 16)) return x;
     note("requant");
@@ -207,9 +206,11 @@ class Generator {
   Val step_once(const Val& x) {
     const int64_t r = c_.range(0, 99);
     const bool too_big = num_elements(x.shape) > kMaxActivationElements / 2;
-    if (r < 22) return conv(per_tensor_8bit_or_any(x, true), false);
-    if (r < 32) return conv(per_tensor_8bit_or_any(x, true), true);
-    if (r < 40) return matmul(per_tensor_8bit_or_any(x, true));
+    // One contraction in six may take 16-bit activations (int64 accumulators, the byte-half
+    // kernels); the others need 8-bit ones.
+    if (r < 22) return conv(per_tensor_8bit_or_any(x, !c_.chance(1, 6)), false);
+    if (r < 32) return conv(per_tensor_8bit_or_any(x, !c_.chance(1, 6)), true);
+    if (r < 40) return matmul(per_tensor_8bit_or_any(x, !c_.chance(1, 6)));
     if (r < 48) return pool(x);
     if (r < 58) return binary(x, r < 54 ? "qrt.add" : "qrt.mul");
     if (r < 62) return unary_clamp(x, r < 60);
@@ -220,7 +221,7 @@ class Generator {
     if (r < 79) return reshape(x);
     if (r < 84) return softmax_or_logistic(x, r < 81);
     if (r < 88) return mean(x);
-    if (r < 91) return conv_transpose(per_tensor_8bit_or_any(x, true));
+    if (r < 91) return conv_transpose(per_tensor_8bit_or_any(x, !c_.chance(1, 6)));
     return qdq_region(x);
   }
 
@@ -285,7 +286,8 @@ class Generator {
   // sometimes the raw i32 accumulator.
   Elem accumulate_result(const Val& x, const Elem& w, int64_t channels, int channel_axis) {
     const int64_t r = c_.range(0, 19);
-    if (r == 0) {
+    // The i32 accumulator result only for 8-bit activations: 16-bit ones accumulate in int64.
+    if (r == 0 && x.elem.bits <= 8) {
       Elem acc = Elem::storage(true, 32);
       acc.axis = w.per_axis() ? channel_axis : -1;
       for (double sw : w.scales) {
