@@ -9,10 +9,6 @@
 #include <mutex>
 #include <optional>
 
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#endif
-
 #include "ir/ops.h"
 #include "ir/quant_params.h"
 #include "jit/ops/accumulator_graph.h"
@@ -25,13 +21,11 @@ namespace {
 
 // `r` (inside ±2^40) rounded to the nearest integer, ties to even. nearbyint is a libm call
 // that saves and restores the floating-point environment on x86-64 without SSE4.1 (about 20
-// cycles); SSE2's cvtsd2si, part of every x86-64, rounds in the default mode in one.
+// cycles); adding and subtracting 1.5 · 2^52 rounds the same way (in the default rounding
+// mode, for |r| < 2^51) in two additions the compiler may not fold without -ffast-math.
 inline int64_t round_to_int64(double r) {
-#if defined(__SSE2__) && defined(__x86_64__)
-  return _mm_cvtsd_si64(_mm_set_sd(r));
-#else
-  return int64_t(std::nearbyint(r));
-#endif
+  constexpr double kShift = 0x1.8p52;
+  return int64_t((r + kShift) - kShift);
 }
 
 // The element type of one byte half of `x` (per-tensor, 9 to 16 bits): the high byte signed
