@@ -124,7 +124,7 @@ RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs,
         std::string reason = info.reason;
         for (char& ch : reason)
           if (ch >= '0' && ch <= '9') ch = '#';
-        kernel += " (" + reason.substr(0, 90) + ")";
+        kernel += " (" + reason.substr(0, 200) + ")";
       }
       ++(*counts)[std::string(info.op) + " -> " + kernel];
     }

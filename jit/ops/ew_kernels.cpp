@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <tuple>
 
 #include "ir/numerics.h"
 #include "ir/ops.h"
+#include "ir/quant_params.h"
 #include "jit/core/code_cache.h"
 #include "jit/ops/ew_ops.h"
 #include "jit/ops/op_kernel.h"
@@ -209,6 +211,101 @@ std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* 
   return b.p;
 }
 
+std::optional<EwProgram> quantized_program_for(const Graph& g, const Op& op, std::string* why) {
+  auto fail = [&](std::string w) {
+    *why = std::move(w);
+    return std::nullopt;
+  };
+  const bool binary = op.kind == OpKind::kAdd || op.kind == OpKind::kMul;
+  if (!binary && op.kind != OpKind::kRequantize && op.kind != OpKind::kRelu && op.kind != OpKind::kClamp) {
+    return fail("no integer program for this op");
+  }
+  if (op.results.size() != 1 || op.operands.size() != (binary ? 2u : 1u)) return fail("not an element-wise op");
+  if (std::string formula = profile_formula(g, op); !formula.empty()) {
+    return fail("numerics profile " + formula + " (programs compute the default formulas)");
+  }
+  const ElementType& eo = g.values[size_t(op.results[0])].type.element;
+  auto elem = [&](size_t i) -> const ElementType& { return g.values[size_t(op.operands[i])].type.element; };
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (elem(i).kind != ElementKind::kUniform || !value_storage(elem(i))) {
+      return fail("only per-tensor quantized operands of 8 to 32 bits have an integer program");
+    }
+  }
+  if (eo.kind != ElementKind::kUniform || !value_storage(eo)) {
+    return fail("only per-tensor quantized results of 8 to 32 bits have an integer program");
+  }
+  ProgramBuilder b;
+  std::vector<uint8_t> in;
+  for (size_t i = 0; i < op.operands.size(); ++i) in.push_back(b.load(*value_storage(elem(i))));
+  auto constant_i64 = [&](int64_t v) {
+    EwInstr c;
+    c.op = EwOp::kConst;
+    c.type = EwType::kI64;
+    c.i = v;
+    return b.add(c);
+  };
+  // The requantization's last step, clamp(rne(t) + zo, lo, hi), is kQuant with scale 1 (t / 1
+  // is t): the bounds narrowed by a fused clamp, as the reference's qrt.clamp on the result.
+  int64_t lo = eo.storage.min, hi = eo.storage.max;
+  if (const std::optional<FusedClamp> c = fused_clamp(op)) std::tie(lo, hi) = clamp_stored_bounds(eo, 0, c->min, c->max);
+  auto finish = [&](uint8_t t) {
+    EwInstr q;
+    q.op = EwOp::kQuant;
+    q.type = EwType::kI64;
+    q.a = t;
+    q.f = 1.0f;
+    q.i = eo.zero_points[0];
+    q.j = lo;
+    q.k = hi;
+    return b.add(q);
+  };
+  // f32(q - z) · M with one f32 rounding each: kDequant with M as its scale.
+  auto scaled = [&](uint8_t q, int64_t z, float m) {
+    EwInstr d;
+    d.op = EwOp::kDequant;
+    d.a = q;
+    d.i = z;
+    d.f = m;
+    return b.add(d);
+  };
+  const double so = eo.scales[0];
+  uint8_t r = 0;
+  switch (op.kind) {
+    case OpKind::kRequantize:  // rne(f32(q - z_in) · M) + z_out
+      r = finish(scaled(in[0], elem(0).zero_points[0], numerics::multiplier(elem(0).scales[0], so)));
+      break;
+    case OpKind::kAdd: {  // rne(f32(a - za) · M_a + f32(b - zb) · M_b) + zo
+      const uint8_t ta = scaled(in[0], elem(0).zero_points[0], numerics::multiplier(elem(0).scales[0], so));
+      const uint8_t tb = scaled(in[1], elem(1).zero_points[0], numerics::multiplier(elem(1).scales[0], so));
+      r = finish(b.op(EwOp::kAdd, EwType::kF32, ta, tb));
+      break;
+    }
+    case OpKind::kMul: {  // rne(f32((a - za)(b - zb)) · M) + zo, the product exact in i64
+      const uint8_t da = b.op(EwOp::kSub, EwType::kI64, in[0], constant_i64(elem(0).zero_points[0]));
+      const uint8_t db = b.op(EwOp::kSub, EwType::kI64, in[1], constant_i64(elem(1).zero_points[0]));
+      const uint8_t product = b.op(EwOp::kToF32, EwType::kF32, b.op(EwOp::kMul, EwType::kI64, da, db));
+      EwInstr m;
+      m.op = EwOp::kConst;
+      m.type = EwType::kF32;
+      m.f = numerics::multiplier(elem(0).scales[0] * elem(1).scales[0], so);
+      r = finish(b.op(EwOp::kMul, EwType::kF32, product, b.add(m)));
+      break;
+    }
+    default: {  // relu: max(q, zp); clamp: the stored bounds of [min, max]; same type in and out
+      if (!(elem(0) == eo)) return fail("a quantized clamp keeps its type");
+      const auto [ql, qh] = op.kind == OpKind::kRelu
+                                ? std::pair<int64_t, int64_t>(eo.zero_points[0], eo.storage.max)
+                                : clamp_stored_bounds(eo, 0, op.attr("min")->f, op.attr("max")->f);
+      r = b.op(EwOp::kMin, EwType::kI64, b.op(EwOp::kMax, EwType::kI64, in[0], constant_i64(ql)), constant_i64(qh));
+      break;
+    }
+  }
+  b.p.result = r;
+  b.p.out = *value_storage(eo);
+  if (std::string w = b.p.validate(); !w.empty()) return fail("internal: " + w);
+  return b.p;
+}
+
 BroadcastLoops broadcast_loops(const std::vector<std::vector<int64_t>>& operands, const std::vector<int64_t>& result) {
   BroadcastLoops l;
   const size_t rank = result.size(), count = operands.size();
@@ -375,7 +472,11 @@ class EwFamily final : public OpFamily {
     if (op.results.size() != 1 || op.operands.size() > kEwMaxInputs) return refuse(why_not, "not an element-wise op");
     std::string why;
     std::optional<EwProgram> program = program_for(graph, op, &why);
-    if (!program) return refuse(why_not, why);
+    // Quantized add, mul, requantize, relu and clamp the element-wise kernels do not take (16-bit
+    // storage, mixed widths): their integer formulas as a program.
+    std::string integer_why;
+    if (!program) program = quantized_program_for(graph, op, &integer_why);
+    if (!program) return refuse(why_not, integer_why.empty() || integer_why == "no integer program for this op" ? why : integer_why);
     // Dynamic dimensions only where an operand has the result's own dimensions (a batch
     // dimension running through): the loops are planned as if they were 2 and checked per call.
     const Type& result = graph.values[size_t(op.results[0])].type;

@@ -57,6 +57,13 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
 /// not.
 std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why);
 
+/// The default formulas of a quantized qrt.add, qrt.mul, qrt.requantize, qrt.relu or
+/// qrt.clamp of per-tensor values of 8 to 32 bits (docs/numerics.md, "Integer kernels"; the
+/// fused clamp included) as a program, for the widths and mixes the element-wise kernels do not
+/// take (16-bit activations); nullopt and why not. Not part of program_for: regions fuse the
+/// dcast/qcast forms, and 8-bit ops keep their kernels.
+std::optional<EwProgram> quantized_program_for(const Graph& g, const Op& op, std::string* why);
+
 /// The loops of a broadcast: collapsed dimensions, outermost first, where every operand is
 /// either contiguous (its extent equals the result's) or repeated (extent 1).
 struct BroadcastLoops {

@@ -1,6 +1,8 @@
 // qrt — kernel selection (see select.h) and the family of each op.
 #include "jit/ops/select.h"
 
+#include <algorithm>
+
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "jit/kernel_list.h"
@@ -89,6 +91,27 @@ const OpFamily* profile_epilogue_family(const Graph& graph, const Op& op) {
                                                                                                           : nullptr;
 }
 
+// Whether `op` is a quantized element-wise op or conversion whose family is not the
+// element-wise programs', so that a program may take it where that family refuses.
+bool program_fallback(const Graph& graph, const Op& op) {
+  if (op.operands.empty() || family_for(graph, op) == &ew_program_family()) return false;
+  // Programs take per-tensor quantization only (one scale and zero point per value).
+  auto per_axis = [&](int v) { return graph.values[size_t(v)].type.element.kind == ElementKind::kUniformPerAxis; };
+  if (std::any_of(op.operands.begin(), op.operands.end(), per_axis) || std::any_of(op.results.begin(), op.results.end(), per_axis)) {
+    return false;
+  }
+  switch (op.kind) {
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kRequantize:
+    case OpKind::kRelu:
+    case OpKind::kClamp:
+    case OpKind::kQCast:
+    case OpKind::kDCast: return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
@@ -171,6 +194,16 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       }
       choice.why_not += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
     }
+  }
+  // Quantized element-wise ops and conversions the integer kernels do not take (16-bit
+  // storage, mixed widths) run as element-wise programs of the same formulas.
+  if (!choice.kernel && program_fallback(graph, op)) {
+    QRT_ASSIGN_OR_RETURN(KernelChoice program, select_in_family(graph, op, &ew_program_family(), allowed, generator));
+    if (program.kernel) {
+      program.chain = "the integer kernel: " + choice.why_not + "; as an element-wise program: " + program.chain;
+      return program;
+    }
+    choice.why_not += "; no element-wise program either: " + program.why_not;
   }
   return choice;
 }

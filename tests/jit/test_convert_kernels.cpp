@@ -54,6 +54,9 @@ TEST_CASE("quantize kernels are bit-exact with the reference") {
       "!quant.uniform<i8:f32, 0.5:127>",               "!quant.uniform<u8:f32, 1.0e-08:255>",
       "!quant.uniform<u8:f32, 1000.0:0>",              "!quant.uniform<i8<-127:127>:f32, 0.25:3>",
       "!quant.uniform<u8<10:200>:f32, 3.0:100>",       "!quant.uniform<i8:f32, 1.17549435e-38:-7>",
+      // 16-bit storage runs as an element-wise program of the same formula.
+      "!quant.uniform<i16:f32, 0.001:-32768>",         "!quant.uniform<u16:f32, 1.0e-05:65535>",
+      "!quant.uniform<i16<-32767:32767>:f32, 0.25:3>",
   };
   std::mt19937 rng(42);
   for (const char* type : types) {
@@ -88,12 +91,15 @@ TEST_CASE("quantize kernels are bit-exact with the reference") {
 
 TEST_CASE("dequantize kernels are bit-exact with the reference for every stored value") {
   for (const char* type : {"!quant.uniform<i8:f32, 0.0039215689:-128>", "!quant.uniform<u8:f32, 7.5:255>",
-                           "!quant.uniform<i8:f32, 1.0e-30:127>", "!quant.uniform<u8:f32, 0.1>"}) {
+                           "!quant.uniform<i8:f32, 1.0e-30:127>", "!quant.uniform<u8:f32, 0.1>",
+                           "!quant.uniform<i16:f32, 3.0e-05:-32768>", "!quant.uniform<u16:f32, 0.5:40000>"}) {
     const qrt::Graph g = convert_graph(false, type, 259);
     const auto k = convert_kernel(g);
     qrt::Tensor q = qrt::Tensor::zeros(g.values[0].type);
     const qrt::ElementType& e = g.values[0].type.element;
-    for (size_t i = 0; i < 259; ++i) q.set_int(i, e.storage.min + int64_t(i % 256));
+    // Every 8-bit value; 16-bit ones 256 apart across the range, both ends included.
+    const int64_t step = (e.storage.max - e.storage.min + 1) / 256;
+    for (size_t i = 0; i < 259; ++i) q.set_int(i, std::min(e.storage.max, e.storage.min + int64_t(i % 256) * step + int64_t(i / 256) * (step - 1)));
     const qrt::Tensor x = run_kernel(*k, q, g.values[1].type);
     const float scale = qrt::numerics::compute_scale_f32(e.scales[0], e.float_kind);
     for (size_t i = 0; i < 259; ++i) {
