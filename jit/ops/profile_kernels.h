@@ -75,6 +75,13 @@ std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op&
 /// nullptr for anything else.
 std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op);
 
+/// A quantized qrt.mean (one contiguous block of reduced axes), qrt.avg_pool2d or
+/// qrt.max_pool2d (NHWC) of per-tensor 8- or 16-bit values with static shapes under the
+/// default profile (max pooling under every profile), without a fused clamp: the reference's formula in portable C++ (exact
+/// sums, then f32(s_in / (s_out · count)) as the reference applies it; max pooling of one
+/// storage in and out). For the pools and means the pool kernels do not take (16-bit values, a
+/// mean over other axes); nullptr for anything else.
+std::unique_ptr<OpKernel> make_portable_pool_kernel(const Graph& graph, const Op& op);
 /// TFLite's `quant.qcast` (f32 to per-tensor 8/16-bit storage) and `qrt.requantize` (per
 /// tensor, 8/16-bit) under the tflite profiles, without a fused clamp: 8-bit to 8-bit
 /// requantization as a 256-entry byte table of the reference's formula (the best table kernel

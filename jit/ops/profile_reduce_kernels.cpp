@@ -5,6 +5,7 @@
 // one contiguous block (NHWC spatial means, the form TFLite's MEAN takes in image models); the
 // pool must be NHWC. Other forms stay with the reference.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "ir/nn_params.h"
@@ -29,8 +30,10 @@ class ProfileMeanKernel final : public OpKernel {
         outer_(outer),
         reduced_(reduced),
         inner_(inner),
+        tflite_(is_tflite(graph.numerics)),
         single_(graph.numerics == NumericsProfile::kTfliteSingleRounding),
-        m_(tflite_mean_multiplier(in_, result_type_.element, single_)),
+        m_(tflite_ ? tflite_mean_multiplier(in_, result_type_.element, single_) : numerics::QuantizedMultiplier{}),
+        m_f32_(numerics::multiplier(in_.scales[0], result_type_.element.scales[0] * double(reduced))),
         profile_(numerics_profile_name(graph.numerics)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
@@ -48,7 +51,8 @@ class ProfileMeanKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return "mean with " + profile_ + "'s formula (portable C++: exact sums, then the Q31 multiplier and the rounding division)";
+    return "mean with " + profile_ + "'s formula (portable C++: exact sums, then " +
+           (tflite_ ? "the Q31 multiplier and the rounding division)" : "the f32 multiplier)");
   }
 
  private:
@@ -67,15 +71,18 @@ class ProfileMeanKernel final : public OpKernel {
     const int64_t centre = reduced_ * in_.zero_points[0];
     const ElementType& oe = result_type_.element;
     for (int64_t i = 0; i < len; ++i) {
-      const int64_t v = tflite_mean(s[i] - centre, reduced_, m_, single_, oe);
+      const int64_t v = tflite_ ? tflite_mean(s[i] - centre, reduced_, m_, single_, oe)
+                                : numerics::requantize(s[i] - centre, m_f32_, oe.zero_points[0], oe.storage.min,
+                                                       oe.storage.max);
       out.set_int(size_t(o * inner_ + i0 + i), v);
     }
   }
 
   ElementType in_;
   int64_t outer_, reduced_, inner_;
-  bool single_;
-  numerics::QuantizedMultiplier m_;
+  bool tflite_, single_;
+  numerics::QuantizedMultiplier m_;  // tflite profiles
+  float m_f32_;                      // the default: f32(s_in / (s_out · count))
   std::string profile_;
 };
 
@@ -89,7 +96,20 @@ class ProfileAvgPoolKernel final : public OpKernel {
       : OpKernel(graph.values[size_t(op.results[0])].type),
         in_(graph.values[size_t(op.operands[0])].type),
         w_(w),
-        profile_(numerics_profile_name(graph.numerics)) {}
+        mode_(op.kind == OpKind::kMaxPool2d ? Mode::kMax : is_tflite(graph.numerics) ? Mode::kTflite : Mode::kDefault),
+        profile_(numerics_profile_name(graph.numerics)) {
+    if (mode_ != Mode::kDefault) return;
+    // The default's multiplier per divisor, f32(s_in / (s_out · divisor)).
+    m_.push_back(0.0f);  // divisor 0 never occurs: every window reaches the input
+    for (int64_t d = 1; d <= w.kh * w.kw; ++d) {
+      m_.push_back(numerics::multiplier(in_.element.scales[0], result_type_.element.scales[0] * double(d)));
+    }
+  }
+
+  /// Whether every multiplier the default formula uses is finite (else the reference runs).
+  bool finite() const {
+    return std::all_of(m_.begin(), m_.end(), [](float m) { return std::isfinite(m); });
+  }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
 
@@ -105,7 +125,9 @@ class ProfileAvgPoolKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return "average pool with " + profile_ + "'s formula (portable C++: exact sums, division rounding half away from zero)";
+    if (mode_ == Mode::kMax) return "max pool of " + std::to_string(in_.element.storage.width) + "-bit values (portable C++)";
+    return "average pool with " + profile_ + "'s formula (portable C++: exact sums, " +
+           (mode_ == Mode::kTflite ? "division rounding half away from zero)" : "then the f32 multiplier)");
   }
 
  private:
@@ -117,6 +139,7 @@ class ProfileAvgPoolKernel final : public OpKernel {
     const ElementType& oe = result_type_.element;
     thread_local std::vector<int32_t> sums;
     int32_t* s = scratch(sums, size_t(C));
+    if (mode_ == Mode::kMax) return max_row(x, y, t);
     for (int64_t ow = 0; ow < OW; ++ow) {
       std::fill(s, s + C, 0);
       int64_t count = 0;
@@ -132,8 +155,16 @@ class ProfileAvgPoolKernel final : public OpKernel {
         }
       }
       const int64_t divisor = w_.count_include_pad ? w_.kh * w_.kw : count;
-      const int64_t shift = (divisor - count) * z;
       U* py = y + (t * OW + ow) * C;
+      if (mode_ == Mode::kDefault) {
+        // Σ (q − z) over the positions inside, times f32(s_in / (s_out · divisor)).
+        const float m = m_[size_t(divisor)];
+        for (int64_t c = 0; c < C; ++c) {
+          py[c] = U(numerics::requantize(int64_t(s[c]) - count * z, m, oe.zero_points[0], oe.storage.min, oe.storage.max));
+        }
+        continue;
+      }
+      const int64_t shift = (divisor - count) * z;
       for (int64_t c = 0; c < C; ++c) {
         const int64_t v = numerics::average_tflite(int64_t(s[c]) + shift, divisor);
         py[c] = U(numerics::clamp_i64(v, oe.storage.min, oe.storage.max));
@@ -141,17 +172,41 @@ class ProfileAvgPoolKernel final : public OpKernel {
     }
   }
 
+  // Output row t of the max pool: the largest stored value among the positions inside.
+  template <typename T, typename U>
+  void max_row(const T* x, U* y, int64_t t) const {
+    const int64_t H = in_.dims[1], W = in_.dims[2], C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
+    const int64_t n = t / OH, oh = t % OH;
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      U* py = y + (t * OW + ow) * C;
+      bool first = true;
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        const int64_t ih = oh * w_.sh - w_.pad_top + ky;
+        if (ih < 0 || ih >= H) continue;
+        for (int64_t kx = 0; kx < w_.kw; ++kx) {
+          const int64_t iw = ow * w_.sw - w_.pad_left + kx;
+          if (iw < 0 || iw >= W) continue;
+          const T* px = x + ((n * H + ih) * W + iw) * C;
+          for (int64_t c = 0; c < C; ++c) py[c] = first ? U(px[c]) : std::max(py[c], U(px[c]));
+          first = false;
+        }
+      }
+    }
+  }
+
+  enum class Mode { kTflite, kDefault, kMax };
   Type in_;
   Window2d w_;
+  Mode mode_;
+  std::vector<float> m_;  // kDefault: by divisor
   std::string profile_;
 };
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op& op) {
-  if (!is_tflite(graph.numerics) || op.kind != OpKind::kMean || profile_formula(graph, op).empty() || fused_clamp(op)) {
-    return nullptr;
-  }
+namespace {
+
+std::unique_ptr<OpKernel> mean_kernel(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
   if (!x.has_static_shape() || !y.has_static_shape() || x.element.kind != ElementKind::kUniform ||
@@ -176,19 +231,23 @@ std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op&
     else inner *= n;
   }
   if (count == 0 || y.num_elements() != outer * inner) return nullptr;
+  if (!is_tflite(graph.numerics) &&
+      !std::isfinite(numerics::multiplier(x.element.scales[0], y.element.scales[0] * double(count)))) {
+    return nullptr;
+  }
   return std::make_unique<ProfileMeanKernel>(graph, op, outer, count, inner);
 }
 
-std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op) {
-  if (!is_tflite(graph.numerics) || op.kind != OpKind::kAvgPool2d || profile_formula(graph, op).empty() || fused_clamp(op)) {
-    return nullptr;
-  }
+std::unique_ptr<OpKernel> pool_kernel(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
   if (!x.has_static_shape() || !y.has_static_shape() || x.rank() != 4 || y.rank() != 4 ||
-      x.element.kind != ElementKind::kUniform || x.element.storage.width > 16 || y.element.storage.width > 16) {
+      x.element.kind != ElementKind::kUniform || y.element.kind != ElementKind::kUniform ||
+      x.element.storage.width > 16 || y.element.storage.width > 16) {
     return nullptr;
   }
+  // Max pooling moves stored values: one storage in and out.
+  if (op.kind == OpKind::kMaxPool2d && !(x.element.storage == y.element.storage)) return nullptr;
   Result<Window2d> w = pool2d_window(op);
   if (!w.is_ok() || w.value().nchw || y.num_elements() == 0) return nullptr;
   // The window's sums stay in int32: at most kh·kw values below 2^16 each.
@@ -196,7 +255,36 @@ std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const
   const int64_t oh = window_output_size(x.dims[1], w.value().kh, w.value().sh, 1, w.value().pad_top, w.value().pad_bottom);
   const int64_t ow = window_output_size(x.dims[2], w.value().kw, w.value().sw, 1, w.value().pad_left, w.value().pad_right);
   if (y.dims[0] != x.dims[0] || y.dims[1] != oh || y.dims[2] != ow || y.dims[3] != x.dims[3]) return nullptr;
-  return std::make_unique<ProfileAvgPoolKernel>(graph, op, w.value());
+  auto kernel = std::make_unique<ProfileAvgPoolKernel>(graph, op, w.value());
+  return kernel->finite() ? std::move(kernel) : nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op& op) {
+  if (!is_tflite(graph.numerics) || op.kind != OpKind::kMean || profile_formula(graph, op).empty() || fused_clamp(op)) {
+    return nullptr;
+  }
+  return mean_kernel(graph, op);
+}
+
+std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op) {
+  if (!is_tflite(graph.numerics) || op.kind != OpKind::kAvgPool2d || profile_formula(graph, op).empty() || fused_clamp(op)) {
+    return nullptr;
+  }
+  return pool_kernel(graph, op);
+}
+
+std::unique_ptr<OpKernel> make_portable_pool_kernel(const Graph& graph, const Op& op) {
+  // Max pooling selects stored values: the same in every profile.
+  if ((graph.numerics != NumericsProfile::kDefault && op.kind != OpKind::kMaxPool2d) || fused_clamp(op) ||
+      op.operands.empty()) {
+    return nullptr;
+  }
+  if (!graph.values[size_t(op.operands[0])].type.element.is_quant()) return nullptr;
+  if (op.kind == OpKind::kMean) return mean_kernel(graph, op);
+  if (op.kind == OpKind::kAvgPool2d || op.kind == OpKind::kMaxPool2d) return pool_kernel(graph, op);
+  return nullptr;
 }
 
 }  // namespace qrt::jit

@@ -195,6 +195,17 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       choice.why_not += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
     }
   }
+  // Pools and means the pool kernels do not take (16-bit values, means over other axes): the
+  // reference's formulas in portable C++.
+  if (!choice.kernel) {
+    if (std::unique_ptr<OpKernel> pool = make_portable_pool_kernel(graph, op)) {
+      choice.chain = "the pool kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
+      choice.kernel = std::move(pool);
+      choice.isa = allowed.by_preference().front();
+      choice.why_not.clear();
+      return choice;
+    }
+  }
   // Quantized element-wise ops and conversions the integer kernels do not take (16-bit
   // storage, mixed widths) run as element-wise programs of the same formulas.
   if (!choice.kernel && program_fallback(graph, op)) {

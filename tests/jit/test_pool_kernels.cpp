@@ -1,6 +1,7 @@
 // Tests: quantized max and average pooling (NHWC) on the generated kernel are bit-exact with
 // the reference: channel tails, strides, padding on every side (with and without
-// count_include_pad), global pooling, u8 and s8, and rescaling averages that saturate.
+// count_include_pad), global pooling, u8 and s8, and rescaling averages that saturate; 16-bit
+// pools and means over any axes in portable C++.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,20 +17,25 @@ struct PoolCase {
   bool include_pad = false;
 };
 
-std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng) {
+// `bits`: the storage of the input (and of the result, or 8 for an average in one case of two).
+std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng, int bits = 8) {
   using qrt_test::shape;
   qrt_test::QuantSpec x, out;
   std::uniform_int_distribution<int> coin(0, 1);
+  auto full_range = [](qrt_test::QuantSpec& q, int b) {
+    q.bits = b;
+    q.lo = q.is_signed ? -(1 << (b - 1)) : 0;
+    q.hi = q.is_signed ? (1 << (b - 1)) - 1 : (1 << b) - 1;
+  };
   x.is_signed = coin(rng);
-  x.lo = x.is_signed ? -128 : 0;
-  x.hi = x.is_signed ? 127 : 255;
+  full_range(x, bits);
   x.scales = {0.05};
   x.zps = {qrt_test::random_values(rng, 1, x.lo, x.hi)[0]};
   out = x;
   if (!is_max) {
     out.is_signed = coin(rng);
-    out.lo = out.is_signed ? -128 : 0;
-    out.hi = out.is_signed ? 127 : 255;
+    full_range(out, bits == 16 && coin(rng) ? 16 : 8);
+    if (out.bits == 8 && bits == 16) x.scales = {0.05 / 256};
     out.scales = {0.05 * std::pow(10.0, std::uniform_real_distribution<double>(-1.0, 0.5)(rng))};
     out.zps = {qrt_test::random_values(rng, 1, out.lo, out.hi)[0]};
   }
@@ -144,4 +150,48 @@ TEST_CASE("f32 mean, reduce_sum and reduce_max over any axes are bit-exact with 
       }
     }
   }
+}
+
+TEST_CASE("16-bit pooling and means over other axes run in portable C++, bit-exact") {
+  std::mt19937 rng(1619);
+  int cases = 0;
+  for (int variant = 0; variant < 6; ++variant) {
+    PoolCase pc;
+    pc.c = 3 + variant * 5;
+    switch (variant) {
+      case 0: break;
+      case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;
+      case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
+      case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;
+      case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;
+      default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;
+    }
+    for (bool is_max : {true, false}) {
+      const std::string how = check_pool(pc, is_max, rng, 16);
+      CHECK_MESSAGE(how.find("(portable C++") != std::string::npos, how);
+      ++cases;
+    }
+  }
+  // Means over the last axis, and over two middle ones, of 8- and 16-bit values.
+  for (const char* x : {"tensor<3x5x7x!quant.uniform<i8:f32, 0.1:-3>>", "tensor<3x5x7x!quant.uniform<u16:f32, 0.001:40000>>",
+                        "tensor<3x5x7x!quant.uniform<i16:f32, 0.002:-32768>>"}) {
+    for (const char* axes : {"[2]", "[1, 2]", "[0, 1]"}) {
+      const std::string a = axes;
+      const std::string kept = a == "[2]" ? "3x5x" : a == "[1, 2]" ? "3x" : "7x";
+      const std::string y = "tensor<" + kept + "!quant.uniform<i16:f32, 0.0005:17>>";
+      const std::string text = "func.func @main(%x: " + std::string(x) + ") -> " + y + " {\n  %y = \"qrt.mean\"(%x) {axes = " +
+                               a + "} : (" + x + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+      CAPTURE(text);
+      auto t = qrt::parse_type(x);
+      REQUIRE(t.is_ok());
+      qrt::Tensor input = qrt::Tensor::zeros(*t);
+      const qrt::ElementType& e = t->element;
+      const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), int(e.storage.min), int(e.storage.max));
+      for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+      const std::string how = qrt_test::check_last_op(text, input);
+      CHECK_MESSAGE(how.find("mean with default's formula") != std::string::npos, how);
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " portable pooling cases");
 }
