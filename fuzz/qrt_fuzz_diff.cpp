@@ -3,6 +3,7 @@
 // the reference. Failures are minimized and can be saved as regression tests.
 #include <qrt.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +21,7 @@ namespace {
 
 const char* kUsage =
     "usage: qrt-fuzz-diff [--seed N] [--count M] [--max-ops K] [--threads T] [--no-llvm]\n"
-    "                     [--save DIR] [--show] [--coverage]\n"
+    "                     [--save DIR] [--show] [--coverage] [--numerics P]\n"
     "       qrt-fuzz-diff --replay FILE.mlir...\n"
     "\n"
     "Generates random valid quantized graphs (convolutions of every stride, dilation, group and\n"
@@ -42,6 +43,9 @@ const char* kUsage =
     "                 (tests/data/fuzz_regressions/ is replayed by the test suite)\n"
     "  --show         print every generated graph\n"
     "  --coverage     print how often each op ran on each kernel\n"
+    "  --numerics P   generate graphs that record numerics profile P (default, stablehlo,\n"
+    "                 tflite, tflite-single-rounding, onnx): every configuration and the\n"
+    "                 reference compute that profile's formulas\n"
     "  --replay F...  check saved graphs (their '// inputs-seed:' line seeds the inputs)\n"
     "exit status: 0 when every graph matched, 1 on any mismatch or invalid graph, 2 on bad usage\n";
 
@@ -50,9 +54,17 @@ struct Case {
   qrt_fuzz::GenLimits limits;
 };
 
+// The numerics profile every generated graph records (--numerics; "" or "default": none).
+std::string g_numerics;
+
 qrt_fuzz::GeneratedGraph generate(const Case& c) {
   qrt_fuzz::SeededChooser chooser(c.seed);
-  return qrt_fuzz::generate_graph(chooser, c.limits);
+  qrt_fuzz::GeneratedGraph g = qrt_fuzz::generate_graph(chooser, c.limits);
+  // In the module itself, so the plans of every configuration and a saved regression use it.
+  if (!g_numerics.empty() && g_numerics != "default") {
+    g.mlir = "module attributes {qrt.numerics = \"" + g_numerics + "\"} {\n" + g.mlir + "}\n";
+  }
+  return g;
 }
 
 qrt_fuzz::DiffOutcome check(const Case& c, const std::vector<qrt_fuzz::RunConfig>& configs) {
@@ -134,6 +146,13 @@ int main(int argc, char** argv) {
       show = true;
     } else if (a == "--coverage") {
       coverage = true;
+    } else if (a == "--numerics") {
+      static const char* const kProfiles[] = {"default", "stablehlo", "tflite", "tflite-single-rounding", "onnx"};
+      if (i + 1 >= argc || std::none_of(std::begin(kProfiles), std::end(kProfiles),
+                                        [&](const char* p) { return std::strcmp(p, argv[i + 1]) == 0; })) {
+        return usage_error("--numerics needs one of default, stablehlo, tflite, tflite-single-rounding, onnx");
+      }
+      g_numerics = argv[++i];
     } else if (a == "--replay") {
       while (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) replay.push_back(argv[++i]);
       if (replay.empty()) return usage_error("--replay needs at least one file");

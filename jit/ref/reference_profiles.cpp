@@ -178,8 +178,14 @@ Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tens
   for (const auto& a : op.attrs) {
     if (a.first != "clamp_min" && a.first != "clamp_max") attrs.push_back(a);  // the caller clamps the result
   }
-  const int o = fg.add_op(op.kind, args, {float_result}, std::move(attrs), op.loc);
-  QRT_ASSIGN_OR_RETURN(Tensor r, evaluate_op_reference(fg, fg.ops[size_t(o)], ptrs));
+  // qrt.requantize is quantize(dequantize(x)): on floats, the identity (it has no float form).
+  Tensor r;
+  if (op.kind == OpKind::kRequantize) {
+    r = std::move(floats[0]);
+  } else {
+    const int o = fg.add_op(op.kind, args, {float_result}, std::move(attrs), op.loc);
+    QRT_ASSIGN_OR_RETURN(r, evaluate_op_reference(fg, fg.ops[size_t(o)], ptrs));
+  }
   if (!result.element.is_any_uniform()) return r;
   Type qt = result;
   qt.dims = r.type.dims;

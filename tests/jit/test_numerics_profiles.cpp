@@ -210,6 +210,13 @@ TEST_CASE("the reference under stablehlo: dequantize, float op, quantize") {
              NumericsProfile::kStableHlo) == std::vector<double>{0, 0, 2, -2});
   CHECK(run1("quant.dcast", "", {{"tensor<1x!quant.uniform<i16:f16, 0.75>>", {2051}}}, "tensor<1xf16>",
              NumericsProfile::kStableHlo) == std::vector<double>{1539});
+  // requantize is quantize(dequantize(x)) (no float op between; it once crashed the reference):
+  // reals [1, 2, 3, -1] to scale 2, zero point -1: rne([0.5, 1, 1.5, -0.5] - 1) = [0, 0, 0, -2]
+  // (the default: rne([0.5, 1, 1.5, -0.5]) - 1 = [-1, 0, 1, -1]).
+  const std::string r_in = "tensor<4x!quant.uniform<i8:f32, 1.0:-1>>", r_out = "tensor<4x!quant.uniform<i8:f32, 2.0:-1>>";
+  CHECK(run1("qrt.requantize", "", {{r_in, {0, 1, 2, -2}}}, r_out, NumericsProfile::kStableHlo) ==
+        std::vector<double>{0, 0, 0, -2});
+  CHECK(run1("qrt.requantize", "", {{r_in, {0, 1, 2, -2}}}, r_out) == std::vector<double>{-1, 0, 1, -1});
 }
 
 TEST_CASE("the reference under onnx: QLinearMatMul's f32 multiplier applied in f64") {
