@@ -76,8 +76,8 @@ std::unique_ptr<OpKernel> make_profile_mean_kernel(const Graph& graph, const Op&
 std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const Op& op);
 
 /// A quantized qrt.mean (one contiguous block of reduced axes), qrt.avg_pool2d or
-/// qrt.max_pool2d (NHWC) of per-tensor 8- or 16-bit values with static shapes under the
-/// default profile (max pooling under every profile), without a fused clamp: the reference's formula in portable C++ (exact
+/// qrt.max_pool2d (NHWC) of per-tensor 8- or 16-bit values with static shapes, under a
+/// profile that does not redefine the op (profile_formula empty), without a fused clamp: the reference's formula in portable C++ (exact
 /// sums, then f32(s_in / (s_out · count)) as the reference applies it; max pooling of one
 /// storage in and out). For the pools and means the pool kernels do not take (16-bit values, a
 /// mean over other axes); nullptr for anything else.

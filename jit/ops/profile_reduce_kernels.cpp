@@ -30,7 +30,7 @@ class ProfileMeanKernel final : public OpKernel {
         outer_(outer),
         reduced_(reduced),
         inner_(inner),
-        tflite_(is_tflite(graph.numerics)),
+        tflite_(is_tflite(graph.numerics) && !profile_formula(graph, op).empty()),
         single_(graph.numerics == NumericsProfile::kTfliteSingleRounding),
         m_(tflite_ ? tflite_mean_multiplier(in_, result_type_.element, single_) : numerics::QuantizedMultiplier{}),
         m_f32_(numerics::multiplier(in_.scales[0], result_type_.element.scales[0] * double(reduced))),
@@ -51,8 +51,8 @@ class ProfileMeanKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return "mean with " + profile_ + "'s formula (portable C++: exact sums, then " +
-           (tflite_ ? "the Q31 multiplier and the rounding division)" : "the f32 multiplier)");
+    return tflite_ ? "mean with " + profile_ + "'s formula (portable C++: exact sums, then the Q31 multiplier and the rounding division)"
+                   : std::string("mean with the default formula (portable C++: exact sums, then the f32 multiplier)");
   }
 
  private:
@@ -96,7 +96,9 @@ class ProfileAvgPoolKernel final : public OpKernel {
       : OpKernel(graph.values[size_t(op.results[0])].type),
         in_(graph.values[size_t(op.operands[0])].type),
         w_(w),
-        mode_(op.kind == OpKind::kMaxPool2d ? Mode::kMax : is_tflite(graph.numerics) ? Mode::kTflite : Mode::kDefault),
+        mode_(op.kind == OpKind::kMaxPool2d                                          ? Mode::kMax
+              : is_tflite(graph.numerics) && !profile_formula(graph, op).empty() ? Mode::kTflite
+                                                                                 : Mode::kDefault),
         profile_(numerics_profile_name(graph.numerics)) {
     if (mode_ != Mode::kDefault) return;
     // The default's multiplier per divisor, f32(s_in / (s_out · divisor)).
@@ -126,8 +128,8 @@ class ProfileAvgPoolKernel final : public OpKernel {
 
   std::string describe() const override {
     if (mode_ == Mode::kMax) return "max pool of " + std::to_string(in_.element.storage.width) + "-bit values (portable C++)";
-    return "average pool with " + profile_ + "'s formula (portable C++: exact sums, " +
-           (mode_ == Mode::kTflite ? "division rounding half away from zero)" : "then the f32 multiplier)");
+    if (mode_ == Mode::kDefault) return "average pool with the default formula (portable C++: exact sums, then the f32 multiplier)";
+    return "average pool with " + profile_ + "'s formula (portable C++: exact sums, division rounding half away from zero)";
   }
 
  private:
@@ -231,7 +233,7 @@ std::unique_ptr<OpKernel> mean_kernel(const Graph& graph, const Op& op) {
     else inner *= n;
   }
   if (count == 0 || y.num_elements() != outer * inner) return nullptr;
-  if (!is_tflite(graph.numerics) &&
+  if (profile_formula(graph, op).empty() &&
       !std::isfinite(numerics::multiplier(x.element.scales[0], y.element.scales[0] * double(count)))) {
     return nullptr;
   }
@@ -276,11 +278,9 @@ std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const
 }
 
 std::unique_ptr<OpKernel> make_portable_pool_kernel(const Graph& graph, const Op& op) {
-  // Max pooling selects stored values: the same in every profile.
-  if ((graph.numerics != NumericsProfile::kDefault && op.kind != OpKind::kMaxPool2d) || fused_clamp(op) ||
-      op.operands.empty()) {
-    return nullptr;
-  }
+  // The default formulas, under every profile that does not redefine the op (max pooling
+  // selects stored values: the same everywhere).
+  if (!profile_formula(graph, op).empty() || fused_clamp(op) || op.operands.empty()) return nullptr;
   if (!graph.values[size_t(op.operands[0])].type.element.is_quant()) return nullptr;
   if (op.kind == OpKind::kMean) return mean_kernel(graph, op);
   if (op.kind == OpKind::kAvgPool2d || op.kind == OpKind::kMaxPool2d) return pool_kernel(graph, op);

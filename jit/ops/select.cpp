@@ -7,6 +7,7 @@
 #include "ir/ops.h"
 #include "jit/kernel_list.h"
 #include "jit/ops/conv_transpose_kernels.h"
+#include "jit/ops/per_axis_kernels.h"
 #include "jit/ops/profile_kernels.h"
 #include "jit/ops/wide_input_kernels.h"
 #include "jit/ref/reference.h"
@@ -129,6 +130,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     if (!portable) portable = make_profile_mean_kernel(graph, op);
     if (!portable) portable = make_profile_avg_pool_kernel(graph, op);
     if (!portable) portable = make_profile_cast_kernel(graph, op, allowed, generator);
+    if (!portable) portable = make_per_axis_convert_kernel(graph, op);
     if (portable) {
       choice.kernel = std::move(portable);
       choice.chain = std::string("any ISA: chosen (portable C++, numerics profile ") + formula + ")";
@@ -195,11 +197,13 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       choice.why_not += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
     }
   }
-  // Pools and means the pool kernels do not take (16-bit values, means over other axes): the
-  // reference's formulas in portable C++.
+  // Pools and means the pool kernels do not take (16-bit values, means over other axes), and
+  // per-axis conversions: the reference's formulas in portable C++.
   if (!choice.kernel) {
-    if (std::unique_ptr<OpKernel> pool = make_portable_pool_kernel(graph, op)) {
-      choice.chain = "the pool kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
+    std::unique_ptr<OpKernel> pool = make_portable_pool_kernel(graph, op);
+    if (!pool) pool = make_per_axis_convert_kernel(graph, op);
+    if (pool) {
+      choice.chain = "the vector kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
       choice.kernel = std::move(pool);
       choice.isa = allowed.by_preference().front();
       choice.why_not.clear();

@@ -385,13 +385,15 @@ TEST_CASE("the tflite average pool kernel (portable C++) is bit-exact with the r
       qrt::Tensor in = qrt::Tensor::zeros(*t);
       const auto v = qrt_test::random_values(rng, size_t(in.num_elements()), lo, hi);
       for (size_t i = 0; i < v.size(); ++i) in.set_int(i, v[i]);
-      // Unequal 16-bit parameters have no kernel at all (the default pooling kernels are 8-bit).
-      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), in, equal || bits == 8);
+      // Unequal parameters keep the default formula: the 8-bit pool kernels, or for 16 bits the
+      // portable C++ pool with the default formula.
+      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), in);
       if (equal) {
         CHECK(how.find("average pool with tflite") == 0);
         ++on_kernel;
       } else {
-        CHECK(how.find("average pool with") == std::string::npos);  // the default formula's kernels
+        CHECK_MESSAGE((bits == 8 ? how.find("_avgpool_") != std::string::npos
+                                 : how.find("average pool with the default formula") == 0), how);
       }
       ++cases;
     }
@@ -403,7 +405,7 @@ TEST_CASE("the tflite average pool kernel (portable C++) is bit-exact with the r
 TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) are bit-exact with the reference") {
   std::mt19937 rng(53);
   std::uniform_real_distribution<double> decade(-3.0, 1.0);
-  int tables = 0, portable = 0, reference = 0;
+  int tables = 0, portable = 0, per_axis = 0;
   // A per-tensor (or, with `axis`, per-axis over 3 channels) type of `bits` storage: zero point
   // at a bound or anywhere, scales over decades.
   auto spec = [&](unsigned bits, bool is_signed, bool axis, int* lo, int* hi) {
@@ -451,10 +453,12 @@ TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) ar
         const auto v = qrt_test::random_values(rng, size_t(x.num_elements()), in_lo, in_hi);
         for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
       }
-      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), x, !axis);
+      const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), x);
       if (axis) {
-        CHECK(how.empty());  // per-axis results stay with the reference
-        ++reference;
+        // Per-axis results: the portable per-axis conversion with TFLite's formula.
+        CHECK_MESSAGE(how.find(quantize ? "per-axis quantize (TFLite's rounding)" : "per-axis requantize (TFLite's Q31") == 0,
+                      how);
+        ++per_axis;
       } else if (!quantize && in_bits == 8 && out_bits == 8) {
         CHECK_MESSAGE((how.find("_lut8_") != std::string::npos || how.find("_clamp_") != std::string::npos), how);
         CHECK(how.find(std::string(profile) + " requantize") != std::string::npos);
@@ -465,9 +469,10 @@ TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) ar
       }
     }
   }
-  MESSAGE(tables << " byte-table requantizations, " << portable << " portable kernels, " << reference << " on the reference");
+  MESSAGE(tables << " byte-table requantizations, " << portable << " portable kernels, " << per_axis << " per-axis ones");
   CHECK(tables >= 10);
   CHECK(portable >= 20);
+  CHECK(per_axis >= 5);
 }
 
 TEST_CASE("tflite 16-bit add and mul, broadcasting included, are bit-exact with the reference (portable C++)") {

@@ -189,7 +189,7 @@ TEST_CASE("16-bit pooling and means over other axes run in portable C++, bit-exa
       const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), int(e.storage.min), int(e.storage.max));
       for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
       const std::string how = qrt_test::check_last_op(text, input);
-      CHECK_MESSAGE(how.find("mean with default's formula") != std::string::npos, how);
+      CHECK_MESSAGE(how.find("mean with the default formula") != std::string::npos, how);
       ++cases;
     }
   }
