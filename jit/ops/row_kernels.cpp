@@ -1,4 +1,4 @@
-// qrt — row-wise ops of transformer graphs: softmax over the last axis, layer normalization
+// qrt — row-wise ops of transformer graphs: softmax (over any axis), layer normalization
 // and dynamic-range quantization. Their reductions keep the reference's order (sequential f32
 // or double sums, as docs/numerics.md defines them) in C++; their element-wise passes are
 // element-wise programs of the chosen level (exp of the shifted row, the division by the sum,
@@ -48,7 +48,7 @@ void for_row_blocks(Parallel& parallel, int64_t rows, int64_t len, Fn fn) {
   parallel.for_each(size_t(tasks), [&](size_t t) { fn(int64_t(t) * per, std::min(rows, int64_t(t + 1) * per)); });
 }
 
-// --- softmax over the last axis -------------------------------------------------------------
+// --- softmax -------------------------------------------------------------
 // m = max of the row (std::max from -inf: NaN never wins), e = exp_f32((x - m) * beta) (program
 // A), sum = Σ e in order (f32), y = e / sum (program B, quantized when the result is).
 class SoftmaxKernel final : public OpKernel {
@@ -56,7 +56,13 @@ class SoftmaxKernel final : public OpKernel {
   SoftmaxKernel(const Graph& g, const Op& op, EwProgram a, EwProgram b, std::shared_ptr<const CompiledKernel> ka,
                 std::shared_ptr<const CompiledKernel> kb, std::optional<Quant8> in, std::string level)
       : OpKernel(g.values[size_t(op.results[0])].type), a_(std::move(a)), b_(std::move(b)), ka_(std::move(ka)),
-        kb_(std::move(kb)), in_(in), level_(std::move(level)) {}
+        kb_(std::move(kb)), in_(in), level_(std::move(level)) {
+    const int64_t rank = int64_t(result_type_.rank());
+    int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
+    if (axis < 0) axis += rank;
+    axis_ = rank == 0 ? 0 : size_t(axis);
+    inner_axis_ = rank > 0 && axis != rank - 1;
+  }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     return operands[0]->type.dims;
@@ -64,65 +70,98 @@ class SoftmaxKernel final : public OpKernel {
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
-    const int64_t len = x.type.dims.empty() ? 1 : x.type.dims.back();
-    const int64_t rows = len == 0 ? 0 : x.num_elements() / len;
     const unsigned in_bytes = x.element_size(), out_bytes = y.element_size();
-    for_row_blocks(parallel, rows, len, [&](int64_t r0, int64_t r1) {
-      const int64_t n = r1 - r0;
-      // Scratch per worker thread, reused across runs (steady-state runs allocate nothing).
-      thread_local std::vector<float> m, e, sum;
-      m.resize(size_t(n));
-      e.resize(size_t(n * len));
-      sum.resize(size_t(n));
-      for (int64_t r = 0; r < n; ++r) {
-        const uint8_t* row = x.bytes() + (r0 + r) * len * in_bytes;
-        float best = -INFINITY;
-        if (in_) {
-          // Dequantization is monotonic (scale > 0): the largest stored value's value.
-          int64_t q = INT64_MIN;
-          for (int64_t k = 0; k < len; ++k) q = std::max<int64_t>(q, in_->storage == EwStorage::kI8 ? int8_t(row[k]) : row[k]);
-          if (len > 0) best = std::max(best, numerics::dequantize_f32(q, in_->zp, in_->scale));
-        } else {
-          const float* v = reinterpret_cast<const float*>(row);
-          for (int64_t k = 0; k < len; ++k) best = std::max(best, v[k]);
+    const int64_t len = x.type.dims.empty() ? 1 : x.type.dims[axis_];
+    int64_t inner = 1;
+    for (size_t d = axis_ + 1; d < x.type.rank(); ++d) inner *= x.type.dims[d];
+    if (inner == 1) {
+      const int64_t rows = len == 0 ? 0 : x.num_elements() / len;
+      for_row_blocks(parallel, rows, len, [&](int64_t r0, int64_t r1) {
+        rows_into(x.bytes() + r0 * len * in_bytes, y.bytes() + r0 * len * out_bytes, r1 - r0, len, in_bytes, out_bytes);
+      });
+      return Status::ok();
+    }
+    // An inner axis: each outer block [len][inner] is transposed into `inner` rows of `len`,
+    // computed as rows (the same order of every sum), and transposed back.
+    const int64_t outer = len * inner == 0 ? 0 : x.num_elements() / (len * inner);
+    parallel.for_each(size_t(outer), [&](size_t o) {
+      thread_local std::vector<uint8_t> rows_in, rows_out;
+      rows_in.resize(size_t(len * inner) * in_bytes);
+      rows_out.resize(size_t(len * inner) * out_bytes);
+      const uint8_t* block = x.bytes() + int64_t(o) * len * inner * in_bytes;
+      for (int64_t k = 0; k < len; ++k) {
+        for (int64_t j = 0; j < inner; ++j) {
+          std::memcpy(&rows_in[size_t(j * len + k) * in_bytes], block + (k * inner + j) * in_bytes, in_bytes);
         }
-        m[size_t(r)] = best;
       }
-      EwArgs args{};
-      args.in[0] = x.bytes() + r0 * len * in_bytes;
-      args.in_step[0] = len * in_bytes;
-      args.in[1] = m.data();
-      args.in_step[1] = 4;
-      args.out = e.data();
-      args.out_step = len * 4;
-      args.n = len;
-      args.rows = n;
-      entry(*ka_)(&args, &a_);
-      for (int64_t r = 0; r < n; ++r) {
-        float s = 0.0f;
-        for (int64_t k = 0; k < len; ++k) s = s + e[size_t(r * len + k)];
-        sum[size_t(r)] = s;
+      rows_into(rows_in.data(), rows_out.data(), inner, len, in_bytes, out_bytes);
+      uint8_t* out = y.bytes() + int64_t(o) * len * inner * out_bytes;
+      for (int64_t k = 0; k < len; ++k) {
+        for (int64_t j = 0; j < inner; ++j) {
+          std::memcpy(out + (k * inner + j) * out_bytes, &rows_out[size_t(j * len + k) * out_bytes], out_bytes);
+        }
       }
-      args.in[0] = e.data();
-      args.in_step[0] = len * 4;
-      args.in[1] = sum.data();
-      args.out = y.bytes() + r0 * len * out_bytes;
-      args.out_step = len * out_bytes;
-      entry(*kb_)(&args, &b_);
     });
     return Status::ok();
   }
 
   std::string describe() const override {
     return std::string(ew_storage_name(a_.inputs[0].storage)) + "_" + ew_storage_name(b_.out) + "_softmax__" + level_ +
-           " (row max and f32 sum in order; exp and division as programs)";
+           " (row max and f32 sum in order; exp and division as programs" +
+           (inner_axis_ ? "; an inner axis transposed into rows per outer block)" : ")");
   }
 
  private:
+  // `n` contiguous rows of `len` elements from `in` into `out`.
+  void rows_into(const uint8_t* in, uint8_t* out, int64_t n, int64_t len, unsigned in_bytes, unsigned out_bytes) const {
+    // Scratch per worker thread, reused across runs (steady-state runs allocate nothing).
+    thread_local std::vector<float> m, e, sum;
+    m.resize(size_t(n));
+    e.resize(size_t(n * len));
+    sum.resize(size_t(n));
+    for (int64_t r = 0; r < n; ++r) {
+      const uint8_t* row = in + r * len * in_bytes;
+      float best = -INFINITY;
+      if (in_) {
+        // Dequantization is monotonic (scale > 0): the largest stored value's value.
+        int64_t q = INT64_MIN;
+        for (int64_t k = 0; k < len; ++k) q = std::max<int64_t>(q, in_->storage == EwStorage::kI8 ? int8_t(row[k]) : row[k]);
+        if (len > 0) best = std::max(best, numerics::dequantize_f32(q, in_->zp, in_->scale));
+      } else {
+        const float* v = reinterpret_cast<const float*>(row);
+        for (int64_t k = 0; k < len; ++k) best = std::max(best, v[k]);
+      }
+      m[size_t(r)] = best;
+    }
+    EwArgs args{};
+    args.in[0] = in;
+    args.in_step[0] = len * in_bytes;
+    args.in[1] = m.data();
+    args.in_step[1] = 4;
+    args.out = e.data();
+    args.out_step = len * 4;
+    args.n = len;
+    args.rows = n;
+    entry(*ka_)(&args, &a_);
+    for (int64_t r = 0; r < n; ++r) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < len; ++k) s = s + e[size_t(r * len + k)];
+      sum[size_t(r)] = s;
+    }
+    args.in[0] = e.data();
+    args.in_step[0] = len * 4;
+    args.in[1] = sum.data();
+    args.out = out;
+    args.out_step = len * out_bytes;
+    entry(*kb_)(&args, &b_);
+  }
+
   EwProgram a_, b_;
   std::shared_ptr<const CompiledKernel> ka_, kb_;
   std::optional<Quant8> in_;
   std::string level_;
+  size_t axis_ = 0;
+  bool inner_axis_ = false;
 };
 
 // --- layer normalization --------------------------------------------------------------------
@@ -269,7 +308,7 @@ class RowFamily final : public OpFamily {
     if (op.kind == OpKind::kSoftmax) {
       int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
       if (axis < 0) axis += int64_t(x.rank());
-      if (axis != int64_t(x.rank()) - 1) return refuse(why_not, "softmax over an inner axis runs on the reference");
+      if (x.rank() > 0 && (axis < 0 || axis >= int64_t(x.rank()))) return refuse(why_not, "the softmax axis is out of range");
       const std::optional<Quant8> qi = quant8(x.element), qo = quant8(y.element);
       if ((!qi && !is_f32(x.element)) || (!qo && !is_f32(y.element))) {
         return refuse(why_not, "softmax kernels take f32 or 8-bit per-tensor quantized values");

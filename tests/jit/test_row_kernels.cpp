@@ -1,4 +1,4 @@
-// Tests: the row kernels (softmax over the last axis, layer norm, dynamic quantization with
+// Tests: the row kernels (softmax over the last or an inner axis, layer norm, dynamic quantization with
 // its three results) against the reference, and the LLVM object cache on disk.
 #include <doctest/doctest.h>
 
@@ -28,6 +28,19 @@ TEST_CASE("softmax and layer norm kernels are bit-exact with the reference") {
     const std::string q = std::string("tensor<") + dims + "x!quant.uniform<u8:f32, 0.00390625:0>>";
     const std::string qi = std::string("tensor<") + dims + "x!quant.uniform<i8:f32, 0.125:-7>>";
     CHECK(check_op(rng, {qi}, "\"qrt.softmax\"", q, " {axis = -1 : i64}").find("softmax__") != std::string::npos);
+  }
+  // Inner axes (ONNX's Softmax over the channels of NCHW): each outer block transposed into rows.
+  for (const auto& [dims, axis] : std::vector<std::pair<std::string, int>>{{"2x5x3x7", 1}, {"4x9x2", 0}, {"3x6x11", 1},
+                                                                           {"2x1x5", 1}, {"3x4x5x6", 2}}) {
+    const std::string f = "tensor<" + dims + "xf32>";
+    const std::string attrs = " {axis = " + std::to_string(axis) + " : i64}";
+    std::string how = check_op(rng, {f}, "\"qrt.softmax\"", f, attrs);
+    CHECK_MESSAGE(how.find("an inner axis transposed into rows") != std::string::npos, how);
+    const std::string qi = "tensor<" + dims + "x!quant.uniform<i8:f32, 0.125:-7>>";
+    const std::string q = "tensor<" + dims + "x!quant.uniform<u8:f32, 0.00390625:0>>";
+    how = check_op(rng, {qi}, "\"qrt.softmax\"", q, attrs);
+    CHECK_MESSAGE(how.find("an inner axis transposed into rows") != std::string::npos, how);
+    cases += 2;
   }
   for (const auto& [x, w, axis] : std::vector<std::tuple<std::string, std::string, int>>{
            {"3x64", "64", 1}, {"2x5x33", "33", 2}, {"2x5x6", "5x6", 1}, {"7x1", "1", 1}}) {
