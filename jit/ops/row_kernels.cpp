@@ -19,16 +19,20 @@ namespace qrt::jit {
 namespace {
 
 // An 8-bit per-tensor quantized type's storage, scale (compute_scale_f32) and zero point.
-struct Quant8 {
+struct RowQuant {
   EwStorage storage = EwStorage::kU8;
   float scale = 1.0f;
   int64_t zp = 0, lo = 0, hi = 255;
 };
 
-std::optional<Quant8> quant8(const ElementType& e) {
-  if (e.kind != ElementKind::kUniform || e.storage.width != 8) return std::nullopt;
-  Quant8 q;
-  q.storage = e.storage.is_signed ? EwStorage::kI8 : EwStorage::kU8;
+// Per-tensor quantization of 8- or 16-bit storage (softmax; dynamic quantization takes 8 bits).
+std::optional<RowQuant> row_quant(const ElementType& e, bool allow_16bit = false) {
+  if (e.kind != ElementKind::kUniform || (e.storage.width != 8 && !(allow_16bit && e.storage.width == 16))) {
+    return std::nullopt;
+  }
+  RowQuant q;
+  q.storage = e.storage.width == 16 ? (e.storage.is_signed ? EwStorage::kI16 : EwStorage::kU16)
+                                    : (e.storage.is_signed ? EwStorage::kI8 : EwStorage::kU8);
   q.scale = numerics::compute_scale_f32(e.scales[0], e.float_kind);
   q.zp = e.zero_points[0];
   q.lo = e.storage.min;
@@ -54,7 +58,7 @@ void for_row_blocks(Parallel& parallel, int64_t rows, int64_t len, Fn fn) {
 class SoftmaxKernel final : public OpKernel {
  public:
   SoftmaxKernel(const Graph& g, const Op& op, EwProgram a, EwProgram b, std::shared_ptr<const CompiledKernel> ka,
-                std::shared_ptr<const CompiledKernel> kb, std::optional<Quant8> in, std::string level)
+                std::shared_ptr<const CompiledKernel> kb, std::optional<RowQuant> in, std::string level)
       : OpKernel(g.values[size_t(op.results[0])].type), a_(std::move(a)), b_(std::move(b)), ka_(std::move(ka)),
         kb_(std::move(kb)), in_(in), level_(std::move(level)) {
     const int64_t rank = int64_t(result_type_.rank());
@@ -112,6 +116,16 @@ class SoftmaxKernel final : public OpKernel {
   }
 
  private:
+  // Stored value k of a row of the quantized input.
+  int64_t stored_at(const uint8_t* row, int64_t k) const {
+    switch (in_->storage) {
+      case EwStorage::kI8: return int8_t(row[k]);
+      case EwStorage::kI16: return reinterpret_cast<const int16_t*>(row)[k];
+      case EwStorage::kU16: return reinterpret_cast<const uint16_t*>(row)[k];
+      default: return row[k];
+    }
+  }
+
   // `n` contiguous rows of `len` elements from `in` into `out`.
   void rows_into(const uint8_t* in, uint8_t* out, int64_t n, int64_t len, unsigned in_bytes, unsigned out_bytes) const {
     // Scratch per worker thread, reused across runs (steady-state runs allocate nothing).
@@ -125,7 +139,7 @@ class SoftmaxKernel final : public OpKernel {
       if (in_) {
         // Dequantization is monotonic (scale > 0): the largest stored value's value.
         int64_t q = INT64_MIN;
-        for (int64_t k = 0; k < len; ++k) q = std::max<int64_t>(q, in_->storage == EwStorage::kI8 ? int8_t(row[k]) : row[k]);
+        for (int64_t k = 0; k < len; ++k) q = std::max<int64_t>(q, stored_at(row, k));
         if (len > 0) best = std::max(best, numerics::dequantize_f32(q, in_->zp, in_->scale));
       } else {
         const float* v = reinterpret_cast<const float*>(row);
@@ -158,7 +172,7 @@ class SoftmaxKernel final : public OpKernel {
 
   EwProgram a_, b_;
   std::shared_ptr<const CompiledKernel> ka_, kb_;
-  std::optional<Quant8> in_;
+  std::optional<RowQuant> in_;
   std::string level_;
   size_t axis_ = 0;
   bool inner_axis_ = false;
@@ -290,7 +304,7 @@ struct PreparedRows final : PreparedOp {
   const Graph* graph = nullptr;
   const Op* op = nullptr;
   std::vector<EwProgram> programs;  // softmax: A and B; dynamic_quantize: one; layer_norm: none
-  std::optional<Quant8> softmax_in;
+  std::optional<RowQuant> softmax_in;
 };
 
 class RowFamily final : public OpFamily {
@@ -309,9 +323,9 @@ class RowFamily final : public OpFamily {
       int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
       if (axis < 0) axis += int64_t(x.rank());
       if (x.rank() > 0 && (axis < 0 || axis >= int64_t(x.rank()))) return refuse(why_not, "the softmax axis is out of range");
-      const std::optional<Quant8> qi = quant8(x.element), qo = quant8(y.element);
+      const std::optional<RowQuant> qi = row_quant(x.element, true), qo = row_quant(y.element, true);
       if ((!qi && !is_f32(x.element)) || (!qo && !is_f32(y.element))) {
-        return refuse(why_not, "softmax kernels take f32 or 8-bit per-tensor quantized values");
+        return refuse(why_not, "softmax kernels take f32 or 8- or 16-bit per-tensor quantized values");
       }
       ProgramBuilder a;
       uint8_t v = a.load(qi ? qi->storage : EwStorage::kF32, false);

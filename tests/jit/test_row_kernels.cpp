@@ -42,6 +42,16 @@ TEST_CASE("softmax and layer norm kernels are bit-exact with the reference") {
     CHECK_MESSAGE(how.find("an inner axis transposed into rows") != std::string::npos, how);
     cases += 2;
   }
+  // 16-bit quantized values (TFLite 16x8 models' softmax: int16 in, int16 out).
+  for (const auto& [dims, axis] : std::vector<std::pair<std::string, int>>{{"4x37", -1}, {"2x6x5", 1}}) {
+    const std::string attrs = " {axis = " + std::to_string(axis) + " : i64}";
+    const std::string qi = "tensor<" + dims + "x!quant.uniform<i16:f32, 3.0e-04>>";
+    const std::string qo = "tensor<" + dims + "x!quant.uniform<i16:f32, 3.0517578125e-05>>";
+    const std::string qu = "tensor<" + dims + "x!quant.uniform<u16:f32, 1.0e-03:30000>>";
+    CHECK(check_op(rng, {qi}, "\"qrt.softmax\"", qo, attrs).find("i16_i16_softmax__") == 0);
+    CHECK(check_op(rng, {qu}, "\"qrt.softmax\"", qo, attrs).find("u16_i16_softmax__") == 0);
+    cases += 2;
+  }
   for (const auto& [x, w, axis] : std::vector<std::tuple<std::string, std::string, int>>{
            {"3x64", "64", 1}, {"2x5x33", "33", 2}, {"2x5x6", "5x6", 1}, {"7x1", "1", 1}}) {
     const std::string xt = "tensor<" + x + "xf32>", wt = "tensor<" + w + "xf32>";
