@@ -1,7 +1,7 @@
 // qrt — ONNX import of the activations and normalizations that have no qrt op of their own,
 // as compositions of element-wise ops in the order ONNX's reference evaluates them (each step
 // one rounding of the element type): LeakyRelu, Elu, Selu, HardSigmoid, HardSwish,
-// ThresholdedRelu, Sum, Mean, and BatchNormalization in inference mode. The plan fuses each
+// ThresholdedRelu, Sum, Mean, LogSoftmax, and BatchNormalization in inference mode. The plan fuses each
 // composition into one element-wise program; between 8-bit QDQ pairs it becomes a 256-entry
 // table (fold-qdq), as any unary region does.
 #include <cmath>
@@ -93,6 +93,28 @@ Result<bool> Importer::activation_op(const onnx::NodeProto& node, const Attrs& a
       acc = emit(OpKind::kDiv, {acc, float_scalar(double(node.input_size()), t.element)}, t);
     }
     bind(node, 0, acc);
+    return true;
+  }
+  if (op == "LogSoftmax") {
+    // d = x - max(x), y = d - log(Σ exp(d)) along `axis` (ONNX's reference): finite where
+    // log(softmax(x)) would underflow to -inf.
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (!t.element.is_float()) return error(node, "expects a float tensor, got " + t.to_string());
+    const int64_t rank = int64_t(t.rank());
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", opset_ >= 13 ? -1 : 1));
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return error(node, "axis out of range", ErrorCode::kVerify);
+    // Before opset 13 LogSoftmax flattened everything from `axis` on: the same only over the last.
+    if (opset_ < 13 && axis != rank - 1) return error(node, "opset < 13 LogSoftmax over a non-final axis is not supported");
+    std::vector<int64_t> kept = t.dims;
+    kept[size_t(axis)] = 1;
+    const Type kt = Type::tensor(kept, t.element);
+    const std::vector<std::pair<std::string, Attribute>> reduce = {{"axes", Attribute::make_int_array({axis})},
+                                                                   {"keepdims", Attribute::make_int(1)}};
+    const int d = emit(OpKind::kSub, {x, emit(OpKind::kReduceMax, {x}, kt, reduce)}, t);
+    const int sum = emit(OpKind::kReduceSum, {emit(OpKind::kExp, {d}, t)}, kt, reduce);
+    bind(node, 0, emit(OpKind::kSub, {d, emit(OpKind::kLog, {sum}, kt)}, t));
     return true;
   }
   if (op == "BatchNormalization") {
