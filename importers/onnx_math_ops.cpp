@@ -172,6 +172,22 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
                        {{"axes", int_array(axes)}, {"keepdims", Attribute::make_int(keepdims ? 1 : 0)}}));
     return true;
   }
+  if (op == "ArgMax" || op == "ArgMin") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    QRT_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(node, a, "keepdims", 1));
+    QRT_ASSIGN_OR_RETURN(int64_t last, attr_int(node, a, "select_last_index", 0));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis >= int64_t(t.rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    std::vector<bool> reduced(t.rank(), false);
+    reduced[size_t(axis)] = true;
+    const Type out = Type::tensor(reduction_dims(t.dims, reduced, keepdims != 0), ElementType::make_int(64));
+    bind(node, 0, emit(op == "ArgMax" ? OpKind::kArgMax : OpKind::kArgMin, {x}, out,
+                       {{"axis", Attribute::make_int(axis)}, {"keepdims", Attribute::make_int(keepdims ? 1 : 0)},
+                        {"select_last_index", Attribute::make_int(last ? 1 : 0)}}));
+    return true;
+  }
   if (op == "Gather") {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));

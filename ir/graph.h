@@ -107,6 +107,8 @@ enum class OpKind : uint8_t {
   kLog, kLog1p, kExpm1, kSin, kCos, kCbrt,
   // Transposed convolution (ops_nn.cpp).
   kConvTranspose2d,
+  // The index of the largest / smallest element along an axis (ops_math.cpp).
+  kArgMax, kArgMin,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -61,5 +61,7 @@ Status verify_fake_quant(const Graph& g, const Op& op);
 
 /// The op-table entries of the math ops (ops_math.cpp), in OpKind order from kSub.
 std::vector<OpInfo> math_op_entries();
+/// The argmax / argmin entries (ops_math.cpp), after qrt.conv_transpose2d.
+std::vector<OpInfo> arg_reduce_op_entries();
 
 }  // namespace qrt::op_verify

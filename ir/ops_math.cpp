@@ -154,6 +154,34 @@ Status verify_reduce(const Graph& g, const Op& op) {
   return check_shape_equals(op, reduction_dims(in.dims, reduced, keepdims != 0), out);
 }
 
+// argmax / argmin(x) {axis, keepdims, select_last_index}: i64 indices of the reduced shape.
+Status verify_arg_reduce(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&in, &out}));
+  const bool per_tensor = in.element.kind == ElementKind::kUniform;
+  if ((!is_plain(in.element) && !per_tensor) || is_bool(in.element)) {
+    return op_error(op, "expects a float, integer or per-tensor quantized operand, got " + in.to_string());
+  }
+  if (!out.element.is_integer() || out.element.int_width != 64 || out.element.int_sign == Signedness::kUnsigned) {
+    return op_error(op, "result must be i64 indices, got " + out.to_string());
+  }
+  if (!op.attr("axis")) return op_error(op, "needs attribute 'axis'");
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", 0));
+  QRT_ASSIGN_OR_RETURN(int64_t keepdims, int_attr(op, "keepdims", 1));
+  QRT_ASSIGN_OR_RETURN(int64_t last, int_attr(op, "select_last_index", 0));
+  if (axis < 0 || axis >= int64_t(in.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is not a dimension of " + in.to_string());
+  }
+  if ((keepdims != 0 && keepdims != 1) || (last != 0 && last != 1)) {
+    return op_error(op, "'keepdims' and 'select_last_index' must be 0 or 1");
+  }
+  if (in.dims[size_t(axis)] == 0) return op_error(op, "the reduced dimension is empty: no index to return");
+  std::vector<bool> reduced(in.rank(), false);
+  reduced[size_t(axis)] = true;
+  return check_shape_equals(op, reduction_dims(in.dims, reduced, keepdims != 0), out);
+}
+
 // gather(data, indices) {axis}: out = data[:axis] + indices.dims + data[axis+1:].
 Status verify_gather(const Graph& g, const Op& op) {
   const Type& data = operand_type(g, op, 0);
@@ -317,6 +345,15 @@ std::vector<OpInfo> math_op_entries() {
       {OpKind::kSin, "qrt.sin", 1, 1, {}, verify_float_unary, "the sine (radians; exact argument reduction)"},
       {OpKind::kCos, "qrt.cos", 1, 1, {}, verify_float_unary, "the cosine (radians; exact argument reduction)"},
       {OpKind::kCbrt, "qrt.cbrt", 1, 1, {}, verify_float_unary, "the real cube root"},
+  };
+}
+
+std::vector<OpInfo> arg_reduce_op_entries() {
+  return {
+      {OpKind::kArgMax, "qrt.argmax", 1, 1, {"axis", "keepdims", "select_last_index"}, verify_arg_reduce,
+       "the index of the largest element along axis (a NaN wins; ties: the first, or the last)"},
+      {OpKind::kArgMin, "qrt.argmin", 1, 1, {"axis", "keepdims", "select_last_index"}, verify_arg_reduce,
+       "the index of the smallest element along axis (a NaN wins, as numpy; ties: the first, or the last)"},
   };
 }
 

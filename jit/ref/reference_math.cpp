@@ -276,6 +276,51 @@ Tensor eval_layer_norm(const Op& op, const std::vector<const Tensor*>& in, const
   return y;
 }
 
+// argmax / argmin along one axis: per output position, the first (or, with select_last_index,
+// the last) index of the extreme value; a NaN wins over every number (numpy's rule for both).
+// Quantized values compare by stored value (dequantization is monotonic).
+Result<Tensor> eval_arg_reduce(const Op& op, const Tensor& x, const Type& rt) {
+  const size_t axis = size_t(op.attr("axis")->i);
+  const bool keepdims = !op.attr("keepdims") || op.attr("keepdims")->i != 0;
+  const bool last = op.attr("select_last_index") && op.attr("select_last_index")->i != 0;
+  const bool is_max = op.kind == OpKind::kArgMax;
+  std::vector<bool> reduced(x.type.dims.size(), false);
+  reduced[axis] = true;
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, reduction_dims(x.type.dims, reduced, keepdims)));
+  Tensor y = make_result(rt, reduction_dims(x.type.dims, reduced, keepdims));
+  const int64_t len = x.type.dims[axis];
+  if (len == 0) return op_error(op, "the reduced dimension is empty: no index to return");
+  size_t inner = 1;
+  for (size_t d = axis + 1; d < x.type.dims.size(); ++d) inner *= size_t(x.type.dims[d]);
+  const size_t outer = size_t(x.num_elements()) / (size_t(len) * inner);
+  const bool floats = x.type.element.is_float();
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t j = 0; j < inner; ++j) {
+      int64_t best = 0;
+      auto at = [&](int64_t k) { return (o * size_t(len) + size_t(k)) * inner + j; };
+      for (int64_t k = 1; k < len; ++k) {
+        bool better;
+        if (floats) {
+          const double v = x.float_at(at(k)), b = x.float_at(at(best));
+          if (std::isnan(b)) {
+            better = last && std::isnan(v);
+          } else if (std::isnan(v)) {
+            better = true;
+          } else {
+            better = is_max ? (v > b || (last && v == b)) : (v < b || (last && v == b));
+          }
+        } else {
+          const int64_t v = x.int_at(at(k)), b = x.int_at(at(best));
+          better = is_max ? (v > b || (last && v == b)) : (v < b || (last && v == b));
+        }
+        if (better) best = k;
+      }
+      y.set_int(o * inner + j, best);
+    }
+  }
+  return y;
+}
+
 Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   const std::vector<int64_t> axes = ints_of(op.attr("axes"));
   const bool keepdims = op.attr("keepdims") && op.attr("keepdims")->i != 0;
@@ -442,6 +487,8 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kResize: return eval_resize(op, *in[0], rt);
     case OpKind::kReduceSum:
     case OpKind::kReduceMax: return eval_reduce(op, *in[0], rt);
+    case OpKind::kArgMax:
+    case OpKind::kArgMin: return eval_arg_reduce(op, *in[0], rt);
     case OpKind::kShape: {
       Tensor y = make_result(rt, {int64_t(in[0]->type.dims.size())});
       for (size_t d = 0; d < in[0]->type.dims.size(); ++d) y.set_int(d, in[0]->type.dims[d]);

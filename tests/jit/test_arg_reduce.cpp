@@ -1,0 +1,90 @@
+// Tests: qrt.argmax / qrt.argmin — the verifier's rules, the reference on hand-computed cases
+// (a NaN wins, ties to the first or last index, keepdims), and the portable kernel against the
+// reference on random f32 (ties and NaN), integer and quantized tensors along every axis.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "ir/text_format.h"
+#include "op_kernel_check.h"
+#include "tensor_util.h"
+
+namespace {
+
+std::string parse_error(const std::string& x, const std::string& op, const std::string& attrs, const std::string& y) {
+  auto g = qrt::parse_graph("func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"" + op + "\"(%x) " + attrs + " : (" +
+                            x + ") -> " + y + "\n  return %y : " + y + "\n}\n");
+  return g.is_ok() ? "" : g.status().message();
+}
+
+}  // namespace
+
+TEST_CASE("argmax and argmin: the verifier's rules") {
+  const std::string x = "tensor<2x3xf32>";
+  CHECK(parse_error(x, "qrt.argmax", "{axis = 1 : i64}", "tensor<2x1xi64>") == "");
+  CHECK(parse_error(x, "qrt.argmin", "{axis = 0 : i64, keepdims = 0 : i64}", "tensor<3xi64>") == "");
+  CHECK(parse_error(x, "qrt.argmax", "{axis = 1 : i64}", "tensor<2x1xi32>").find("result must be i64 indices") !=
+        std::string::npos);
+  CHECK(parse_error(x, "qrt.argmax", "{axis = 2 : i64}", "tensor<2x1xi64>").find("axis 2 is not a dimension") !=
+        std::string::npos);
+  CHECK(parse_error(x, "qrt.argmax", "{}", "tensor<2x1xi64>").find("needs attribute 'axis'") != std::string::npos);
+  CHECK(parse_error(x, "qrt.argmax", "{axis = 1 : i64}", "tensor<2xi64>").find("result shape") != std::string::npos);
+  CHECK(parse_error("tensor<2x0xf32>", "qrt.argmax", "{axis = 1 : i64}", "tensor<2x1xi64>").find("reduced dimension is empty") !=
+        std::string::npos);
+  CHECK(parse_error("tensor<3xi1>", "qrt.argmax", "{axis = 0 : i64}", "tensor<1xi64>").find("expects a float") !=
+        std::string::npos);
+}
+
+TEST_CASE("argmax and argmin on the reference: NaN wins, ties to the first or last index") {
+  using qrt_test::run1;
+  const std::string x = "tensor<2x4xf32>";
+  const std::vector<double> v = {1, 3, 3, -2, 5, NAN, 0, NAN};
+  CHECK(run1("qrt.argmax", "{axis = 1 : i64, keepdims = 0 : i64}", {{x, v}}, "tensor<2xi64>") == std::vector<double>{1, 1});
+  CHECK(run1("qrt.argmax", "{axis = 1 : i64, keepdims = 0 : i64, select_last_index = 1 : i64}", {{x, v}},
+             "tensor<2xi64>") == std::vector<double>{2, 3});
+  CHECK(run1("qrt.argmin", "{axis = 1 : i64}", {{x, v}}, "tensor<2x1xi64>") == std::vector<double>{3, 1});
+  CHECK(run1("qrt.argmin", "{axis = 0 : i64}", {{x, v}}, "tensor<1x4xi64>") == std::vector<double>{0, 1, 1, 1});
+  // Quantized values compare by stored value.
+  CHECK(run1("qrt.argmax", "{axis = 0 : i64, keepdims = 0 : i64}", {{"tensor<3x!quant.uniform<i8:f32, 0.5:-3>>", {-7, 4, 4}}},
+             "tensor<i64>") == std::vector<double>{1});
+}
+
+TEST_CASE("the argmax and argmin kernels are bit-exact with the reference") {
+  std::mt19937 rng(1621);
+  int cases = 0;
+  const std::vector<std::string> elements = {"f32", "i32", "i8", "!quant.uniform<u8:f32, 0.1:3>",
+                                             "!quant.uniform<i16:f32, 0.01>", "i64"};
+  for (const std::string& e : elements) {
+    for (int axis = 0; axis < 3; ++axis) {
+      for (const char* op : {"qrt.argmax", "qrt.argmin"}) {
+        const bool last = rng() % 2;
+        const std::vector<int64_t> dims = {3, 17, 6};
+        std::vector<int64_t> out = dims;
+        out[size_t(axis)] = 1;
+        const std::string xt = "tensor<" + qrt_test::shape(dims) + e + ">", yt = "tensor<" + qrt_test::shape(out) + "i64>";
+        const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"" + op + "\"(%x) {axis = " +
+                                 std::to_string(axis) + " : i64, select_last_index = " + (last ? "1" : "0") + " : i64} : (" +
+                                 xt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        CAPTURE(text);
+        auto t = qrt::parse_type(xt);
+        REQUIRE(t.is_ok());
+        qrt::Tensor x = qrt::Tensor::zeros(*t);
+        for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+          // Few distinct values (ties), a NaN now and then for floats.
+          const int v = int(rng() % 7) - 3;
+          if (e == "f32") {
+            x.set_float(i, rng() % 23 == 0 ? NAN : double(v));
+          } else {
+            x.set_int(i, v + (e.find("u8") != std::string::npos ? 3 : 0));
+          }
+        }
+        const std::string how = qrt_test::check_last_op(text, x);
+        CHECK_MESSAGE(how.find(std::string(op + 4) + " (portable C++") == 0, how);
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " argmax / argmin cases");
+}
