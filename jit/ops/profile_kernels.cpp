@@ -57,17 +57,10 @@ class ProfileRequantKernel final : public OpKernel {
                  graph.values[size_t(op.operands[1])].type.element, result_type_.element,
                  size_t(result_type_.dims[size_t(axis)])),
         profile_(numerics_profile_name(graph.numerics)) {
-    const size_t channels = size_t(result_type_.dims[axis_]);
-    const std::optional<FusedClamp> clamp = fused_clamp(op);
-    for (size_t c = 0; c < channels; ++c) {
-      const size_t oc = out_.num_channels() == 1 ? 0 : c;
-      zo_.push_back(out_.zero_points[oc]);
-      // The fused clamp narrows the storage bounds exactly as the reference's qrt.clamp does.
-      const auto [lo, hi] = clamp ? clamp_stored_bounds(out_, oc, clamp->min, clamp->max)
-                                  : std::pair<int64_t, int64_t>(out_.storage.min, out_.storage.max);
-      lo_.push_back(lo);
-      hi_.push_back(hi);
-    }
+    ChannelOutputs outputs = channel_outputs(op, out_, size_t(result_type_.dims[axis_]));
+    zo_ = std::move(outputs.zo);
+    lo_ = std::move(outputs.lo);
+    hi_ = std::move(outputs.hi);
     choose_requant_kernel(graph, allowed, generator);
   }
 
@@ -471,6 +464,20 @@ std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const O
     }
   }
   return std::make_unique<ProfileBinaryKernel>(graph, op, allowed, generator);
+}
+
+ChannelOutputs channel_outputs(const Op& op, const ElementType& out, size_t channels) {
+  ChannelOutputs o;
+  const std::optional<FusedClamp> clamp = fused_clamp(op);
+  for (size_t c = 0; c < channels; ++c) {
+    const size_t oc = out.num_channels() == 1 ? 0 : c;
+    o.zo.push_back(out.zero_points[oc]);
+    const auto [lo, hi] = clamp ? clamp_stored_bounds(out, oc, clamp->min, clamp->max)
+                                : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
+    o.lo.push_back(lo);
+    o.hi.push_back(hi);
+  }
+  return o;
 }
 
 std::optional<std::shared_ptr<Graph>> accumulator_graph(const Graph& graph, const Op& op) {

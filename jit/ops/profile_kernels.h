@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "jit/ops/op_kernel.h"
 
@@ -26,6 +27,14 @@ void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
     st.is_signed ? fn(reinterpret_cast<I16*>(bytes)) : fn(reinterpret_cast<U16*>(bytes));
   }
 }
+
+/// Per output channel of a requantizing contraction: the zero point and the stored bounds,
+/// narrowed by the op's fused clamp exactly as the reference's qrt.clamp narrows them.
+struct ChannelOutputs {
+  std::vector<int64_t> zo, lo, hi;
+};
+/// ChannelOutputs of `op`'s result type `out` (per tensor or per channel) for `channels` channels.
+ChannelOutputs channel_outputs(const Op& op, const ElementType& out, size_t channels);
 
 /// For `op` (a quantized qrt.matmul or qrt.conv2d of `graph`) whose profile formula is only
 /// its requantization: a graph under the default profile whose last op is `op` producing the

@@ -136,7 +136,7 @@ class ProfileAvgPoolKernel final : public OpKernel {
   // Output row t = n · OH + oh.
   template <typename T, typename U>
   void pool_row(const T* x, U* y, int64_t t) const {
-    const int64_t H = in_.dims[1], W = in_.dims[2], C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
+    const int64_t C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
     const int64_t n = t / OH, oh = t % OH, z = in_.element.zero_points[0];
     const ElementType& oe = result_type_.element;
     thread_local std::vector<int32_t> sums;
@@ -145,17 +145,10 @@ class ProfileAvgPoolKernel final : public OpKernel {
     for (int64_t ow = 0; ow < OW; ++ow) {
       std::fill(s, s + C, 0);
       int64_t count = 0;
-      for (int64_t ky = 0; ky < w_.kh; ++ky) {
-        const int64_t ih = oh * w_.sh - w_.pad_top + ky;
-        if (ih < 0 || ih >= H) continue;
-        for (int64_t kx = 0; kx < w_.kw; ++kx) {
-          const int64_t iw = ow * w_.sw - w_.pad_left + kx;
-          if (iw < 0 || iw >= W) continue;
-          const T* px = x + ((n * H + ih) * W + iw) * C;
-          for (int64_t c = 0; c < C; ++c) s[c] += int32_t(px[c]);  // within int32: see the factory
-          ++count;
-        }
-      }
+      for_each_inside(x, n, oh, ow, [&](const T* px) {
+        for (int64_t c = 0; c < C; ++c) s[c] += int32_t(px[c]);  // within int32: see the factory
+        ++count;
+      });
       const int64_t divisor = w_.count_include_pad ? w_.kh * w_.kw : count;
       U* py = y + (t * OW + ow) * C;
       if (mode_ == Mode::kDefault) {
@@ -174,25 +167,33 @@ class ProfileAvgPoolKernel final : public OpKernel {
     }
   }
 
+  // Calls fn(pixel) for each input pixel of output (n, oh, ow)'s window inside the input, rows
+  // then columns.
+  template <typename T, typename Fn>
+  void for_each_inside(const T* x, int64_t n, int64_t oh, int64_t ow, Fn&& fn) const {
+    const int64_t H = in_.dims[1], W = in_.dims[2], C = in_.dims[3];
+    for (int64_t ky = 0; ky < w_.kh; ++ky) {
+      const int64_t ih = oh * w_.sh - w_.pad_top + ky;
+      if (ih < 0 || ih >= H) continue;
+      for (int64_t kx = 0; kx < w_.kw; ++kx) {
+        const int64_t iw = ow * w_.sw - w_.pad_left + kx;
+        if (iw >= 0 && iw < W) fn(x + ((n * H + ih) * W + iw) * C);
+      }
+    }
+  }
+
   // Output row t of the max pool: the largest stored value among the positions inside.
   template <typename T, typename U>
   void max_row(const T* x, U* y, int64_t t) const {
-    const int64_t H = in_.dims[1], W = in_.dims[2], C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
+    const int64_t C = in_.dims[3], OH = result_type_.dims[1], OW = result_type_.dims[2];
     const int64_t n = t / OH, oh = t % OH;
     for (int64_t ow = 0; ow < OW; ++ow) {
       U* py = y + (t * OW + ow) * C;
       bool first = true;
-      for (int64_t ky = 0; ky < w_.kh; ++ky) {
-        const int64_t ih = oh * w_.sh - w_.pad_top + ky;
-        if (ih < 0 || ih >= H) continue;
-        for (int64_t kx = 0; kx < w_.kw; ++kx) {
-          const int64_t iw = ow * w_.sw - w_.pad_left + kx;
-          if (iw < 0 || iw >= W) continue;
-          const T* px = x + ((n * H + ih) * W + iw) * C;
-          for (int64_t c = 0; c < C; ++c) py[c] = first ? U(px[c]) : std::max(py[c], U(px[c]));
-          first = false;
-        }
-      }
+      for_each_inside(x, n, oh, ow, [&](const T* px) {
+        for (int64_t c = 0; c < C; ++c) py[c] = first ? U(px[c]) : std::max(py[c], U(px[c]));
+        first = false;
+      });
     }
   }
 

@@ -68,17 +68,10 @@ class WideInputKernel final : public OpKernel {
     int32_accumulator_ = is_tflite(graph.numerics) && has_bias_ &&
                          !tflite_int64_accumulator(x, graph.values[size_t(op.operands[1])].type.element,
                                                    &graph.values[size_t(op.operands[2])].type.element);
-    const ElementType& out = result_type_.element;
-    const std::optional<FusedClamp> clamp = fused_clamp(op);
-    for (size_t c = 0; c < size_t(result_type_.dims[axis_]); ++c) {
-      const size_t oc = out.num_channels() == 1 ? 0 : c;
-      zo_.push_back(out.zero_points[oc]);
-      // The fused clamp narrows the storage bounds exactly as the reference's qrt.clamp does.
-      const auto [lo, hi] = clamp ? clamp_stored_bounds(out, oc, clamp->min, clamp->max)
-                                  : std::pair<int64_t, int64_t>(out.storage.min, out.storage.max);
-      lo_.push_back(lo);
-      hi_.push_back(hi);
-    }
+    ChannelOutputs outputs = channel_outputs(op, result_type_.element, size_t(result_type_.dims[axis_]));
+    zo_ = std::move(outputs.zo);
+    lo_ = std::move(outputs.lo);
+    hi_ = std::move(outputs.hi);
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {

@@ -165,6 +165,16 @@ inline std::vector<int> random_values(std::mt19937& rng, size_t count, int lo, i
   return v;
 }
 
+/// A tensor of type text `type` filled with random_values(rng, n, lo, hi) (stored integers).
+inline qrt::Tensor random_stored_tensor(std::mt19937& rng, const std::string& type, int lo, int hi) {
+  auto t = qrt::parse_type(type);
+  REQUIRE_MESSAGE(t.is_ok(), type);
+  qrt::Tensor x = qrt::Tensor::zeros(*t);
+  const auto v = random_values(rng, size_t(x.num_elements()), lo, hi);
+  for (size_t i = 0; i < v.size(); ++i) x.set_int(i, v[i]);
+  return x;
+}
+
 /// Bytes of 8-bit stored values.
 inline std::vector<uint8_t> bytes_of(const std::vector<int>& values) {
   std::vector<uint8_t> b;

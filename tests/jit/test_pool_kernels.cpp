@@ -54,11 +54,7 @@ std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng, int b
                            ", pads = " + list({pc.pt, pc.pl, pc.pb, pc.pr}) + ", strides = " + list({pc.sh, pc.sw}) +
                            "} : (" + xt + ") -> " + ot + "\n  return %y : " + ot + "\n}\n";
   CAPTURE(text);
-  auto t = qrt::parse_type(xt);
-  REQUIRE(t.is_ok());
-  qrt::Tensor input = qrt::Tensor::zeros(*t);
-  const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), x.lo, x.hi);
-  for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+  qrt::Tensor input = qrt_test::random_stored_tensor(rng, xt, x.lo, x.hi);
   return qrt_test::check_last_op(text, input);
 }
 
@@ -100,11 +96,7 @@ TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exac
                                (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
                                "\n  return %y : " + y + "\n}\n";
       CAPTURE(text);
-      auto t = qrt::parse_type(x);
-      REQUIRE(t.is_ok());
-      qrt::Tensor input = qrt::Tensor::zeros(*t);
-      const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), -128, 127);
-      for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+      qrt::Tensor input = qrt_test::random_stored_tensor(rng, x, -128, 127);
       CHECK(qrt_test::check_last_op(text, input).find("_avgpool_35p") != std::string::npos);
     }
   }

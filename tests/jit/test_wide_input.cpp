@@ -217,11 +217,7 @@ std::string check_wide(std::mt19937& rng, const std::string& profile, int form) 
   }
   text += "  return %y : " + yt + "\n}\n";
   CAPTURE(text);
-  auto t = qrt::parse_type(xt);
-  REQUIRE(t.is_ok());
-  qrt::Tensor input = qrt::Tensor::zeros(*t);
-  const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), x.lo, x.hi);
-  for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+  qrt::Tensor input = qrt_test::random_stored_tensor(rng, xt, x.lo, x.hi);
   return qrt_test::check_last_op(qrt_test::with_profile(text, profile), input);
 }
 
@@ -255,11 +251,7 @@ TEST_CASE("a transposed convolution of 16-bit activations runs its phases as byt
                              qrt_test::hex_dense(qrt_test::bytes_of(f)) + " : tensor<8x3x3x4xi8>} : () -> " + wt +
                              "\n  %y = \"qrt.conv_transpose2d\"(%x, %w) {strides = [2, 2]} : (" + xt + ", " + wt + ") -> " +
                              yt + "\n  return %y : " + yt + "\n}\n";
-    auto t = qrt::parse_type(xt);
-    REQUIRE(t.is_ok());
-    qrt::Tensor input = qrt::Tensor::zeros(*t);
-    const auto v = qrt_test::random_values(rng, size_t(input.num_elements()), -32768, 32767);
-    for (size_t i = 0; i < v.size(); ++i) input.set_int(i, v[i]);
+    qrt::Tensor input = qrt_test::random_stored_tensor(rng, xt, -32768, 32767);
     const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), input);
     CHECK_MESSAGE(how.find("16-bit activations as two byte halves") != std::string::npos, how);
   }
