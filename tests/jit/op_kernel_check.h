@@ -32,7 +32,8 @@ struct QuantSpec {
 
   /// The `!quant.uniform<...>` spelling.
   std::string type() const {
-    const int top = (1 << (is_signed ? bits - 1 : bits)) - 1, bottom = is_signed ? -top - 1 : 0;
+    // In 64 bits: 32-bit storage's 2^31 does not fit an int.
+    const int64_t top = (int64_t(1) << (is_signed ? bits - 1 : bits)) - 1, bottom = is_signed ? -top - 1 : 0;
     const bool full = lo == bottom && hi == top;
     std::string s = "!quant.uniform<" + std::string(is_signed ? "i" : "u") + std::to_string(bits);
     if (!full) s += "<" + std::to_string(lo) + ":" + std::to_string(hi) + ">";
