@@ -85,8 +85,15 @@ class FloatMatmulOpKernel final : public OpKernel {
 // O(K·N) copy against O(M·K·N) work), then row tiles of every batch entry run in parallel.
 class BatchedFloatMatmulOpKernel final : public OpKernel {
  public:
-  BatchedFloatMatmulOpKernel(const Graph& graph, const Op& op, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), desc_(desc), code_(std::move(code)) {}
+  BatchedFloatMatmulOpKernel(const Graph& graph, const Op& op, std::vector<float> bias, KernelDesc desc,
+                             std::shared_ptr<const CompiledKernel> code)
+      : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), bias_(std::move(bias)), desc_(desc),
+        code_(std::move(code)) {
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to f32
+      lo_ = float(c->min);
+      hi_ = float(c->max);
+    }
+  }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
     const auto &a = operands[0]->type.dims, &b = operands[1]->type.dims;
@@ -107,6 +114,10 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     const int64_t entries = std::accumulate(batch.begin(), batch.end(), int64_t(1), std::multiplies<>());
     const int64_t b_mats = std::accumulate(b_batch.begin(), b_batch.end(), int64_t(1), std::multiplies<>());
     if (entries == 0 || m == 0 || n == 0) return Status::ok();
+    if (!bias_.empty() && int64_t(bias_.size()) != n) {
+      return Status::error_at(op_.loc, "'qrt.matmul' op has " + std::to_string(n) + " columns at run time for a bias of " +
+                                           std::to_string(bias_.size()));
+    }
     const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
     const float* w = reinterpret_cast<const float*>(operands[1]->bytes());
     float* out = reinterpret_cast<float*>(y.bytes());
@@ -121,6 +132,12 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
         }
       }
     });
+    // The bias padded to the panels' width, as the micro-kernel reads it.
+    std::vector<float> bias;
+    if (!bias_.empty()) {
+      bias.assign(size_t(n_padded), 0.0f);
+      std::copy(bias_.begin(), bias_.begin() + n, bias.begin());
+    }
     // Matrix offsets of every batch entry.
     const BatchMatrices mats = batch_matrices(a_batch, b_batch, batch);
     const std::vector<int64_t>&a_mat = mats.a, &b_mat = mats.b;
@@ -128,19 +145,25 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     parallel.for_each(size_t(entries * tiles), [&](size_t t) {
       const int64_t e = int64_t(t) / tiles, m0 = int64_t(t) % tiles * kRows;
       const F32GemmArgs args{x + (a_mat[size_t(e)] * m + m0) * k, &packed[size_t(b_mat[size_t(e)] * k * n_padded)],
-                             nullptr, out + (e * m + m0) * n, std::min(kRows, m - m0), k, n, n_padded, k, n, -INFINITY,
-                             INFINITY};
+                             bias.empty() ? nullptr : bias.data(), out + (e * m + m0) * n, std::min(kRows, m - m0), k, n,
+                             n_padded, k, n, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
     return Status::ok();
   }
 
   std::string describe() const override {
-    return desc_.name() + " (batched, both operands activations; k-ordered f32 sums, no FMA)";
+    return desc_.name() + " (batched, both operands activations; k-ordered f32 sums, no FMA" +
+           (bias_.empty() ? "" : "; bias added after the sum") + ")";
   }
+  bool reads_operand(size_t index) const override { return index < 2; }  // the bias prepared once
+  bool holds_operand_copy(size_t index) const override { return index == 2; }
+  size_t owned_bytes() const override { return bias_.size() * sizeof(float); }
 
  private:
   Op op_;
+  std::vector<float> bias_;  // a constant bias (empty: none)
+  float lo_ = -INFINITY, hi_ = INFINITY;  // a fused clamp's bounds
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
 };
@@ -175,10 +198,16 @@ class F32MatmulFamily final : public OpFamily {
     std::unique_ptr<Tensor> w = constant_operand(graph, op.operands[1]);
     if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
       if (hybrid) return refuse(why_not, "hybrid weights must be a non-empty 2-D constant");
-      if (op.operands.size() > 2) return refuse(why_not, "a batched f32 matmul with a bias runs on the reference");
-      if (fused_clamp(op)) return refuse(why_not, "a batched f32 matmul with a fused clamp runs on the reference");
       if (x.rank() < 2 || wt.rank() < 2) return refuse(why_not, "a batched f32 matmul needs operands of rank >= 2");
       auto p = std::make_unique<PreparedF32Matmul>();
+      if (op.operands.size() > 2) {
+        // A bias along the last result axis, added after each sum (the reference's order).
+        std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
+        if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32 || b->type.rank() != 1) {
+          return refuse(why_not, "the bias of a batched f32 matmul is not a 1-D f32 constant");
+        }
+        for (int64_t j = 0; j < b->num_elements(); ++j) p->bias.push_back(float(b->float_at(size_t(j))));
+      }
       p->graph = &graph;
       p->op = &op;
       p->batched = true;
@@ -227,7 +256,7 @@ class F32MatmulFamily final : public OpFamily {
     const auto& p = static_cast<const PreparedF32Matmul&>(prepared);
     const KernelDesc d = f32_gemm_desc(backend->isa(), backend->generator());
     QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
-    if (p.batched) return std::unique_ptr<OpKernel>(std::make_unique<BatchedFloatMatmulOpKernel>(*p.graph, *p.op, d, std::move(code)));
+    if (p.batched) return std::unique_ptr<OpKernel>(std::make_unique<BatchedFloatMatmulOpKernel>(*p.graph, *p.op, p.bias, d, std::move(code)));
     return std::unique_ptr<OpKernel>(
         std::make_unique<FloatMatmulOpKernel>(*p.graph, *p.op, p.k, p.n, p.w, p.bias, p.hybrid, d, std::move(code)));
   }

@@ -10,6 +10,7 @@
 #include "jit/ops/arg_reduce_kernels.h"
 #include "jit/ops/per_axis_kernels.h"
 #include "jit/ops/profile_kernels.h"
+#include "jit/ops/stablehlo_kernels.h"
 #include "jit/ops/wide_input_kernels.h"
 #include "jit/ref/reference.h"
 #include "jit/ref/reference_profiles.h"
@@ -117,9 +118,18 @@ bool program_fallback(const Graph& graph, const Op& op) {
 }  // namespace
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
+  // StableHLO's quantized ops: dequantize, the float op's kernel, quantize (stablehlo_kernels.h).
+  std::string stablehlo_why;
+  if (graph.numerics == NumericsProfile::kStableHlo && !profile_formula(graph, op).empty()) {
+    QRT_ASSIGN_OR_RETURN(KernelChoice stablehlo, select_stablehlo_kernel(graph, op, allowed, generator));
+    if (stablehlo.kernel) return stablehlo;
+    stablehlo_why = stablehlo.why_not;
+  }
   // A quantized transposed convolution runs as a stride-1 convolution of a staged input,
   // chosen like any other (its profile's requantization included).
-  if (op.kind == OpKind::kConvTranspose2d) return select_conv_transpose_kernel(graph, op, allowed, generator);
+  if (op.kind == OpKind::kConvTranspose2d && stablehlo_why.empty()) {
+    return select_conv_transpose_kernel(graph, op, allowed, generator);
+  }
   // 16-bit activations: two byte halves on the 8-bit kernels, under every integer profile.
   if (wide_input_applies(graph, op)) return select_wide_input_kernel(graph, op, allowed, generator);
   KernelChoice choice;
@@ -180,7 +190,8 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
       }
       formula += " (and no kernel computes its accumulators: " + contraction.why_not + ")";
     }
-    choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula";
+    choice.why_not = "numerics profile " + formula + "; the kernels implement the default formula" +
+                     (stablehlo_why.empty() ? "" : " (dequantize-op-quantize on the float kernels: " + stablehlo_why + ")");
     return choice;
   }
   QRT_ASSIGN_OR_RETURN(choice,

@@ -147,6 +147,18 @@ std::string profile_formula(const Graph& graph, const Op& op) {
              : "";
 }
 
+Tensor dequantize_stablehlo_tensor(const Tensor& t) {
+  const ElementType& e = t.type.element;
+  Type ft = t.type;
+  ft.element = ElementType::make_float(e.float_kind);
+  Tensor f = Tensor::zeros(ft);
+  const QuantView view(e, t.type.dims);
+  for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
+    f.set_float(i, numerics::dequantize_stablehlo(t.int_at(i), view.zp(i), view.scale(i), e.float_kind));
+  }
+  return f;
+}
+
 Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tensor*>& in, const Type& result) {
   Graph fg;  // the default profile: plain float evaluation
   std::vector<Tensor> floats;
@@ -157,14 +169,7 @@ Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tens
       floats.push_back(*t);
       continue;
     }
-    Type ft = t->type;
-    ft.element = ElementType::make_float(e.float_kind);
-    Tensor f = Tensor::zeros(ft);
-    const QuantView view(e, t->type.dims);
-    for (size_t i = 0; i < size_t(t->num_elements()); ++i) {
-      f.set_float(i, numerics::dequantize_stablehlo(t->int_at(i), view.zp(i), view.scale(i), e.float_kind));
-    }
-    floats.push_back(std::move(f));
+    floats.push_back(dequantize_stablehlo_tensor(*t));
   }
   std::vector<int> args;
   std::vector<const Tensor*> ptrs;

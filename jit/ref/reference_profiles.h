@@ -23,6 +23,10 @@ std::string profile_formula(const Graph& graph, const Op& op);
 /// StableHLO formula. For ops where profile_formula names the stablehlo profile.
 Result<Tensor> dequantize_op_quantize(const Op& op, const std::vector<const Tensor*>& in, const Type& result);
 
+/// StableHLO's dequantize of every element of `t` (quantized, any granularity) into a tensor of
+/// its expressed type: dequantize_op_quantize's operands, as kernels fold constants.
+Tensor dequantize_stablehlo_tensor(const Tensor& t);
+
 /// The prepared parameters of TFLite's integer softmax for `op` with input and result elements
 /// `in`, `out` (an 8-bit input; an 8- or 16-bit result of zero point = its storage minimum and
 /// scale 2^-width), or nullopt with `*why` (the tflite profiles then keep the default formula).

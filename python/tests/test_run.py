@@ -231,7 +231,8 @@ def test_numerics_profiles(tmp_path):
     plan = m.compile(numerics="stablehlo")
     assert plan.numerics == "stablehlo"
     assert plan.run(x)["0"].tolist() == [0, 0, 2, -2]  # the zero point, then rne
-    assert "numerics profile stablehlo" in plan.ops[0].reason
+    assert plan.ops[0].selection.startswith("numerics profile stablehlo")  # a kernel of its formula
+    assert plan.ops[0].kernel.startswith("stablehlo dequantize-op-quantize: quantize")
     assert m.compile(numerics="tflite").run(x)["0"].tolist() == [0, 1, 2, -2]  # half away from zero
     with pytest.raises(qrt.InvalidArgumentError, match="unknown numerics profile 'gemmlowp'"):
         m.compile(numerics="gemmlowp")

@@ -455,6 +455,29 @@ TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the p
   if (q31_everywhere) CHECK(fused_cases > 0);
 }
 
+TEST_CASE("conv2d under stablehlo: dequantized operands on the f32 convolution, then StableHLO's quantize") {
+  std::mt19937 rng(43);
+  int cases = 0;
+  for (bool nchw : {false, true}) {
+    ConvCase c;
+    c.nchw = nchw, c.h = 9, c.w = 8, c.c = 8, c.o = 19, c.pt = c.pl = c.pb = c.pr = 1;
+    ConvCase d;
+    d.nchw = nchw, d.c = d.o = d.groups = 17, d.h = 7, d.w = 9, d.pt = d.pl = d.pb = d.pr = 1;
+    ConvCase one;
+    one.nchw = nchw, one.kh = one.kw = 1, one.h = 6, one.w = 7, one.c = 17, one.o = 40, one.sh = one.sw = 2;
+    for (const ConvCase& cc : {c, d, one}) {
+      for (int rep = 0; rep < 3; ++rep) {
+        const std::string how = check_conv(cc, rng, false, "stablehlo");
+        if (how.empty()) continue;  // a float convolution without a kernel (checked on the reference)
+        CHECK_MESSAGE(how.find("stablehlo dequantize-op-quantize: dequantize (1 byte table), ") == 0, how);
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " stablehlo convolutions on the float kernels");
+  CHECK(cases >= 9);
+}
+
 TEST_CASE("conv2d with 16-bit results: the kernels' int32 accumulators, then the default requantization") {
   // No contraction kernel's epilogue writes 16 bits: the GEMM, depthwise and grouped kernels
   // compute the accumulators and portable C++ requantizes them (fused clamps, per-channel

@@ -312,7 +312,7 @@ TEST_CASE("f32 conv_transpose2d on the kernels keeps the reference's order: the 
   }
 }
 
-TEST_CASE("conv_transpose2d says why it stays on the reference: f16 operands and StableHLO's formula") {
+TEST_CASE("conv_transpose2d says why it stays on the reference (f16 operands); StableHLO's formula wraps the f32 kernel") {
   auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16> {
   %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf16>} : () -> tensor<1x2x2x1xf16>
   %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf16>, tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16>
@@ -328,12 +328,23 @@ TEST_CASE("conv_transpose2d says why it stays on the reference: f16 operands and
   %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>, tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
   return %y : tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
 })";
-  auto s = qrt::parse_graph(qrt_test::with_profile(quantized, "stablehlo"));
+  // Under stablehlo: the dequantized operands on the f32 transposed convolution, then StableHLO's
+  // quantize, bit-exact with the reference.
+  std::mt19937 rng(41);
+  qrt::Tensor x = qrt_test::random_stored_tensor(rng, "tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>", -128, 127);
+  const std::string how = qrt_test::check_last_op(qrt_test::with_profile(quantized, "stablehlo"), x);
+  CHECK_MESSAGE(how.find("stablehlo dequantize-op-quantize: dequantize (1 byte table)") == 0, how);
+  // f16 expressed: no float kernel to wrap, and the reason says so.
+  std::string f16 = quantized;
+  for (size_t at; (at = f16.find(":f32,")) != std::string::npos;) f16.replace(at, 5, ":f16,");
+  auto s = qrt::parse_graph(qrt_test::with_profile(f16, "stablehlo"));
   REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   auto stablehlo = qrt::jit::select_kernel(*s, s->ops.back());
   REQUIRE(stablehlo.is_ok());
   CHECK(!stablehlo->kernel);
-  CHECK(stablehlo->why_not.find("numerics profile stablehlo") != std::string::npos);
+  CHECK_MESSAGE(stablehlo->why_not.find("numerics profile stablehlo") != std::string::npos, stablehlo->why_not);
+  CHECK_MESSAGE(stablehlo->why_not.find("only quantized and f32 transposed convolutions") != std::string::npos,
+                stablehlo->why_not);
   // The default profile runs it on the kernels.
   auto d = qrt::parse_graph(quantized);
   REQUIRE(d.is_ok());

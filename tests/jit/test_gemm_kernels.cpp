@@ -430,16 +430,34 @@ TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding 
       {{2, 4, 16, 8}, {2, 4, 8, 16}, {2, 4, 16, 16}}, {{1, 3, 9, 5}, {1, 3, 5, 17}, {1, 3, 9, 17}},
       {{3, 7, 6}, {1, 6, 5}, {3, 7, 5}},             {{2, 1, 5, 3}, {4, 3, 2}, {2, 4, 5, 2}},
       {{5, 33}, {33, 18}, {5, 18}},                   {{2, 6, 1}, {2, 1, 40}, {2, 6, 40}}};
+  int with_bias = 0;
   for (const Shapes& c : cases) {
-    const std::string at = "tensor<" + qrt_test::shape(c.a) + "f32>", bt = "tensor<" + qrt_test::shape(c.b) + "f32>";
-    const std::string yt = "tensor<" + qrt_test::shape(c.y) + "f32>";
-    const std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n  %y = \"qrt.matmul\"(%a, %b) : (" +
-                             at + ", " + bt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
-    CAPTURE(text);
-    const std::string how = qrt_test::check_last_op(text, {random_f32(c.a), random_f32(c.b)});
-    CHECK(how.find("f32_f32_f32_gemm") == 0);
-    CHECK(how.find("batched") != std::string::npos);
+    for (bool bias : {false, true}) {
+      const std::string at = "tensor<" + qrt_test::shape(c.a) + "f32>", bt = "tensor<" + qrt_test::shape(c.b) + "f32>";
+      const std::string yt = "tensor<" + qrt_test::shape(c.y) + "f32>";
+      std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n";
+      std::string operands = "%a, %b", types = at + ", " + bt, attrs;
+      if (bias) {
+        // A constant bias added after each k-ordered sum, then a fused clamp (StableHLO's
+        // matmuls of two activations need both).
+        const int64_t n = c.y.back();
+        const std::string ct = "tensor<" + std::to_string(n) + "xf32>";
+        std::string values;
+        for (int64_t j = 0; j < n; ++j) values += (j ? ", " : "") + std::to_string(mag(rng) * 0.01f);
+        text += "  %c = \"qrt.constant\"() {value = dense<[" + values + "]> : " + ct + "} : () -> " + ct + "\n";
+        operands += ", %c", types += ", " + ct;
+        attrs = " {clamp_max = 0.5 : f64, clamp_min = -0.25 : f64}";
+      }
+      text += "  %y = \"qrt.matmul\"(" + operands + ")" + attrs + " : (" + types + ") -> " + yt + "\n  return %y : " + yt +
+              "\n}\n";
+      CAPTURE(text);
+      const std::string how = qrt_test::check_last_op(text, {random_f32(c.a), random_f32(c.b)});
+      CHECK(how.find("f32_f32_f32_gemm") == 0);
+      CHECK(how.find("batched") != std::string::npos);
+      with_bias += how.find("bias added after the sum") != std::string::npos;
+    }
   }
+  CHECK(with_bias == int(cases.size()));
 }
 
 TEST_CASE("quantized matmuls of two activations (batched, broadcast) run on the GEMM kernels, bit-exact") {
@@ -627,4 +645,24 @@ TEST_CASE("matmul under the tflite and onnx profiles: kernel accumulators, the p
   }
   MESSAGE(cases << " profile matmul cases requantized by the profile");
   CHECK(cases > 40);  // the rest have int32 accumulator results, the same in every profile
+}
+
+TEST_CASE("matmul under stablehlo: dequantized operands on the f32 GEMM, then StableHLO's quantize") {
+  // Per-channel weights, biases, fused clamps, saturation and i32 results, as above; the
+  // weights and bias dequantized at plan time, the activations through a byte table.
+  std::mt19937 rng(37);
+  int cases = 0;
+  for (int64_t m : {1, 3, 13}) {
+    for (int64_t k : {5, 64, 131}) {
+      for (int64_t n : {7, 17, 40}) {
+        const MatmulCase c = random_case(rng, m, k, n);
+        const std::string text = qrt_test::with_profile(matmul_text(c, rng, 255), "stablehlo");
+        CAPTURE(text);
+        const std::string how = qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
+        CHECK_MESSAGE(how.find("stablehlo dequantize-op-quantize: dequantize (1 byte table), f32_f32_f32_gemm") == 0, how);
+        cases += how.find("stablehlo") == 0;
+      }
+    }
+  }
+  CHECK(cases == 27);
 }

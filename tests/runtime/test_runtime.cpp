@@ -443,13 +443,17 @@ TEST_CASE("numerics profiles: the bundled TFLite models give the reference's byt
         REQUIRE(qrt_plan_op_info(jit.plan, i, &info) == QRT_OK);
         const bool by_reference = std::string(info.reason).find(std::string("numerics profile ") + profile) != std::string::npos;
         // (or, under tflite, the GEMM tiles requantize as TFLite does: names ending "_q31__...")
-        const bool by_kernel = std::string(info.kernel).find(std::string("then the ") + profile + " requantization") != std::string::npos ||
-                               (std::string(profile) == "tflite" && std::string(info.kernel).find("_q31__") != std::string::npos);
+        // (or, under stablehlo, the dequantize-op-quantize kernels and byte tables of the formula)
+        const std::string kernel = info.kernel;
+        const bool by_kernel = kernel.find(std::string("then the ") + profile + " requantization") != std::string::npos ||
+                               (std::string(profile) == "tflite" && kernel.find("_q31__") != std::string::npos) ||
+                               (std::string(profile) == "stablehlo" && (kernel.find("stablehlo dequantize-op-quantize") == 0 ||
+                                                                        kernel.find("stablehlo requantize") != std::string::npos));
         redefined += by_reference || by_kernel;
-        // Under tflite and onnx, quantized contractions keep their kernels (int32 results are
-        // the same in every profile and need no requantization step).
+        // Quantized contractions keep kernels under every profile (int32 results are the same
+        // in every profile; stablehlo's run on the float kernels).
         const std::string op = info.op;
-        if ((op == "qrt.conv2d" || op == "qrt.matmul") && std::string(profile) != "stablehlo") {
+        if (op == "qrt.conv2d" || op == "qrt.matmul") {
           CHECK_MESSAGE(std::string(info.kernel) != "reference", op << " on the reference: " << info.reason);
         }
       }

@@ -513,8 +513,8 @@ TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named
                       " --kernels --output-dir " + out.string());
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(r.out.find("numerics profile: " + profile) != std::string::npos);
-    // StableHLO's quantize runs on the reference; TFLite's has a portable kernel of its formula.
-    if (profile == "stablehlo") CHECK(r.out.find("reference: numerics profile stablehlo: quantize") != std::string::npos);
+    // Both have portable kernels of their formulas.
+    if (profile == "stablehlo") CHECK(r.out.find("stablehlo dequantize-op-quantize: quantize (portable C++)") != std::string::npos);
     if (profile == "tflite") CHECK(r.out.find("quantize with tflite's formula") != std::string::npos);
     qrt_tools::NpyArray q;
     std::string error;
