@@ -2,8 +2,8 @@
 // - `qrt.requantize` of 8-bit per-tensor values to 8-bit per-tensor values has 256 possible
 //   results, so the reference's formula (numerics::requantize_tflite: q - z_in times the Q31
 //   form of f32(s_in) / f32(s_out), + z_out) fills a table once and the run is the byte table
-//   kernel (kLut8, or the byte clamp where the table is one); 16-bit storage runs the formula
-//   per element in C++.
+//   kernel (kLut8, or the byte clamp where the table is one); 16-bit storage, and 32-bit
+//   inputs (accumulators), run the formula per element in C++.
 // - `quant.qcast` of f32 values to per-tensor 8- or 16-bit storage runs the reference's
 //   numerics::quantize_tflite (one f32 division, rounding half away from zero) per element in
 //   C++, the elements split over the threads.
@@ -66,12 +66,19 @@ class ProfileCastKernel final : public OpKernel {
           }
           return;
         }
-        with_storage(in_.storage, x.bytes(), [&](const auto* px) {
+        auto requantize = [&](const auto* px) {
           for (int64_t i = begin; i < end; ++i) {
             const int64_t q = int64_t(px[i]) - in_.zero_points[0];
             py[i] = Out(numerics::requantize_tflite(q, m_, out.zero_points[0], out.storage.min, out.storage.max, single_));
           }
-        });
+        };
+        if (in_.storage.width <= 16) {
+          with_storage(in_.storage, x.bytes(), requantize);
+        } else if (in_.storage.is_signed) {  // 32-bit storage: accumulators
+          requantize(reinterpret_cast<const int32_t*>(x.bytes()));
+        } else {
+          requantize(reinterpret_cast<const uint32_t*>(x.bytes()));
+        }
       });
     });
     return Status::ok();
@@ -125,7 +132,7 @@ std::unique_ptr<OpKernel> make_profile_cast_kernel(const Graph& graph, const Op&
     if (!in.is_float() || in.float_kind != FloatKind::kF32) return nullptr;
     return std::make_unique<ProfileCastKernel>(graph, op, ProfileCastKernel::Kind::kQuantize);
   }
-  if (!per_tensor(in) || in.storage.width > 16) return nullptr;
+  if (!per_tensor(in) || in.storage.width > 32) return nullptr;
   const bool single = graph.numerics == NumericsProfile::kTfliteSingleRounding;
   if (in.storage.width == 8 && out.storage.width == 8) {
     const std::string name = std::string(numerics_profile_name(graph.numerics)) + " requantize";

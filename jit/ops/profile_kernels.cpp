@@ -374,10 +374,11 @@ class ProfileBinaryKernel final : public OpKernel {
 class ProfileActivationKernel final : public OpKernel {
  public:
   ProfileActivationKernel(const Graph& graph, const Op& op, std::optional<numerics::TfliteSoftmaxParams> softmax,
-                          std::optional<numerics::TfliteLogisticParams> logistic)
+                          std::optional<numerics::TfliteLogisticParams> logistic, size_t axis = 0)
       : OpKernel(graph.values[size_t(op.results[0])].type),
         in_(graph.values[size_t(op.operands[0])].type.element.storage),
         softmax_(softmax),
+        axis_(axis),
         loc_(op.loc),
         name_(std::string(op.kind == OpKind::kSoftmax ? "softmax" : "logistic (256-entry table)") + " with " +
               numerics_profile_name(graph.numerics) + "'s fixed-point formula (portable C++)") {
@@ -402,7 +403,10 @@ class ProfileActivationKernel final : public OpKernel {
       });
       return Status::ok();
     }
-    const size_t len = size_t(out.type.dims.back());
+    // Slices along the axis: `len` elements `inner` apart (1 for the last axis).
+    const size_t len = size_t(out.type.dims[axis_]);
+    size_t inner = 1;
+    for (size_t d = axis_ + 1; d < out.type.rank(); ++d) inner *= size_t(out.type.dims[d]);
     const size_t rows = len == 0 ? 0 : n / len;
     const size_t tasks = std::max<size_t>(1, std::min<size_t>(rows * len / 16384, 4 * size_t(parallel.threads())));
     std::atomic<int64_t> stopped{-1};
@@ -410,21 +414,25 @@ class ProfileActivationKernel final : public OpKernel {
       std::vector<int32_t> row(len);
       std::vector<int64_t> result(len);
       for (size_t r = rows * t / tasks; r < rows * (t + 1) / tasks; ++r) {
-        with_storage(in_, operands[0]->bytes() + r * len * ((in_.width + 7) / 8), [&](const auto* x) {
-          for (size_t k = 0; k < len; ++k) row[k] = int32_t(x[k]);
+        const size_t first = r / inner * len * inner + r % inner;  // the slice's first element
+        with_storage(in_, operands[0]->bytes(), [&](const auto* x) {
+          for (size_t k = 0; k < len; ++k) row[k] = int32_t(x[first + k * inner]);
         });
         if (!numerics::softmax_tflite_row(row.data(), int64_t(len), *softmax_, result.data())) {
-          stopped = int64_t(r);
+          // The first such slice in element order, as the reference reports it, whatever the split.
+          int64_t seen = stopped.load();
+          while ((seen < 0 || int64_t(first) < seen) && !stopped.compare_exchange_weak(seen, int64_t(first))) {
+          }
           continue;
         }
-        const QuantStorage& st = result_type_.element.storage;
-        with_storage(st, out.bytes() + r * len * ((st.width + 7) / 8), [&](auto* y) {
-          for (size_t k = 0; k < len; ++k) y[k] = static_cast<std::remove_pointer_t<decltype(y)>>(result[k]);
+        with_storage(result_type_.element.storage, out.bytes(), [&](auto* y) {
+          for (size_t k = 0; k < len; ++k) y[first + k * inner] = static_cast<std::remove_pointer_t<decltype(y)>>(result[k]);
         });
       }
     });
     if (stopped >= 0) {
-      return Status::error_at(loc_, "'qrt.softmax' op tflite softmax: row " + std::to_string(stopped.load()) +
+      return Status::error_at(loc_, "'qrt.softmax' op tflite softmax: the slice at element " +
+                                        std::to_string(stopped.load()) +
                                         " sums to 2^9 or more in exp (TFLite's kernel stops there: its rounding "
                                         "shift would exceed 31)");
     }
@@ -436,6 +444,7 @@ class ProfileActivationKernel final : public OpKernel {
  private:
   QuantStorage in_;
   std::optional<numerics::TfliteSoftmaxParams> softmax_;
+  size_t axis_;  // the softmax's axis
   std::array<int8_t, 256> table_{};
   SourceLoc loc_;
   std::string name_;
@@ -523,12 +532,13 @@ std::unique_ptr<OpKernel> make_profile_activation_kernel(const Graph& graph, con
     auto p = tflite_logistic_params(x.element, y.element, single, &why);
     return p ? std::make_unique<ProfileActivationKernel>(graph, op, std::nullopt, p) : nullptr;
   }
-  // Rows along the last axis (TFLite's); other axes stay with the reference.
+  // Slices along any axis (TFLite's is the last; the reference applies its formula per slice
+  // along the op's axis).
   int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
   if (axis < 0) axis += int64_t(y.rank());
-  if (axis != int64_t(y.rank()) - 1) return nullptr;
+  if (axis < 0 || axis >= int64_t(y.rank())) return nullptr;
   auto p = tflite_softmax_params(op, x.element, y.element, single, &why);
-  return p ? std::make_unique<ProfileActivationKernel>(graph, op, p, std::nullopt) : nullptr;
+  return p ? std::make_unique<ProfileActivationKernel>(graph, op, p, std::nullopt, size_t(axis)) : nullptr;
 }
 
 }  // namespace qrt::jit

@@ -66,7 +66,7 @@ std::unique_ptr<OpKernel> make_profile_requant_kernel(const Graph& graph, const 
 std::unique_ptr<OpKernel> make_profile_binary_kernel(const Graph& graph, const Op& op, const IsaSet& allowed,
                                                      Generator generator);
 
-/// TFLite's quantized qrt.softmax (along the last axis) or int8 qrt.logistic (tflite
+/// TFLite's quantized qrt.softmax (along any axis) or int8 qrt.logistic (tflite
 /// profiles, where profile_formula names them) of a static shape without a fused clamp: a
 /// portable C++ kernel of the profile's formula (the logistic as a 256-entry table); nullptr
 /// for any other op or profile.
@@ -92,7 +92,7 @@ std::unique_ptr<OpKernel> make_profile_avg_pool_kernel(const Graph& graph, const
 /// mean over other axes); nullptr for anything else.
 std::unique_ptr<OpKernel> make_portable_pool_kernel(const Graph& graph, const Op& op);
 /// TFLite's `quant.qcast` (f32 to per-tensor 8/16-bit storage) and `qrt.requantize` (per
-/// tensor, 8/16-bit) under the tflite profiles, without a fused clamp: 8-bit to 8-bit
+/// tensor, 8/16/32-bit inputs to 8/16-bit results) under the tflite profiles, without a fused clamp: 8-bit to 8-bit
 /// requantization as a 256-entry byte table of the reference's formula (the best table kernel
 /// in `allowed` from `generator`), the rest per element in portable C++
 /// (profile_cast_kernels.cpp); nullptr for anything else.

@@ -408,10 +408,14 @@ TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) ar
   int tables = 0, portable = 0, per_axis = 0;
   // A per-tensor (or, with `axis`, per-axis over 3 channels) type of `bits` storage: zero point
   // at a bound or anywhere, scales over decades.
+  // 32-bit storage is an accumulator's: signed, zero point 0.
   auto spec = [&](unsigned bits, bool is_signed, bool axis, int* lo, int* hi) {
-    *lo = is_signed ? -(1 << (bits - 1)) : 0;
-    *hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-    auto zp = [&] { return rng() % 3 == 0 ? *lo : rng() % 2 ? *hi : *lo + int(rng() % uint32_t(*hi - *lo + 1)); };
+    *lo = int(is_signed ? -(int64_t(1) << (bits - 1)) : 0);
+    *hi = int(is_signed ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1);
+    auto zp = [&] {
+      if (bits == 32) return 0;
+      return rng() % 3 == 0 ? *lo : rng() % 2 ? *hi : *lo + int(rng() % uint32_t(*hi - *lo + 1));
+    };
     char buf[200];
     if (axis) {
       std::snprintf(buf, sizeof buf, "!quant.uniform<%s%u:f32:3, {%.9g:%d, %.9g:%d, %.9g:%d}>", is_signed ? "i" : "u", bits,
@@ -423,14 +427,15 @@ TEST_CASE("tflite quantize and requantize kernels (byte tables, portable C++) ar
     return std::string(buf);
   };
   for (const char* profile : {"tflite", "tflite-single-rounding"}) {
-    for (int rep = 0; rep < 24; ++rep) {
+    for (int rep = 0; rep < 30; ++rep) {
       const bool quantize = rep % 2 == 0, axis = rep % 8 == 7;
       // 16-bit storage: some quantize results (rep % 6 == 4), requantize inputs (rep % 12 == 3)
       // and results (rep % 12 == 5).
-      const unsigned in_bits = rep % 12 == 3 ? 16 : 8, out_bits = rep % 6 == 4 || rep % 12 == 5 ? 16 : 8;
+      // 32-bit requantize inputs (accumulators) where rep % 12 == 9.
+      const unsigned in_bits = rep % 12 == 3 ? 16 : rep % 12 == 9 ? 32 : 8, out_bits = rep % 6 == 4 || rep % 12 == 5 ? 16 : 8;
       int lo = 0, hi = 0, in_lo = 0, in_hi = 0;
       const std::string out = spec(out_bits, out_bits == 16 || rng() % 2, axis, &lo, &hi);
-      const std::string in = quantize ? "f32" : spec(in_bits, in_bits == 16 || rng() % 2, false, &in_lo, &in_hi);
+      const std::string in = quantize ? "f32" : spec(in_bits, in_bits >= 16 || rng() % 2, false, &in_lo, &in_hi);
       const std::string dims = "2x9x" + std::to_string(1 + rng() % 40) + "x3x";
       const std::string xt = "tensor<" + dims + in + ">", yt = "tensor<" + dims + out + ">";
       const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"" +

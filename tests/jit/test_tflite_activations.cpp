@@ -355,8 +355,10 @@ TEST_CASE("tflite softmax and logistic kernels (portable C++) are bit-exact with
                                                         : "i8:f32, 0.00390625:-128";
       const std::string yt = "tensor<" + dims + "!quant.uniform<" + out_q + ">>";
       const std::string op = softmax ? "qrt.softmax" : "qrt.logistic";
-      const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"" + op + "\"(%x) : (" + xt +
-                               ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+      // Softmax along the first axis now and then: slices `len` elements apart.
+      const std::string attrs = softmax && rep % 4 == 2 ? " {axis = 0 : i64}" : "";
+      const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"" + op + "\"(%x)" + attrs + " : (" +
+                               xt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
       CAPTURE(text);
       auto t = qrt::parse_type(xt);
       REQUIRE(t.is_ok());
