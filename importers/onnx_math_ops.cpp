@@ -280,12 +280,19 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     return true;
   }
   if (op == "Resize") {
-    // Nearest-neighbour only; scales or sizes must be constants.
+    // Nearest, linear or cubic; scales or sizes must be constants.
     if (opset_ < 11) return error(node, "Resize before opset 11 is not supported");
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     const Type tx = type(x);
     QRT_ASSIGN_OR_RETURN(std::string mode, attr_string(node, a, "mode", "nearest"));
-    if (mode != "nearest") return error(node, "mode '" + mode + "' is not supported (only nearest)");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic") {
+      return error(node, "mode '" + mode + "' is not supported (nearest, linear, cubic)");
+    }
+    if (mode != "nearest" && !tx.element.is_float()) {
+      return error(node, "mode '" + mode + "' of " + tx.element.to_string() + " values is not supported (floats only)");
+    }
+    QRT_ASSIGN_OR_RETURN(float cubic_a, attr_float(node, a, "cubic_coeff_a", -0.75f));
+    QRT_ASSIGN_OR_RETURN(int64_t exclude_outside, attr_int(node, a, "exclude_outside", 0));
     QRT_ASSIGN_OR_RETURN(std::string coord, attr_string(node, a, "coordinate_transformation_mode", "half_pixel"));
     if (coord == "tf_crop_and_resize") return error(node, "coordinate_transformation_mode tf_crop_and_resize is not supported");
     QRT_ASSIGN_OR_RETURN(std::string nearest, attr_string(node, a, "nearest_mode", "round_prefer_floor"));
@@ -334,6 +341,10 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
         {"coordinate_transformation_mode", Attribute::make_string(coord)},
         {"mode", Attribute::make_string(mode)},
         {"nearest_mode", Attribute::make_string(nearest)}};
+    if (mode == "cubic") {
+      attrs.push_back({"cubic_coeff_a", Attribute::make_float(double(cubic_a))});
+      attrs.push_back({"exclude_outside", Attribute::make_int(exclude_outside != 0 ? 1 : 0)});
+    }
     if (!scales.empty()) {
       Attribute list;
       list.kind = Attribute::Kind::kArray;
@@ -341,6 +352,42 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       attrs.push_back({"scales", list});
     }
     bind(node, 0, emit(OpKind::kResize, {x}, Type::tensor(dims, tx.element), attrs));
+    return true;
+  }
+  if (op == "Trilu") {
+    // where(mask, x, 0): the mask of the last two axes is a constant (their sizes and k are
+    // static), so the op runs on the element-wise kernels.
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type tx = type(x);
+    if (tx.rank() < 2) return error(node, "needs an input of rank 2 or more, got " + tx.to_string(), ErrorCode::kVerify);
+    if (!tx.element.is_float() && !tx.element.is_integer()) {
+      return error(node, "takes float or integer values, not " + tx.element.to_string());
+    }
+    const int64_t rows = tx.dims[tx.rank() - 2], cols = tx.dims.back();
+    if (rows < 0 || cols < 0) return error(node, "needs static sizes of the last two dimensions, got " + tx.to_string());
+    if (rows * cols > (int64_t(1) << 28)) {
+      return error(node, "a " + std::to_string(rows) + "x" + std::to_string(cols) + " mask is above qrt's limit of 2^28 elements");
+    }
+    int64_t k = 0;
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      const DenseElements* kd = constant(node, 1);
+      if (!kd || kd->type.num_elements() != 1 || !kd->type.element.is_integer()) {
+        return error(node, "needs k as a constant integer scalar");
+      }
+      k = kd->int_at(0);
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t upper, attr_int(node, a, "upper", 1));
+    DenseElements mask = DenseElements::zeros(Type::tensor({rows, cols}, ElementType::make_int(1)));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        // Upper: on or above the k-th diagonal (j - i >= k); lower: on or below it.
+        mask.set_int(size_t(i * cols + j), (upper != 0 ? j - i >= k : j - i <= k) ? 1 : 0);
+      }
+    }
+    const int m = emit(OpKind::kConstant, {}, mask.type, {{"value", Attribute::make_dense(mask)}});
+    const DenseElements zero = DenseElements::zeros(Type::tensor({}, tx.element));
+    const int z = emit(OpKind::kConstant, {}, zero.type, {{"value", Attribute::make_dense(zero)}});
+    bind(node, 0, emit(OpKind::kWhere, {m, x, z}, tx));
     return true;
   }
   if (op == "Expand") {

@@ -167,6 +167,66 @@ std::vector<int64_t> resize_nearest_indices(int64_t in, int64_t out, double scal
   return map;
 }
 
+ResizeAxisTaps resize_axis_taps(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
+                                const std::string& mode, double cubic_a, bool exclude_outside) {
+  ResizeAxisTaps t;
+  if (mode != "linear" && mode != "cubic") return t;
+  t.taps = mode == "linear" ? 2 : 4;
+  const double width = scale * double(in);  // ONNX's output width, a float
+  for (int64_t i = 0; i < out; ++i) {
+    const double x = double(i);
+    double src;
+    if (coordinate_mode == "half_pixel") {
+      src = (x + 0.5) / scale - 0.5;
+    } else if (coordinate_mode == "asymmetric") {
+      src = x / scale;
+    } else if (coordinate_mode == "align_corners") {
+      src = width == 1.0 ? 0.0 : x * double(in - 1) / (width - 1.0);
+    } else if (coordinate_mode == "pytorch_half_pixel") {
+      src = width == 1.0 ? 0.0 : (x + 0.5) / scale - 0.5;  // the specification's 0 for one output
+    } else if (coordinate_mode == "tf_half_pixel_for_nn") {
+      src = (x + 0.5) / scale;
+    } else {
+      return ResizeAxisTaps{};
+    }
+    auto clamped = [&](double v) { return v < 0.0 ? int64_t(0) : v > double(in - 1) ? in - 1 : int64_t(v); };
+    const double lower = std::floor(src);
+    if (src == lower) {  // weight 1 on the element itself, 0 on the rest
+      t.copy.push_back(clamped(src));
+      for (int k = 0; k < t.taps; ++k) t.index.push_back(0), t.weight.push_back(0.0);
+      continue;
+    }
+    t.copy.push_back(-1);
+    const double r = src - lower;
+    double w[4];
+    if (t.taps == 2) {
+      w[0] = 1 - r;
+      w[1] = r;
+    } else {
+      const double a = cubic_a, s = 1 - r;
+      w[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+      w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+      w[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+      w[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+    }
+    const double first = lower - double(t.taps / 2 - 1);  // the leftmost neighbour, unclamped
+    if (exclude_outside) {
+      double sum = 0.0;
+      for (int k = 0; k < t.taps; ++k) {
+        const double at = first + k;
+        if (at < 0.0 || at > double(in - 1)) w[k] = 0.0;
+        sum += w[k];
+      }
+      for (int k = 0; k < t.taps; ++k) w[k] /= sum;
+    }
+    for (int k = 0; k < t.taps; ++k) {
+      t.index.push_back(clamped(first + k));
+      t.weight.push_back(w[k]);
+    }
+  }
+  return t;
+}
+
 std::vector<int64_t> resize_output_dims(const Op& op, const std::vector<int64_t>& in, const std::vector<int64_t>& declared,
                                         std::vector<double>* scales) {
   const Attribute* given = op.attr("scales");

@@ -59,6 +59,25 @@ Result<Window2d> pool2d_window(const Op& op);
 std::vector<int64_t> resize_nearest_indices(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
                                             const std::string& nearest_mode);
 
+/// How each output index of an interpolating qrt.resize (mode linear or cubic) reads one axis,
+/// as ONNX Resize's reference defines it: the source coordinate `x` (the coordinate
+/// transformation in double; align_corners with the output width scale · in), then `taps`
+/// neighbours (2 linear, 4 cubic) around floor(x), clamped into [0, in - 1] (ONNX pads with the
+/// edge values), weighted by the mode's coefficients of r = x - floor(x) (linear 1 - r, r;
+/// cubic Keys' with `cubic_a`; exclude_outside zeroes the weights of neighbours outside the
+/// axis and divides by their sum). An integer `x` reads its element as it is (`copy`).
+struct ResizeAxisTaps {
+  int taps = 2;
+  std::vector<int64_t> copy;    ///< per output index: the element read as it is, or -1
+  std::vector<int64_t> index;   ///< per output index, `taps` source indices
+  std::vector<double> weight;   ///< per output index, `taps` weights
+};
+/// The taps of one axis of `in` to `out` elements with scale `scale` under `coordinate_mode`
+/// ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+/// and `mode` ("linear" or "cubic"). Empty `copy` when a mode is unknown.
+ResizeAxisTaps resize_axis_taps(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
+                                const std::string& mode, double cubic_a, bool exclude_outside);
+
 /// The result dimensions of qrt.resize `op` for an operand shaped `in` (static dimensions of
 /// `declared` as they are, dynamic ones floor(in · scale)) and each axis's scale: the op's
 /// `scales`, else out / in.

@@ -257,7 +257,21 @@ Status verify_resize(const Graph& g, const Op& op) {
     return op_error(op, "expects a tensor (not per-axis) and a result of its element type and rank, got " + in.to_string() +
                             " -> " + out.to_string());
   }
-  QRT_ASSIGN_OR_RETURN(std::string mode, string_attr(op, "mode", {"nearest"}, "nearest"));
+  QRT_ASSIGN_OR_RETURN(std::string mode, string_attr(op, "mode", {"nearest", "linear", "cubic"}, "nearest"));
+  if (mode != "nearest") {
+    // Interpolation computes in f64 and rounds once to the element type: floats only.
+    if (!in.element.is_float() || !float_kind_runs(in.element.float_kind)) {
+      return op_error(op, "mode '" + mode + "' interpolates floats (f16, bf16, f32, f64), not " + in.element.to_string() +
+                              " (dequantize around it)");
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t exclude, int_attr(op, "exclude_outside", 0));
+    if (exclude != 0 && exclude != 1) return op_error(op, "'exclude_outside' must be 0 or 1");
+    if (const Attribute* a = op.attr("cubic_coeff_a"); a && (a->kind != Attribute::Kind::kFloat || !std::isfinite(a->f))) {
+      return op_error(op, "'cubic_coeff_a' must be a finite float");
+    }
+  } else if (op.attr("exclude_outside") || op.attr("cubic_coeff_a")) {
+    return op_error(op, "'exclude_outside' and 'cubic_coeff_a' apply to mode cubic only");
+  }
   QRT_ASSIGN_OR_RETURN(std::string coord,
                        string_attr(op, "coordinate_transformation_mode",
                                    {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"},
@@ -327,8 +341,9 @@ std::vector<OpInfo> math_op_entries() {
       {OpKind::kBroadcastTo, "qrt.broadcast_to", 1, 1, {}, verify_broadcast_to,
        "numpy-broadcast the operand to the result shape (ONNX Expand)"},
       {OpKind::kShape, "qrt.shape", 1, 1, {}, verify_shape, "the operand's dimensions as tensor<Nxi64>"},
-      {OpKind::kResize, "qrt.resize", 1, 1, {"coordinate_transformation_mode", "mode", "nearest_mode", "scales"},
-       verify_resize, "nearest-neighbour resize to the result's shape (ONNX Resize, mode nearest)"},
+      {OpKind::kResize, "qrt.resize", 1, 1,
+       {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "mode", "nearest_mode", "scales"},
+       verify_resize, "resize to the result's shape, nearest-neighbour, linear or cubic (ONNX Resize)"},
       {OpKind::kAbs, "qrt.abs", 1, 1, {}, verify_float_unary, "|x| (the sign bit cleared)"},
       {OpKind::kSign, "qrt.sign", 1, 1, {}, verify_float_unary, "1 for x > 0, -1 for x < 0, x itself for +-0 and NaN"},
       {OpKind::kFloor, "qrt.floor", 1, 1, {}, verify_float_unary, "the largest integer <= x"},

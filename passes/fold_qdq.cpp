@@ -142,8 +142,9 @@ class Folder {
     if (f && f->kind == OpKind::kDCast && qt.element.is_uniform()) return fold_rescale(*f, q, note, report);
     if (!f || uses_[size_t(fv)] != 1) return false;
     // Shape-only and order-only ops commute with dequantization.
-    if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose ||
-        f->kind == OpKind::kResize) {
+    // (A nearest resize only: linear and cubic ones interpolate.)
+    const bool nearest_resize = f->kind == OpKind::kResize && (!f->attr("mode") || f->attr("mode")->s == "nearest");
+    if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose || nearest_resize) {
       const int xq = dq_source(f->operands[0]);
       if (xq < 0 || !(type(xq).element == qt.element)) return false;
       rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));

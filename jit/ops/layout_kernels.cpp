@@ -318,6 +318,7 @@ struct PreparedLayout final : PreparedOp {
   std::vector<int64_t> steps;    // slice
   std::vector<std::vector<int64_t>> maps;  // resize: per axis, the source index of each output index
   std::vector<uint8_t> fill;     // pad: one element's bytes
+  bool interpolate = false;      // resize: linear or cubic
 };
 
 class LayoutFamily final : public OpFamily {
@@ -361,6 +362,9 @@ class LayoutFamily final : public OpFamily {
         return std::unique_ptr<PreparedOp>();
       }
       p->ints = {op.attr("axis") ? op.attr("axis")->i : 0};
+    } else if (op.kind == OpKind::kResize && op.attr("mode") && op.attr("mode")->s != "nearest") {
+      p->interpolate = true;  // linear or cubic (resize_kernels.cpp), if it takes the op
+      if (!make_interpolating_resize_kernel(graph, op, why_not)) return std::unique_ptr<PreparedOp>();
     } else if (op.kind == OpKind::kResize) {
       const Type& x = graph.values[size_t(op.operands[0])].type;
       std::vector<double> scales;
@@ -413,7 +417,13 @@ class LayoutFamily final : public OpFamily {
       case OpKind::kTranspose: return std::unique_ptr<OpKernel>(std::make_unique<TransposeOpKernel>(*p.graph, *p.op, p.ints));
       case OpKind::kGather: return make_gather_kernel(*p.graph, *p.op, p.ints[0]);
       case OpKind::kConcat: return make_concat_kernel(*p.graph, *p.op, p.ints[0]);
-      case OpKind::kResize: return make_resize_kernel(*p.graph, *p.op, p.maps);
+      case OpKind::kResize: {
+        if (!p.interpolate) return make_resize_kernel(*p.graph, *p.op, p.maps);
+        std::string why;
+        std::unique_ptr<OpKernel> k = make_interpolating_resize_kernel(*p.graph, *p.op, &why);
+        if (!k) return Status::error("qrt.resize: " + why).with_code(ErrorCode::kUnsupported);
+        return k;
+      }
       case OpKind::kSlice: return make_slice_kernel(*p.graph, *p.op, p.ints, p.steps);
       default: return std::unique_ptr<OpKernel>(std::make_unique<ReshapeOpKernel>(*p.graph, *p.op));
     }

@@ -41,5 +41,8 @@ std::unique_ptr<OpKernel> make_slice_kernel(const Graph& graph, const Op& op, st
 std::unique_ptr<OpKernel> make_concat_kernel(const Graph& graph, const Op& op, int64_t axis);
 /// qrt.resize (nearest) through per-axis source-index maps.
 std::unique_ptr<OpKernel> make_resize_kernel(const Graph& graph, const Op& op, std::vector<std::vector<int64_t>> maps);
+/// qrt.resize, mode linear or cubic, of static float shapes (resize_kernels.cpp); null with
+/// `*why_not` otherwise.
+std::unique_ptr<OpKernel> make_interpolating_resize_kernel(const Graph& graph, const Op& op, std::string* why_not);
 
 }  // namespace qrt::jit

@@ -422,12 +422,58 @@ Result<Tensor> eval_slice(const Op& op, const Tensor& x, const Type& rt) {
 
 // Nearest-neighbour resize: every output element copies the input element at the source
 // index of each axis (resize_nearest_indices).
+// Linear or cubic qrt.resize: ONNX's reference interpolates the innermost axis first, in
+// double, and each outer axis over those double results; the result is rounded once. Axis by
+// axis from the last, each output element of a pass is its taps' weighted sum in tap order (or
+// the copied element), which is the same arithmetic.
+Tensor eval_resize_interpolated(const Op& op, const Tensor& x, const Type& rt, const std::vector<int64_t>& dims,
+                                const std::vector<double>& scales, const std::string& coord) {
+  const std::string mode = op.attr("mode")->s;
+  const double a = op.attr("cubic_coeff_a") ? op.attr("cubic_coeff_a")->f : -0.75;
+  const bool exclude = op.attr("exclude_outside") && op.attr("exclude_outside")->i != 0;
+  std::vector<int64_t> shape = x.type.dims;
+  std::vector<double> cur(size_t(x.num_elements()));
+  for (size_t i = 0; i < cur.size(); ++i) cur[i] = x.float_at(i);
+  for (size_t d = shape.size(); d-- > 0;) {
+    const ResizeAxisTaps t = resize_axis_taps(shape[d], dims[d], scales[d], coord, mode, a, exclude);
+    size_t outer = 1, inner = 1;
+    for (size_t k = 0; k < d; ++k) outer *= size_t(shape[k]);
+    for (size_t k = d + 1; k < shape.size(); ++k) inner *= size_t(shape[k]);
+    const size_t in_len = size_t(shape[d]), out_len = size_t(dims[d]);
+    std::vector<double> next(outer * out_len * inner);
+    for (size_t o = 0; o < outer; ++o) {
+      for (size_t j = 0; j < out_len; ++j) {
+        for (size_t i = 0; i < inner; ++i) {
+          auto at = [&](int64_t src) { return cur[(o * in_len + size_t(src)) * inner + i]; };
+          double v;
+          if (t.copy[j] >= 0) {
+            v = at(t.copy[j]);
+          } else {
+            v = 0.0;
+            for (int k = 0; k < t.taps; ++k) {
+              const double term = t.weight[j * size_t(t.taps) + size_t(k)] * at(t.index[j * size_t(t.taps) + size_t(k)]);
+              v = k == 0 ? term : v + term;
+            }
+          }
+          next[(o * out_len + j) * inner + i] = v;
+        }
+      }
+    }
+    cur = std::move(next);
+    shape[d] = dims[d];
+  }
+  Tensor y = make_result(rt, dims);
+  for (size_t i = 0; i < cur.size(); ++i) y.set_float(i, cur[i]);
+  return y;
+}
+
 Result<Tensor> eval_resize(const Op& op, const Tensor& x, const Type& rt) {
   std::vector<double> scales;
   const std::vector<int64_t> dims = resize_output_dims(op, x.type.dims, rt.dims, &scales);
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
   if (Status fits = Type::tensor(dims, rt.element).verify(); !fits.is_ok()) return op_error(op, fits.message());
   const std::string coord = op.attr("coordinate_transformation_mode") ? op.attr("coordinate_transformation_mode")->s : "half_pixel";
+  if (op.attr("mode") && op.attr("mode")->s != "nearest") return eval_resize_interpolated(op, x, rt, dims, scales, coord);
   const std::string nearest = op.attr("nearest_mode") ? op.attr("nearest_mode")->s : "round_prefer_floor";
   std::vector<std::vector<int64_t>> maps;
   for (size_t d = 0; d < dims.size(); ++d) {

@@ -332,3 +332,30 @@ TEST_CASE("ONNX backend node tests for the composed activations (LeakyRelu, Elu,
   }
   CHECK(run_case("test_batchnorm_example_training_mode").find("training_mode = 1 is not supported") != std::string::npos);
 }
+
+TEST_CASE("ONNX backend node tests for Resize: linear and cubic interpolation on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // Scales and sizes are graph inputs there: frozen into constants (qrt needs them static).
+  int cases = 0;
+  for (const char* c : {"test_resize_upsample_scales_linear", "test_resize_upsample_scales_linear_align_corners",
+                        "test_resize_downsample_scales_linear", "test_resize_downsample_scales_linear_align_corners",
+                        "test_resize_downsample_sizes_linear_pytorch_half_pixel", "test_resize_upsample_scales_cubic",
+                        "test_resize_upsample_scales_cubic_align_corners", "test_resize_upsample_scales_cubic_asymmetric",
+                        "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "test_resize_upsample_sizes_cubic",
+                        "test_resize_downsample_scales_cubic", "test_resize_downsample_scales_cubic_align_corners",
+                        "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside", "test_resize_downsample_sizes_cubic",
+                        "test_resize_upsample_scales_nearest", "test_resize_downsample_sizes_nearest"}) {
+    CAPTURE(c);
+    if (!fs::exists(kNodeTests / c)) continue;
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.resize");
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel != "reference", kernel);
+    ++cases;
+  }
+  MESSAGE(cases << " Resize node tests");
+  CHECK(cases >= 14);
+}

@@ -310,7 +310,7 @@ TEST_CASE("ConvInteger with DynamicQuantizeLinear's run-time zero point equals t
   }
 }
 
-TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes are refused by name") {
+TEST_CASE("Resize imports with ONNX's coordinate rules: nearest and linear by hand; unknown modes are refused by name") {
   auto model_with = [](const std::string& mode, const std::vector<float>& scales) {
     onnx::ModelProto model = empty_model(13);
     onnx::GraphProto* g = model.mutable_graph();
@@ -342,10 +342,24 @@ TEST_CASE("Resize (nearest) imports with ONNX's coordinate rules; other modes ar
     REQUIRE(got.size() == want.size() * 4);
     CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
   }
+  // Linear (half_pixel): each axis samples at (j + 0.5) / 2 - 0.5, neighbours clamped to the
+  // edge. Rows become [1, 1.25, 1.75, 2.25, 2.75, 3] and [4, ..., 6]; columns r0, r0 + 0.75,
+  // r0 + 2.25, r1 (all exact in binary).
   const std::string linear = model_with("linear", {1.0f, 1.0f, 2.0f, 2.0f});
+  const float row[6] = {1.0f, 1.25f, 1.75f, 2.25f, 2.75f, 3.0f}, down[4] = {0.0f, 0.75f, 2.25f, 3.0f};
+  want.clear();
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 6; ++c) want.push_back(row[c] + down[r]);
+  }
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    const std::vector<uint8_t> got = run_onnx(linear, backend, {1, 1, 2, 3}, x);
+    REQUIRE(got.size() == want.size() * 4);
+    CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
+  }
+  const std::string unknown = model_with("bicubic", {1.0f, 1.0f, 2.0f, 2.0f});
   qrt_model_t* m = nullptr;
-  CHECK(qrt_model_load_buffer(linear.data(), linear.size(), "resize.onnx", &m) != QRT_OK);
-  CHECK(std::string(qrt_last_error_message()).find("(Resize): mode 'linear' is not supported (only nearest)") !=
+  CHECK(qrt_model_load_buffer(unknown.data(), unknown.size(), "resize.onnx", &m) != QRT_OK);
+  CHECK(std::string(qrt_last_error_message()).find("(Resize): mode 'bicubic' is not supported (nearest, linear, cubic)") !=
         std::string::npos);
 }
 
@@ -413,4 +427,58 @@ TEST_CASE("hostile window attributes and Resize scales are import errors, checke
   string_attr(add_node(sized.mutable_graph(), "Resize", {"x", "", "", "z"}, {"y"}), "mode", "nearest");
   add_value(sized.mutable_graph()->mutable_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 8, 8});
   CHECK(import(sized).is_ok());
+}
+
+TEST_CASE("Trilu imports as a where over a constant mask of the last two axes (upper, lower, k, batches)") {
+  // x: 2 batches of 3x4, values 1..24; k as a constant input or absent.
+  auto model_with = [](int64_t upper, const int64_t* k) {
+    onnx::ModelProto model = empty_model(14);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3, 4});
+    std::vector<std::string> inputs{"x"};
+    if (k) {
+      onnx::TensorProto* t = g->add_initializer();
+      t->set_name("k");
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_int64_data(*k);
+      inputs.push_back("k");
+    }
+    onnx::NodeProto* n = add_node(g, "Trilu", inputs, {"y"});
+    auto* u = n->add_attribute();
+    u->set_name("upper");
+    u->set_type(onnx::AttributeProto::INT);
+    u->set_i(upper);
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3, 4});
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+  };
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i + 1);
+  const int64_t ks[] = {0, 1, -1, 5, -7};
+  int cases = 0;
+  for (int64_t upper : {1, 0}) {
+    for (int variant = -1; variant < 5; ++variant) {
+      const int64_t k = variant < 0 ? 0 : ks[variant];
+      CAPTURE(upper);
+      CAPTURE(k);
+      const std::string bytes = model_with(upper, variant < 0 ? nullptr : &ks[variant]);
+      std::vector<float> want(24);
+      for (int64_t b = 0; b < 2; ++b) {
+        for (int64_t i = 0; i < 3; ++i) {
+          for (int64_t j = 0; j < 4; ++j) {
+            const size_t at = size_t((b * 3 + i) * 4 + j);
+            want[at] = (upper ? j - i >= k : j - i <= k) ? x[at] : 0.0f;
+          }
+        }
+      }
+      for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+        const std::vector<uint8_t> got = run_onnx(bytes, backend, {2, 3, 4}, x);
+        REQUIRE(got.size() == want.size() * 4);
+        CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
+      }
+      ++cases;
+    }
+  }
+  CHECK(cases == 12);
 }

@@ -145,3 +145,49 @@ TEST_CASE("scast, gather, slice, concat and resize kernels move the reference's 
   CHECK(r.status().message().find("'qrt.gather' op index 50 (element 5) is out of range for dimension 0 of size 50") !=
         std::string::npos);
 }
+
+TEST_CASE("linear and cubic resize kernels are bit-exact with the reference (every coordinate mode, f16/bf16/f64)") {
+  std::mt19937 rng(61);
+  const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"};
+  const char* kinds[] = {"f32", "f32", "f16", "bf16", "f64"};
+  int cases = 0;
+  for (int rep = 0; rep < 60; ++rep) {
+    const bool cubic = rep % 3 == 2, nhwc = rep % 4 == 1;
+    const std::string kind = kinds[rep % 5];
+    const int64_t n = 1 + int64_t(rng() % 2), c = 1 + int64_t(rng() % 5), h = 1 + int64_t(rng() % 9),
+                  w = 1 + int64_t(rng() % 9);
+    // Up, down, or one element; sometimes by explicit scales whose floor(in · s) is the size.
+    auto resized = [&](int64_t in) { return rng() % 5 == 0 ? int64_t(1) : std::max<int64_t>(1, in * int64_t(1 + rng() % 3) / int64_t(1 + rng() % 3)); };
+    const int64_t oh = resized(h), ow = resized(w);
+    auto shape = [&](int64_t a, int64_t b) {
+      return "tensor<" + std::to_string(n) + "x" + (nhwc ? std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c)
+                                                         : std::to_string(c) + "x" + std::to_string(a) + "x" + std::to_string(b)) +
+             "x" + kind + ">";
+    };
+    std::string attrs = "{coordinate_transformation_mode = \"" + std::string(coords[rep % 5]) + "\", mode = \"" +
+                        (cubic ? "cubic" : "linear") + "\"";
+    if (cubic) attrs += std::string(", cubic_coeff_a = ") + (rep % 2 ? "-5.000000e-01" : "-7.500000e-01") +
+                        ", exclude_outside = " + (rep % 4 == 2 ? "1" : "0") + " : i64";
+    attrs += "}";
+    const std::string in = shape(h, w), out = shape(oh, ow);
+    const std::string text = one_op("qrt.resize", attrs + " ", in, out);
+    CAPTURE(text);
+    // Values over many decades, some infinities (they spread to their neighbours' outputs).
+    auto t = qrt::parse_type(in);
+    REQUIRE(t.is_ok());
+    qrt::Tensor x = qrt::Tensor::zeros(*t);
+    for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+      const double v = std::uniform_real_distribution<double>(-1, 1)(rng) * std::pow(10.0, double(int(rng() % 7) - 3));
+      x.set_float(i, rng() % 97 == 0 ? INFINITY : v);
+    }
+    const std::string how = qrt_test::check_last_op(text, x);
+    CHECK_MESSAGE(how.find(cubic ? "cubic resize (portable C++" : "linear resize (portable C++") == 0, how);
+    ++cases;
+  }
+  CHECK(cases == 60);
+  // Quantized values interpolate only through dequantization: the verifier says so.
+  auto g = qrt::parse_graph(one_op("qrt.resize", "{mode = \"linear\"} ", "tensor<1x1x2x2x!quant.uniform<u8:f32, 0.5:3>>",
+                                   "tensor<1x1x4x4x!quant.uniform<u8:f32, 0.5:3>>"));
+  REQUIRE_FALSE(g.is_ok());
+  CHECK_MESSAGE(g.status().message().find("mode 'linear' interpolates floats") != std::string::npos, g.status().message());
+}
