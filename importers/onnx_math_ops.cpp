@@ -201,6 +201,18 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     bind(node, 0, emit(OpKind::kGather, {x, idx}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(axis)}}));
     return true;
   }
+  if (op == "GatherElements") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));
+    const Type t = type(x), ti = type(idx);
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis >= int64_t(t.rank())) {
+      return error(node, "axis " + std::to_string(axis) + " is out of range for " + t.to_string(), ErrorCode::kVerify);
+    }
+    bind(node, 0, emit(OpKind::kGatherElements, {x, idx}, Type::tensor(ti.dims, t.element), {{"axis", Attribute::make_int(axis)}}));
+    return true;
+  }
   if (op == "Slice" || op == "Split") {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     const Type t = type(x);

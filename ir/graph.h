@@ -109,6 +109,8 @@ enum class OpKind : uint8_t {
   kConvTranspose2d,
   // The index of the largest / smallest element along an axis (ops_math.cpp).
   kArgMax, kArgMin,
+  // Elements of data at indices along one axis, the other coordinates the index's (ops_math.cpp).
+  kGatherElements,
 };
 
 /// An SSA value: a function argument or an op result.

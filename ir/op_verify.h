@@ -63,5 +63,7 @@ Status verify_fake_quant(const Graph& g, const Op& op);
 std::vector<OpInfo> math_op_entries();
 /// The argmax / argmin entries (ops_math.cpp), after qrt.conv_transpose2d.
 std::vector<OpInfo> arg_reduce_op_entries();
+/// The gather_elements entry (ops_math.cpp), after qrt.argmin.
+std::vector<OpInfo> gather_elements_op_entries();
 
 }  // namespace qrt::op_verify

@@ -363,6 +363,40 @@ std::vector<OpInfo> math_op_entries() {
   };
 }
 
+// gather_elements(data, indices) {axis}: indices of data's rank, each other dimension at most
+// data's; the result has the indices' shape and the data's element type.
+Status verify_gather_elements(const Graph& g, const Op& op) {
+  const Type& data = operand_type(g, op, 0);
+  const Type& idx = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&data, &idx, &out}));
+  if (!idx.element.is_integer() || is_bool(idx.element)) return op_error(op, "indices must be integers, got " + idx.to_string());
+  if (data.element.kind == ElementKind::kUniformPerAxis || data.element.is_sub_channel() || !(data.element == out.element)) {
+    return op_error(op, "result element type must equal the data's (per-axis data is not supported), got " +
+                            data.to_string() + " -> " + out.to_string());
+  }
+  if (data.rank() == 0 || idx.rank() != data.rank()) {
+    return op_error(op, "indices must have the data's rank (at least 1), got " + data.to_string() + " and " + idx.to_string());
+  }
+  if (!op.attr("axis")) return op_error(op, "needs attribute 'axis'");
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", 0));
+  if (axis < 0 || axis >= int64_t(data.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is not a dimension of " + data.to_string());
+  }
+  for (size_t d = 0; d < data.rank(); ++d) {
+    if (int64_t(d) != axis && data.dims[d] >= 0 && idx.dims[d] > data.dims[d]) {
+      return op_error(op, "indices dimension " + std::to_string(d) + " (" + std::to_string(idx.dims[d]) +
+                              ") exceeds the data's (" + std::to_string(data.dims[d]) + ")");
+    }
+  }
+  return check_shape_equals(op, idx.dims, out);
+}
+
+std::vector<OpInfo> gather_elements_op_entries() {
+  return {{OpKind::kGatherElements, "qrt.gather_elements", 2, 2, {"axis"}, verify_gather_elements,
+           "data at each index along axis, every other coordinate the index's own (ONNX GatherElements)"}};
+}
+
 std::vector<OpInfo> arg_reduce_op_entries() {
   return {
       {OpKind::kArgMax, "qrt.argmax", 1, 1, {"axis", "keepdims", "select_last_index"}, verify_arg_reduce,

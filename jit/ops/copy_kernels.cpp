@@ -45,6 +45,48 @@ class GatherOpKernel final : public StaticShapeKernel {
   int64_t axis_;
 };
 
+// qrt.gather_elements: each index's element along the axis, its other coordinates the
+// index's own; the innermost coordinate advances the source by one element (or, along the
+// axis, jumps by the index).
+class GatherElementsOpKernel final : public StaticShapeKernel {
+ public:
+  GatherElementsOpKernel(const Graph& graph, const Op& op, int64_t axis) : StaticShapeKernel(graph, op), axis_(size_t(axis)) {}
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel&) const override {
+    const Tensor &data = *operands[0], &idx = *operands[1];
+    const auto &dd = data.type.dims, &id = idx.type.dims;
+    const size_t rank = dd.size(), n = data.element_size();
+    std::vector<size_t> stride(rank, 1);
+    for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * size_t(dd[d + 1]);
+    const int64_t extent = dd[axis_];
+    std::vector<int64_t> at(rank, 0);
+    size_t base = 0;  // the source offset of `at` without the axis coordinate
+    for (size_t j = 0; j < size_t(idx.num_elements()); ++j) {
+      int64_t k = idx.int_at(j);
+      if (k < -extent || k >= extent) {
+        return Status::error_at(op_.loc, "'qrt.gather_elements' op index " + std::to_string(k) + " (element " +
+                                             std::to_string(j) + ") is out of range for dimension " + std::to_string(axis_) +
+                                             " of size " + std::to_string(extent));
+      }
+      if (k < 0) k += extent;
+      std::memcpy(y.bytes() + j * n, data.bytes() + (base + size_t(k) * stride[axis_]) * n, n);
+      for (size_t d = rank; d-- > 0;) {
+        if (++at[d] < id[d]) {
+          if (d != axis_) base += stride[d];
+          break;
+        }
+        if (d != axis_) base -= size_t(at[d] - 1) * stride[d];
+        at[d] = 0;
+      }
+    }
+    return Status::ok();
+  }
+  std::string describe() const override { return "gather_elements"; }
+
+ private:
+  size_t axis_;
+};
+
 // qrt.resize (nearest): per output row, the source row of every axis but the last from the
 // index maps, then the last axis copied through its map (one copy when it is the identity).
 class ResizeOpKernel final : public StaticShapeKernel {
@@ -181,6 +223,10 @@ std::unique_ptr<OpKernel> make_slice_kernel(const Graph& graph, const Op& op, st
 
 std::unique_ptr<OpKernel> make_concat_kernel(const Graph& graph, const Op& op, int64_t axis) {
   return std::make_unique<ConcatOpKernel>(graph, op, axis);
+}
+
+std::unique_ptr<OpKernel> make_gather_elements_kernel(const Graph& graph, const Op& op, int64_t axis) {
+  return std::make_unique<GatherElementsOpKernel>(graph, op, axis);
 }
 
 std::unique_ptr<OpKernel> make_resize_kernel(const Graph& graph, const Op& op, std::vector<std::vector<int64_t>> maps) {

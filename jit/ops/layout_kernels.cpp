@@ -355,6 +355,8 @@ class LayoutFamily final : public OpFamily {
                                               e.zero_points[0], e.storage.min, e.storage.max));
       }
       p->fill.assign(one.bytes(), one.bytes() + one.byte_size());
+    } else if (op.kind == OpKind::kGatherElements) {
+      p->ints = {op.attr("axis")->i};
     } else if (op.kind == OpKind::kGather) {
       const Type& idx = graph.values[size_t(op.operands[1])].type;
       if (!idx.has_static_shape()) {
@@ -416,6 +418,7 @@ class LayoutFamily final : public OpFamily {
       case OpKind::kPad: return std::unique_ptr<OpKernel>(std::make_unique<PadOpKernel>(*p.graph, *p.op, p.ints, p.fill));
       case OpKind::kTranspose: return std::unique_ptr<OpKernel>(std::make_unique<TransposeOpKernel>(*p.graph, *p.op, p.ints));
       case OpKind::kGather: return make_gather_kernel(*p.graph, *p.op, p.ints[0]);
+      case OpKind::kGatherElements: return make_gather_elements_kernel(*p.graph, *p.op, p.ints[0]);
       case OpKind::kConcat: return make_concat_kernel(*p.graph, *p.op, p.ints[0]);
       case OpKind::kResize: {
         if (!p.interpolate) return make_resize_kernel(*p.graph, *p.op, p.maps);

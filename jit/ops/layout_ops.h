@@ -34,6 +34,8 @@ class StaticShapeKernel : public OpKernel {
 
 /// qrt.gather along `axis` (row copies by index; out-of-range indices are errors naming the op).
 std::unique_ptr<OpKernel> make_gather_kernel(const Graph& graph, const Op& op, int64_t axis);
+/// qrt.gather_elements along `axis`.
+std::unique_ptr<OpKernel> make_gather_elements_kernel(const Graph& graph, const Op& op, int64_t axis);
 /// qrt.slice from the first index and step of every dimension.
 std::unique_ptr<OpKernel> make_slice_kernel(const Graph& graph, const Op& op, std::vector<int64_t> first,
                                             std::vector<int64_t> steps);

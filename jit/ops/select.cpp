@@ -66,6 +66,7 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kConcat:
     case OpKind::kResize:
     case OpKind::kGather:
+    case OpKind::kGatherElements:
     case OpKind::kSlice: return &layout_family();
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d: return x.element.is_float() ? &f32_pool_family() : &pool_family();

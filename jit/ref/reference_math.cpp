@@ -394,6 +394,39 @@ Result<Tensor> eval_gather(const Op& op, const Tensor& data, const Tensor& idx, 
   return y;
 }
 
+Result<Tensor> eval_gather_elements(const Op& op, const Tensor& data, const Tensor& idx, const Type& rt) {
+  const size_t axis = size_t(op.attr("axis")->i);
+  const auto &dd = data.type.dims, &id = idx.type.dims;
+  for (size_t d = 0; d < dd.size(); ++d) {
+    if (d != axis && id[d] > dd[d]) {
+      return op_error(op, "indices dimension " + std::to_string(d) + " (" + std::to_string(id[d]) + ") exceeds the data's (" +
+                              std::to_string(dd[d]) + ") at run time");
+    }
+  }
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, id));
+  Tensor y = make_result(rt, id);
+  const std::vector<size_t> strides = strides_against(dd, dd);
+  const unsigned n = y.element_size();
+  const int64_t extent = dd[axis];
+  std::vector<int64_t> at(id.size(), 0);
+  for (size_t j = 0; j < size_t(idx.num_elements()); ++j) {
+    int64_t k = idx.int_at(j);
+    if (k < -extent || k >= extent) {
+      return op_error(op, "index " + std::to_string(k) + " (element " + std::to_string(j) + ") is out of range for dimension " +
+                              std::to_string(axis) + " of size " + std::to_string(extent));
+    }
+    if (k < 0) k += extent;
+    size_t src = 0;
+    for (size_t d = 0; d < at.size(); ++d) src += size_t(d == axis ? k : at[d]) * strides[d];
+    std::copy_n(data.bytes() + src * n, n, y.bytes() + j * n);
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < id[d]) break;
+      at[d] = 0;
+    }
+  }
+  return y;
+}
+
 Result<Tensor> eval_slice(const Op& op, const Tensor& x, const Type& rt) {
   const std::vector<int64_t> starts = ints_of(op.attr("starts")), ends = ints_of(op.attr("ends"));
   const size_t rank = x.type.dims.size();
@@ -528,6 +561,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kGreater: return eval_compare(op, in, rt);
     case OpKind::kWhere: return eval_where(op, in, rt);
     case OpKind::kGather: return eval_gather(op, *in[0], *in[1], rt);
+    case OpKind::kGatherElements: return eval_gather_elements(op, *in[0], *in[1], rt);
     case OpKind::kSlice: return eval_slice(op, *in[0], rt);
     case OpKind::kBroadcastTo: return eval_broadcast_to(op, *in[0], rt);
     case OpKind::kResize: return eval_resize(op, *in[0], rt);
