@@ -99,6 +99,15 @@ class Importer {
   Result<bool> math_op(const onnx::NodeProto& node, const Attrs& a);
   /// The activations and normalizations of onnx_activation_ops.cpp; false for other ops.
   Result<bool> activation_op(const onnx::NodeProto& node, const Attrs& a);
+  /// The data-movement and logic compositions of onnx_layout_ops.cpp (Pad, DepthToSpace,
+  /// SpaceToDepth, Dropout, And, Or, Xor, CastLike); false for other ops.
+  Result<bool> layout_op(const onnx::NodeProto& node, const Attrs& a);
+  /// ONNX Pad (every mode) as qrt.pad, or slices, broadcasts and concats (onnx_layout_ops.cpp).
+  Status pad(const onnx::NodeProto& node, const Attrs& a);
+  /// A qrt.slice of `x` along `axis` only (ONNX Slice's start, end and step rules).
+  int slice_axis(int x, size_t axis, int64_t start, int64_t end, int64_t step);
+  /// A qrt.concat of `parts` along `axis`.
+  int concat_axis(const std::vector<int>& parts, size_t axis);
   /// A rank-0 constant `v` of float element type `e`.
   int float_scalar(double v, const ElementType& e);
   /// LeakyRelu of float value `x`: relu(x) + alpha · min(x, 0).

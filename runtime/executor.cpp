@@ -94,8 +94,17 @@ Context::Context(const Plan* p) : plan(p), pool(std::make_unique<ThreadPool>(p->
   for (size_t v = 0; v < arena_views.size(); ++v) {
     if (p->memory.offsets[v] >= 0) {
       arena_views[v] = Tensor::view_of(p->graph->values[v].type, arena.data() + p->memory.offsets[v]);
+    } else if (empty_result(v)) {
+      // No bytes to place: a view of none, so that its kernel and readers still see its shape.
+      static uint8_t nothing = 0;
+      arena_views[v] = Tensor::view_of(p->graph->values[v].type, &nothing);
     }
   }
+}
+
+bool Context::empty_result(size_t v) const {
+  const Value& value = plan->graph->values[v];
+  return value.producer >= 0 && !plan->constants[v] && value.type.has_static_shape() && value.type.num_elements() == 0;
 }
 
 Status Context::run() {
@@ -126,7 +135,7 @@ Status Context::run_static() {
   for (size_t i = 0; i < g.inputs.size(); ++i) value[size_t(g.inputs[i])] = &inputs[i];
   for (size_t v = 0; v < g.values.size(); ++v) {
     if (plan->constants[v]) value[v] = plan->constants[v].get();
-    if (plan->memory.offsets[v] >= 0) value[v] = &arena_views[v];
+    if (plan->memory.offsets[v] >= 0 || empty_result(v)) value[v] = &arena_views[v];
   }
   std::vector<const Tensor*>& operands = operand_scratch;
   for (size_t o = 0; o < g.ops.size(); ++o) {

@@ -132,6 +132,8 @@ struct Context {
                                size_t bytes) const;
   Status run_static();
   Status run_dynamic();
+  /// Whether value `v` is an op's result of no elements (the memory plan places no bytes for it).
+  bool empty_result(size_t v) const;
 };
 
 /// Evaluates constants and plans the arena of a plan whose kernels are chosen (and whose

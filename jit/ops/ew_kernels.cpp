@@ -401,6 +401,8 @@ class EwOpKernel final : public OpKernel {
  private:
   Status run_loops(const BroadcastLoops& loops, const std::vector<const Tensor*>& operands, Tensor& y,
                    Parallel& parallel) const {
+    // An empty dimension: nothing to compute (and no piece size to divide by).
+    if (std::find(loops.sizes.begin(), loops.sizes.end(), int64_t(0)) != loops.sizes.end()) return Status::ok();
     const size_t dims = loops.sizes.size(), count = operands.size();
     const int64_t n = loops.sizes[dims - 1];
     const int64_t rows = dims >= 2 ? loops.sizes[dims - 2] : 1;

@@ -67,8 +67,11 @@ qrt::Result<std::vector<qrt::Tensor>> run_jit(const qrt::Graph& g, const std::ve
     const qrt::ElementType& e = inputs[i].type.element;
     const bool f32 = e.is_float() && e.float_kind == qrt::FloatKind::kF32;
     const bool u8 = e.is_integer() && e.int_width == 8 && e.int_sign == qrt::Signedness::kUnsigned;
-    REQUIRE((f32 || u8));
-    REQUIRE(qrt_context_set_input(ctx, i, f32 ? QRT_DTYPE_F32 : QRT_DTYPE_U8, inputs[i].type.rank(),
+    const bool i32 = e.is_integer() && e.int_width == 32 && e.int_sign != qrt::Signedness::kUnsigned;
+    const bool i64 = e.is_integer() && e.int_width == 64 && e.int_sign != qrt::Signedness::kUnsigned;
+    REQUIRE((f32 || u8 || i32 || i64));
+    const qrt_dtype dtype = f32 ? QRT_DTYPE_F32 : u8 ? QRT_DTYPE_U8 : i32 ? QRT_DTYPE_I32 : QRT_DTYPE_I64;
+    REQUIRE(qrt_context_set_input(ctx, i, dtype, inputs[i].type.rank(),
                                   inputs[i].type.dims.data(), inputs[i].bytes(), inputs[i].byte_size()) == QRT_OK);
   }
   REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
@@ -358,4 +361,44 @@ TEST_CASE("ONNX backend node tests for Resize: linear and cubic interpolation on
   }
   MESSAGE(cases << " Resize node tests");
   CHECK(cases >= 14);
+}
+
+TEST_CASE("ONNX backend node tests for Pad (constant, edge, reflect) on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // pads and constant_value are graph inputs there: frozen into constants. Edge and reflect
+  // pads are slices, broadcasts and concatenations.
+  int cases = 0;
+  for (const auto& [c, op] : std::vector<std::pair<std::string, std::string>>{
+           {"test_constant_pad", "qrt.pad"}, {"test_edge_pad", "qrt.concat"}, {"test_reflect_pad", "qrt.concat"}}) {
+    CAPTURE(c);
+    if (!fs::exists(kNodeTests / c)) continue;
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, op);
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel != "reference", kernel);
+    ++cases;
+  }
+  CHECK(cases == 3);
+}
+
+TEST_CASE("ONNX backend node tests for Trilu (k frozen into a constant) on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  int cases = 0;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) {
+    const std::string c = e.path().filename().string();
+    if (c.rfind("test_tril", 0) != 0 && c.rfind("test_triu", 0) != 0) continue;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.where");
+    CHECK_MESSAGE(why.empty(), why);
+    ++cases;
+  }
+  MESSAGE(cases << " Trilu node tests");
+  CHECK(cases >= 18);
 }

@@ -482,3 +482,69 @@ TEST_CASE("Trilu imports as a where over a constant mask of the last two axes (u
   }
   CHECK(cases == 12);
 }
+
+TEST_CASE("Pad: wrap, edge and reflect by hand, negative pads crop, axes name the padded axes") {
+  // x = [[1, 2, 3], [4, 5, 6]]; pads per mode, the expected rows by hand.
+  auto model_with = [](const std::string& mode, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes,
+                       const std::vector<int64_t>& out) {
+    onnx::ModelProto model = empty_model(18);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+    onnx::TensorProto* p = g->add_initializer();
+    p->set_name("pads");
+    p->set_data_type(onnx::TensorProto::INT64);
+    p->add_dims(int64_t(pads.size()));
+    for (int64_t v : pads) p->add_int64_data(v);
+    std::vector<std::string> inputs{"x", "pads"};
+    if (!axes.empty()) {
+      onnx::TensorProto* a = g->add_initializer();
+      a->set_name("axes");
+      a->set_data_type(onnx::TensorProto::INT64);
+      a->add_dims(int64_t(axes.size()));
+      for (int64_t v : axes) a->add_int64_data(v);
+      inputs.push_back("");
+      inputs.push_back("axes");
+    }
+    onnx::NodeProto* n = add_node(g, "Pad", inputs, {"y"});
+    auto* m = n->add_attribute();
+    m->set_name("mode");
+    m->set_type(onnx::AttributeProto::STRING);
+    m->set_s(mode);
+    add_value(g->mutable_output(), "y", onnx::TensorProto::FLOAT, out);
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+  };
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> pads, axes, out;
+    std::vector<float> want;
+  };
+  const Case cases[] = {
+      // Columns: 2 before, 1 after.
+      {"wrap", {0, 2, 0, 1}, {}, {2, 6}, {2, 3, 1, 2, 3, 1, 5, 6, 4, 5, 6, 4}},
+      {"reflect", {0, 2, 0, 1}, {}, {2, 6}, {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}},
+      {"edge", {0, 2, 0, 1}, {}, {2, 6}, {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6}},
+      // A row before by edge, the first column cropped.
+      {"edge", {1, -1, 0, 0}, {}, {3, 2}, {2, 3, 2, 3, 5, 6}},
+      // Only axis 1 (axes = [-1]): a constant 0 on both sides.
+      {"constant", {1, 1}, {-1}, {2, 5}, {0, 1, 2, 3, 0, 0, 4, 5, 6, 0}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.mode);
+    const std::string bytes = model_with(c.mode, c.pads, c.axes, c.out);
+    for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+      const std::vector<uint8_t> got = run_onnx(bytes, backend, {2, 3}, x);
+      REQUIRE(got.size() == c.want.size() * 4);
+      CHECK(std::memcmp(got.data(), c.want.data(), got.size()) == 0);
+    }
+  }
+  // Reflect pads as large as the dimension are refused, naming them.
+  const std::string bad = model_with("reflect", {0, 3, 0, 0}, {}, {2, 6});
+  qrt_model_t* m = nullptr;
+  CHECK(qrt_model_load_buffer(bad.data(), bad.size(), "pad.onnx", &m) != QRT_OK);
+  CHECK_MESSAGE(std::string(qrt_last_error_message()).find("(Pad): reflect pads of 3 need a dimension larger than 3") !=
+                    std::string::npos,
+                qrt_last_error_message());
+}

@@ -348,7 +348,9 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
   const std::vector<std::vector<std::string>> shapes = {
       {"2x3x37", "2x3x37", "2x3x37"}, {"4x19", "19", "4x19"},          {"5x7x1", "5x7x13", "5x7x13"},
       {"", "3x5", "3x5"},             {"6x1", "1x9", "6x9"},            {"2x4x8x8", "2x1x1x8", "2x4x8x8"},
-      {"1x1", "1", "1x1"},            {"3x1x5", "4x1", "3x4x5"}};
+      {"1x1", "1", "1x1"},            {"3x1x5", "4x1", "3x4x5"},
+      // Empty tensors (an empty row once divided by zero sizing the tasks).
+      {"3x0x5", "3x0x5", "3x0x5"},    {"0x4", "4", "0x4"},            {"3x5x0", "3x5x0", "3x5x0"}, {"4x0", "0", "4x0"}};
   auto t = [](const std::string& dims, const std::string& e) {
     return "tensor<" + (dims.empty() ? "" : dims + "x") + e + ">";
   };

@@ -574,3 +574,39 @@ TEST_CASE("plans run a quantized conv_transpose2d on the kernels with the refere
   CHECK(outputs[0] == outputs[1]);
   CHECK(outputs[0].size() == 6 * 6 * 3);
 }
+
+TEST_CASE("plans run graphs whose intermediate and output values have no elements") {
+  // The memory plan places no bytes for an empty value; its kernel and the output still get
+  // its shape (a run once crashed on the missing view, and an element-wise program on an empty
+  // last dimension divided by zero).
+  const char* text = R"(func.func @main(%x: tensor<3x0xf32>) -> tensor<3x0xf32> {
+  %a = "qrt.add"(%x, %x) : (tensor<3x0xf32>, tensor<3x0xf32>) -> tensor<3x0xf32>
+  %y = "qrt.mul"(%a, %x) : (tensor<3x0xf32>, tensor<3x0xf32>) -> tensor<3x0xf32>
+  return %y : tensor<3x0xf32>
+})";
+  for (qrt_backend backend : {QRT_BACKEND_REF, QRT_BACKEND_DEFAULT}) {
+    CAPTURE(int(backend));
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text, std::strlen(text), "empty.mlir", &m) == QRT_OK, qrt_last_error_message());
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[] = {3, 0};
+    const float none = 0.0f;
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 2, dims, &none, 0) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view v;
+    REQUIRE(qrt_context_output(ctx, 0, &v) == QRT_OK);
+    CHECK(v.bytes == 0);
+    CHECK(v.rank == 2);
+    CHECK(v.dims[0] == 3);
+    CHECK(v.dims[1] == 0);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  }
+}
