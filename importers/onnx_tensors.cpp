@@ -66,7 +66,7 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
                                                       std::to_string(t.raw_data().size()) + " bytes of packed 4-bit values, expected " +
                                                       std::to_string(d.bytes.size())).with_code(ErrorCode::kParse);
     }
-    std::memcpy(d.bytes.data(), t.raw_data().data(), d.bytes.size());
+    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), t.raw_data().data(), d.bytes.size());  // (no pointer when empty)
     return d;
   }
   using T = onnx::TensorProto;

@@ -120,7 +120,9 @@ Status Context::run() {
   QRT_RETURN_IF_ERROR(plan->static_shapes ? run_static() : run_dynamic());
   // Bound output buffers are written only after a successful run.
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (bound_outputs[i].first) std::memcpy(bound_outputs[i].first, outputs[i].bytes(), outputs[i].byte_size());
+    if (bound_outputs[i].first && outputs[i].byte_size() > 0) {
+      std::memcpy(bound_outputs[i].first, outputs[i].bytes(), outputs[i].byte_size());
+    }
   }
   has_outputs = true;
   return Status::ok();
@@ -161,7 +163,7 @@ Status Context::run_static() {
         Tensor& out = arena_views[size_t(op.results[r])];
         const Tensor& got = (*results)[r];
         QRT_ASSERT(got.type.dims == out.type.dims);  // static shapes were verified
-        std::memcpy(out.bytes(), got.bytes(), got.byte_size());
+        if (got.byte_size() > 0) std::memcpy(out.bytes(), got.bytes(), got.byte_size());  // (an empty result has no pointer)
       }
     }
     op_ns[o] = now_ns() - start;

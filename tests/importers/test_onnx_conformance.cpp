@@ -83,7 +83,7 @@ qrt::Result<std::vector<qrt::Tensor>> run_jit(const qrt::Graph& g, const std::ve
     REQUIRE(qrt_context_output(ctx, i, &v) == QRT_OK);
     qrt::Tensor t = qrt::Tensor::zeros(g.values[size_t(g.outputs[i])].type);
     REQUIRE(t.byte_size() == v.bytes);
-    std::memcpy(t.bytes(), v.data, v.bytes);
+    if (v.bytes > 0) std::memcpy(t.bytes(), v.data, v.bytes);  // (an empty output has no bytes to point at)
     out.push_back(std::move(t));
   }
   qrt_context_destroy(ctx);
