@@ -152,6 +152,21 @@ class Folder {
       if (report) ++report->folded;
       return true;
     }
+    // Slices, gathers and broadcasts only move elements (their other operands are indices),
+    // and a zero-padding adds quantize(0) = the zero point under every profile's formula: on
+    // stored values of the qcast's own per-tensor type they are identical.
+    const bool zero_pad = f->kind == OpKind::kPad && (!f->attr("value") || f->attr("value")->f == 0.0);
+    if (f->kind == OpKind::kSlice || f->kind == OpKind::kGather || f->kind == OpKind::kGatherElements ||
+        f->kind == OpKind::kBroadcastTo || zero_pad) {
+      const int xq = dq_source(f->operands[0]);
+      if (xq < 0 || !(type(xq).element == qt.element) || qt.element.kind != ElementKind::kUniform) return false;
+      std::vector<int> operands{rw_.at(xq)};
+      for (size_t i = 1; i < f->operands.size(); ++i) operands.push_back(rw_.at(f->operands[i]));
+      rw_.map(q.results[0], emit(f->kind, std::move(operands), qt, *f, name));
+      note(std::string(op_info(f->kind).name) + " -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
+      if (report) ++report->folded;
+      return true;
+    }
     // A concatenation of dequantized values of the qcast's own type moves stored values:
     // identical. (Differently quantized operands would requantize — not identical — and stay.)
     if (f->kind == OpKind::kConcat) {

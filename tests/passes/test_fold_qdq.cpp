@@ -5,7 +5,10 @@
 
 #include <string>
 
+#include <random>
+
 #include "ir/text_format.h"
+#include "jit/ref/reference.h"
 #include "passes/pipeline.h"
 
 namespace {
@@ -158,6 +161,53 @@ TEST_CASE("a nearest resize between QDQ pairs of one type runs on stored values"
   const std::string folded = run(text);
   CHECK(folded.find("\"qrt.resize\"(%x)") != std::string::npos);
   CHECK(folded.find("quant.dcast") == std::string::npos);
+}
+
+TEST_CASE("slices, gathers, broadcasts and zero pads between QDQ pairs of one type run on stored values, identically") {
+  // Each op between dcast and qcast of one type: folded ones leave no dcast, and the reference
+  // gives the same bytes before and after the pass on random stored values.
+  const std::string q = "!quant.uniform<i8:f32, 0.5:-3>";
+  struct Case {
+    std::string op, attrs, out_dims;
+    bool folds;
+  };
+  const Case cases[] = {
+      {"qrt.slice", "{ends = [2, 5], starts = [0, 1], steps = [1, 2]}", "2x2", true},
+      {"qrt.broadcast_to", "", "3x2x6", true},
+      {"qrt.pad", "{pads = [1, 0, 0, 2]}", "3x8", true},
+      {"qrt.pad", "{pads = [1, 0, 0, 2], value = 0.0 : f64}", "3x8", true},
+      {"qrt.pad", "{pads = [1, 0, 0, 2], value = 1.5 : f64}", "3x8", false},  // a non-zero fill stays in float
+      {"qrt.resize", "{mode = \"linear\"}", "4x12", false},                   // interpolation stays in float
+  };
+  std::mt19937 rng(3);
+  for (const Case& c : cases) {
+    const std::string ft = "tensor<" + c.out_dims + "xf32>", qt = "tensor<" + c.out_dims + "x" + q + ">";
+    const std::string text = "func.func @main(%x: tensor<2x6x" + q + ">) -> " + qt + " {\n  %d = \"quant.dcast\"(%x) : (tensor<2x6x" + q +
+                             ">) -> tensor<2x6xf32>\n  %r = \"" + c.op + "\"(%d) " + c.attrs + " : (tensor<2x6xf32>) -> " + ft +
+                             "\n  %q = \"quant.qcast\"(%r) : (" + ft + ") -> " + qt + "\n  return %q : " + qt + "\n}\n";
+    CAPTURE(text);
+    const std::string folded = run(text);
+    CHECK((folded.find("quant.dcast") == std::string::npos) == c.folds);
+    auto before = qrt::parse_graph(text), after = qrt::parse_graph(folded);
+    REQUIRE((before.is_ok() && after.is_ok()));
+    qrt::Tensor x = qrt::Tensor::zeros(before->values[size_t(before->inputs[0])].type);
+    for (size_t i = 0; i < size_t(x.num_elements()); ++i) x.set_int(i, int64_t(rng() % 256) - 128);
+    auto a = qrt::run_reference(*before, {x.clone()}), b = qrt::run_reference(*after, {x.clone()});
+    REQUIRE((a.is_ok() && b.is_ok()));
+    CHECK(std::vector<uint8_t>(a->at(0).bytes(), a->at(0).bytes() + a->at(0).byte_size()) ==
+          std::vector<uint8_t>(b->at(0).bytes(), b->at(0).bytes() + b->at(0).byte_size()));
+  }
+  // A gather (indices a second operand) and gather_elements keep their indices.
+  const std::string gather = "func.func @main(%x: tensor<4x3x" + q + ">, %i: tensor<2xi64>) -> tensor<2x3x" + q + "> {\n"
+                             "  %d = \"quant.dcast\"(%x) : (tensor<4x3x" + q + ">) -> tensor<4x3xf32>\n"
+                             "  %g = \"qrt.gather\"(%d, %i) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>\n"
+                             "  %q = \"quant.qcast\"(%g) : (tensor<2x3xf32>) -> tensor<2x3x" + q + ">\n  return %q : tensor<2x3x" + q + ">\n}\n";
+  CHECK(run(gather).find("\"qrt.gather\"(%x, %i)") != std::string::npos);
+  const std::string elements = "func.func @main(%x: tensor<4x3x" + q + ">, %i: tensor<2x3xi64>) -> tensor<2x3x" + q + "> {\n"
+                               "  %d = \"quant.dcast\"(%x) : (tensor<4x3x" + q + ">) -> tensor<4x3xf32>\n"
+                               "  %g = \"qrt.gather_elements\"(%d, %i) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>\n"
+                               "  %q = \"quant.qcast\"(%g) : (tensor<2x3xf32>) -> tensor<2x3x" + q + ">\n  return %q : tensor<2x3x" + q + ">\n}\n";
+  CHECK(run(elements).find("\"qrt.gather_elements\"(%x, %i)") != std::string::npos);
 }
 
 TEST_CASE("a region whose int32 accumulator could overflow stays in float, with the reason (fuzz finding)") {
