@@ -129,25 +129,37 @@ std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Wi
   return out;
 }
 
+namespace {
+
+// The source coordinate of output index `i` in double under ONNX Resize's `mode`, for an
+// output `width` wide (align_corners and pytorch_half_pixel map a width of 1 to 0); false for
+// an unknown mode.
+bool resize_source(int64_t i, int64_t in, double width, double scale, const std::string& mode, double* src) {
+  const double x = double(i);
+  if (mode == "half_pixel") {
+    *src = (x + 0.5) / scale - 0.5;
+  } else if (mode == "asymmetric") {
+    *src = x / scale;
+  } else if (mode == "align_corners") {
+    *src = width == 1.0 ? 0.0 : x * double(in - 1) / (width - 1.0);
+  } else if (mode == "pytorch_half_pixel") {
+    *src = width > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;  // the specification's 0 for one output
+  } else if (mode == "tf_half_pixel_for_nn") {
+    *src = (x + 0.5) / scale;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<int64_t> resize_nearest_indices(int64_t in, int64_t out, double scale, const std::string& coordinate_mode,
                                             const std::string& nearest_mode) {
   std::vector<int64_t> map;
   for (int64_t i = 0; i < out; ++i) {
-    const double x = double(i);
     double src;
-    if (coordinate_mode == "half_pixel") {
-      src = (x + 0.5) / scale - 0.5;
-    } else if (coordinate_mode == "asymmetric") {
-      src = x / scale;
-    } else if (coordinate_mode == "align_corners") {
-      src = out == 1 ? 0.0 : x * double(in - 1) / double(out - 1);
-    } else if (coordinate_mode == "pytorch_half_pixel") {
-      src = out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    } else if (coordinate_mode == "tf_half_pixel_for_nn") {
-      src = (x + 0.5) / scale;
-    } else {
-      return {};
-    }
+    if (!resize_source(i, in, double(out), scale, coordinate_mode, &src)) return {};
     const double lower = std::floor(src);
     const bool half = src - lower == 0.5;
     double pick;
@@ -172,23 +184,10 @@ ResizeAxisTaps resize_axis_taps(int64_t in, int64_t out, double scale, const std
   ResizeAxisTaps t;
   if (mode != "linear" && mode != "cubic") return t;
   t.taps = mode == "linear" ? 2 : 4;
-  const double width = scale * double(in);  // ONNX's output width, a float
+  const double width = scale * double(in);  // ONNX's output width, a float (at least 1 where i exists)
   for (int64_t i = 0; i < out; ++i) {
-    const double x = double(i);
     double src;
-    if (coordinate_mode == "half_pixel") {
-      src = (x + 0.5) / scale - 0.5;
-    } else if (coordinate_mode == "asymmetric") {
-      src = x / scale;
-    } else if (coordinate_mode == "align_corners") {
-      src = width == 1.0 ? 0.0 : x * double(in - 1) / (width - 1.0);
-    } else if (coordinate_mode == "pytorch_half_pixel") {
-      src = width == 1.0 ? 0.0 : (x + 0.5) / scale - 0.5;  // the specification's 0 for one output
-    } else if (coordinate_mode == "tf_half_pixel_for_nn") {
-      src = (x + 0.5) / scale;
-    } else {
-      return ResizeAxisTaps{};
-    }
+    if (!resize_source(i, in, width, scale, coordinate_mode, &src)) return ResizeAxisTaps{};
     auto clamped = [&](double v) { return v < 0.0 ? int64_t(0) : v > double(in - 1) ? in - 1 : int64_t(v); };
     const double lower = std::floor(src);
     if (src == lower) {  // weight 1 on the element itself, 0 on the rest
