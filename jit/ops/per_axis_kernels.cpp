@@ -16,15 +16,6 @@ namespace qrt::jit {
 
 namespace {
 
-// Calls fn with `bytes` as the stored integers of storage `st` (8, 16 or 32 bits).
-template <typename Bytes, typename Fn>
-void with_int_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
-  if (st.width <= 16) return with_storage(st, bytes, fn);
-  using I32 = std::conditional_t<std::is_const_v<Bytes>, const int32_t, int32_t>;
-  using U32 = std::conditional_t<std::is_const_v<Bytes>, const uint32_t, uint32_t>;
-  st.is_signed ? fn(reinterpret_cast<I32*>(bytes)) : fn(reinterpret_cast<U32*>(bytes));
-}
-
 enum class Mode { kRequantDefault, kRequantTflite, kDequant, kQuantDefault, kQuantTflite };
 
 class PerAxisConvertKernel final : public OpKernel {

@@ -72,13 +72,7 @@ class ProfileCastKernel final : public OpKernel {
             py[i] = Out(numerics::requantize_tflite(q, m_, out.zero_points[0], out.storage.min, out.storage.max, single_));
           }
         };
-        if (in_.storage.width <= 16) {
-          with_storage(in_.storage, x.bytes(), requantize);
-        } else if (in_.storage.is_signed) {  // 32-bit storage: accumulators
-          requantize(reinterpret_cast<const int32_t*>(x.bytes()));
-        } else {
-          requantize(reinterpret_cast<const uint32_t*>(x.bytes()));
-        }
+        with_int_storage(in_.storage, x.bytes(), requantize);  // 32-bit inputs: accumulators
       });
     });
     return Status::ok();

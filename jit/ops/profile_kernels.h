@@ -28,6 +28,15 @@ void with_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
   }
 }
 
+/// with_storage for 8-, 16- or 32-bit storage (accumulators included).
+template <typename Bytes, typename Fn>
+void with_int_storage(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
+  if (st.width <= 16) return with_storage(st, bytes, fn);
+  using I32 = std::conditional_t<std::is_const_v<Bytes>, const int32_t, int32_t>;
+  using U32 = std::conditional_t<std::is_const_v<Bytes>, const uint32_t, uint32_t>;
+  st.is_signed ? fn(reinterpret_cast<I32*>(bytes)) : fn(reinterpret_cast<U32*>(bytes));
+}
+
 /// Per output channel of a requantizing contraction: the zero point and the stored bounds,
 /// narrowed by the op's fused clamp exactly as the reference's qrt.clamp narrows them.
 struct ChannelOutputs {

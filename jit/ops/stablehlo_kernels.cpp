@@ -33,15 +33,6 @@ namespace {
 // Elements per task of the dequantize and quantize passes.
 constexpr int64_t kTaskElements = 16 * 1024;
 
-// Calls fn with `bytes` as a pointer to stored integers of 1, 2 or 4 bytes.
-template <typename Bytes, typename Fn>
-void with_stored(const QuantStorage& st, Bytes* bytes, Fn&& fn) {
-  if (st.width <= 16) return with_storage(st, bytes, fn);
-  using I32 = std::conditional_t<std::is_const_v<Bytes>, const int32_t, int32_t>;
-  using U32 = std::conditional_t<std::is_const_v<Bytes>, const uint32_t, uint32_t>;
-  st.is_signed ? fn(reinterpret_cast<I32*>(bytes)) : fn(reinterpret_cast<U32*>(bytes));
-}
-
 // The float kinds a plan computes with and their bytes.
 bool runs(FloatKind kind) {
   return kind == FloatKind::kF16 || kind == FloatKind::kBF16 || kind == FloatKind::kF32 || kind == FloatKind::kF64;
@@ -89,7 +80,7 @@ class Dequantizer {
       }
     }
     const ChannelOf channel(q_, x.type.dims);
-    with_stored(q_.storage, x.bytes(), [&](const auto* px) {
+    with_int_storage(q_.storage, x.bytes(), [&](const auto* px) {
       if (q_.float_kind == FloatKind::kF32 && channel.count == 1) {
         // dequantize_stablehlo in f32: f32(q - zp) (exact below 2^24), times f32(scale), one rounding.
         const float s = float(q_.scales[0]);
@@ -137,7 +128,7 @@ class Quantizer {
   // Elements [begin, end) of `src` into `y`.
   void run(const uint8_t* src, Tensor& y, size_t begin, size_t end) const {
     const ChannelOf channel(q_, y.type.dims);
-    with_stored(q_.storage, y.bytes(), [&](auto* py) {
+    with_int_storage(q_.storage, y.bytes(), [&](auto* py) {
       using Out = std::remove_reference_t<decltype(*py)>;
       if (from_ == FloatKind::kF32 && q_.float_kind == FloatKind::kF32 && channel.count == 1 && q_.storage.width <= 16) {
         quantize_f32(reinterpret_cast<const float*>(src) + begin, py + begin, end - begin);
