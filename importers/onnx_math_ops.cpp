@@ -1,6 +1,7 @@
 // qrt — ONNX import of the math and data-movement ops of transformer graphs (Sub, Div, Pow,
 // Max, Min, comparisons, Not, Where, Sqrt, Reciprocal, Exp, Tanh, Erf, Neg, Gelu, Cast,
-// LayerNormalization, ReduceSum/Max/Mean, Gather, Slice, Split, Expand, Shape), and
+// LayerNormalization, ReduceSum/Max/Min/Mean/Prod and the composite reductions (L1, L2,
+// SumSquare, LogSum, LogSumExp), Gather, Slice, Split, Expand, Shape), and
 // MatMulInteger whose first zero point is computed at run time (DynamicQuantizeLinear).
 #include <algorithm>
 #include <cmath>
@@ -140,7 +141,9 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
                        {{"axis", Attribute::make_int(axis)}, {"epsilon", Attribute::make_float(double(eps))}}));
     return true;
   }
-  if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMean") {
+  if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMean" || op == "ReduceMin" || op == "ReduceProd" ||
+      op == "ReduceSumSquare" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" ||
+      op == "ReduceLogSumExp") {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     const Type t = type(x);
     const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
@@ -152,9 +155,19 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     }
     QRT_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(node, a, "keepdims", 1));
     QRT_ASSIGN_OR_RETURN(int64_t noop, attr_int(node, a, "noop_with_empty_axes", 0));
+    const bool logs = op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp" || op == "ReduceL1";
+    if (logs && !t.element.is_float()) {
+      return error(node, "needs a float operand, got " + t.to_string(), ErrorCode::kUnsupported);
+    }
     if (axes.empty()) {
       if (noop) {
-        bind(node, 0, x);
+        // ONNX: with no axes and noop_with_empty_axes the reduction is the identity; the
+        // element-wise part of the composite ops (|x|, x², log, exp) still applies.
+        if (op == "ReduceL1") x = emit(OpKind::kAbs, {x}, t);
+        else if (op == "ReduceSumSquare" || op == "ReduceL2") x = emit(OpKind::kMul, {x, x}, t);
+        if (op == "ReduceL2") x = emit(OpKind::kSqrt, {x}, t);
+        if (op == "ReduceLogSum") x = emit(OpKind::kLog, {x}, t);
+        bind(node, 0, x);  // ReduceLogSumExp: log(exp(x)) is x
         return true;
       }
       for (size_t d = 0; d < t.rank(); ++d) axes.push_back(int64_t(d));
@@ -166,10 +179,30 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       reduced[size_t(ax)] = true;
     }
     std::sort(axes.begin(), axes.end());
-    const std::vector<int64_t> dims = reduction_dims(t.dims, reduced, keepdims != 0);
-    const OpKind kind = op == "ReduceSum" ? OpKind::kReduceSum : op == "ReduceMax" ? OpKind::kReduceMax : OpKind::kMean;
-    bind(node, 0, emit(kind, {x}, Type::tensor(dims, t.element),
-                       {{"axes", int_array(axes)}, {"keepdims", Attribute::make_int(keepdims ? 1 : 0)}}));
+    const Type out = Type::tensor(reduction_dims(t.dims, reduced, keepdims != 0), t.element);
+    auto reduce = [&](OpKind kind, int operand, bool keep) {
+      return emit(kind, {operand}, Type::tensor(reduction_dims(t.dims, reduced, keep), t.element),
+                  {{"axes", int_array(axes)}, {"keepdims", Attribute::make_int(keep ? 1 : 0)}});
+    };
+    int y = -1;
+    if (op == "ReduceSum") y = reduce(OpKind::kReduceSum, x, keepdims != 0);
+    else if (op == "ReduceMax") y = reduce(OpKind::kReduceMax, x, keepdims != 0);
+    else if (op == "ReduceMin") y = reduce(OpKind::kReduceMin, x, keepdims != 0);
+    else if (op == "ReduceProd") y = reduce(OpKind::kReduceProd, x, keepdims != 0);
+    else if (op == "ReduceMean") y = reduce(OpKind::kMean, x, keepdims != 0);
+    else if (op == "ReduceL1") y = reduce(OpKind::kReduceSum, emit(OpKind::kAbs, {x}, t), keepdims != 0);
+    else if (op == "ReduceSumSquare") y = reduce(OpKind::kReduceSum, emit(OpKind::kMul, {x, x}, t), keepdims != 0);
+    else if (op == "ReduceL2") y = emit(OpKind::kSqrt, {reduce(OpKind::kReduceSum, emit(OpKind::kMul, {x, x}, t), keepdims != 0)}, out);
+    else if (op == "ReduceLogSum") y = emit(OpKind::kLog, {reduce(OpKind::kReduceSum, x, keepdims != 0)}, out);
+    else {
+      // ReduceLogSumExp as ONNX Runtime computes it, stable for large inputs:
+      // m + log(sum(exp(x - m))), m the maximum over the axes.
+      const int m = reduce(OpKind::kReduceMax, x, true);
+      const int e = emit(OpKind::kExp, {emit(OpKind::kSub, {x, m}, t)}, t);
+      const int l = emit(OpKind::kLog, {reduce(OpKind::kReduceSum, e, keepdims != 0)}, out);
+      y = emit(OpKind::kAdd, {l, keepdims != 0 ? m : reduce(OpKind::kReduceMax, x, false)}, out);
+    }
+    bind(node, 0, y);
     return true;
   }
   if (op == "ArgMax" || op == "ArgMin") {

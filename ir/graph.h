@@ -111,6 +111,8 @@ enum class OpKind : uint8_t {
   kArgMax, kArgMin,
   // Elements of data at indices along one axis, the other coordinates the index's (ops_math.cpp).
   kGatherElements,
+  // The smallest element and the product over axes (ops_math.cpp; ONNX ReduceMin / ReduceProd).
+  kReduceMin, kReduceProd,
 };
 
 /// An SSA value: a function argument or an op result.

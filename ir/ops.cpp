@@ -548,6 +548,7 @@ const std::vector<OpInfo>& table() {
                  "2-D transposed convolution (NHWC input, OHWI filter): ONNX ConvTranspose, TFLite TRANSPOSE_CONV"});
     for (OpInfo& info : arg_reduce_op_entries()) t.push_back(std::move(info));
     for (OpInfo& info : gather_elements_op_entries()) t.push_back(std::move(info));
+    for (OpInfo& info : reduce_min_prod_op_entries()) t.push_back(std::move(info));
     for (size_t i = 0; i < t.size(); ++i) {
       if (size_t(t[i].kind) != i) std::abort();  // the table is indexed by OpKind
     }

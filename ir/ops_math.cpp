@@ -397,6 +397,15 @@ std::vector<OpInfo> gather_elements_op_entries() {
            "data at each index along axis, every other coordinate the index's own (ONNX GatherElements)"}};
 }
 
+std::vector<OpInfo> reduce_min_prod_op_entries() {
+  return {
+      {OpKind::kReduceMin, "qrt.reduce_min", 1, 1, {"axes", "keepdims"}, verify_reduce,
+       "minimum over axes (a NaN wins)"},
+      {OpKind::kReduceProd, "qrt.reduce_prod", 1, 1, {"axes", "keepdims"}, verify_reduce,
+       "product over axes (floats multiply in double, in row-major order; integers wrap)"},
+  };
+}
+
 std::vector<OpInfo> arg_reduce_op_entries() {
   return {
       {OpKind::kArgMax, "qrt.argmax", 1, 1, {"axis", "keepdims", "select_last_index"}, verify_arg_reduce,

@@ -150,10 +150,17 @@ class FloatPoolOpKernel final : public OpKernel {
   bool is_max_;
 };
 
-// f32 qrt.mean, qrt.reduce_sum and qrt.reduce_max: the input as rows of its kept innermost
+/// qrt.mean and the qrt.reduce_* ops: reductions over axes rather than 2-D windows.
+bool is_reduction(OpKind kind) {
+  return kind == OpKind::kMean || kind == OpKind::kReduceSum || kind == OpKind::kReduceMax ||
+         kind == OpKind::kReduceMin || kind == OpKind::kReduceProd;
+}
+
+// f32 qrt.mean and qrt.reduce_{sum,max,min,prod}: the input as rows of its kept innermost
 // dimensions (`inner` values), each folded in row-major order into the accumulator row of its
-// output. mean: f32 sums, then / count; reduce_sum: double sums rounded once; reduce_max: the
-// first of equal values, NaN when any input is NaN (the reference's formulas).
+// output. mean: f32 sums, then / count; reduce_sum / reduce_prod: double sums / products
+// rounded once; reduce_max / reduce_min: the first of equal values, NaN when any input is NaN
+// (the reference's formulas).
 class FloatMeanOpKernel final : public OpKernel {
  public:
   FloatMeanOpKernel(const Graph& graph, const Op& op, std::vector<bool> reduced, bool keepdims)
@@ -186,25 +193,33 @@ class FloatMeanOpKernel final : public OpKernel {
     const float* xs = reinterpret_cast<const float*>(x.bytes());
     float* ys = reinterpret_cast<float*>(y.bytes());
     const int64_t out_n = y.num_elements();
-    const bool is_max = op_.kind == OpKind::kReduceMax, is_sum = op_.kind == OpKind::kReduceSum;
-    std::fill(ys, ys + out_n, is_max ? -INFINITY : 0.0f);
-    std::vector<double> sums(is_sum ? size_t(out_n) : 0, 0.0);
-    std::vector<uint8_t> nan(is_max ? size_t(out_n) : 0, 0);
+    const OpKind kind = op_.kind;
+    const bool is_max = kind == OpKind::kReduceMax, is_min = kind == OpKind::kReduceMin;
+    // reduce_sum and reduce_prod accumulate in double and round once, as the reference does.
+    const bool in_double = kind == OpKind::kReduceSum || kind == OpKind::kReduceProd;
+    std::fill(ys, ys + out_n, is_max ? -INFINITY : is_min ? INFINITY : 0.0f);
+    std::vector<double> acc(in_double ? size_t(out_n) : 0, kind == OpKind::kReduceProd ? 1.0 : 0.0);
+    std::vector<uint8_t> nan(is_max || is_min ? size_t(out_n) : 0, 0);
     const int64_t rows = inner == 0 ? 0 : x.num_elements() / inner;
     std::vector<int64_t> idx(split, 0);
     for (int64_t r = 0; r < rows; ++r) {
       int64_t o = 0;  // the output row of input row r: its kept leading indices
       for (size_t d = 0; d < split; ++d) o = reduced_[d] ? o : o * xd[d] + idx[d];
       const float* row = xs + r * inner;
-      if (is_sum) {
-        double* acc = &sums[size_t(o * inner)];
-        for (int64_t i = 0; i < inner; ++i) acc[i] = acc[i] + double(row[i]);
-      } else if (is_max) {
+      if (kind == OpKind::kReduceSum) {
+        double* a = &acc[size_t(o * inner)];
+        for (int64_t i = 0; i < inner; ++i) a[i] = a[i] + double(row[i]);
+      } else if (kind == OpKind::kReduceProd) {
+        double* a = &acc[size_t(o * inner)];
+        for (int64_t i = 0; i < inner; ++i) a[i] = a[i] * double(row[i]);
+      } else if (is_max || is_min) {
         float* best = ys + o * inner;
         uint8_t* seen_nan = &nan[size_t(o * inner)];
         for (int64_t i = 0; i < inner; ++i) {
           seen_nan[i] |= std::isnan(row[i]) ? 1 : 0;
-          best[i] = best[i] < row[i] ? row[i] : best[i];  // std::max(acc, v): ties keep acc
+          // std::max / std::min(acc, v): ties keep acc
+          if (is_max) best[i] = best[i] < row[i] ? row[i] : best[i];
+          else best[i] = row[i] < best[i] ? row[i] : best[i];
         }
       } else {
         add_row(ys + o * inner, row, inner);
@@ -215,15 +230,19 @@ class FloatMeanOpKernel final : public OpKernel {
       }
     }
     for (int64_t o = 0; o < out_n; ++o) {
-      if (is_sum) ys[o] = float(sums[size_t(o)]);
-      else if (is_max) ys[o] = nan[size_t(o)] ? NAN : ys[o];
+      if (in_double) ys[o] = float(acc[size_t(o)]);
+      else if (is_max || is_min) ys[o] = nan[size_t(o)] ? NAN : ys[o];
       else ys[o] = ys[o] / float(count);
     }
     return Status::ok();
   }
 
   std::string describe() const override {
-    const char* what = op_.kind == OpKind::kReduceMax ? "f32_reduce_max" : op_.kind == OpKind::kReduceSum ? "f32_reduce_sum" : "f32_mean";
+    const char* what = op_.kind == OpKind::kReduceMax    ? "f32_reduce_max"
+                       : op_.kind == OpKind::kReduceMin  ? "f32_reduce_min"
+                       : op_.kind == OpKind::kReduceSum  ? "f32_reduce_sum"
+                       : op_.kind == OpKind::kReduceProd ? "f32_reduce_prod"
+                                                         : "f32_mean";
     return std::string(what) + " (portable C++; the reference's row-major order, kept innermost rows together)";
   }
 
@@ -253,7 +272,7 @@ class FloatPoolFamily final : public OpFamily {
       return refuse(why_not, "only f32 float pooling has a kernel");
     }
     auto p = std::make_unique<PreparedFloatPool>();
-    if (op.kind == OpKind::kMean || op.kind == OpKind::kReduceSum || op.kind == OpKind::kReduceMax) {
+    if (is_reduction(op.kind)) {
       const size_t rank = graph.values[size_t(op.operands[0])].type.rank();
       p->reduced.assign(rank, false);
       for (const Attribute& a : op.attr("axes")->array) {
@@ -275,7 +294,7 @@ class FloatPoolFamily final : public OpFamily {
 
   Result<std::unique_ptr<OpKernel>> create(const PreparedOp& prepared, const Backend*) const override {
     const auto& p = static_cast<const PreparedFloatPool&>(prepared);
-    if (p.op->kind == OpKind::kMean || p.op->kind == OpKind::kReduceSum || p.op->kind == OpKind::kReduceMax) {
+    if (is_reduction(p.op->kind)) {
       return std::unique_ptr<OpKernel>(std::make_unique<FloatMeanOpKernel>(*p.graph, *p.op, p.reduced, p.keepdims));
     }
     return std::unique_ptr<OpKernel>(std::make_unique<FloatPoolOpKernel>(*p.graph, *p.op, p.w));

@@ -72,7 +72,9 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kAvgPool2d: return x.element.is_float() ? &f32_pool_family() : &pool_family();
     case OpKind::kMean: return x.element.is_float() ? &f32_pool_family() : &pool_family();
     case OpKind::kReduceSum:
-    case OpKind::kReduceMax: return x.element.is_float() ? &f32_pool_family() : nullptr;
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd: return x.element.is_float() ? &f32_pool_family() : nullptr;
     default: return nullptr;
   }
 }

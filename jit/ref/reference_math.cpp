@@ -331,22 +331,40 @@ Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, out_dims));
   Tensor y = make_result(rt, out_dims);
   const size_t count = size_t(y.num_elements());
-  const bool is_max = op.kind == OpKind::kReduceMax;
+  // Sum, max, min or product: each input element combines into the output element it
+  // reduces to, in row-major order; floats in double (f32 operands rounded to float first),
+  // integers in 64 bits, sums and products wrapping.
+  const OpKind kind = op.kind;
   const bool ints = rt.element.is_integer();
-  std::vector<double> acc(count, is_max ? -INFINITY : 0.0);
-  std::vector<int64_t> iacc(count, is_max ? std::numeric_limits<int64_t>::min() : 0);
+  const double init = kind == OpKind::kReduceMax ? -INFINITY : kind == OpKind::kReduceMin ? INFINITY
+                      : kind == OpKind::kReduceProd ? 1.0 : 0.0;
+  const int64_t iinit = kind == OpKind::kReduceMax   ? std::numeric_limits<int64_t>::min()
+                        : kind == OpKind::kReduceMin ? std::numeric_limits<int64_t>::max()
+                        : kind == OpKind::kReduceProd ? 1 : 0;
+  std::vector<double> acc(count, init);
+  std::vector<int64_t> iacc(count, iinit);
   std::vector<bool> nan(count, false);
-  // Every input element adds into the output element it reduces to (sums in double, in order).
   const auto out_strides = strides_against(kept, x.type.dims);
   std::vector<int64_t> idx(x.type.dims.size(), 0);
   size_t o = 0;
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
     if (ints) {
-      iacc[o] = is_max ? std::max(iacc[o], x.int_at(i)) : int64_t(uint64_t(iacc[o]) + uint64_t(x.int_at(i)));
+      const int64_t v = x.int_at(i);
+      switch (kind) {
+        case OpKind::kReduceMax: iacc[o] = std::max(iacc[o], v); break;
+        case OpKind::kReduceMin: iacc[o] = std::min(iacc[o], v); break;
+        case OpKind::kReduceProd: iacc[o] = int64_t(uint64_t(iacc[o]) * uint64_t(v)); break;
+        default: iacc[o] = int64_t(uint64_t(iacc[o]) + uint64_t(v)); break;
+      }
     } else {
       const double v = is_f64(rt.element) ? x.float_at(i) : double(float(x.float_at(i)));
       if (std::isnan(v)) nan[o] = true;
-      acc[o] = is_max ? std::max(acc[o], v) : acc[o] + v;
+      switch (kind) {
+        case OpKind::kReduceMax: acc[o] = std::max(acc[o], v); break;
+        case OpKind::kReduceMin: acc[o] = std::min(acc[o], v); break;
+        case OpKind::kReduceProd: acc[o] = acc[o] * v; break;
+        default: acc[o] = acc[o] + v; break;
+      }
     }
     for (size_t k = idx.size(); k-- > 0;) {
       ++idx[k];
@@ -566,7 +584,9 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kBroadcastTo: return eval_broadcast_to(op, *in[0], rt);
     case OpKind::kResize: return eval_resize(op, *in[0], rt);
     case OpKind::kReduceSum:
-    case OpKind::kReduceMax: return eval_reduce(op, *in[0], rt);
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd: return eval_reduce(op, *in[0], rt);
     case OpKind::kArgMax:
     case OpKind::kArgMin: return eval_arg_reduce(op, *in[0], rt);
     case OpKind::kShape: {

@@ -102,14 +102,14 @@ TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exac
   }
 }
 
-TEST_CASE("f32 mean, reduce_sum and reduce_max over any axes are bit-exact with the reference, NaN and infinities included") {
+TEST_CASE("f32 mean and reduce_{sum,max,min,prod} over any axes are bit-exact with the reference, NaN and infinities included") {
   std::mt19937 rng(30);
   std::uniform_real_distribution<float> any(-3.0f, 3.0f);
   // (dims, axes): global pools of NHWC and NCHW, the last axis alone, every axis, the first.
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2, 5, 7, 35}, {1, 2}}, {{2, 35, 5, 7}, {2, 3}}, {{3, 4, 9}, {2}}, {{3, 4, 9}, {0, 1, 2}}, {{6, 17}, {0}},
       {{1, 7, 7, 1280}, {1, 2}}};
-  for (const char* op : {"mean", "reduce_sum", "reduce_max"}) {
+  for (const char* op : {"mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}) {
     for (const auto& [dims, axes] : cases) {
       for (bool keepdims : {false, true}) {
         std::string x = "tensor<", y = "tensor<", list;
@@ -133,7 +133,7 @@ TEST_CASE("f32 mean, reduce_sum and reduce_max over any axes are bit-exact with 
         for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
           input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
         }
-        // Specials in some rounds only: a NaN makes a whole reduce_max output NaN.
+        // Specials in some rounds only: a NaN makes a whole reduce_max / reduce_min output NaN.
         if (rng() % 2) {
           const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
           for (double s : specials) input.set_float(size_t(rng() % uint64_t(input.num_elements())), s);

@@ -206,6 +206,27 @@ TEST_CASE("reduce_sum and reduce_max over axes, keepdims") {
         std::vector<double>{10});
 }
 
+TEST_CASE("reduce_min and reduce_prod: floats with NaN and infinities, integers wrapping") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<2x3xf32>", {1, -5, 3, 4, 2, -6}};
+  CHECK(run1("qrt.reduce_min", "{axes = [1], keepdims = 0 : i64}", {x}, "tensor<2xf32>") == std::vector<double>{-5, -6});
+  CHECK(run1("qrt.reduce_min", "{axes = [0], keepdims = 1 : i64}", {x}, "tensor<1x3xf32>") ==
+        std::vector<double>{1, -5, -6});
+  CHECK(run1("qrt.reduce_prod", "{axes = [1]}", {x}, "tensor<2xf32>") == std::vector<double>{-15, -48});
+  CHECK(run1("qrt.reduce_prod", "{axes = [0, 1]}", {x}, "tensor<f32>") == std::vector<double>{720});
+  // A NaN anywhere wins in min; 0 * inf is NaN in the product; an empty product is 1.
+  const auto m = run1("qrt.reduce_min", "{axes = [1]}", {{"tensor<2x2xf32>", {NAN, -INFINITY, 2, INFINITY}}}, "tensor<2xf32>");
+  CHECK(std::isnan(m[0]));
+  CHECK(m[1] == 2);
+  const auto p = run1("qrt.reduce_prod", "{axes = [1]}", {{"tensor<2x2xf32>", {0, INFINITY, -2, INFINITY}}}, "tensor<2xf32>");
+  CHECK(std::isnan(p[0]));
+  CHECK(p[1] == -INFINITY);
+  CHECK(run1("qrt.reduce_prod", "{axes = [1]}", {{"tensor<2x0xf32>", {}}}, "tensor<2xf32>") == std::vector<double>{1, 1});
+  CHECK(run1("qrt.reduce_min", "{axes = [1]}", {{"tensor<1x0xf32>", {}}}, "tensor<1xf32>") == std::vector<double>{INFINITY});
+  // Integers: the minimum, and products that wrap in the element type (i8: 100 * 3 = 300 = 44 mod 256).
+  CHECK(run1("qrt.reduce_min", "{axes = [0]}", {{"tensor<3xi64>", {7, -9, 4}}}, "tensor<i64>") == std::vector<double>{-9});
+  CHECK(run1("qrt.reduce_prod", "{axes = [0]}", {{"tensor<2xi8>", {100, 3}}}, "tensor<i8>") == std::vector<double>{44});
+}
+
 TEST_CASE("gather: embedding rows, negative indices, out-of-range index names the element") {
   const std::pair<std::string, std::vector<double>> table{"tensor<3x2xf32>", {0, 1, 10, 11, 20, 21}};
   CHECK(run1("qrt.gather", "{axis = 0 : i64}", {table, {"tensor<1x3xi64>", {2, 0, -1}}}, "tensor<1x3x2xf32>") ==
