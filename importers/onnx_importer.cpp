@@ -409,6 +409,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (handled) return Status::ok();
   QRT_ASSIGN_OR_RETURN(bool moved, layout_op(node, a));
   if (moved) return Status::ok();
+  QRT_ASSIGN_OR_RETURN(bool composed, composite_op(node, a));
+  if (composed) return Status::ok();
   return error(node, "unsupported ONNX op '" + op + "' (see docs/importers.md for the supported set)");
 }
 

@@ -1,0 +1,230 @@
+// qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
+// element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
+// Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization.
+// All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
+// unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
+#include <cmath>
+#include <cstring>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer_impl.h"
+#include "ir/ops.h"
+
+namespace qrt::importers::onnx_detail {
+
+namespace {
+
+/// A constant of `type` holding `values` (converted to its element type).
+DenseElements dense_of_ints(const Type& type, const std::vector<int64_t>& values) {
+  DenseElements d = DenseElements::zeros(type);
+  for (size_t i = 0; i < values.size(); ++i) d.set_int(i, values[i]);
+  return d;
+}
+
+/// `dims` with every dimension 1 except `axis`, which is `n`.
+std::vector<int64_t> along_axis(size_t rank, size_t axis, int64_t n) {
+  std::vector<int64_t> dims(rank, 1);
+  dims[axis] = n;
+  return dims;
+}
+
+}  // namespace
+
+Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a) {
+  const std::string& op = node.op_type();
+  auto constant_of = [&](const DenseElements& d) {
+    return emit(OpKind::kConstant, {}, d.type, {{"value", Attribute::make_dense(d)}});
+  };
+  // 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor (for comparisons with indices).
+  auto iota = [&](size_t rank, size_t axis, int64_t n) {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = i;
+    return constant_of(dense_of_ints(Type::tensor(along_axis(rank, axis, n), ElementType::make_int(64)), v));
+  };
+  const bool float_unary = op == "Softplus" || op == "Softsign" || op == "Shrink" || op == "Sinh" || op == "Cosh" ||
+                           op == "Tan" || op == "IsNaN" || op == "IsInf";
+  if (float_unary) {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (!t.element.is_float()) return error(node, "expects a float tensor, got " + t.to_string());
+    const Type flags = Type::tensor(t.dims, ElementType::make_int(1));
+    auto k = [&](double v) { return float_scalar(v, t.element); };
+    auto un = [&](OpKind kind, int operand) { return emit(kind, {operand}, t); };
+    auto bin = [&](OpKind kind, int lhs, int rhs) { return emit(kind, {lhs, rhs}, t); };
+    int y = -1;
+    if (op == "Softplus") {
+      // log(1 + e^x) as relu(x) + log1p(e^-|x|): equal in exact arithmetic, and finite
+      // where ONNX's own formula overflows (x > 88 in f32).
+      y = bin(OpKind::kAdd, emit(OpKind::kRelu, {x}, t), un(OpKind::kLog1p, un(OpKind::kExp, un(OpKind::kNeg, un(OpKind::kAbs, x)))));
+    } else if (op == "Softsign") {
+      y = bin(OpKind::kDiv, x, bin(OpKind::kAdd, k(1.0), un(OpKind::kAbs, x)));
+    } else if (op == "Shrink") {
+      // x < -lambd ? x + bias : x > lambd ? x - bias : 0.
+      QRT_ASSIGN_OR_RETURN(float lambd, attr_float(node, a, "lambd", 0.5f));
+      QRT_ASSIGN_OR_RETURN(float bias, attr_float(node, a, "bias", 0.0f));
+      const int below = emit(OpKind::kLess, {x, k(-double(lambd))}, flags);
+      const int above = emit(OpKind::kGreater, {x, k(lambd)}, flags);
+      const int upper = emit(OpKind::kWhere, {above, bin(OpKind::kSub, x, k(bias)), k(0.0)}, t);
+      y = emit(OpKind::kWhere, {below, bin(OpKind::kAdd, x, k(bias)), upper}, t);
+    } else if (op == "Sinh") {
+      // (expm1(x) - expm1(-x)) / 2: no cancellation near 0, where e^x - e^-x loses every digit.
+      y = bin(OpKind::kMul, bin(OpKind::kSub, un(OpKind::kExpm1, x), un(OpKind::kExpm1, un(OpKind::kNeg, x))), k(0.5));
+    } else if (op == "Cosh") {
+      y = bin(OpKind::kMul, bin(OpKind::kAdd, un(OpKind::kExp, x), un(OpKind::kExp, un(OpKind::kNeg, x))), k(0.5));
+    } else if (op == "Tan") {
+      y = bin(OpKind::kDiv, un(OpKind::kSin, x), un(OpKind::kCos, x));
+    } else if (op == "IsNaN") {
+      y = emit(OpKind::kNot, {emit(OpKind::kEqual, {x, x}, flags)}, flags);  // only NaN differs from itself
+    } else {
+      QRT_ASSIGN_OR_RETURN(int64_t positive, attr_int(node, a, "detect_positive", 1));
+      QRT_ASSIGN_OR_RETURN(int64_t negative, attr_int(node, a, "detect_negative", 1));
+      if (positive && negative) y = emit(OpKind::kEqual, {un(OpKind::kAbs, x), k(INFINITY)}, flags);
+      else if (positive) y = emit(OpKind::kEqual, {x, k(INFINITY)}, flags);
+      else if (negative) y = emit(OpKind::kEqual, {x, k(-INFINITY)}, flags);
+      else y = emit(OpKind::kEqual, {x, k(NAN)}, flags);  // nothing detected: NaN equals nothing
+    }
+    bind(node, 0, y);
+    return true;
+  }
+  if (op == "PRelu") {
+    // x < 0 ? x · slope : x, the slope broadcast to x's shape (unidirectionally).
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int slope, value(node, 1));
+    const Type t = type(x);
+    if (!t.element.is_float() || !(type(slope).element == t.element)) {
+      return error(node, "expects float x and slope of one type, got " + t.to_string() + " and " + type(slope).to_string());
+    }
+    auto dims = broadcast_shapes(t.dims, type(slope).dims);
+    if (!dims.is_ok() || *dims != t.dims) {
+      return error(node, "slope " + type(slope).to_string() + " does not broadcast to x " + t.to_string(), ErrorCode::kVerify);
+    }
+    const int neg = emit(OpKind::kLess, {x, float_scalar(0.0, t.element)}, Type::tensor(t.dims, ElementType::make_int(1)));
+    bind(node, 0, emit(OpKind::kWhere, {neg, emit(OpKind::kMul, {x, slope}, t), x}, t));
+    return true;
+  }
+  if (op == "Hardmax") {
+    // 1 where the first maximum along the axis is, else 0: argmax compared with the axis'
+    // indices. Before opset 13 the input is read as 2-D, [d0 … d(axis-1)] by the rest.
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (!t.element.is_float()) return error(node, "expects a float tensor, got " + t.to_string());
+    if (!t.has_static_shape()) return error(node, "needs a static shape, got " + t.to_string());
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", opset_ >= 13 ? -1 : 1));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis >= int64_t(t.rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    int v = x;
+    Type work = t;
+    if (opset_ < 13) {
+      int64_t outer = 1, inner = 1;
+      for (size_t d = 0; d < t.rank(); ++d) (int64_t(d) < axis ? outer : inner) *= t.dims[d];
+      work = Type::tensor({outer, inner}, t.element);
+      v = emit(OpKind::kReshape, {x}, work);
+      axis = 1;
+    }
+    const size_t ax = size_t(axis);
+    std::vector<int64_t> kept = work.dims;
+    kept[ax] = 1;
+    const int arg = emit(OpKind::kArgMax, {v}, Type::tensor(kept, ElementType::make_int(64)),
+                         {{"axis", Attribute::make_int(axis)}, {"keepdims", Attribute::make_int(1)},
+                          {"select_last_index", Attribute::make_int(0)}});
+    const int hit = emit(OpKind::kEqual, {iota(work.rank(), ax, work.dims[ax]), arg}, Type::tensor(work.dims, ElementType::make_int(1)));
+    int y = emit(OpKind::kCast, {hit}, work);
+    if (opset_ < 13) y = emit(OpKind::kReshape, {y}, t);
+    bind(node, 0, y);
+    return true;
+  }
+  if (op == "OneHot") {
+    // values[1] where index (negative: + depth) equals the position along the new axis,
+    // values[0] elsewhere; indices out of [-depth, depth) give values[0] everywhere.
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 0));
+    const DenseElements* depth_d = constant(node, 1);
+    if (!depth_d || depth_d->type.num_elements() != 1) return error(node, "needs depth as a constant scalar");
+    const int64_t depth = depth_d->type.element.is_float() ? int64_t(depth_d->float_at(0)) : depth_d->int_at(0);
+    if (depth <= 0 || depth > (int64_t(1) << 24)) {
+      return error(node, "depth " + std::to_string(depth) + " is outside 1 .. 2^24", ErrorCode::kVerify);
+    }
+    QRT_ASSIGN_OR_RETURN(int values, value(node, 2));
+    const Type tv = type(values);
+    if (tv.num_elements() != 2) return error(node, "values must hold [off, on], got " + tv.to_string(), ErrorCode::kVerify);
+    const Type ti = type(idx);
+    if (!ti.has_static_shape()) return error(node, "needs static index dimensions, got " + ti.to_string());
+    if (!ti.element.is_float() && !ti.element.is_integer()) return error(node, "indices must be numbers, got " + ti.to_string());
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", -1));
+    const int64_t rank = int64_t(ti.rank()) + 1;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return error(node, "axis out of range", ErrorCode::kVerify);
+    const Type i64 = Type::tensor(ti.dims, ElementType::make_int(64));
+    if (!(ti.element == i64.element)) idx = emit(OpKind::kCast, {idx}, i64);  // floats truncate, as ONNX casts
+    const int zero = constant_of(dense_of_ints(Type::tensor({}, ElementType::make_int(64)), {0}));
+    const int minus_depth = constant_of(dense_of_ints(Type::tensor({}, ElementType::make_int(64)), {-depth}));
+    const int negative = emit(OpKind::kLess, {idx, zero}, Type::tensor(ti.dims, ElementType::make_int(1)));
+    idx = emit(OpKind::kWhere, {negative, emit(OpKind::kSub, {idx, minus_depth}, i64), idx}, i64);
+    std::vector<int64_t> unsqueezed = ti.dims, out = ti.dims;
+    unsqueezed.insert(unsqueezed.begin() + axis, 1);
+    out.insert(out.begin() + axis, depth);
+    idx = emit(OpKind::kReshape, {idx}, Type::tensor(unsqueezed, ElementType::make_int(64)));
+    const int hit = emit(OpKind::kEqual, {idx, iota(size_t(rank), size_t(axis), depth)}, Type::tensor(out, ElementType::make_int(1)));
+    const Type scalar = Type::tensor({}, tv.element);
+    const int off = emit(OpKind::kReshape, {slice_axis(emit(OpKind::kReshape, {values}, Type::tensor({2}, tv.element)), 0, 0, 1, 1)}, scalar);
+    const int on = emit(OpKind::kReshape, {slice_axis(emit(OpKind::kReshape, {values}, Type::tensor({2}, tv.element)), 0, 1, 2, 1)}, scalar);
+    bind(node, 0, emit(OpKind::kWhere, {hit, on, off}, Type::tensor(out, tv.element)));
+    return true;
+  }
+  if (op == "Tile") {
+    // x [d0, d1, …] as [1, d0, 1, d1, …], broadcast to [r0, d0, r1, d1, …], then reshaped to
+    // [r0·d0, r1·d1, …]: every copy in order, on the data-movement kernels.
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    QRT_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, const_ints(node, 1, "repeats", {}));
+    if (repeats.size() != t.rank()) {
+      return error(node, "repeats has " + std::to_string(repeats.size()) + " entries for an input of rank " +
+                             std::to_string(t.rank()), ErrorCode::kVerify);
+    }
+    if (!t.has_static_shape()) return error(node, "needs a static input shape, got " + t.to_string());
+    std::vector<int64_t> spread, copies, out;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      if (repeats[d] < 0) return error(node, "repeats[" + std::to_string(d) + "] is negative", ErrorCode::kVerify);
+      spread.insert(spread.end(), {1, t.dims[d]});
+      copies.insert(copies.end(), {repeats[d], t.dims[d]});
+      out.push_back(repeats[d] * t.dims[d]);
+    }
+    const int s = emit(OpKind::kReshape, {x}, Type::tensor(spread, t.element));
+    const int b = emit(OpKind::kBroadcastTo, {s}, Type::tensor(copies, t.element));
+    bind(node, 0, emit(OpKind::kReshape, {b}, Type::tensor(out, t.element)));
+    return true;
+  }
+  if (op == "InstanceNormalization") {
+    // Per sample and channel, over the spatial dimensions: layer_norm from axis 2 (scale 1,
+    // no bias), then · scale[c] + B[c].
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (!t.element.is_float() || t.rank() < 3 || !t.has_static_shape()) {
+      return error(node, "expects a float tensor [N, C, spatial...] of static shape, got " + t.to_string());
+    }
+    QRT_ASSIGN_OR_RETURN(int scale, value(node, 1));
+    QRT_ASSIGN_OR_RETURN(int bias, value(node, 2));
+    const int64_t c = t.dims[1];
+    for (int p : {scale, bias}) {
+      if (!(type(p).element == t.element) || type(p).dims != std::vector<int64_t>{c}) {
+        return error(node, "scale and B must be " + t.element.to_string() + " of shape [" + std::to_string(c) + "], got " +
+                               type(p).to_string(), ErrorCode::kVerify);
+      }
+    }
+    QRT_ASSIGN_OR_RETURN(float eps, attr_float(node, a, "epsilon", 1e-5f));
+    const std::vector<int64_t> spatial(t.dims.begin() + 2, t.dims.end());
+    DenseElements ones = DenseElements::zeros(Type::tensor(spatial, t.element));
+    const uint64_t one = float_kind_bits(1.0, t.element.float_kind);
+    const size_t es = element_byte_size(t.element);
+    for (size_t i = 0; i < size_t(ones.type.num_elements()); ++i) std::memcpy(ones.bytes.data() + i * es, &one, es);
+    const int normalized = emit(OpKind::kLayerNorm, {x, constant_of(ones)}, t,
+                                {{"axis", Attribute::make_int(2)}, {"epsilon", Attribute::make_float(double(eps))}});
+    const Type per_channel = Type::tensor(along_axis(t.rank() - 1, 0, c), t.element);  // [C, 1, …] against [N, C, …]
+    const int s = emit(OpKind::kReshape, {scale}, per_channel), b = emit(OpKind::kReshape, {bias}, per_channel);
+    bind(node, 0, emit(OpKind::kAdd, {emit(OpKind::kMul, {normalized, s}, t), b}, t));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace qrt::importers::onnx_detail
