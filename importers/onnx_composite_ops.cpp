@@ -1,6 +1,7 @@
 // qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
-// Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization.
+// Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization; and
+// CumSum and Mod, one qrt op each.
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
 #include <cmath>
@@ -222,6 +223,39 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     const Type per_channel = Type::tensor(along_axis(t.rank() - 1, 0, c), t.element);  // [C, 1, …] against [N, C, …]
     const int s = emit(OpKind::kReshape, {scale}, per_channel), b = emit(OpKind::kReshape, {bias}, per_channel);
     bind(node, 0, emit(OpKind::kAdd, {emit(OpKind::kMul, {normalized, s}, t), b}, t));
+    return true;
+  }
+  if (op == "CumSum") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    QRT_ASSIGN_OR_RETURN(std::vector<int64_t> axis, const_ints(node, 1, "axis", {}));
+    if (axis.size() != 1) return error(node, "needs axis as a constant integer scalar", ErrorCode::kVerify);
+    int64_t ax = axis[0];
+    if (ax < 0) ax += int64_t(t.rank());
+    if (ax < 0 || ax >= int64_t(t.rank())) {
+      return error(node, "axis " + std::to_string(axis[0]) + " is not a dimension of " + t.to_string(), ErrorCode::kVerify);
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t exclusive, attr_int(node, a, "exclusive", 0));
+    QRT_ASSIGN_OR_RETURN(int64_t reverse, attr_int(node, a, "reverse", 0));
+    bind(node, 0, emit(OpKind::kCumSum, {x}, t,
+                       {{"axis", Attribute::make_int(ax)}, {"exclusive", Attribute::make_int(exclusive ? 1 : 0)},
+                        {"reverse", Attribute::make_int(reverse ? 1 : 0)}}));
+    return true;
+  }
+  if (op == "Mod") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int y, value(node, 1));
+    QRT_ASSIGN_OR_RETURN(int64_t fmod, attr_int(node, a, "fmod", 0));
+    const Type ta = type(x), tb = type(y);
+    if (!(ta.element == tb.element)) {
+      return error(node, "operands must have one element type, got " + ta.to_string() + " and " + tb.to_string(), ErrorCode::kVerify);
+    }
+    if (ta.element.is_float() && fmod == 0) {
+      return error(node, "float operands need fmod = 1 (ONNX leaves fmod = 0 undefined for floats)", ErrorCode::kVerify);
+    }
+    auto dims = broadcast_shapes(ta.dims, tb.dims);
+    if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+    bind(node, 0, emit(OpKind::kMod, {x, y}, Type::tensor(*dims, ta.element), {{"fmod", Attribute::make_int(fmod ? 1 : 0)}}));
     return true;
   }
   return false;

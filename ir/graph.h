@@ -113,6 +113,8 @@ enum class OpKind : uint8_t {
   kGatherElements,
   // The smallest element and the product over axes (ops_math.cpp; ONNX ReduceMin / ReduceProd).
   kReduceMin, kReduceProd,
+  // Running sums along an axis, and the remainder of a division (ops_math.cpp; ONNX CumSum, Mod).
+  kCumSum, kMod,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -67,5 +67,7 @@ std::vector<OpInfo> arg_reduce_op_entries();
 std::vector<OpInfo> gather_elements_op_entries();
 /// The reduce_min / reduce_prod entries (ops_math.cpp), after qrt.gather_elements.
 std::vector<OpInfo> reduce_min_prod_op_entries();
+/// The cumsum / mod entries (ops_math.cpp), after qrt.reduce_prod.
+std::vector<OpInfo> cumsum_mod_op_entries();
 
 }  // namespace qrt::op_verify

@@ -406,6 +406,45 @@ std::vector<OpInfo> reduce_min_prod_op_entries() {
   };
 }
 
+// cumsum(x) {axis, exclusive, reverse}: running sums along axis, x's type and shape.
+Status verify_cumsum(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  if (!in.is_tensor || !is_plain(in.element) || is_bool(in.element) || !(in == out)) {
+    return op_error(op, "expects a float or integer tensor and a result of its type, got " + in.to_string() + " -> " +
+                            out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", -1));
+  if (axis < 0 || axis >= int64_t(in.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is not a dimension of " + in.to_string());
+  }
+  for (const char* flag : {"exclusive", "reverse"}) {
+    QRT_ASSIGN_OR_RETURN(int64_t v, int_attr(op, flag, 0));
+    if (v != 0 && v != 1) return op_error(op, std::string(flag) + " must be 0 or 1, got " + std::to_string(v));
+  }
+  return Status::ok();
+}
+
+// mod(a, b) {fmod}: as sub/div; float operands need fmod = 1 (C's fmod), as ONNX requires.
+Status verify_mod(const Graph& g, const Op& op) {
+  QRT_RETURN_IF_ERROR(verify_arithmetic(g, op));
+  QRT_ASSIGN_OR_RETURN(int64_t fmod, int_attr(op, "fmod", 0));
+  if (fmod != 0 && fmod != 1) return op_error(op, "fmod must be 0 or 1, got " + std::to_string(fmod));
+  if (fmod == 0 && operand_type(g, op, 0).element.is_float()) {
+    return op_error(op, "float operands need fmod = 1 (the remainder with the dividend's sign)");
+  }
+  return Status::ok();
+}
+
+std::vector<OpInfo> cumsum_mod_op_entries() {
+  return {
+      {OpKind::kCumSum, "qrt.cumsum", 1, 1, {"axis", "exclusive", "reverse"}, verify_cumsum,
+       "running sums along axis (exclusive: without the element itself; reverse: from the end)"},
+      {OpKind::kMod, "qrt.mod", 2, 2, {"fmod"}, verify_mod,
+       "remainder of a / b, numpy broadcasting: fmod = 0 takes the divisor's sign (integers), 1 the dividend's"},
+  };
+}
+
 std::vector<OpInfo> arg_reduce_op_entries() {
   return {
       {OpKind::kArgMax, "qrt.argmax", 1, 1, {"axis", "keepdims", "select_last_index"}, verify_arg_reduce,

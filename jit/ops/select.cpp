@@ -8,6 +8,7 @@
 #include "jit/kernel_list.h"
 #include "jit/ops/conv_transpose_kernels.h"
 #include "jit/ops/arg_reduce_kernels.h"
+#include "jit/ops/cumsum_mod_kernels.h"
 #include "jit/ops/per_axis_kernels.h"
 #include "jit/ops/profile_kernels.h"
 #include "jit/ops/stablehlo_kernels.h"
@@ -218,6 +219,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     std::unique_ptr<OpKernel> pool = make_portable_pool_kernel(graph, op);
     if (!pool) pool = make_per_axis_convert_kernel(graph, op);
     if (!pool) pool = make_arg_reduce_kernel(graph, op);
+    if (!pool) pool = make_cumsum_mod_kernel(graph, op);
     if (pool) {
       choice.chain = "the vector kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
       choice.kernel = std::move(pool);

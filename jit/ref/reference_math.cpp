@@ -82,6 +82,7 @@ T float_binary(OpKind kind, T a, T b) {
         return numerics::pow_f64(a, b);
       }
     case OpKind::kMax: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::max(a, b);
+    case OpKind::kMod: return std::fmod(a, b);  // exact; the verifier allows only fmod = 1 for floats
     default: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN() : std::min(a, b);
   }
 }
@@ -105,6 +106,14 @@ Result<Tensor> eval_arithmetic(const Op& op, const std::vector<const Tensor*>& i
             return;
           }
           v = x / z;
+          break;
+        case OpKind::kMod:
+          if (z == 0) {
+            if (status.is_ok()) status = op_error(op, "integer modulo by zero at element " + std::to_string(i));
+            return;
+          }
+          v = z == -1 ? 0 : x % z;  // (INT64_MIN % -1 overflows in C++; the remainder is 0)
+          if (!(op.attr("fmod") && op.attr("fmod")->i != 0) && v != 0 && (v < 0) != (z < 0)) v += z;
           break;
         case OpKind::kMax: v = std::max(x, z); break;
         default: v = std::min(x, z); break;
@@ -384,6 +393,49 @@ Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   return y;
 }
 
+// Running sums along the axis, in order (from the end with reverse): f64 in double, integers
+// in 64 bits (wrapping), other floats in f32, each output rounded to the element type.
+Result<Tensor> eval_cumsum(const Op& op, const Tensor& x, const Type& rt) {
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, x.type.dims));
+  Tensor y = make_result(rt, x.type.dims);
+  const size_t axis = size_t(op.attr("axis")->i);
+  const bool exclusive = op.attr("exclusive") && op.attr("exclusive")->i != 0;
+  const bool reverse = op.attr("reverse") && op.attr("reverse")->i != 0;
+  const auto& d = x.type.dims;
+  size_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= size_t(d[k]);
+  for (size_t k = axis + 1; k < d.size(); ++k) inner *= size_t(d[k]);
+  const size_t len = size_t(d[axis]);
+  const bool ints = rt.element.is_integer(), wide = is_f64(rt.element);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t j = 0; j < inner; ++j) {
+      int64_t iacc = 0;
+      double dacc = 0;
+      float facc = 0;
+      for (size_t s = 0; s < len; ++s) {
+        const size_t i = (o * len + (reverse ? len - 1 - s : s)) * inner + j;
+        if (ints) {
+          const int64_t v = x.int_at(i);
+          if (!exclusive) iacc = int64_t(uint64_t(iacc) + uint64_t(v));
+          y.set_int(i, iacc);
+          if (exclusive) iacc = int64_t(uint64_t(iacc) + uint64_t(v));
+        } else if (wide) {
+          const double v = x.float_at(i);
+          if (!exclusive) dacc += v;
+          y.set_float(i, dacc);
+          if (exclusive) dacc += v;
+        } else {
+          const float v = float(x.float_at(i));
+          if (!exclusive) facc += v;
+          y.set_float(i, double(facc));
+          if (exclusive) facc += v;
+        }
+      }
+    }
+  }
+  return y;
+}
+
 Result<Tensor> eval_gather(const Op& op, const Tensor& data, const Tensor& idx, const Type& rt) {
   const int64_t axis = op.attr("axis") ? op.attr("axis")->i : 0;
   const auto& dd = data.type.dims;
@@ -573,7 +625,9 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kDiv:
     case OpKind::kPow:
     case OpKind::kMax:
+    case OpKind::kMod:
     case OpKind::kMin: return eval_arithmetic(op, in, rt);
+    case OpKind::kCumSum: return eval_cumsum(op, *in[0], rt);
     case OpKind::kEqual:
     case OpKind::kLess:
     case OpKind::kGreater: return eval_compare(op, in, rt);

@@ -43,7 +43,30 @@ bool is_quant_parameter(const std::string& name) {
   return name.find("scale") != std::string::npos || name.find("zero_point") != std::string::npos;
 }
 
-// Runs `g` (its text form) on the JIT backend through the C API on f32 or u8 `inputs`; `kernel` gets
+// The C API's dtype of a plain element type (QRT_DTYPE_INVALID for others).
+qrt_dtype dtype_of(const qrt::ElementType& e) {
+  if (e.is_float()) {
+    switch (e.float_kind) {
+      case qrt::FloatKind::kF16: return QRT_DTYPE_F16;
+      case qrt::FloatKind::kBF16: return QRT_DTYPE_BF16;
+      case qrt::FloatKind::kF32: return QRT_DTYPE_F32;
+      case qrt::FloatKind::kF64: return QRT_DTYPE_F64;
+      default: return QRT_DTYPE_INVALID;
+    }
+  }
+  if (!e.is_integer()) return QRT_DTYPE_INVALID;
+  const bool u = e.int_sign == qrt::Signedness::kUnsigned;
+  switch (e.int_width) {
+    case 1: return QRT_DTYPE_BOOL;
+    case 8: return u ? QRT_DTYPE_U8 : QRT_DTYPE_I8;
+    case 16: return u ? QRT_DTYPE_U16 : QRT_DTYPE_I16;
+    case 32: return u ? QRT_DTYPE_U32 : QRT_DTYPE_I32;
+    case 64: return u ? QRT_DTYPE_U64 : QRT_DTYPE_I64;
+    default: return QRT_DTYPE_INVALID;
+  }
+}
+
+// Runs `g` (its text form) on the JIT backend through the C API on plain `inputs`; `kernel` gets
 // the kernel of its op named `kernel_op`.
 qrt::Result<std::vector<qrt::Tensor>> run_jit(const qrt::Graph& g, const std::vector<qrt::Tensor>& inputs,
                                               std::string& kernel, const std::string& kernel_op) {
@@ -64,13 +87,8 @@ qrt::Result<std::vector<qrt::Tensor>> run_jit(const qrt::Graph& g, const std::ve
   qrt_context_t* ctx = nullptr;
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const qrt::ElementType& e = inputs[i].type.element;
-    const bool f32 = e.is_float() && e.float_kind == qrt::FloatKind::kF32;
-    const bool u8 = e.is_integer() && e.int_width == 8 && e.int_sign == qrt::Signedness::kUnsigned;
-    const bool i32 = e.is_integer() && e.int_width == 32 && e.int_sign != qrt::Signedness::kUnsigned;
-    const bool i64 = e.is_integer() && e.int_width == 64 && e.int_sign != qrt::Signedness::kUnsigned;
-    REQUIRE((f32 || u8 || i32 || i64));
-    const qrt_dtype dtype = f32 ? QRT_DTYPE_F32 : u8 ? QRT_DTYPE_U8 : i32 ? QRT_DTYPE_I32 : QRT_DTYPE_I64;
+    const qrt_dtype dtype = dtype_of(inputs[i].type.element);
+    REQUIRE(dtype != QRT_DTYPE_INVALID);
     REQUIRE(qrt_context_set_input(ctx, i, dtype, inputs[i].type.rank(),
                                   inputs[i].type.dims.data(), inputs[i].bytes(), inputs[i].byte_size()) == QRT_OK);
   }
@@ -460,4 +478,30 @@ TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardma
   int cases = 0;
   for (const auto& [op, n] : per_op) cases += n;
   MESSAGE(cases << " node tests of composed ops on the JIT");
+}
+
+TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // CumSum's axis and Mod's divisor frozen into constants; every element type ONNX tests.
+  int cumsum = 0, mod = 0;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) {
+    const std::string c = e.path().filename().string();
+    const bool is_cumsum = c.rfind("test_cumsum", 0) == 0, is_mod = c.rfind("test_mod", 0) == 0;
+    if (!is_cumsum && !is_mod) continue;
+    const qrt::ElementType el = read_tensor(e.path() / "test_data_set_0" / "input_0.pb").type.element;
+    const bool kernel_types = !el.is_float() || el.float_kind == qrt::FloatKind::kF32 || el.float_kind == qrt::FloatKind::kF64;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, is_cumsum ? "qrt.cumsum" : "qrt.mod");
+    CHECK_MESSAGE(why.empty(), why);
+    // f16 runs on the reference (no f16 kernel); every other type on the portable kernels.
+    CHECK_MESSAGE((kernel.find("portable C++") != std::string::npos) == kernel_types, kernel);
+    (is_cumsum ? cumsum : mod) += 1;
+  }
+  MESSAGE(cumsum << " CumSum and " << mod << " Mod node tests on the JIT");
+  CHECK(cumsum == 7);
+  CHECK(mod == 13);
 }

@@ -1,6 +1,10 @@
 // Tests: the byte-moving kernels — transpose (gather and scatter orders), pad, quantized clamp
-// and relu, reshape — give the reference's bytes, on one and three threads.
+// and relu, reshape, gather_elements, cumsum and mod — give the reference's bytes, on one and
+// three threads.
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
 
 #include "op_kernel_check.h"
 
@@ -241,4 +245,56 @@ TEST_CASE("the gather_elements kernel is bit-exact with the reference (every axi
   REQUIRE_FALSE(wide.is_ok());
   CHECK_MESSAGE(wide.status().message().find("indices dimension 0 (3) exceeds the data's (2)") != std::string::npos,
                 wide.status().message());
+}
+
+TEST_CASE("cumsum and mod kernels are bit-exact with the reference: every axis and flag, broadcasting, integer widths") {
+  std::mt19937 rng(4242);
+  int cases = 0;
+  for (const char* el : {"f32", "f64", "i8", "i32", "i64", "ui16"}) {
+    const bool is_float = el[0] == 'f';
+    const std::string t = std::string("tensor<3x5x7x") + el + ">";
+    auto ty = qrt::parse_type(t);
+    REQUIRE(ty.is_ok());
+    auto fill = [&](qrt::Tensor& x, bool nonzero) {
+      for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+        if (is_float) {
+          x.set_float(i, std::ldexp(double(int(rng() % 2001) - 1000), int(rng() % 40) - 20));
+        } else {
+          int64_t v = int64_t(rng() % 256) - 128;
+          if (nonzero && v == 0) v = 3;
+          x.set_int(i, v);
+        }
+      }
+    };
+    qrt::Tensor x = qrt::Tensor::zeros(*ty);
+    fill(x, false);
+    if (is_float) x.set_float(17, NAN), x.set_float(40, INFINITY);
+    for (int axis = 0; axis < 3; ++axis) {
+      for (int flags = 0; flags < 4; ++flags) {
+        const std::string text = "func.func @main(%x: " + t + ") -> " + t + " {\n  %y = \"qrt.cumsum\"(%x) {axis = " +
+                                 std::to_string(axis) + " : i64, exclusive = " + std::to_string(flags & 1) +
+                                 " : i64, reverse = " + std::to_string(flags >> 1) + " : i64} : (" + t + ") -> " + t +
+                                 "\n  return %y : " + t + "\n}\n";
+        CAPTURE(text);
+        CHECK(qrt_test::check_last_op(text, x).find("cumsum (portable C++") == 0);
+        ++cases;
+      }
+    }
+    // mod against a divisor broadcast along the middle axis, and a full one.
+    for (const std::string& bt : {std::string("tensor<3x1x7x") + el + ">", t}) {
+      auto bty = qrt::parse_type(bt);
+      REQUIRE(bty.is_ok());
+      qrt::Tensor b = qrt::Tensor::zeros(*bty);
+      fill(b, true);
+      for (int fmod : {0, 1}) {
+        if (is_float && fmod == 0) continue;
+        const std::string text = "func.func @main(%a: " + t + ", %b: " + bt + ") -> " + t + " {\n  %y = \"qrt.mod\"(%a, %b) {fmod = " +
+                                 std::to_string(fmod) + " : i64} : (" + t + ", " + bt + ") -> " + t + "\n  return %y : " + t + "\n}\n";
+        CAPTURE(text);
+        CHECK(qrt_test::check_last_op(text, {x, b}).find("mod (portable C++") == 0);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 6 * 12 + 4 * 4 + 2 * 2);
 }

@@ -38,6 +38,45 @@ TEST_CASE("integer arithmetic: i64 add/mul/sub/div truncating, division by zero 
   CHECK(bad.status().message().find("division by zero") != std::string::npos);
 }
 
+TEST_CASE("mod: floor (the divisor's sign) and fmod (the dividend's) remainders, modulo by zero is an error") {
+  const std::pair<std::string, std::vector<double>> a{"tensor<5xi64>", {7, -7, 7, -7, -9223372036854775807.0 - 1}},
+      b{"tensor<5xi64>", {3, 3, -3, -3, -1}};
+  CHECK(run1("qrt.mod", "", {a, b}, "tensor<5xi64>") == std::vector<double>{1, 2, -2, -1, 0});
+  CHECK(run1("qrt.mod", "{fmod = 1 : i64}", {a, b}, "tensor<5xi64>") == std::vector<double>{1, -1, 1, -1, 0});
+  // Floats: C's fmod, exact (5.5 = 2·2 + 1.5), the dividend's sign, NaN for a zero divisor.
+  const auto f = run1("qrt.mod", "{fmod = 1 : i64}", {{"tensor<4xf32>", {5.5, -5.5, 1e30, 1}}, {"tensor<4xf32>", {2, 2, 7, 0}}},
+                      "tensor<4xf32>");
+  CHECK(f[0] == 1.5);
+  CHECK(f[1] == -1.5);
+  CHECK(f[2] == std::fmod(double(1e30f), 7.0));
+  CHECK(std::isnan(f[3]));
+  auto bad = run_one_op("qrt.mod", "", {{"tensor<2xi32>", {4, 5}}, {"tensor<2xi32>", {2, 0}}}, "tensor<2xi32>");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("modulo by zero at element 1") != std::string::npos);
+  // Float operands need fmod = 1: the verifier refuses the graph.
+  auto floor_of_floats = run_one_op("qrt.mod", "", {{"tensor<1xf32>", {1}}, {"tensor<1xf32>", {1}}}, "tensor<1xf32>");
+  REQUIRE_FALSE(floor_of_floats.is_ok());
+  CHECK(floor_of_floats.status().message().find("float operands need fmod = 1") != std::string::npos);
+}
+
+TEST_CASE("cumsum: inclusive, exclusive, reverse along any axis; f32 sums round at every step") {
+  const std::pair<std::string, std::vector<double>> x{"tensor<2x3xf32>", {1, 2, 3, 4, 5, 6}};
+  CHECK(run1("qrt.cumsum", "{axis = 1 : i64}", {x}, "tensor<2x3xf32>") == std::vector<double>{1, 3, 6, 4, 9, 15});
+  CHECK(run1("qrt.cumsum", "{axis = 0 : i64}", {x}, "tensor<2x3xf32>") == std::vector<double>{1, 2, 3, 5, 7, 9});
+  CHECK(run1("qrt.cumsum", "{axis = 1 : i64, exclusive = 1 : i64}", {x}, "tensor<2x3xf32>") ==
+        std::vector<double>{0, 1, 3, 0, 4, 9});
+  CHECK(run1("qrt.cumsum", "{axis = 1 : i64, reverse = 1 : i64}", {x}, "tensor<2x3xf32>") ==
+        std::vector<double>{6, 5, 3, 15, 11, 6});
+  CHECK(run1("qrt.cumsum", "{axis = 1 : i64, exclusive = 1 : i64, reverse = 1 : i64}", {x}, "tensor<2x3xf32>") ==
+        std::vector<double>{5, 3, 0, 11, 6, 0});
+  // 2^24 + 1 + 1 in f32 steps stays 2^24 (each step rounds to even), not 2^24 + 2 as in double.
+  CHECK(run1("qrt.cumsum", "{axis = 0 : i64}", {{"tensor<3xf32>", {16777216, 1, 1}}}, "tensor<3xf32>") ==
+        std::vector<double>{16777216, 16777216, 16777216});
+  // Integers wrap in their width.
+  CHECK(run1("qrt.cumsum", "{axis = 0 : i64}", {{"tensor<3xi8>", {100, 100, 100}}}, "tensor<3xi8>") ==
+        std::vector<double>{100, -56, 44});
+}
+
 TEST_CASE("comparisons give i1; not and where") {
   const std::pair<std::string, std::vector<double>> a{"tensor<4xf32>", {1, 2, 3, 4}}, b{"tensor<1xf32>", {2}};
   CHECK(run1("qrt.equal", "", {a, b}, "tensor<4xi1>") == std::vector<double>{0, 1, 0, 0});
