@@ -1,7 +1,8 @@
 // qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
 // Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization; and
-// CumSum and Mod, one qrt op each.
+// CumSum and Mod, one qrt op each; TopK as qrt.topk (the indices) and qrt.gather_elements (the
+// values at them).
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
 #include <cmath>
@@ -240,6 +241,37 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     bind(node, 0, emit(OpKind::kCumSum, {x}, t,
                        {{"axis", Attribute::make_int(ax)}, {"exclusive", Attribute::make_int(exclusive ? 1 : 0)},
                         {"reverse", Attribute::make_int(reverse ? 1 : 0)}}));
+    return true;
+  }
+  if (op == "TopK") {
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    int64_t k = 0;
+    if (opset_ >= 10) {
+      QRT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, const_ints(node, 1, "K", {}));
+      if (ks.size() != 1) return error(node, "needs K as a constant with one element", ErrorCode::kVerify);
+      k = ks[0];
+    } else {
+      QRT_ASSIGN_OR_RETURN(k, attr_int(node, a, "k", -1));
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", -1));
+    QRT_ASSIGN_OR_RETURN(int64_t largest, attr_int(node, a, "largest", 1));
+    if (axis < 0) axis += int64_t(t.rank());
+    if (axis < 0 || axis >= int64_t(t.rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    const int64_t n = t.dims[size_t(axis)];
+    if (n < 0) return error(node, "needs a static size along axis " + std::to_string(axis) + ", got " + t.to_string());
+    if (k < 0 || k > n) {
+      return error(node, "K = " + std::to_string(k) + " is outside 0 .. " + std::to_string(n) + " (the size of axis " +
+                             std::to_string(axis) + ")", ErrorCode::kVerify);
+    }
+    std::vector<int64_t> dims = t.dims;
+    dims[size_t(axis)] = k;
+    // sorted = 0 lets ONNX return any order: qrt's is always best first.
+    const int idx = emit(OpKind::kTopK, {x}, Type::tensor(dims, ElementType::make_int(64)),
+                         {{"axis", Attribute::make_int(axis)}, {"k", Attribute::make_int(k)},
+                          {"largest", Attribute::make_int(largest ? 1 : 0)}});
+    bind(node, 0, emit(OpKind::kGatherElements, {x, idx}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(axis)}}));
+    bind(node, 1, idx);
     return true;
   }
   if (op == "Mod") {

@@ -115,6 +115,8 @@ enum class OpKind : uint8_t {
   kReduceMin, kReduceProd,
   // Running sums along an axis, and the remainder of a division (ops_math.cpp; ONNX CumSum, Mod).
   kCumSum, kMod,
+  // The indices of the k largest or smallest elements along an axis (ops_math.cpp; ONNX TopK).
+  kTopK,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -1,8 +1,10 @@
 // qrt — window geometry of conv and pooling ops, shared by the verifier and the backends.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/graph.h"
@@ -94,5 +96,30 @@ std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Wi
 /// verifier rejects it).
 std::vector<int64_t> transposed_output_dims(const std::vector<int64_t>& in, const Window2d& w,
                                             int64_t out_channels);
+
+/// qrt.topk's selection along one line of `n` values (`values[i · stride]`): the indices of
+/// the `k` largest (`largest`) or smallest, best first; equal values in index order, and a
+/// NaN ranks above every number (first when largest, last when smallest), as numpy sorts.
+/// Writes them to `out[j · out_stride]`; `scratch` is reused across calls.
+template <typename T>
+void select_topk(const T* values, int64_t n, int64_t stride, int64_t k, bool largest, int64_t* out, int64_t out_stride,
+                 std::vector<int64_t>& scratch) {
+  auto above = [&](int64_t a, int64_t b) {  // values[a] ranks above values[b]
+    const T x = values[a * stride], y = values[b * stride];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (x != x) return y == y;
+      if (y != y) return false;
+    }
+    return x > y;
+  };
+  scratch.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) scratch[size_t(i)] = i;
+  std::partial_sort(scratch.begin(), scratch.begin() + k, scratch.end(), [&](int64_t a, int64_t b) {
+    const bool a_first = largest ? above(a, b) : above(b, a);
+    const bool b_first = largest ? above(b, a) : above(a, b);
+    return a_first || (!b_first && a < b);
+  });
+  for (int64_t j = 0; j < k; ++j) out[j * out_stride] = scratch[size_t(j)];
+}
 
 }  // namespace qrt

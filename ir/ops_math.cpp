@@ -436,6 +436,38 @@ Status verify_mod(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
+// topk(x) {axis, k, largest}: i64 indices, x's shape with k along axis.
+Status verify_topk(const Graph& g, const Op& op) {
+  const Type& in = operand_type(g, op, 0);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&in, &out}));
+  if ((!is_plain(in.element) && in.element.kind != ElementKind::kUniform) || is_bool(in.element)) {
+    return op_error(op, "expects a float, integer or per-tensor quantized operand, got " + in.to_string());
+  }
+  if (!out.element.is_integer() || out.element.int_width != 64 || out.element.int_sign == Signedness::kUnsigned) {
+    return op_error(op, "result must be i64 indices, got " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(int64_t axis, int_attr(op, "axis", -1));
+  QRT_ASSIGN_OR_RETURN(int64_t k, int_attr(op, "k", -1));
+  QRT_ASSIGN_OR_RETURN(int64_t largest, int_attr(op, "largest", 1));
+  if (axis < 0 || axis >= int64_t(in.rank())) {
+    return op_error(op, "axis " + std::to_string(axis) + " is not a dimension of " + in.to_string());
+  }
+  if (largest != 0 && largest != 1) return op_error(op, "largest must be 0 or 1, got " + std::to_string(largest));
+  const int64_t n = in.dims[size_t(axis)];
+  if (k < 0 || (n >= 0 && k > n)) {
+    return op_error(op, "k = " + std::to_string(k) + " is outside 0 .. " + (n >= 0 ? std::to_string(n) : "the axis size"));
+  }
+  std::vector<int64_t> dims = in.dims;
+  dims[size_t(axis)] = k;
+  return check_shape_equals(op, dims, out);
+}
+
+std::vector<OpInfo> topk_op_entries() {
+  return {{OpKind::kTopK, "qrt.topk", 1, 1, {"axis", "k", "largest"}, verify_topk,
+           "the indices of the k largest (or smallest) elements along axis, best first (ties in index order, NaN above all)"}};
+}
+
 std::vector<OpInfo> cumsum_mod_op_entries() {
   return {
       {OpKind::kCumSum, "qrt.cumsum", 1, 1, {"axis", "exclusive", "reverse"}, verify_cumsum,

@@ -7,11 +7,29 @@
 #include <type_traits>
 #include <vector>
 
+#include "ir/nn_params.h"
 #include "ir/ops.h"
 
 namespace qrt::jit {
 
 namespace {
+
+// Calls fn with the bytes of elements of type `e` typed (f32, or integer / stored values).
+template <typename Fn>
+void visit_elements(const ElementType& e, const uint8_t* bytes, Fn&& fn) {
+  if (e.is_float()) return fn(reinterpret_cast<const float*>(bytes));
+  const unsigned width = e.is_integer() ? e.int_width : e.storage.width;
+  const bool is_signed = e.is_integer() ? e.int_sign != Signedness::kUnsigned : e.storage.is_signed;
+  switch (width) {
+    case 8: return is_signed ? fn(reinterpret_cast<const int8_t*>(bytes)) : fn(bytes);
+    case 16:
+      return is_signed ? fn(reinterpret_cast<const int16_t*>(bytes)) : fn(reinterpret_cast<const uint16_t*>(bytes));
+    case 32:
+      return is_signed ? fn(reinterpret_cast<const int32_t*>(bytes)) : fn(reinterpret_cast<const uint32_t*>(bytes));
+    default:
+      return is_signed ? fn(reinterpret_cast<const int64_t*>(bytes)) : fn(reinterpret_cast<const uint64_t*>(bytes));
+  }
+}
 
 class ArgReduceKernel final : public OpKernel {
  public:
@@ -32,7 +50,7 @@ class ArgReduceKernel final : public OpKernel {
     Parallel& par = in_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
     auto* y = reinterpret_cast<int64_t*>(out.bytes());
     par.for_each(size_t(outer), [&](size_t o) {
-      visit(operands[0]->bytes(), [&](const auto* x) { block(x + int64_t(o) * len * inner, y + int64_t(o) * inner, len, inner); });
+      visit_elements(in_.element, operands[0]->bytes(), [&](const auto* x) { block(x + int64_t(o) * len * inner, y + int64_t(o) * inner, len, inner); });
     });
     return Status::ok();
   }
@@ -43,24 +61,6 @@ class ArgReduceKernel final : public OpKernel {
   }
 
  private:
-  // Calls fn with the operand's elements typed.
-  template <typename Fn>
-  void visit(const uint8_t* bytes, Fn&& fn) const {
-    const ElementType& e = in_.element;
-    if (e.is_float()) return fn(reinterpret_cast<const float*>(bytes));
-    const unsigned width = e.is_integer() ? e.int_width : e.storage.width;
-    const bool is_signed = e.is_integer() ? e.int_sign != Signedness::kUnsigned : e.storage.is_signed;
-    switch (width) {
-      case 8: return is_signed ? fn(reinterpret_cast<const int8_t*>(bytes)) : fn(bytes);
-      case 16:
-        return is_signed ? fn(reinterpret_cast<const int16_t*>(bytes)) : fn(reinterpret_cast<const uint16_t*>(bytes));
-      case 32:
-        return is_signed ? fn(reinterpret_cast<const int32_t*>(bytes)) : fn(reinterpret_cast<const uint32_t*>(bytes));
-      default:
-        return is_signed ? fn(reinterpret_cast<const int64_t*>(bytes)) : fn(reinterpret_cast<const uint64_t*>(bytes));
-    }
-  }
-
   // One outer block: x[k · inner + j] for k < len, j < inner; y[j] the chosen k.
   template <typename T>
   void block(const T* x, int64_t* y, int64_t len, int64_t inner) const {
@@ -92,7 +92,67 @@ class ArgReduceKernel final : public OpKernel {
   bool is_max_, last_;
 };
 
+// qrt.topk: every line along the axis through select_topk (the reference's selection), lines
+// spread over the threads.
+class TopKKernel final : public OpKernel {
+ public:
+  TopKKernel(const Graph& graph, const Op& op, size_t axis)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        in_(graph.values[size_t(op.operands[0])].type),
+        axis_(axis),
+        k_(op.attr("k")->i),
+        largest_(!op.attr("largest") || op.attr("largest")->i != 0) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const int64_t n = in_.dims[axis_];
+    int64_t inner = 1;
+    for (size_t d = axis_ + 1; d < in_.rank(); ++d) inner *= in_.dims[d];
+    const int64_t outer = n * inner == 0 ? 0 : in_.num_elements() / (n * inner);
+    Parallel& par = in_.num_elements() >= (int64_t(1) << 16) ? parallel : serial();
+    int64_t* y = reinterpret_cast<int64_t*>(out.bytes());
+    const int64_t k = k_;
+    const bool largest = largest_;
+    visit_elements(in_.element, operands[0]->bytes(), [&](const auto* x) {
+      par.for_each(size_t(outer), [&](size_t o) {
+        std::vector<int64_t> scratch;
+        for (int64_t j = 0; j < inner; ++j) {
+          select_topk(x + int64_t(o) * n * inner + j, n, inner, k, largest, y + int64_t(o) * k * inner + j, inner, scratch);
+        }
+      });
+    });
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    return std::string("topk (portable C++: the ") + (largest_ ? "largest" : "smallest") +
+           " k, ties in index order, NaN above all)";
+  }
+
+ private:
+  Type in_;
+  size_t axis_;
+  int64_t k_;
+  bool largest_;
+};
+
 }  // namespace
+
+std::unique_ptr<OpKernel> make_topk_kernel(const Graph& graph, const Op& op) {
+  if (op.kind != OpKind::kTopK || op.operands.size() != 1 || !op.attr("axis") || !op.attr("k")) return nullptr;
+  const Type& x = graph.values[size_t(op.operands[0])].type;
+  const Type& y = graph.values[size_t(op.results[0])].type;
+  if (!x.has_static_shape() || !y.has_static_shape()) return nullptr;
+  const ElementType& e = x.element;
+  // u64 stays with the reference (which orders integers as int64).
+  const bool ok = (e.is_float() && e.float_kind == FloatKind::kF32) ||
+                  (e.is_integer() && e.int_width >= 8 && !(e.int_width == 64 && e.int_sign == Signedness::kUnsigned)) ||
+                  (e.kind == ElementKind::kUniform && (e.storage.width == 8 || e.storage.width == 16));
+  const int64_t axis = op.attr("axis")->i;
+  if (!ok || axis < 0 || axis >= int64_t(x.rank()) || op.attr("k")->i > x.dims[size_t(axis)]) return nullptr;
+  return std::make_unique<TopKKernel>(graph, op, size_t(axis));
+}
 
 std::unique_ptr<OpKernel> make_arg_reduce_kernel(const Graph& graph, const Op& op) {
   if ((op.kind != OpKind::kArgMax && op.kind != OpKind::kArgMin) || op.operands.size() != 1) return nullptr;

@@ -393,6 +393,42 @@ Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   return y;
 }
 
+// The k best indices of every line along the axis (select_topk on the values: floats in
+// double, integers and quantized stored values in 64 bits; either keeps their order).
+Result<Tensor> eval_topk(const Op& op, const Tensor& x, const Type& rt) {
+  const size_t axis = size_t(op.attr("axis")->i);
+  const int64_t k = op.attr("k")->i;
+  const bool largest = !op.attr("largest") || op.attr("largest")->i != 0;
+  std::vector<int64_t> dims = x.type.dims;
+  if (k > dims[axis]) {
+    return op_error(op, "k = " + std::to_string(k) + " exceeds dimension " + std::to_string(axis) + " of size " +
+                            std::to_string(dims[axis]));
+  }
+  dims[axis] = k;
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  size_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= size_t(x.type.dims[d]);
+  for (size_t d = axis + 1; d < dims.size(); ++d) inner *= size_t(dims[d]);
+  const int64_t n = x.type.dims[axis];
+  std::vector<double> line(static_cast<size_t>(n));
+  std::vector<int64_t> iline(static_cast<size_t>(n)), best(static_cast<size_t>(k)), scratch;
+  const bool ints = !x.type.element.is_float();
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t j = 0; j < inner; ++j) {
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t at = (o * size_t(n) + size_t(i)) * inner + j;
+        if (ints) iline[size_t(i)] = x.int_at(at);
+        else line[size_t(i)] = x.float_at(at);
+      }
+      if (ints) select_topk(iline.data(), n, 1, k, largest, best.data(), 1, scratch);
+      else select_topk(line.data(), n, 1, k, largest, best.data(), 1, scratch);
+      for (int64_t i = 0; i < k; ++i) y.set_int((o * size_t(k) + size_t(i)) * inner + j, best[size_t(i)]);
+    }
+  }
+  return y;
+}
+
 // Running sums along the axis, in order (from the end with reverse): f64 in double, integers
 // in 64 bits (wrapping), other floats in f32, each output rounded to the element type.
 Result<Tensor> eval_cumsum(const Op& op, const Tensor& x, const Type& rt) {
@@ -628,6 +664,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kMod:
     case OpKind::kMin: return eval_arithmetic(op, in, rt);
     case OpKind::kCumSum: return eval_cumsum(op, *in[0], rt);
+    case OpKind::kTopK: return eval_topk(op, *in[0], rt);
     case OpKind::kEqual:
     case OpKind::kLess:
     case OpKind::kGreater: return eval_compare(op, in, rt);

@@ -505,3 +505,21 @@ TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactl
   CHECK(cumsum == 7);
   CHECK(mod == 13);
 }
+
+TEST_CASE("ONNX backend node tests for TopK (K frozen into a constant) on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  int cases = 0;
+  for (const char* c : {"test_top_k", "test_top_k_negative_axis", "test_top_k_smallest"}) {
+    if (!fs::exists(kNodeTests / c)) continue;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.topk");
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel.find("topk (portable C++") == 0, kernel);
+    ++cases;
+  }
+  CHECK(cases == 3);
+}

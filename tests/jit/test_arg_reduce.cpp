@@ -88,3 +88,51 @@ TEST_CASE("the argmax and argmin kernels are bit-exact with the reference") {
   }
   MESSAGE(cases << " argmax / argmin cases");
 }
+
+TEST_CASE("topk: the verifier's rules, hand-computed orders (ties by index, NaN above all), the kernel against the reference") {
+  const std::string x = "tensor<2x4xf32>";
+  CHECK(parse_error(x, "qrt.topk", "{axis = 1 : i64, k = 2 : i64}", "tensor<2x2xi64>") == "");
+  CHECK(parse_error(x, "qrt.topk", "{axis = 1 : i64, k = 5 : i64}", "tensor<2x5xi64>").find("k = 5 is outside 0 .. 4") !=
+        std::string::npos);
+  CHECK(parse_error(x, "qrt.topk", "{axis = 1 : i64, k = 2 : i64}", "tensor<2x3xi64>").find("result shape") != std::string::npos);
+  CHECK(parse_error(x, "qrt.topk", "{axis = 1 : i64, k = 2 : i64, largest = 2 : i64}", "tensor<2x2xi64>")
+            .find("largest must be 0 or 1") != std::string::npos);
+
+  using qrt_test::run1;
+  const std::vector<double> v = {1, 3, 3, -2, 5, NAN, 0, -INFINITY};
+  CHECK(run1("qrt.topk", "{axis = 1 : i64, k = 3 : i64}", {{x, v}}, "tensor<2x3xi64>") == std::vector<double>{1, 2, 0, 1, 0, 2});
+  CHECK(run1("qrt.topk", "{axis = 1 : i64, k = 4 : i64, largest = 0 : i64}", {{x, v}}, "tensor<2x4xi64>") ==
+        std::vector<double>{3, 0, 1, 2, 3, 2, 0, 1});
+  CHECK(run1("qrt.topk", "{axis = 0 : i64, k = 1 : i64}", {{x, v}}, "tensor<1x4xi64>") == std::vector<double>{1, 1, 0, 0});
+  CHECK(run1("qrt.topk", "{axis = 1 : i64, k = 0 : i64}", {{x, v}}, "tensor<2x0xi64>").empty());
+
+  std::mt19937 rng(1622);
+  int cases = 0;
+  for (const std::string& e : {std::string("f32"), std::string("i32"), std::string("!quant.uniform<u8:f32, 0.1:3>"), std::string("i64")}) {
+    for (int axis = 0; axis < 3; ++axis) {
+      for (int largest : {0, 1}) {
+        const std::vector<int64_t> dims = {3, 17, 6};
+        const int64_t k = int64_t(rng() % uint64_t(dims[size_t(axis)] + 1));
+        std::vector<int64_t> out = dims;
+        out[size_t(axis)] = k;
+        const std::string xt = "tensor<" + qrt_test::shape(dims) + e + ">", yt = "tensor<" + qrt_test::shape(out) + "i64>";
+        const std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %y = \"qrt.topk\"(%x) {axis = " +
+                                 std::to_string(axis) + " : i64, k = " + std::to_string(k) + " : i64, largest = " +
+                                 std::to_string(largest) + " : i64} : (" + xt + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        CAPTURE(text);
+        auto t = qrt::parse_type(xt);
+        REQUIRE(t.is_ok());
+        qrt::Tensor in = qrt::Tensor::zeros(*t);
+        for (size_t i = 0; i < size_t(in.num_elements()); ++i) {
+          const int val = int(rng() % 7) - 3;  // few distinct values: ties
+          if (e == "f32") in.set_float(i, rng() % 23 == 0 ? NAN : double(val));
+          else in.set_int(i, val + (e.find("u8") != std::string::npos ? 3 : 0));
+        }
+        const std::string how = qrt_test::check_last_op(text, in);
+        CHECK_MESSAGE(how.find("topk (portable C++") == 0, how);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 24);
+}
