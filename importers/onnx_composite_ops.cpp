@@ -1,7 +1,7 @@
 // qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
 // Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization; and
-// CumSum and Mod, one qrt op each; TopK as qrt.topk (the indices) and qrt.gather_elements (the
+// CumSum, Mod and ScatterND, one qrt op each; TopK as qrt.topk (the indices) and qrt.gather_elements (the
 // values at them).
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
@@ -272,6 +272,17 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
                           {"largest", Attribute::make_int(largest ? 1 : 0)}});
     bind(node, 0, emit(OpKind::kGatherElements, {x, idx}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(axis)}}));
     bind(node, 1, idx);
+    return true;
+  }
+  if (op == "ScatterND") {
+    QRT_ASSIGN_OR_RETURN(int data, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));
+    QRT_ASSIGN_OR_RETURN(int upd, value(node, 2));
+    QRT_ASSIGN_OR_RETURN(std::string reduction, attr_string(node, a, "reduction", "none"));
+    if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min") {
+      return error(node, "unknown reduction '" + reduction + "'", ErrorCode::kVerify);
+    }
+    bind(node, 0, emit(OpKind::kScatterNd, {data, idx, upd}, type(data), {{"reduction", Attribute::make_string(reduction)}}));
     return true;
   }
   if (op == "Mod") {

@@ -117,6 +117,8 @@ enum class OpKind : uint8_t {
   kCumSum, kMod,
   // The indices of the k largest or smallest elements along an axis (ops_math.cpp; ONNX TopK).
   kTopK,
+  // Slices of updates written at index tuples into a copy of data (ops_math.cpp; ONNX ScatterND).
+  kScatterNd,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -463,9 +463,39 @@ Status verify_topk(const Graph& g, const Op& op) {
   return check_shape_equals(op, dims, out);
 }
 
+// scatter_nd(data, indices, updates) {reduction}: data's type; indices [..., q] integers with
+// q <= rank(data); updates indices.dims[:-1] + data.dims[q:].
+Status verify_scatter_nd(const Graph& g, const Op& op) {
+  const Type& data = operand_type(g, op, 0);
+  const Type& idx = operand_type(g, op, 1);
+  const Type& upd = operand_type(g, op, 2);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&data, &idx, &upd, &out}));
+  QRT_ASSIGN_OR_RETURN(std::string reduction, string_attr(op, "reduction", {"none", "add", "mul", "max", "min"}, "none"));
+  const bool plain = is_plain(data.element) && !is_bool(data.element);
+  if (!(plain || (reduction == "none" && data.element.kind == ElementKind::kUniform)) || !(upd.element == data.element) ||
+      !(out == data)) {
+    return op_error(op, "expects data and updates of one float or integer type (per-tensor quantized with reduction \"none\") "
+                        "and a result of data's type, got " + data.to_string() + ", " + upd.to_string() + " -> " + out.to_string());
+  }
+  if (!idx.element.is_integer() || is_bool(idx.element) || idx.rank() == 0 || idx.dims.back() < 1 ||
+      idx.dims.back() > int64_t(data.rank())) {
+    return op_error(op, "indices must be integers [..., q] with a static q of 1 to " + std::to_string(data.rank()) +
+                            ", got " + idx.to_string());
+  }
+  std::vector<int64_t> want(idx.dims.begin(), idx.dims.end() - 1);
+  want.insert(want.end(), data.dims.begin() + idx.dims.back(), data.dims.end());
+  if (!dims_compatible(upd.dims, want)) {
+    return op_error(op, "updates must have shape " + dims_to_string(want) + " (the indices' leading dimensions, then data's after q), got " + upd.to_string());
+  }
+  return Status::ok();
+}
+
 std::vector<OpInfo> topk_op_entries() {
   return {{OpKind::kTopK, "qrt.topk", 1, 1, {"axis", "k", "largest"}, verify_topk,
-           "the indices of the k largest (or smallest) elements along axis, best first (ties in index order, NaN above all)"}};
+           "the indices of the k largest (or smallest) elements along axis, best first (ties in index order, NaN above all)"},
+          {OpKind::kScatterNd, "qrt.scatter_nd", 3, 3, {"reduction"}, verify_scatter_nd,
+           "data with updates' slices written at (or combined into) the slices indices name (ONNX ScatterND)"}};
 }
 
 std::vector<OpInfo> cumsum_mod_op_entries() {

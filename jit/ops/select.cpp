@@ -9,6 +9,7 @@
 #include "jit/ops/conv_transpose_kernels.h"
 #include "jit/ops/arg_reduce_kernels.h"
 #include "jit/ops/cumsum_mod_kernels.h"
+#include "jit/ops/scatter_kernels.h"
 #include "jit/ops/per_axis_kernels.h"
 #include "jit/ops/profile_kernels.h"
 #include "jit/ops/stablehlo_kernels.h"
@@ -221,6 +222,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     if (!pool) pool = make_arg_reduce_kernel(graph, op);
     if (!pool) pool = make_cumsum_mod_kernel(graph, op);
     if (!pool) pool = make_topk_kernel(graph, op);
+    if (!pool) pool = make_scatter_nd_kernel(graph, op);
     if (pool) {
       choice.chain = "the vector kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
       choice.kernel = std::move(pool);

@@ -79,6 +79,26 @@ struct QuantView {
   int64_t zp(size_t i) const { return e->zero_points[channel(i)]; }
 };
 
+// The integers of an array attribute (absent: empty).
+inline std::vector<int64_t> ints_of(const Attribute* a) {
+  std::vector<int64_t> v;
+  if (a) {
+    for (const Attribute& e : a->array) v.push_back(e.i);
+  }
+  return v;
+}
+
+// Row-major strides of `in` against the broadcast shape `out` (0 along broadcast dimensions).
+inline std::vector<size_t> strides_against(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<size_t> strides(out.size(), 0);
+  size_t stride = 1;
+  for (size_t k = in.size(); k-- > 0;) {
+    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
+    stride *= size_t(in[k]);
+  }
+  return strides;
+}
+
 inline bool is_f64(const ElementType& e) { return e.float_kind == FloatKind::kF64; }
 
 inline Tensor make_result(const Type& declared, std::vector<int64_t> dims) {
@@ -124,6 +144,9 @@ Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& 
 Result<Tensor> eval_mean(const Op& op, const Tensor& x, const Type& rt, NumericsProfile profile);
 /// The math ops of ir/ops_math.cpp, and integer qrt.add / qrt.mul (reference_math.cpp).
 Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
+/// Reductions, argmax / argmin, topk and cumsum along axes, and scatter_nd
+/// (reference_axis_ops.cpp).
+Result<Tensor> eval_axis_op(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
 /// qrt.dynamic_quantize: its three results (stored values, scale, zero point).
 std::vector<Tensor> eval_dynamic_quantize(const Graph& g, const Op& op, const Tensor& x);
 

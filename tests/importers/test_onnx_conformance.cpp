@@ -523,3 +523,21 @@ TEST_CASE("ONNX backend node tests for TopK (K frozen into a constant) on the JI
   }
   CHECK(cases == 3);
 }
+
+TEST_CASE("ONNX backend node tests for ScatterND (none, add, mul) on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  int cases = 0;
+  for (const char* c : {"test_scatternd", "test_scatternd_add", "test_scatternd_multiply"}) {
+    if (!fs::exists(kNodeTests / c)) continue;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.scatter_nd");
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel.find("scatter_nd (portable C++") == 0, kernel);
+    ++cases;
+  }
+  CHECK(cases == 3);
+}

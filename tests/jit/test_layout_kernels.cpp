@@ -298,3 +298,54 @@ TEST_CASE("cumsum and mod kernels are bit-exact with the reference: every axis a
   }
   CHECK(cases == 6 * 12 + 4 * 4 + 2 * 2);
 }
+
+TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths, reductions, duplicates, quantized bytes") {
+  std::mt19937 rng(4343);
+  int cases = 0;
+  for (const std::string el : {"f32", "i32", "i8", "f64", "!quant.uniform<i8:f32, 0.5:3>"}) {
+    for (int q = 1; q <= 3; ++q) {
+      for (const char* red : {"none", "add", "mul", "max", "min"}) {
+        const bool quant = el[0] == '!';
+        if (quant && std::string(red) != "none") continue;
+        const std::vector<int64_t> dd = {4, 3, 5};
+        const int64_t tuples = 6;  // more tuples than rows along the first axis: duplicates
+        std::vector<int64_t> ud = {tuples};
+        ud.insert(ud.end(), dd.begin() + q, dd.end());
+        auto dims = [&](const std::vector<int64_t>& d) {
+          std::string s;
+          for (int64_t v : d) s += std::to_string(v) + "x";
+          return s;
+        };
+        const std::string dt = "tensor<" + dims(dd) + el + ">", it = "tensor<" + std::to_string(tuples) + "x" + std::to_string(q) + "xi64>",
+                          ut = "tensor<" + dims(ud) + el + ">";
+        const std::string text = "func.func @main(%d: " + dt + ", %i: " + it + ", %u: " + ut + ") -> " + dt +
+                                 " {\n  %y = \"qrt.scatter_nd\"(%d, %i, %u) {reduction = \"" + red + "\"} : (" + dt + ", " + it + ", " +
+                                 ut + ") -> " + dt + "\n  return %y : " + dt + "\n}\n";
+        CAPTURE(text);
+        auto fill = [&](const std::string& type) {
+          auto t = qrt::parse_type(type);
+          REQUIRE(t.is_ok());
+          qrt::Tensor x = qrt::Tensor::zeros(*t);
+          for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+            if (el[0] == 'f') x.set_float(i, rng() % 17 == 0 ? NAN : double(int(rng() % 41) - 20) / 4);
+            else x.set_int(i, int64_t(rng() % 200) - 100);
+          }
+          return x;
+        };
+        qrt::Tensor d = fill(dt), u = fill(ut);
+        auto itype = qrt::parse_type(it);
+        REQUIRE(itype.is_ok());
+        qrt::Tensor idx = qrt::Tensor::zeros(*itype);
+        for (int64_t t = 0; t < tuples; ++t) {
+          for (int k = 0; k < q; ++k) {
+            const int64_t n = dd[size_t(k)];
+            idx.set_int(size_t(t * q + k), int64_t(rng() % uint64_t(2 * n)) - n);  // negative ones too
+          }
+        }
+        CHECK(qrt_test::check_last_op(text, {d, idx, u}).find("scatter_nd (portable C++") == 0);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 4 * 3 * 5 + 3);
+}

@@ -77,6 +77,28 @@ TEST_CASE("cumsum: inclusive, exclusive, reverse along any axis; f32 sums round 
         std::vector<double>{100, -56, 44});
 }
 
+TEST_CASE("scatter_nd: slices at index tuples, negative indices, later duplicates win, reductions, out of range is an error") {
+  const std::pair<std::string, std::vector<double>> data{"tensor<3x2xf32>", {1, 2, 3, 4, 5, 6}};
+  // Rows 2, then -3 (= 0) twice: the later update of row 0 wins.
+  const std::pair<std::string, std::vector<double>> idx{"tensor<3x1xi64>", {2, -3, -3}};
+  const std::pair<std::string, std::vector<double>> upd{"tensor<3x2xf32>", {10, 20, 30, 40, 50, 60}};
+  CHECK(run1("qrt.scatter_nd", "", {data, idx, upd}, "tensor<3x2xf32>") == std::vector<double>{50, 60, 3, 4, 10, 20});
+  CHECK(run1("qrt.scatter_nd", "{reduction = \"add\"}", {data, idx, upd}, "tensor<3x2xf32>") ==
+        std::vector<double>{81, 102, 3, 4, 15, 26});
+  CHECK(run1("qrt.scatter_nd", "{reduction = \"max\"}", {data, {"tensor<1x2xi64>", {1, 1}}, {"tensor<1xf32>", {NAN}}},
+             "tensor<3x2xf32>")[3] != run1("qrt.scatter_nd", "", {data, {"tensor<1x2xi64>", {1, 1}}, {"tensor<1xf32>", {7}}},
+                                           "tensor<3x2xf32>")[3]);  // NaN propagates (NaN != 7)
+  // Full tuples address single elements; integers wrap.
+  CHECK(run1("qrt.scatter_nd", "{reduction = \"mul\"}", {{"tensor<2x2xi8>", {100, 1, 2, 3}}, {"tensor<1x2xi64>", {0, 0}},
+             {"tensor<1xi8>", {3}}}, "tensor<2x2xi8>") == std::vector<double>{44, 1, 2, 3});
+  auto bad = run_one_op("qrt.scatter_nd", "", {data, {"tensor<1x1xi64>", {3}}, {"tensor<1x2xf32>", {0, 0}}}, "tensor<3x2xf32>");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("index 3 of tuple 0 is out of range for dimension 0 of size 3") != std::string::npos);
+  auto shape = run_one_op("qrt.scatter_nd", "", {data, {"tensor<1x1xi64>", {0}}, {"tensor<1x3xf32>", {0, 0, 0}}}, "tensor<3x2xf32>");
+  REQUIRE_FALSE(shape.is_ok());
+  CHECK_MESSAGE(shape.status().message().find("updates must have shape 1x2 (") != std::string::npos, shape.status().message());
+}
+
 TEST_CASE("comparisons give i1; not and where") {
   const std::pair<std::string, std::vector<double>> a{"tensor<4xf32>", {1, 2, 3, 4}}, b{"tensor<1xf32>", {2}};
   CHECK(run1("qrt.equal", "", {a, b}, "tensor<4xi1>") == std::vector<double>{0, 1, 0, 0});

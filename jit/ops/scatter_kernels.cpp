@@ -1,0 +1,132 @@
+// qrt — scatter_nd in portable C++ (see scatter_kernels.h).
+#include "jit/ops/scatter_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "ir/ops.h"
+
+namespace qrt::jit {
+
+namespace {
+
+enum class Combine { kNone, kAdd, kMul, kMax, kMin };
+
+class ScatterNdKernel final : public OpKernel {
+ public:
+  ScatterNdKernel(const Graph& graph, const Op& op, Combine combine)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        op_(op),
+        idx_(graph.values[size_t(op.operands[1])].type),
+        combine_(combine) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>&) const override { return result_type_.dims; }
+  // The result may take data's bytes: each slice is read (for a reduction) before it is written.
+  bool can_overwrite_operand(size_t index) const override { return index == 0; }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel&) const override {
+    const Tensor &data = *operands[0], &idx = *operands[1], &upd = *operands[2];
+    if (out.bytes() != data.bytes() && out.byte_size() > 0) std::memcpy(out.bytes(), data.bytes(), out.byte_size());
+    const auto& dd = result_type_.dims;
+    const size_t q = size_t(idx_.dims.back()), es = out.element_size();
+    size_t slice = 1;
+    for (size_t d = q; d < dd.size(); ++d) slice *= size_t(dd[d]);
+    const size_t tuples = size_t(idx.num_elements()) / q;
+    for (size_t t = 0; t < tuples; ++t) {
+      size_t base = 0;
+      for (size_t d = 0; d < q; ++d) {
+        int64_t i = idx.int_at(t * q + d);
+        if (i < -dd[d] || i >= dd[d]) {
+          return Status::error_at(op_.loc, "'qrt.scatter_nd' op index " + std::to_string(i) + " of tuple " + std::to_string(t) +
+                                               " is out of range for dimension " + std::to_string(d) + " of size " +
+                                               std::to_string(dd[d]));
+        }
+        base = base * size_t(dd[d]) + size_t(i < 0 ? i + dd[d] : i);
+      }
+      uint8_t* to = out.bytes() + base * slice * es;
+      const uint8_t* from = upd.bytes() + t * slice * es;
+      if (combine_ == Combine::kNone) {
+        std::memcpy(to, from, slice * es);
+      } else {
+        with_type([&](auto* tag) {
+          using T = std::remove_pointer_t<decltype(tag)>;
+          combine_slice(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(from), slice);
+        });
+      }
+    }
+    return Status::ok();
+  }
+
+  std::string describe() const override {
+    static const char* names[] = {"none", "add", "mul", "max", "min"};
+    return std::string("scatter_nd (portable C++, reduction ") + names[int(combine_)] + ")";
+  }
+
+ private:
+  // Calls fn with a null pointer of the result's C++ element type (f32, f64 or an integer).
+  template <typename Fn>
+  void with_type(Fn&& fn) const {
+    const ElementType& e = result_type_.element;
+    if (e.is_float()) return e.float_kind == FloatKind::kF64 ? fn(static_cast<double*>(nullptr)) : fn(static_cast<float*>(nullptr));
+    const bool s = e.int_sign != Signedness::kUnsigned;
+    switch (e.int_width) {
+      case 8: return s ? fn(static_cast<int8_t*>(nullptr)) : fn(static_cast<uint8_t*>(nullptr));
+      case 16: return s ? fn(static_cast<int16_t*>(nullptr)) : fn(static_cast<uint16_t*>(nullptr));
+      case 32: return s ? fn(static_cast<int32_t*>(nullptr)) : fn(static_cast<uint32_t*>(nullptr));
+      default: return s ? fn(static_cast<int64_t*>(nullptr)) : fn(static_cast<uint64_t*>(nullptr));
+    }
+  }
+
+  // y[i] = y[i] (op) u[i]: floats in their type, max / min propagating NaN; integers as the
+  // reference computes them (int64, wrapping, stored truncated).
+  template <typename T>
+  void combine_slice(T* y, const T* u, size_t n) const {
+    for (size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        const T a = y[i], b = u[i];
+        switch (combine_) {
+          case Combine::kAdd: y[i] = a + b; break;
+          case Combine::kMul: y[i] = a * b; break;
+          default:
+            y[i] = std::isnan(a) || std::isnan(b) ? std::numeric_limits<T>::quiet_NaN()
+                   : combine_ == Combine::kMax    ? std::max(a, b)
+                                                  : std::min(a, b);
+        }
+      } else {
+        const int64_t a = int64_t(y[i]), b = int64_t(u[i]);
+        switch (combine_) {
+          case Combine::kAdd: y[i] = T(uint64_t(a) + uint64_t(b)); break;
+          case Combine::kMul: y[i] = T(uint64_t(a) * uint64_t(b)); break;
+          case Combine::kMax: y[i] = T(std::max(a, b)); break;
+          default: y[i] = T(std::min(a, b)); break;
+        }
+      }
+    }
+  }
+
+  Op op_;
+  Type idx_;
+  Combine combine_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_scatter_nd_kernel(const Graph& graph, const Op& op) {
+  if (op.kind != OpKind::kScatterNd || op.operands.size() != 3) return nullptr;
+  for (int v : {op.operands[0], op.operands[1], op.operands[2], op.results[0]}) {
+    if (!graph.values[size_t(v)].type.has_static_shape()) return nullptr;
+  }
+  const std::string r = op.attr("reduction") ? op.attr("reduction")->s : "none";
+  const Combine c = r == "add" ? Combine::kAdd : r == "mul" ? Combine::kMul : r == "max" ? Combine::kMax : r == "min" ? Combine::kMin : Combine::kNone;
+  const ElementType& e = graph.values[size_t(op.results[0])].type.element;
+  const bool typed = (e.is_float() && (e.float_kind == FloatKind::kF32 || e.float_kind == FloatKind::kF64)) ||
+                     (e.is_integer() && e.int_width >= 8 && !(e.int_width == 64 && e.int_sign == Signedness::kUnsigned));
+  if (c != Combine::kNone && !typed) return nullptr;
+  return std::make_unique<ScatterNdKernel>(graph, op, c);
+}
+
+}  // namespace qrt::jit

@@ -1,0 +1,17 @@
+// qrt — qrt.scatter_nd in portable C++: data copied (or updated in place when the plan lets the
+// result overwrite it, as a KV cache's update does), then each index tuple's slice of updates
+// written or combined, tuples in order (the reference's rule).
+#pragma once
+
+#include <memory>
+
+#include "jit/ops/op_kernel.h"
+
+namespace qrt::jit {
+
+/// A kernel for `op` when it is a qrt.scatter_nd with static shapes: any element type with
+/// reduction "none" (slices move as bytes), f32, f64 and 8- to 64-bit integers with "add",
+/// "mul", "max" or "min"; nullptr otherwise.
+std::unique_ptr<OpKernel> make_scatter_nd_kernel(const Graph& graph, const Op& op);
+
+}  // namespace qrt::jit
