@@ -1,7 +1,7 @@
 // qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
 // Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization; and
-// CumSum, Mod and ScatterND, one qrt op each; TopK as qrt.topk (the indices) and qrt.gather_elements (the
+// CumSum, Mod and ScatterND, one qrt op each; ScatterElements as scatter_nd of full tuples; TopK as qrt.topk (the indices) and qrt.gather_elements (the
 // values at them).
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
@@ -283,6 +283,49 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
       return error(node, "unknown reduction '" + reduction + "'", ErrorCode::kVerify);
     }
     bind(node, 0, emit(OpKind::kScatterNd, {data, idx, upd}, type(data), {{"reduction", Attribute::make_string(reduction)}}));
+    return true;
+  }
+  if (op == "ScatterElements" || op == "Scatter") {
+    // scatter_nd with full index tuples: every coordinate of an index's position (constant
+    // grids; the shapes are static), its value along `axis`, concatenated along a new last axis.
+    QRT_ASSIGN_OR_RETURN(int data, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));
+    QRT_ASSIGN_OR_RETURN(int upd, value(node, 2));
+    const Type td = type(data), ti = type(idx);
+    QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
+    QRT_ASSIGN_OR_RETURN(std::string reduction, attr_string(node, a, "reduction", "none"));
+    if (axis < 0) axis += int64_t(td.rank());
+    if (axis < 0 || axis >= int64_t(td.rank())) return error(node, "axis out of range", ErrorCode::kVerify);
+    if (!ti.has_static_shape() || ti.rank() != td.rank() || !ti.element.is_integer()) {
+      return error(node, "needs integer indices of data's rank with a static shape, got " + ti.to_string(), ErrorCode::kVerify);
+    }
+    if (type(upd).dims != ti.dims) {
+      return error(node, "updates " + type(upd).to_string() + " must have the indices' shape " + ti.to_string(), ErrorCode::kVerify);
+    }
+    const Type i64 = Type::tensor(ti.dims, ElementType::make_int(64));
+    if (!(ti.element == i64.element)) idx = emit(OpKind::kCast, {idx}, i64);
+    std::vector<int64_t> column_dims = ti.dims;
+    column_dims.push_back(1);
+    const Type column = Type::tensor(column_dims, ElementType::make_int(64));
+    std::vector<int> parts;
+    for (size_t d = 0; d < ti.rank(); ++d) {
+      if (int64_t(d) == axis) {
+        parts.push_back(emit(OpKind::kReshape, {idx}, column));
+        continue;
+      }
+      DenseElements grid = DenseElements::zeros(column);
+      std::vector<int64_t> at(ti.rank(), 0);
+      for (size_t i = 0; i < size_t(grid.type.num_elements()); ++i) {
+        grid.set_int(i, at[d]);
+        for (size_t k = ti.rank(); k-- > 0;) {
+          if (++at[k] < ti.dims[k]) break;
+          at[k] = 0;
+        }
+      }
+      parts.push_back(constant_of(grid));
+    }
+    const int tuples = concat_axis(parts, ti.rank());
+    bind(node, 0, emit(OpKind::kScatterNd, {data, tuples, upd}, td, {{"reduction", Attribute::make_string(reduction)}}));
     return true;
   }
   if (op == "Mod") {

@@ -213,16 +213,17 @@ Status verify_concat(const Graph& g, const Op& op) {
     return op_error(op, "axis " + std::to_string(axis) + " is out of range for rank " +
                             std::to_string(first.rank()));
   }
-  const bool is_float = first.element.is_float();
+  // Float and integer operands move as they are (one element type); quantized ones requantize.
+  const bool is_plain = first.element.is_float() || first.element.is_integer();
   std::vector<int64_t> expected = first.dims;
   expected[size_t(axis)] = 0;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const Type& t = operand_type(g, op, i);
-    const bool ok_type = is_float ? t.element == out.element
+    const bool ok_type = is_plain ? t.element == out.element
                                   : t.element.kind == ElementKind::kUniform &&
                                         out.element.kind == ElementKind::kUniform;
     if (!ok_type) {
-      return op_error(op, "operands and result must share one float type or all be per-layer "
+      return op_error(op, "operands and result must share one float or integer type or all be per-layer "
                           "!quant.uniform, got operand " + std::to_string(i) + " " + t.to_string() +
                           " and result " + out.to_string());
     }

@@ -524,13 +524,15 @@ TEST_CASE("ONNX backend node tests for TopK (K frozen into a constant) on the JI
   CHECK(cases == 3);
 }
 
-TEST_CASE("ONNX backend node tests for ScatterND (none, add, mul) on the JIT backend, exactly") {
+TEST_CASE("ONNX backend node tests for ScatterND and ScatterElements (scatter_nd of full tuples) on the JIT backend, exactly") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");
     return;
   }
   int cases = 0;
-  for (const char* c : {"test_scatternd", "test_scatternd_add", "test_scatternd_multiply"}) {
+  for (const char* c : {"test_scatternd", "test_scatternd_add", "test_scatternd_multiply", "test_scatter_elements_with_axis",
+                        "test_scatter_elements_with_duplicate_indices", "test_scatter_elements_with_negative_indices",
+                        "test_scatter_elements_without_axis", "test_scatter_with_axis", "test_scatter_without_axis"}) {
     if (!fs::exists(kNodeTests / c)) continue;
     CAPTURE(c);
     std::string kernel;
@@ -539,5 +541,5 @@ TEST_CASE("ONNX backend node tests for ScatterND (none, add, mul) on the JIT bac
     CHECK_MESSAGE(kernel.find("scatter_nd (portable C++") == 0, kernel);
     ++cases;
   }
-  CHECK(cases == 3);
+  CHECK(cases == 9);
 }

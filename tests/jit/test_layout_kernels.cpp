@@ -349,3 +349,20 @@ TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths,
   }
   CHECK(cases == 4 * 3 * 5 + 3);
 }
+
+TEST_CASE("concat of integer tensors (index tuples, masks) moves their bytes as the reference does") {
+  std::mt19937 rng(4444);
+  for (const char* el : {"i64", "i32", "i1"}) {
+    const std::string a = std::string("tensor<2x3x1x") + el + ">", b = std::string("tensor<2x3x2x") + el + ">",
+                      y = std::string("tensor<2x3x3x") + el + ">";
+    const std::string text = "func.func @main(%a: " + a + ", %b: " + b + ") -> " + y + " {\n  %y = \"qrt.concat\"(%a, %b) {axis = 2 : i64} : (" +
+                             a + ", " + b + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+    CAPTURE(text);
+    auto ta = qrt::parse_type(a), tb = qrt::parse_type(b);
+    REQUIRE((ta.is_ok() && tb.is_ok()));
+    qrt::Tensor xa = qrt::Tensor::zeros(*ta), xb = qrt::Tensor::zeros(*tb);
+    for (size_t i = 0; i < size_t(xa.num_elements()); ++i) xa.set_int(i, int64_t(rng() % 2));
+    for (size_t i = 0; i < size_t(xb.num_elements()); ++i) xb.set_int(i, int64_t(rng() % 2) * (el[1] == '1' ? 1 : -7));
+    CHECK(!qrt_test::check_last_op(text, {xa, xb}).empty());
+  }
+}
