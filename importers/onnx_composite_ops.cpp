@@ -1,16 +1,19 @@
 // qrt — ONNX import of ops that qrt composes from its own (each step one rounding of the
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
-// Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile and InstanceNormalization; and
+// Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization and
+// EyeLike (a constant), LRN (with a 1x1 convolution); and
 // CumSum, Mod and ScatterND, one qrt op each; ScatterElements as scatter_nd of full tuples; TopK as qrt.topk (the indices) and qrt.gather_elements (the
 // values at them).
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include <onnx/onnx_pb.h>
 
 #include "importers/onnx_importer_impl.h"
+#include "importers/onnx_tensors.h"
 #include "ir/ops.h"
 
 namespace qrt::importers::onnx_detail {
@@ -326,6 +329,61 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     }
     const int tuples = concat_axis(parts, ti.rank());
     bind(node, 0, emit(OpKind::kScatterNd, {data, tuples, upd}, td, {{"reduction", Attribute::make_string(reduction)}}));
+    return true;
+  }
+  if (op == "LRN") {
+    // x / (bias + alpha / size · Σ x²)^beta, the sum over a window of channels as a 1x1
+    // convolution of x² with a banded 0/1 filter (the f32 convolution kernels run it).
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (!t.element.is_float() || t.rank() != 4 || t.dims[1] < 0) {
+      return error(node, "expects a float NCHW tensor with a static channel count, got " + t.to_string());
+    }
+    QRT_ASSIGN_OR_RETURN(int64_t size, attr_int(node, a, "size", 0));
+    QRT_ASSIGN_OR_RETURN(float alpha, attr_float(node, a, "alpha", 1e-4f));
+    QRT_ASSIGN_OR_RETURN(float beta, attr_float(node, a, "beta", 0.75f));
+    QRT_ASSIGN_OR_RETURN(float bias, attr_float(node, a, "bias", 1.0f));
+    const int64_t c = t.dims[1];
+    if (size < 1) return error(node, "size must be at least 1, got " + std::to_string(size), ErrorCode::kVerify);
+    if (c > 4096) return error(node, "a " + std::to_string(c) + "-channel window filter is above qrt's limit of 4096 channels");
+    DenseElements band = DenseElements::zeros(Type::tensor({c, c, 1, 1}, t.element));
+    const uint64_t one = float_kind_bits(1.0, t.element.float_kind);
+    const size_t es = element_byte_size(t.element);
+    for (int64_t o = 0; o < c; ++o) {
+      for (int64_t i = std::max<int64_t>(0, o - (size - 1) / 2); i <= std::min(c - 1, o + size / 2); ++i) {
+        std::memcpy(band.bytes.data() + size_t(o * c + i) * es, &one, es);
+      }
+    }
+    const int squares = emit(OpKind::kMul, {x, x}, t);
+    const int sums = emit(OpKind::kConv2d, {squares, constant_of(band)}, t,
+                          {{"dilations", Attribute::make_int_array({1, 1})}, {"groups", Attribute::make_int(1)},
+                           {"layout", Attribute::make_string("NCHW")}, {"pads", Attribute::make_int_array({0, 0, 0, 0})},
+                           {"strides", Attribute::make_int_array({1, 1})}});
+    auto k = [&](double v) { return float_scalar(v, t.element); };
+    const int scaled = emit(OpKind::kAdd, {k(bias), emit(OpKind::kMul, {sums, k(double(alpha) / double(size))}, t)}, t);
+    bind(node, 0, emit(OpKind::kDiv, {x, emit(OpKind::kPow, {scaled, k(beta)}, t)}, t));
+    return true;
+  }
+  if (op == "EyeLike") {
+    // A constant: ones on the k-th diagonal of the input's (static, 2-D) shape.
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const Type t = type(x);
+    if (t.rank() != 2 || !t.has_static_shape()) return error(node, "needs a 2-D input of static shape, got " + t.to_string());
+    QRT_ASSIGN_OR_RETURN(int64_t k, attr_int(node, a, "k", 0));
+    ElementType e = t.element;
+    if (a.count("dtype")) {
+      QRT_ASSIGN_OR_RETURN(int64_t dtype, attr_int(node, a, "dtype", 0));
+      QRT_ASSIGN_OR_RETURN(e, element_type_of(int(dtype)));
+    }
+    if (!e.is_float() && !e.is_integer()) return error(node, "makes float or integer tensors, not " + e.to_string());
+    DenseElements eye = DenseElements::zeros(Type::tensor(t.dims, e));
+    const uint64_t one = e.is_float() ? float_kind_bits(1.0, e.float_kind) : 1;
+    const size_t es = element_byte_size(e);
+    for (int64_t i = 0; i < t.dims[0]; ++i) {
+      const int64_t j = i + k;
+      if (j >= 0 && j < t.dims[1]) std::memcpy(eye.bytes.data() + size_t(i * t.dims[1] + j) * es, &one, es);
+    }
+    bind(node, 0, constant_of(eye));
     return true;
   }
   if (op == "Mod") {

@@ -103,7 +103,8 @@ class Importer {
   /// SpaceToDepth, Dropout, And, Or, Xor, CastLike); false for other ops.
   Result<bool> layout_op(const onnx::NodeProto& node, const Attrs& a);
   /// The compositions of onnx_composite_ops.cpp (PRelu, Softplus, Softsign, Shrink, Sinh, Cosh,
-  /// Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization); false for other ops.
+  /// Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization, LRN, EyeLike, TopK, CumSum,
+  /// Mod, ScatterND, ScatterElements); false for other ops.
   Result<bool> composite_op(const onnx::NodeProto& node, const Attrs& a);
   /// ONNX Pad (every mode) as qrt.pad, or slices, broadcasts and concats (onnx_layout_ops.cpp).
   Status pad(const onnx::NodeProto& node, const Attrs& a);

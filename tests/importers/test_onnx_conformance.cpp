@@ -449,7 +449,7 @@ TEST_CASE("ONNX backend node tests for ReduceMin/Prod/L1/L2/SumSquare/LogSum/Log
   CHECK(cases >= 10);
 }
 
-TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardmax, OneHot, Tile, ...) on the JIT backend") {
+TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardmax, OneHot, Tile, LRN, ...) on the JIT backend") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");
     return;
@@ -464,7 +464,8 @@ TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardma
     if (c.find("_expanded") != std::string::npos) continue;
     std::string listed;
     for (const char* p : {"test_prelu", "test_softplus", "test_softsign", "test_shrink", "test_sinh", "test_cosh", "test_tan",
-                          "test_isnan", "test_isinf", "test_hardmax", "test_onehot", "test_tile", "test_instancenorm"}) {
+                          "test_isnan", "test_isinf", "test_hardmax", "test_onehot", "test_tile", "test_instancenorm",
+                          "test_lrn", "test_eyelike"}) {
       if (c.rfind(p, 0) == 0) listed = p;
     }
     if (listed.empty() || c.rfind("test_tanh", 0) == 0) continue;
@@ -474,7 +475,7 @@ TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardma
     CHECK_MESSAGE(why.empty(), why);
     per_op[listed] += 1;
   }
-  CHECK(per_op.size() == 13);
+  CHECK(per_op.size() == 15);
   int cases = 0;
   for (const auto& [op, n] : per_op) cases += n;
   MESSAGE(cases << " node tests of composed ops on the JIT");
