@@ -11,26 +11,11 @@
 #include <vector>
 
 #include "ir/ops.h"
+#include "jit/ops/plain_element.h"
 
 namespace qrt::jit {
 
 namespace {
-
-/// Calls fn with a null pointer of the C++ type of element type `e` (f32, f64 or an integer).
-template <typename Fn>
-void with_element(const ElementType& e, Fn&& fn) {
-  if (e.is_float()) {
-    if (e.float_kind == FloatKind::kF64) return fn(static_cast<double*>(nullptr));
-    return fn(static_cast<float*>(nullptr));
-  }
-  const bool is_signed = e.int_sign != Signedness::kUnsigned;
-  switch (e.int_width) {
-    case 8: return is_signed ? fn(static_cast<int8_t*>(nullptr)) : fn(static_cast<uint8_t*>(nullptr));
-    case 16: return is_signed ? fn(static_cast<int16_t*>(nullptr)) : fn(static_cast<uint16_t*>(nullptr));
-    case 32: return is_signed ? fn(static_cast<int32_t*>(nullptr)) : fn(static_cast<uint32_t*>(nullptr));
-    default: return is_signed ? fn(static_cast<int64_t*>(nullptr)) : fn(static_cast<uint64_t*>(nullptr));
-  }
-}
 
 class CumSumKernel final : public OpKernel {
  public:
@@ -49,7 +34,7 @@ class CumSumKernel final : public OpKernel {
     for (size_t k = axis_ + 1; k < d.size(); ++k) inner *= size_t(d[k]);
     const size_t len = size_t(d[axis_]);
     Parallel& par = result_type_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
-    with_element(result_type_.element, [&](auto* type_tag) {
+    with_plain_element(result_type_.element, [&](auto* type_tag) {
       using T = std::remove_pointer_t<decltype(type_tag)>;
       // Integers sum in 64 bits (wrapping, then truncated as the reference stores them).
       using Acc = std::conditional_t<std::is_floating_point_v<T>, T, uint64_t>;
@@ -99,7 +84,7 @@ class ModKernel final : public OpKernel {
     const auto& dims = result_type_.dims;
     const std::vector<size_t> sa = strides(a_), sb = strides(b_);
     Status status = Status::ok();
-    with_element(result_type_.element, [&](auto* type_tag) {
+    with_plain_element(result_type_.element, [&](auto* type_tag) {
       using T = std::remove_pointer_t<decltype(type_tag)>;
       const T* a = reinterpret_cast<const T*>(operands[0]->bytes());
       const T* b = reinterpret_cast<const T*>(operands[1]->bytes());

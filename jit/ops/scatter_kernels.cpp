@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ir/ops.h"
+#include "jit/ops/plain_element.h"
 
 namespace qrt::jit {
 
@@ -52,7 +53,7 @@ class ScatterNdKernel final : public OpKernel {
       if (combine_ == Combine::kNone) {
         std::memcpy(to, from, slice * es);
       } else {
-        with_type([&](auto* tag) {
+        with_plain_element(result_type_.element, [&](auto* tag) {
           using T = std::remove_pointer_t<decltype(tag)>;
           combine_slice(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(from), slice);
         });
@@ -67,20 +68,6 @@ class ScatterNdKernel final : public OpKernel {
   }
 
  private:
-  // Calls fn with a null pointer of the result's C++ element type (f32, f64 or an integer).
-  template <typename Fn>
-  void with_type(Fn&& fn) const {
-    const ElementType& e = result_type_.element;
-    if (e.is_float()) return e.float_kind == FloatKind::kF64 ? fn(static_cast<double*>(nullptr)) : fn(static_cast<float*>(nullptr));
-    const bool s = e.int_sign != Signedness::kUnsigned;
-    switch (e.int_width) {
-      case 8: return s ? fn(static_cast<int8_t*>(nullptr)) : fn(static_cast<uint8_t*>(nullptr));
-      case 16: return s ? fn(static_cast<int16_t*>(nullptr)) : fn(static_cast<uint16_t*>(nullptr));
-      case 32: return s ? fn(static_cast<int32_t*>(nullptr)) : fn(static_cast<uint32_t*>(nullptr));
-      default: return s ? fn(static_cast<int64_t*>(nullptr)) : fn(static_cast<uint64_t*>(nullptr));
-    }
-  }
-
   // y[i] = y[i] (op) u[i]: floats in their type, max / min propagating NaN; integers as the
   // reference computes them (int64, wrapping, stored truncated).
   template <typename T>

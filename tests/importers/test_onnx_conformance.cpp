@@ -6,6 +6,7 @@
 // libonnx-testdata is not installed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -168,6 +169,29 @@ std::string run_case(const std::string& name, qrt::NumericsProfile profile = qrt
     }
   }
   return "";
+}
+
+// The node tests whose names start with one of `prefixes` (not the `_expanded` forms), sorted,
+// each with the prefix it matched.
+std::vector<std::pair<std::string, std::string>> node_tests(const std::vector<std::string>& prefixes) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) {
+    const std::string c = e.path().filename().string();
+    if (c.find("_expanded") != std::string::npos) continue;
+    for (const std::string& p : prefixes) {
+      if (c.rfind(p, 0) == 0) {
+        found.emplace_back(c, p);
+        break;
+      }
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The element type of node test `name`'s first input.
+qrt::ElementType first_input_element(const std::string& name) {
+  return read_tensor(kNodeTests / name / "test_data_set_0" / "input_0.pb").type.element;
 }
 
 }  // namespace
@@ -408,9 +432,7 @@ TEST_CASE("ONNX backend node tests for Trilu (k frozen into a constant) on the J
     return;
   }
   int cases = 0;
-  for (const auto& e : fs::directory_iterator(kNodeTests)) {
-    const std::string c = e.path().filename().string();
-    if (c.rfind("test_tril", 0) != 0 && c.rfind("test_triu", 0) != 0) continue;
+  for (const auto& [c, prefix] : node_tests({"test_tril", "test_triu"})) {
     CAPTURE(c);
     std::string kernel;
     const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.where");
@@ -429,16 +451,10 @@ TEST_CASE("ONNX backend node tests for ReduceMin/Prod/L1/L2/SumSquare/LogSum/Log
   // The f32 cases (the f64 ones run on the reference, in the node sweep). numpy sums and
   // multiplies in f32 (pairwise), qrt in double rounded once: the last bits may differ.
   int cases = 0;
-  for (const auto& e : fs::directory_iterator(kNodeTests)) {
-    const std::string c = e.path().filename().string();
-    bool wanted = c.find("_expanded") == std::string::npos && c.find("empty") == std::string::npos;
-    bool listed = false;
-    for (const char* p : {"test_reduce_min", "test_reduce_prod", "test_reduce_l1", "test_reduce_l2",
-                          "test_reduce_sum_square", "test_reduce_log_sum"}) {
-      listed = listed || c.rfind(p, 0) == 0;
-    }
-    if (!wanted || !listed) continue;
-    if (read_tensor(e.path() / "test_data_set_0" / "input_0.pb").type.element.float_kind != qrt::FloatKind::kF32) continue;
+  for (const auto& [c, prefix] : node_tests({"test_reduce_min", "test_reduce_prod", "test_reduce_l1", "test_reduce_l2",
+                                             "test_reduce_sum_square", "test_reduce_log_sum"})) {
+    const qrt::ElementType el = first_input_element(c);
+    if (c.find("empty") != std::string::npos || !el.is_float() || el.float_kind != qrt::FloatKind::kF32) continue;
     CAPTURE(c);
     std::string kernel;
     const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 4, &kernel, "qrt.reduce_sum");
@@ -459,16 +475,10 @@ TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardma
   // once: up to 4 ulp apart. InstanceNormalization's outputs near 0 differ from numpy's f32
   // arithmetic by under 1e-6 (qrt's mean and variance are double sums).
   std::map<std::string, int> per_op;
-  for (const auto& e : fs::directory_iterator(kNodeTests)) {
-    const std::string c = e.path().filename().string();
-    if (c.find("_expanded") != std::string::npos) continue;
-    std::string listed;
-    for (const char* p : {"test_prelu", "test_softplus", "test_softsign", "test_shrink", "test_sinh", "test_cosh", "test_tan",
-                          "test_isnan", "test_isinf", "test_hardmax", "test_onehot", "test_tile", "test_instancenorm",
-                          "test_lrn", "test_eyelike"}) {
-      if (c.rfind(p, 0) == 0) listed = p;
-    }
-    if (listed.empty() || c.rfind("test_tanh", 0) == 0) continue;
+  for (const auto& [c, listed] : node_tests({"test_prelu", "test_softplus", "test_softsign", "test_shrink", "test_sinh",
+                                             "test_cosh", "test_tan", "test_isnan", "test_isinf", "test_hardmax", "test_onehot",
+                                             "test_tile", "test_instancenorm", "test_lrn", "test_eyelike"})) {
+    if (c.rfind("test_tanh", 0) == 0) continue;
     CAPTURE(c);
     std::string kernel;
     const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 4, &kernel, "qrt.where", 1e-6);
@@ -488,11 +498,9 @@ TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactl
   }
   // CumSum's axis and Mod's divisor frozen into constants; every element type ONNX tests.
   int cumsum = 0, mod = 0;
-  for (const auto& e : fs::directory_iterator(kNodeTests)) {
-    const std::string c = e.path().filename().string();
-    const bool is_cumsum = c.rfind("test_cumsum", 0) == 0, is_mod = c.rfind("test_mod", 0) == 0;
-    if (!is_cumsum && !is_mod) continue;
-    const qrt::ElementType el = read_tensor(e.path() / "test_data_set_0" / "input_0.pb").type.element;
+  for (const auto& [c, prefix] : node_tests({"test_cumsum", "test_mod"})) {
+    const bool is_cumsum = prefix == "test_cumsum";
+    const qrt::ElementType el = first_input_element(c);
     const bool kernel_types = !el.is_float() || el.float_kind == qrt::FloatKind::kF32 || el.float_kind == qrt::FloatKind::kF64;
     CAPTURE(c);
     std::string kernel;
