@@ -110,6 +110,7 @@ class TopKKernel final : public OpKernel {
     int64_t inner = 1;
     for (size_t d = axis_ + 1; d < in_.rank(); ++d) inner *= in_.dims[d];
     const int64_t outer = n * inner == 0 ? 0 : in_.num_elements() / (n * inner);
+    if (out.num_elements() == 0) return Status::ok();  // k = 0 or an empty dimension: no bytes to point into
     Parallel& par = in_.num_elements() >= (int64_t(1) << 16) ? parallel : serial();
     int64_t* y = reinterpret_cast<int64_t*>(out.bytes());
     const int64_t k = k_;

@@ -48,6 +48,7 @@ class ScatterNdKernel final : public OpKernel {
         }
         base = base * size_t(dd[d]) + size_t(i < 0 ? i + dd[d] : i);
       }
+      if (slice == 0) continue;  // nothing to move (and no bytes to point into)
       uint8_t* to = out.bytes() + base * slice * es;
       const uint8_t* from = upd.bytes() + t * slice * es;
       if (combine_ == Combine::kNone) {

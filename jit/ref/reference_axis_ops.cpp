@@ -218,6 +218,11 @@ Result<Tensor> eval_scatter_nd(const Op& op, const Tensor& data, const Tensor& i
   size_t slice = 1;
   for (size_t d = q; d < dd.size(); ++d) slice *= size_t(dd[d]);
   const size_t tuples = q == 0 ? 0 : size_t(idx.num_elements()) / q;
+  // Dimensions left dynamic must still agree at run time: updates hold one slice per tuple.
+  if (size_t(upd.num_elements()) != tuples * slice) {
+    return op_error(op, "updates hold " + std::to_string(upd.num_elements()) + " elements at run time, " +
+                            std::to_string(tuples) + " index tuples need " + std::to_string(tuples * slice));
+  }
   const bool ints = !rt.element.is_float(), wide = is_f64(rt.element);
   for (size_t t = 0; t < tuples; ++t) {
     size_t base = 0;

@@ -366,3 +366,30 @@ TEST_CASE("concat of integer tensors (index tuples, masks) moves their bytes as 
     CHECK(!qrt_test::check_last_op(text, {xa, xb}).empty());
   }
 }
+
+TEST_CASE("cumsum, mod, scatter_nd and reduce_min/prod kernels take empty tensors") {
+  const qrt::Tensor empty = qrt::Tensor::zeros(*qrt::parse_type("tensor<0x3xf32>"));
+  const std::string t = "tensor<0x3xf32>";
+  CHECK(!qrt_test::check_last_op("func.func @main(%x: " + t + ") -> " + t + " {\n  %y = \"qrt.cumsum\"(%x) {axis = 0 : i64} : (" + t +
+                                     ") -> " + t + "\n  return %y : " + t + "\n}\n",
+                                 empty)
+             .empty());
+  CHECK(!qrt_test::check_last_op("func.func @main(%a: " + t + ", %b: " + t + ") -> " + t + " {\n  %y = \"qrt.mod\"(%a, %b) {fmod = 1 : i64} : (" +
+                                     t + ", " + t + ") -> " + t + "\n  return %y : " + t + "\n}\n",
+                                 {empty, empty})
+             .empty());
+  for (const char* op : {"reduce_min", "reduce_prod"}) {
+    CHECK(!qrt_test::check_last_op("func.func @main(%x: " + t + ") -> tensor<3xf32> {\n  %y = \"qrt." + std::string(op) +
+                                       "\"(%x) {axes = [0]} : (" + t + ") -> tensor<3xf32>\n  return %y : tensor<3xf32>\n}\n",
+                                   empty)
+               .empty());
+  }
+  const std::string d = "tensor<4x3xf32>", i = "tensor<0x1xi64>", u = "tensor<0x3xf32>";
+  qrt::Tensor data = qrt::Tensor::zeros(*qrt::parse_type(d));
+  for (size_t k = 0; k < 12; ++k) data.set_float(k, double(k));
+  CHECK(!qrt_test::check_last_op("func.func @main(%d: " + d + ", %i: " + i + ", %u: " + u + ") -> " + d +
+                                     " {\n  %y = \"qrt.scatter_nd\"(%d, %i, %u) : (" + d + ", " + i + ", " + u + ") -> " + d +
+                                     "\n  return %y : " + d + "\n}\n",
+                                 {data, qrt::Tensor::zeros(*qrt::parse_type(i)), qrt::Tensor::zeros(*qrt::parse_type(u))})
+             .empty());
+}

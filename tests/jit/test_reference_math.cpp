@@ -94,6 +94,17 @@ TEST_CASE("scatter_nd: slices at index tuples, negative indices, later duplicate
   auto bad = run_one_op("qrt.scatter_nd", "", {data, {"tensor<1x1xi64>", {3}}, {"tensor<1x2xf32>", {0, 0}}}, "tensor<3x2xf32>");
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message().find("index 3 of tuple 0 is out of range for dimension 0 of size 3") != std::string::npos);
+  // Dynamic dimensions that disagree at run time: an error, not a read past the updates.
+  auto g = qrt::parse_graph(
+      "func.func @main(%d: tensor<?x2xf32>, %i: tensor<?x1xi64>, %u: tensor<?x2xf32>) -> tensor<?x2xf32> {\n"
+      "  %y = \"qrt.scatter_nd\"(%d, %i, %u) : (tensor<?x2xf32>, tensor<?x1xi64>, tensor<?x2xf32>) -> tensor<?x2xf32>\n"
+      "  return %y : tensor<?x2xf32>\n}\n");
+  REQUIRE(g.is_ok());
+  auto runtime = qrt::run_reference(*g, {qrt_test::make_tensor("tensor<2x2xf32>", {1, 2, 3, 4}),
+                                         qrt_test::make_tensor("tensor<2x1xi64>", {0, 1}),
+                                         qrt_test::make_tensor("tensor<1x2xf32>", {9, 9})});
+  REQUIRE_FALSE(runtime.is_ok());
+  CHECK(runtime.status().message().find("updates hold 2 elements at run time, 2 index tuples need 4") != std::string::npos);
   auto shape = run_one_op("qrt.scatter_nd", "", {data, {"tensor<1x1xi64>", {0}}, {"tensor<1x3xf32>", {0, 0, 0}}}, "tensor<3x2xf32>");
   REQUIRE_FALSE(shape.is_ok());
   CHECK_MESSAGE(shape.status().message().find("updates must have shape 1x2 (") != std::string::npos, shape.status().message());
