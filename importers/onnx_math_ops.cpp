@@ -161,13 +161,9 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     }
     if (axes.empty()) {
       if (noop) {
-        // ONNX: with no axes and noop_with_empty_axes the reduction is the identity; the
-        // element-wise part of the composite ops (|x|, x², log, exp) still applies.
-        if (op == "ReduceL1") x = emit(OpKind::kAbs, {x}, t);
-        else if (op == "ReduceSumSquare" || op == "ReduceL2") x = emit(OpKind::kMul, {x, x}, t);
-        if (op == "ReduceL2") x = emit(OpKind::kSqrt, {x}, t);
-        if (op == "ReduceLogSum") x = emit(OpKind::kLog, {x}, t);
-        bind(node, 0, x);  // ReduceLogSumExp: log(exp(x)) is x
+        // ONNX: with no axes and noop_with_empty_axes "the output tensor would be equivalent
+        // to input tensor", for every Reduce op (its reference returns the data as it is).
+        bind(node, 0, x);
         return true;
       }
       for (size_t d = 0; d < t.rank(); ++d) axes.push_back(int64_t(d));

@@ -100,6 +100,16 @@ TEST_CASE("Tile repeats every axis in order; PRelu, Softplus, Shrink and IsInf o
   CHECK(run(i, {4}, {INFINITY, -INFINITY, NAN, 1}) == std::vector<double>{0, 1, 0, 0});
 }
 
+TEST_CASE("a Reduce op with no axes and noop_with_empty_axes is the identity (ReduceL2 included, as ONNX's spec says)") {
+  for (const char* op : {"ReduceL2", "ReduceLogSumExp", "ReduceSumSquare"}) {
+    CAPTURE(op);
+    OneNode r(op, {3});
+    r.model.mutable_opset_import(0)->set_version(18);
+    set_int_attr(r.node, "noop_with_empty_axes", 1);
+    CHECK(run(r, {3}, {-2, 0.5f, 3}) == std::vector<double>{-2, 0.5, 3});
+  }
+}
+
 TEST_CASE("composed ops refuse what they cannot express, naming the node and the value") {
   OneNode t("Tile", {2, 2}, {"repeats"});
   add_int64s(t.g, "repeats", {2});
