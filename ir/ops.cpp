@@ -572,6 +572,16 @@ const OpInfo* find_op(std::string_view name) {
   return nullptr;
 }
 
+std::vector<size_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<size_t> strides(out.size(), 0);
+  size_t stride = 1;
+  for (size_t k = in.size(); k-- > 0;) {
+    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
+    stride *= size_t(in[k]);
+  }
+  return strides;
+}
+
 Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b) {
   const size_t rank = std::max(a.size(), b.size());

@@ -38,6 +38,9 @@ const std::vector<OpInfo>& all_ops();
 /// Numpy-style broadcast of two shapes (-1 = dynamic), or an error naming both shapes.
 Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b);
+/// Row-major element strides of an operand shaped `in` walked over the broadcast shape `out`
+/// (0 along the dimensions it broadcasts; `in` aligned to out's trailing dimensions).
+std::vector<size_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 /// The result dimensions of a batched matmul of `lhs` [.., M, K] and `rhs` [.., K, N] (both
 /// rank >= 2): the broadcast batch dimensions, M and N; an error when the batches do not

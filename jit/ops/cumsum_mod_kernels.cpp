@@ -82,7 +82,7 @@ class ModKernel final : public OpKernel {
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel&) const override {
     const auto& dims = result_type_.dims;
-    const std::vector<size_t> sa = strides(a_), sb = strides(b_);
+    const std::vector<size_t> sa = broadcast_strides(a_, dims), sb = broadcast_strides(b_, dims);
     Status status = Status::ok();
     with_plain_element(result_type_.element, [&](auto* type_tag) {
       using T = std::remove_pointer_t<decltype(type_tag)>;
@@ -123,18 +123,6 @@ class ModKernel final : public OpKernel {
   std::string describe() const override { return std::string("mod (portable C++, ") + (fmod_ ? "fmod)" : "floor)"); }
 
  private:
-  // Row-major strides of an operand against the result's shape (0 along broadcast dimensions).
-  std::vector<size_t> strides(const std::vector<int64_t>& in) const {
-    const auto& out = result_type_.dims;
-    std::vector<size_t> s(out.size(), 0);
-    size_t stride = 1;
-    for (size_t k = in.size(); k-- > 0;) {
-      s[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
-      stride *= size_t(in[k]);
-    }
-    return s;
-  }
-
   Op op_;
   std::vector<int64_t> a_, b_;
   bool fmod_;

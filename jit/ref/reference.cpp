@@ -19,18 +19,6 @@ namespace {
 
 using namespace ref_detail;
 
-// Row-major strides with broadcasting: stride 0 where `in` has size 1 against `out`.
-std::vector<size_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  std::vector<size_t> strides(out.size(), 0);
-  size_t stride = 1;
-  for (size_t k = in.size(); k-- > 0;) {
-    const size_t o = k + (out.size() - in.size());
-    strides[o] = in[k] == 1 ? 0 : stride;
-    stride *= size_t(in[k]);
-  }
-  return strides;
-}
-
 // Calls fn(out_index, a_index, b_index) for every element of `out` in row-major order.
 template <typename Fn>
 void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<int64_t>& a,

@@ -84,7 +84,7 @@ Result<Tensor> eval_reduce(const Op& op, const Tensor& x, const Type& rt) {
   std::vector<double> acc(count, init);
   std::vector<int64_t> iacc(count, iinit);
   std::vector<bool> nan(count, false);
-  const auto out_strides = strides_against(kept, x.type.dims);
+  const auto out_strides = broadcast_strides(kept, x.type.dims);
   std::vector<int64_t> idx(x.type.dims.size(), 0);
   size_t o = 0;
   for (size_t i = 0; i < size_t(x.num_elements()); ++i) {

@@ -31,7 +31,7 @@ Result<std::vector<int64_t>> broadcast_all(const Op& op, const std::vector<const
 template <typename Fn>
 void for_each_nary(const std::vector<int64_t>& out, const std::vector<const Tensor*>& in, Fn fn) {
   std::vector<std::vector<size_t>> strides;
-  for (const Tensor* t : in) strides.push_back(strides_against(t->type.dims, out));
+  for (const Tensor* t : in) strides.push_back(broadcast_strides(t->type.dims, out));
   std::vector<size_t> at(in.size(), 0);
   std::vector<int64_t> idx(out.size(), 0);
   size_t total = 1;
@@ -304,7 +304,7 @@ Result<Tensor> eval_gather_elements(const Op& op, const Tensor& data, const Tens
   }
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, id));
   Tensor y = make_result(rt, id);
-  const std::vector<size_t> strides = strides_against(dd, dd);
+  const std::vector<size_t> strides = broadcast_strides(dd, dd);
   const unsigned n = y.element_size();
   const int64_t extent = dd[axis];
   std::vector<int64_t> at(id.size(), 0);
@@ -338,7 +338,7 @@ Result<Tensor> eval_slice(const Op& op, const Tensor& x, const Type& rt) {
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
   Tensor y = make_result(rt, dims);
   const unsigned n = y.element_size();
-  const std::vector<size_t> in_strides = strides_against(x.type.dims, x.type.dims);
+  const std::vector<size_t> in_strides = broadcast_strides(x.type.dims, x.type.dims);
   std::vector<int64_t> idx(rank, 0);
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
     size_t src = 0;
@@ -413,7 +413,7 @@ Result<Tensor> eval_resize(const Op& op, const Tensor& x, const Type& rt) {
   }
   Tensor y = make_result(rt, dims);
   const unsigned n = y.element_size();
-  const std::vector<size_t> strides = strides_against(x.type.dims, x.type.dims);
+  const std::vector<size_t> strides = broadcast_strides(x.type.dims, x.type.dims);
   std::vector<int64_t> idx(dims.size(), 0);
   for (size_t i = 0; i < size_t(y.num_elements()); ++i) {
     size_t src = 0;

@@ -88,17 +88,6 @@ inline std::vector<int64_t> ints_of(const Attribute* a) {
   return v;
 }
 
-// Row-major strides of `in` against the broadcast shape `out` (0 along broadcast dimensions).
-inline std::vector<size_t> strides_against(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  std::vector<size_t> strides(out.size(), 0);
-  size_t stride = 1;
-  for (size_t k = in.size(); k-- > 0;) {
-    strides[k + (out.size() - in.size())] = in[k] == 1 ? 0 : stride;
-    stride *= size_t(in[k]);
-  }
-  return strides;
-}
-
 inline bool is_f64(const ElementType& e) { return e.float_kind == FloatKind::kF64; }
 
 inline Tensor make_result(const Type& declared, std::vector<int64_t> dims) {
