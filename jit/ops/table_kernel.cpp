@@ -134,6 +134,22 @@ Result<std::unique_ptr<OpKernel>> make_byte_table_kernel(const Graph& graph, con
     d.isa = isa;
     b = kernel_list_backend(d.op, isa, generator);
   }
+  // A level without a table kernel on this CPU (AVX-512 without VBMI's vpermi2b) runs the best
+  // lower SIMD level's table, which beats computing the program per element.
+  if (d.op == KernelOp::kLut8 && (!b || !b->available() || !b->why_not(d).empty())) {
+    for (Isa lower : host_isas().by_preference()) {
+      if (lower == Isa::kScalar) break;
+      if (lower == isa || !isa_includes(isa, lower)) continue;
+      KernelDesc ld = d;
+      ld.isa = lower;
+      const Backend* lb = kernel_list_backend(KernelOp::kLut8, lower, generator);
+      if (lb && lb->available() && lb->why_not(ld).empty()) {
+        d = ld;
+        b = lb;
+        break;
+      }
+    }
+  }
   *why_not = !b ? "no table kernel at this level" : !b->available() ? "the backend cannot run here" : b->why_not(d);
   if (!why_not->empty()) return std::unique_ptr<OpKernel>();
   QRT_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> code, code_cache().get(d));
