@@ -169,6 +169,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   };
   QRT_ASSIGN_OR_RETURN(bool folded, fold_node(node, a));
   if (folded) return Status::ok();
+  QRT_ASSIGN_OR_RETURN(bool spatial, spatial_op(node, a));  // 1-D and 3-D windows
+  if (spatial) return Status::ok();
   if (op == "QuantizeLinear") return quantize_linear(node, a);
   if (op == "DequantizeLinear") return dequantize_linear(node, a);
   if (op == "Conv") return conv(node, a);
@@ -423,13 +425,15 @@ Status Importer::reshape_like(const onnx::NodeProto& node, std::vector<int64_t> 
   return Status::ok();
 }
 
-// ONNX pads are [x1_begin, x2_begin, x1_end, x2_end] = qrt's [top, left, bottom, right];
+// ONNX pads are [x1_begin, x2_begin, x1_end, x2_end] = qrt's [top, left, bottom, right]
+// (in general all begins, then all ends, for in_hw.size() spatial dimensions);
 // SAME_UPPER / SAME_LOWER are resolved here from static spatial sizes.
 Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vector<int64_t> pads,
                                           const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
                                           const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
   if (auto_pad == "NOTSET") return pads;
-  if (auto_pad == "VALID") return std::vector<int64_t>{0, 0, 0, 0};
+  const size_t n = in_hw.size();
+  if (auto_pad == "VALID") return std::vector<int64_t>(2 * n, 0);
   // Checked before the arithmetic: a stride of 0 would divide by zero, and d·(k - 1) stays
   // inside 64 bits only for windows within qrt's limit.
   auto check = [&](const char* what, const std::vector<int64_t>& v) -> Status {
@@ -444,14 +448,17 @@ Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vect
   QRT_RETURN_IF_ERROR(check("strides", s));
   QRT_RETURN_IF_ERROR(check("dilations", d));
   QRT_RETURN_IF_ERROR(check("kernel sizes", k));
-  std::vector<int64_t> out(4, 0);
-  for (size_t i = 0; i < 2; ++i) {
+  if (s.size() != n || d.size() != n || k.size() != n) {
+    return Status::error("strides, dilations and kernel sizes must describe " + std::to_string(n) + " spatial dimensions");
+  }
+  std::vector<int64_t> out(2 * n, 0);
+  for (size_t i = 0; i < n; ++i) {
     if (in_hw[i] < 0) return Status::error("auto_pad " + auto_pad + " needs static spatial sizes");
     const int64_t o = (in_hw[i] + s[i] - 1) / s[i];
     const int64_t total = std::max<int64_t>(0, (o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - in_hw[i]);
     const int64_t small = total / 2, large = total - small;
     out[i] = auto_pad == "SAME_UPPER" ? small : large;
-    out[i + 2] = auto_pad == "SAME_UPPER" ? large : small;
+    out[i + n] = auto_pad == "SAME_UPPER" ? large : small;
   }
   return out;
 }
@@ -499,20 +506,24 @@ Status Importer::conv(const onnx::NodeProto& node, const Attrs& a) {
 Status Importer::ceil_mode_pads(const onnx::NodeProto& node, OpKind kind, bool include_pad, const Type& tx,
                                 const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                 std::vector<int64_t>& pads) {
-  for (size_t i = 0; i < 2; ++i) {
+  const size_t n = kernel.size();
+  if (strides.size() != n || pads.size() != 2 * n || tx.rank() != n + 2) {
+    return error(node, "kernel_shape, strides and pads must describe " + std::to_string(n) + " spatial dimensions", ErrorCode::kParse);
+  }
+  for (size_t i = 0; i < n; ++i) {
     const int64_t in = tx.dims[2 + i], k = kernel[i], s = strides[i];
     if (in < 0) return error(node, "ceil_mode = 1 needs static spatial sizes");
     if (s <= 0 || k <= 0) return error(node, "kernel_shape and strides must be positive", ErrorCode::kParse);
-    const int64_t span = in + pads[i] + pads[i + 2] - k;
+    const int64_t span = in + pads[i] + pads[i + n] - k;
     if (span < 0) continue;  // the window is larger than the padded input: the verifier says so
     int64_t out = (span + s - 1) / s + 1;
     if ((out - 1) * s >= in + pads[i]) --out;
-    const int64_t extra = (out - 1) * s + k - (in + pads[i] + pads[i + 2]);
+    const int64_t extra = (out - 1) * s + k - (in + pads[i] + pads[i + n]);
     if (extra <= 0) continue;
     if (kind == OpKind::kAvgPool2d && include_pad) {
       return error(node, "ceil_mode = 1 with count_include_pad = 1 is not supported where the last window passes the padding");
     }
-    pads[i + 2] += extra;
+    pads[i + n] += extra;
   }
   return Status::ok();
 }

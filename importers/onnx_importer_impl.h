@@ -2,6 +2,7 @@
 // (float and structural ops) and onnx_quant_ops.cpp (quantization ops).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -90,6 +91,30 @@ class Importer {
   /// Adds to `pads`' ends the rows and columns ceil_mode = 1 adds to the output.
   Status ceil_mode_pads(const onnx::NodeProto& node, OpKind kind, bool include_pad, const Type& tx,
                         const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides, std::vector<int64_t>& pads);
+  /// 1-D and 3-D Conv, ConvInteger, QLinearConv, ConvTranspose (1-D), MaxPool, AveragePool and
+  /// the global pools, as qrt's 2-D ops (onnx_spatial_ops.cpp); false for other ops and ranks.
+  Result<bool> spatial_op(const onnx::NodeProto& node, const Attrs& a);
+  /// A 1-D op on [N, C, L] as its 2-D form on [N, C, 1, L]; `weight` is the filter's input index
+  /// (-1: none).
+  Status lift_1d(const onnx::NodeProto& node, const Attrs& a, int weight);
+  /// A 3-D Conv, ConvInteger or QLinearConv as one 2-D convolution over gathered depth windows.
+  Status conv_3d(const onnx::NodeProto& node, const Attrs& a);
+  /// A 3-D MaxPool or AveragePool: the 2-D pool over (H, W), then the depth windows reduced.
+  Status pool_3d(const onnx::NodeProto& node, const Attrs& a);
+  /// Pads axis 2 of `x` by `before` and `after` elements of real value `fill` (float, quantized,
+  /// or 8/16/32-bit integers, which move as a quantized type of scale 1).
+  int pad_depth(int x, int64_t before, int64_t after, double fill);
+  /// Gathers the depth windows of `x` [N, C, D, ...]: [N, C, out, k, ...], window o's tap t
+  /// reading slice o·stride + t·dilation.
+  int gather_depth_windows(int x, int64_t out, int64_t k, int64_t stride, int64_t dilation);
+  /// f(v), or, when v = dcast(x_q) of a per-tensor x_q, dcast(f(x_q)): data movement on stored
+  /// values, so that fold-qdq sees the dcast next to the op that reads it.
+  int through_dcast(int v, const std::function<int(int)>& f);
+  /// Filter `w` under `dims` (axes 1 and 2 swapped first when `swap`): a constant or the dcast
+  /// of one is rearranged into a new constant; other values get a transpose and reshape.
+  int filter_2d(int w, const std::vector<int64_t>& dims, bool swap);
+  /// Imports `part` (a 2-D node this importer built) and returns the value of its first output.
+  Result<int> import_part(const onnx::NodeProto& part);
   Status gemm(const onnx::NodeProto& node, const Attrs& a);
   Status reshape_like(const onnx::NodeProto& node, std::vector<int64_t> target);
   /// Folds a shape sub-graph node whose inputs are constants (or a static shape) into a
@@ -137,8 +162,8 @@ class Importer {
   const std::map<std::string, DenseElements>& frozen_;
 };
 
-/// Resolves ONNX auto_pad (SAME_UPPER / SAME_LOWER / VALID / NOTSET) into explicit
-/// [top, left, bottom, right] pads.
+/// Resolves ONNX auto_pad (SAME_UPPER / SAME_LOWER / VALID / NOTSET) into explicit pads, all
+/// begins then all ends, for in_hw.size() spatial dimensions ([top, left, bottom, right] in 2-D).
 Result<std::vector<int64_t>> resolve_pads(const std::string& auto_pad, std::vector<int64_t> pads,
                                           const std::vector<int64_t>& in_hw, const std::vector<int64_t>& k,
                                           const std::vector<int64_t>& s, const std::vector<int64_t>& d);

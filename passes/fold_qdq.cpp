@@ -146,11 +146,14 @@ class Folder {
     const bool nearest_resize = f->kind == OpKind::kResize && (!f->attr("mode") || f->attr("mode")->s == "nearest");
     if (f->kind == OpKind::kMaxPool2d || f->kind == OpKind::kReshape || f->kind == OpKind::kTranspose || nearest_resize) {
       const int xq = dq_source(f->operands[0]);
-      if (xq < 0 || !(type(xq).element == qt.element)) return false;
-      rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));
-      note(std::string(op_info(f->kind).name) + " -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
-      if (report) ++report->folded;
-      return true;
+      if (xq >= 0) {
+        if (!(type(xq).element == qt.element)) return false;
+        rw_.map(q.results[0], emit(f->kind, {rw_.at(xq)}, qt, *f, name));
+        note(std::string(op_info(f->kind).name) + " -> %" + name + ": runs on stored values (" + qt.element.to_string() + ")");
+        if (report) ++report->folded;
+        return true;
+      }
+      // Else a reshape or transpose of a convolution's result: below.
     }
     // Slices, gathers and broadcasts only move elements (their other operands are indices),
     // and a zero-padding adds quantize(0) = the zero point under every profile's formula: on
@@ -249,13 +252,23 @@ class Folder {
       }
       if (float_bias < 0) return false;
     }
-    // A transposed convolution of an NCHW graph, as importers write it (the op is NHWC): a
-    // transpose after it (before the activation: they commute) runs on stored values.
-    const Op* out_transpose = nullptr;
-    if (const Op* t = g->kind == OpKind::kTranspose ? producer(g->operands[0]) : nullptr;
-        t && t->kind == OpKind::kConvTranspose2d && uses_[size_t(g->operands[0])] == 1 && qt.element.kind == ElementKind::kUniform) {
-      out_transpose = g;
-      g = t;
+    // Transposes and reshapes after a convolution, as importers write them (an NCHW graph's
+    // transposed convolution is NHWC; 1-D and 3-D convolutions run as 2-D ones between
+    // reshapes and transposes): with a per-tensor result they run on stored values, before
+    // the activation (they commute with it). `outs` lists them in data-flow order.
+    std::vector<const Op*> outs;
+    if (qt.element.kind == ElementKind::kUniform) {
+      const Op* t = g;
+      std::vector<const Op*> chain;
+      while (t && (t->kind == OpKind::kTranspose || t->kind == OpKind::kReshape) && chain.size() < 4) {
+        chain.insert(chain.begin(), t);
+        const int in = t->operands[0];
+        t = uses_[size_t(in)] == 1 ? producer(in) : nullptr;
+      }
+      if (!chain.empty() && t && (t->kind == OpKind::kConvTranspose2d || t->kind == OpKind::kConv2d)) {
+        outs = std::move(chain);
+        g = t;
+      }
     }
     if (g->kind != OpKind::kConv2d && g->kind != OpKind::kConvTranspose2d && g->kind != OpKind::kMatmul) return false;
     if (g->operands.size() > 2) float_bias = g->operands[2];
@@ -308,8 +321,7 @@ class Folder {
     }
     std::vector<int> operands{x_operand, emit_weights(w, *g)};
     if (bq >= 0) operands.push_back(rw_.at(bq));
-    emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report,
-                         out_transpose);
+    emit_with_activation(*g, operands, relu ? f : nullptr, q, "integer accumulation, one requantization to", report, outs);
     return true;
   }
 
@@ -332,26 +344,33 @@ class Folder {
   // unless its bounds in stored units cover the output's storage range — then the
   // requantization's clamp already implies it and it folds into the output bounds
   // (identical). q's result then stands for the last op; one report line says what happened.
-  // With `transpose` (a transpose of op's float result, per-tensor qt): op's result takes that
-  // transpose's operand's shape, and the transpose follows it on stored values.
+  // With `outs` (transposes and reshapes of op's float result, in order; per-tensor qt): op's
+  // result takes the first one's operand's shape, and they follow it on stored values.
   void emit_with_activation(const Op& op, std::vector<int> operands, const Op* act, const Op& q, const std::string& what,
-                            QdqFoldReport* report, const Op* transpose = nullptr) {
+                            QdqFoldReport* report, const std::vector<const Op*>& outs = {}) {
     const Type& qt = type(q.results[0]);
     const std::string name = g_.values[size_t(q.results[0])].name;
     const bool implied = act && activation_implied(*act, qt.element);
     const bool separate = act && !implied;
     int y;
-    if (transpose) {
-      Type pre = type(transpose->operands[0]);
+    if (!outs.empty()) {
+      Type pre = type(outs.front()->operands[0]);
       pre.element = qt.element;
       y = emit(op.kind, std::move(operands), pre, op, "");
-      y = emit(OpKind::kTranspose, {y}, qt, *transpose, separate ? name + "_int" : name);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        Type t = type(outs[i]->results[0]);
+        t.element = qt.element;
+        const bool last = i + 1 == outs.size();
+        y = emit(outs[i]->kind, {y}, t, *outs[i], last ? (separate ? name + "_int" : name) : "");
+      }
     } else {
       y = emit(op.kind, std::move(operands), qt, op, separate ? name + "_int" : name);
     }
     rw_.map(q.results[0], separate ? emit(act->kind, {y}, qt, *act, name) : y);
     if (!report) return;
-    report->lines.push_back(std::string(op_info(op.kind).name) + (transpose ? " + qrt.transpose" : "") +
+    std::string moved;
+    for (const Op* o : outs) moved += std::string(" + ") + op_info(o->kind).name;
+    report->lines.push_back(std::string(op_info(op.kind).name) + moved +
                             (act ? std::string(" + ") + op_info(act->kind).name : "") +
                             " -> %" + name + ": " + what + " " + qt.element.to_string() +
                             (implied ? std::string("; ") + op_info(act->kind).name + " folded into the output bounds" : ""));

@@ -1,0 +1,476 @@
+// qrt — ONNX importer: 1-D and 3-D convolutions and pooling, built on qrt's 2-D ops.
+//
+// 1-D (inputs [N, C, L]): the axis becomes W of a [N, C, 1, L] image, and each window
+// attribute gains a leading 1 (kernel, strides, dilations) or 0 (pads, output padding). The
+// 2-D node then goes through the 2-D importer (its checks, quantization and errors), and
+// computes exactly what the 1-D op defines, on the same kernels.
+//
+// 3-D convolution (inputs [N, C, D, H, W]): the depth taps become channels. Output depth o
+// reads input slices o·sd + t·dd (t < kd, after depth padding); gathered, the kd slices of one
+// output depth stack as the channels of one image in a batch of N·Do, ordered [group, tap,
+// channel], and the filter [O, C/g, kd, kh, kw] becomes [O, kd·C/g, kh, kw]. One 2-D
+// convolution then sums exactly the 3-D products (integer kernels bit for bit), at the cost of
+// kd/sd copies of the input.
+//
+// 3-D pooling: a box window is separable. The 2-D pool runs over (H, W) on [N, C·D, H, W],
+// then the depth windows are gathered and reduced: max, or sum divided by the window's count
+// of depth slices (all kd with count_include_pad, else those inside the input). Average
+// pooling so rounds twice (float only; ONNX's AveragePool takes floats).
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer_impl.h"
+#include "ir/nn_params.h"
+
+namespace qrt::importers::onnx_detail {
+
+namespace {
+
+bool is_conv(const std::string& op) { return op == "Conv" || op == "ConvInteger" || op == "QLinearConv"; }
+bool is_pool(const std::string& op) { return op == "MaxPool" || op == "AveragePool"; }
+bool is_global_pool(const std::string& op) { return op == "GlobalMaxPool" || op == "GlobalAveragePool"; }
+
+/// The filter's input index of a convolution node (-1 for pools).
+int weight_input(const std::string& op) {
+  if (op == "QLinearConv") return 3;
+  return op == "Conv" || op == "ConvInteger" || op == "ConvTranspose" ? 1 : -1;
+}
+
+void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* attr = n.add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) attr->add_ints(x);
+}
+
+/// `node` with its attributes and outputs cleared and its output renamed: the 2-D part.
+onnx::NodeProto part_of(const onnx::NodeProto& node) {
+  onnx::NodeProto part = node;
+  part.clear_attribute();
+  part.clear_output();
+  part.add_output(node.output(0) + "::2d");
+  return part;
+}
+
+std::vector<int64_t> with(std::vector<int64_t> v, size_t at, int64_t x) {
+  v.insert(v.begin() + std::ptrdiff_t(at), x);
+  return v;
+}
+
+/// A filter's elements under `dims`, with axes 1 and 2 swapped first when `swap` (a 3-D
+/// filter [O, C/g, kd, kh, kw] to [O, kd, C/g, kh, kw]); whole bytes per element only.
+bool rearranged(const DenseElements& src, const std::vector<int64_t>& dims, bool swap, DenseElements& out) {
+  const Type& t = src.type;
+  const int64_t n = t.num_elements();
+  const size_t bytes = dense_byte_size(t);
+  if (n <= 0 || bytes % size_t(n) != 0) return false;
+  out = DenseElements();
+  out.type = Type::tensor(dims, t.element);
+  if (!swap) {
+    out.bytes.assign(src.data(), src.data() + bytes);
+    return true;
+  }
+  const size_t es = bytes / size_t(n), plane = size_t(t.dims[3] * t.dims[4]) * es;
+  const int64_t o_n = t.dims[0], cg = t.dims[1], kd = t.dims[2];
+  out.bytes.resize(bytes);
+  for (int64_t o = 0; o < o_n; ++o) {
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      for (int64_t k = 0; k < kd; ++k) {
+        std::memcpy(out.bytes.data() + size_t((o * kd + k) * cg + ci) * plane,
+                    src.data() + size_t((o * cg + ci) * kd + k) * plane, plane);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> Importer::import_part(const onnx::NodeProto& part) {
+  QRT_RETURN_IF_ERROR(import_node(part));
+  onnx::NodeProto reader;
+  reader.add_input(part.output(0));
+  return value(reader, 0);
+}
+
+int Importer::through_dcast(int v, const std::function<int(int)>& f) {
+  const int p = g_.values[size_t(v)].producer;
+  if (p >= 0 && g_.ops[size_t(p)].kind == OpKind::kDCast) {
+    const int xq = g_.ops[size_t(p)].operands[0];
+    if (type(xq).element.kind == ElementKind::kUniform) {
+      const int moved = f(xq);
+      return emit(OpKind::kDCast, {moved}, Type::tensor(type(moved).dims, type(v).element));
+    }
+  }
+  return f(v);
+}
+
+int Importer::filter_2d(int w, const std::vector<int64_t>& dims, bool swap) {
+  // A constant, or the dcast of one (QDQ weights): rearranged here, so that the convolution
+  // reads a constant (and fold-qdq sees dcast(constant)).
+  auto constant_of = [&](int v) -> const DenseElements* {
+    const int p = g_.values[size_t(v)].producer;
+    if (p < 0 || g_.ops[size_t(p)].kind != OpKind::kConstant) return nullptr;
+    const Attribute* a = g_.ops[size_t(p)].attr("value");
+    return a && a->kind == Attribute::Kind::kDense ? &a->dense : nullptr;
+  };
+  const int p = g_.values[size_t(w)].producer;
+  const bool dq = p >= 0 && g_.ops[size_t(p)].kind == OpKind::kDCast;
+  const int src = dq ? g_.ops[size_t(p)].operands[0] : w;
+  DenseElements d;
+  if (const DenseElements* c = constant_of(src); c && rearranged(*c, dims, swap, d)) {
+    const int cv = emit(OpKind::kConstant, {}, Type::tensor(dims, type(src).element), {{"value", Attribute::make_dense(d)}});
+    return dq ? emit(OpKind::kDCast, {cv}, Type::tensor(dims, type(w).element)) : cv;
+  }
+  const Type tw = type(w);
+  int v = w;
+  if (swap) {
+    v = emit(OpKind::kTranspose, {w}, Type::tensor({tw.dims[0], tw.dims[2], tw.dims[1], tw.dims[3], tw.dims[4]}, tw.element),
+             {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}});
+  }
+  return emit(OpKind::kReshape, {v}, Type::tensor(dims, tw.element));
+}
+
+Result<bool> Importer::spatial_op(const onnx::NodeProto& node, const Attrs& a) {
+  const std::string& op = node.op_type();
+  if (!is_conv(op) && !is_pool(op) && !is_global_pool(op) && op != "ConvTranspose") return false;
+  if (node.input_size() < 1 || node.input(0).empty()) return false;  // the 2-D importer says what is missing
+  QRT_ASSIGN_OR_RETURN(const Type tx, input_type(node, 0));
+  if (tx.rank() != 3 && tx.rank() != 5) return false;
+  if (node.output_size() > 1 && !node.output(1).empty()) return error(node, "the Indices output is not supported");
+  if (tx.rank() == 3) {
+    QRT_RETURN_IF_ERROR(lift_1d(node, a, weight_input(op)));
+    return true;
+  }
+  if (op == "ConvTranspose") return error(node, "3-D transposed convolution is not supported (1-D and 2-D are)");
+  if (is_global_pool(op)) {
+    // Over all of D·H·W: the same window as a 2-D global pool of [N, C, D·H, W].
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    const std::vector<int64_t>& d = tx.dims;
+    if (d[2] < 0 || d[3] < 0 || d[4] < 0) return error(node, "needs static spatial sizes");
+    onnx::NodeProto part = part_of(node);
+    const std::string xname = node.output(0) + "::x2d";
+    values_[xname] = OnnxValue{emit(OpKind::kReshape, {x}, Type::tensor({d[0], d[1], d[2] * d[3], d[4]}, tx.element)), false, {}};
+    part.set_input(0, xname);
+    QRT_ASSIGN_OR_RETURN(int y, import_part(part));
+    bind(node, 0, emit(OpKind::kReshape, {y}, Type::tensor({d[0], d[1], 1, 1, 1}, type(y).element)));
+    return true;
+  }
+  QRT_RETURN_IF_ERROR(is_conv(op) ? conv_3d(node, a) : pool_3d(node, a));
+  return true;
+}
+
+Status Importer::lift_1d(const onnx::NodeProto& node, const Attrs& a, int weight) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  onnx::NodeProto part = part_of(node);
+  const std::string base = node.output(0) + "::";
+  const int x2 = through_dcast(x, [&](int v) {
+    return emit(OpKind::kReshape, {v}, Type::tensor(with(type(v).dims, 2, 1), type(v).element));
+  });
+  values_[base + "x2d"] = OnnxValue{x2, false, {}};
+  part.set_input(0, base + "x2d");
+  if (weight >= 0 && weight < node.input_size() && !node.input(weight).empty()) {
+    OnnxValue w2;
+    if (const DenseElements* c = constant(node, weight)) {
+      if (c->type.rank() != 3) return error(node, "a 1-D filter must be 3-D, got " + c->type.to_string(), ErrorCode::kVerify);
+      w2.is_const = true;
+      w2.dense = *c;  // the same bytes (owned or viewed) under the [O, C, 1, k] type
+      w2.dense.type = Type::tensor(with(c->type.dims, 2, 1), c->type.element);
+    } else {
+      QRT_ASSIGN_OR_RETURN(int w, value(node, weight));
+      const Type tw = type(w);
+      if (tw.rank() != 3) return error(node, "a 1-D filter must be 3-D, got " + tw.to_string(), ErrorCode::kVerify);
+      w2.value = filter_2d(w, with(tw.dims, 2, 1), false);
+    }
+    values_[base + "w2d"] = std::move(w2);
+    part.set_input(weight, base + "w2d");
+  }
+  for (const auto& [name, attr] : a) {
+    const bool window = name == "kernel_shape" || name == "strides" || name == "dilations" || name == "pads" ||
+                        name == "output_padding" || name == "output_shape";
+    if (!window) {
+      *part.add_attribute() = *attr;
+      continue;
+    }
+    QRT_ASSIGN_OR_RETURN(auto v, attr_ints(node, a, name.c_str(), {}));
+    const size_t expected = name == "pads" ? 2 : 1;
+    if (v.size() != expected) {
+      return error(node, name + " must describe 1 spatial dimension, got " + Attribute::make_int_array(v).to_string(),
+                   ErrorCode::kParse);
+    }
+    if (name == "pads") v = {0, v[0], 0, v[1]};
+    else v = {name == "kernel_shape" || name == "strides" || name == "dilations" || name == "output_shape" ? 1 : 0, v[0]};
+    set_ints(part, name, v);
+  }
+  QRT_ASSIGN_OR_RETURN(int y, import_part(part));
+  const Type ty = type(y);
+  if (ty.rank() != 4) return error(node, "the 2-D form gave " + ty.to_string() + " (an importer bug)", ErrorCode::kGeneric);
+  bind(node, 0, emit(OpKind::kReshape, {y}, Type::tensor({ty.dims[0], ty.dims[1], ty.dims[3]}, ty.element)));
+  return Status::ok();
+}
+
+int Importer::pad_depth(int x, int64_t before, int64_t after, double fill) {
+  if (before == 0 && after == 0) return x;
+  const Type t = type(x);
+  std::vector<int64_t> pads(2 * t.rank(), 0);
+  pads[2] = before;
+  pads[2 + t.rank()] = after;
+  std::vector<int64_t> dims = t.dims;
+  dims[2] += before + after;
+  const std::vector<std::pair<std::string, Attribute>> attrs = {{"pads", Attribute::make_int_array(pads)},
+                                                                {"value", Attribute::make_float(fill)}};
+  if (!t.element.is_integer()) return emit(OpKind::kPad, {x}, Type::tensor(dims, t.element), attrs);
+  // Integers move as a quantized type of scale 1: the fill is then the stored value itself.
+  const ElementType& e = t.element;
+  const ElementType q = ElementType::make_uniform(QuantStorage::full_range(e.int_width, e.int_sign != Signedness::kUnsigned),
+                                                  FloatKind::kF32, 1.0, 0);
+  const int stored = emit(OpKind::kSCast, {x}, Type::tensor(t.dims, q));
+  const int padded = emit(OpKind::kPad, {stored}, Type::tensor(dims, q), attrs);
+  return emit(OpKind::kSCast, {padded}, Type::tensor(dims, e));
+}
+
+int Importer::gather_depth_windows(int x, int64_t out, int64_t k, int64_t stride, int64_t dilation) {
+  const Type t = type(x);
+  DenseElements idx = DenseElements::zeros(Type::tensor({out, k}, ElementType::make_int(64)));
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t j = 0; j < k; ++j) idx.set_int(size_t(o * k + j), o * stride + j * dilation);
+  }
+  const int vi = emit(OpKind::kConstant, {}, idx.type, {{"value", Attribute::make_dense(idx)}});
+  std::vector<int64_t> dims = {t.dims[0], t.dims[1], out, k};
+  dims.insert(dims.end(), t.dims.begin() + 3, t.dims.end());
+  return emit(OpKind::kGather, {x, vi}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(2)}});
+}
+
+namespace {
+
+/// The 3-D window attributes of a node, with auto_pad resolved (strides, dilations: 3 each;
+/// pads: 3 begins then 3 ends).
+struct Window3d {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+
+/// Output size of one axis, or -1 when the window does not fit.
+int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end) {
+  const int64_t span = in + pad_begin + pad_end - d * (k - 1) - 1;
+  return span < 0 ? -1 : span / s + 1;
+}
+
+}  // namespace
+
+Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
+  const std::string& op = node.op_type();
+  const int wi = weight_input(op);
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  QRT_ASSIGN_OR_RETURN(int w, value(node, wi));
+  const Type tx = type(x), tw = type(w);
+  if (tw.rank() != 5 || !tw.has_static_shape()) {
+    return error(node, "a 3-D filter must be a 5-D tensor of static shape, got " + tw.to_string(), ErrorCode::kVerify);
+  }
+  for (size_t i = 1; i < 5; ++i) {
+    if (tx.dims[i] < 0) return error(node, "3-D convolution needs static C, D, H and W, got " + tx.to_string());
+  }
+  const int64_t out_c = tw.dims[0], cg = tw.dims[1], kd = tw.dims[2], kh = tw.dims[3], kw = tw.dims[4];
+  QRT_ASSIGN_OR_RETURN(int64_t group, attr_int(node, a, "group", 1));
+  if (group < 1 || tx.dims[1] % group != 0 || tx.dims[1] / group != cg || out_c % group != 0) {
+    return error(node, "group " + std::to_string(group) + " does not fit input channels " + std::to_string(tx.dims[1]) +
+                           " and filter " + tw.to_string(), ErrorCode::kVerify);
+  }
+  QRT_ASSIGN_OR_RETURN(auto kernel, attr_ints(node, a, "kernel_shape", {kd, kh, kw}));
+  QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto pads, attr_ints(node, a, "pads", {0, 0, 0, 0, 0, 0}));
+  QRT_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(node, a, "auto_pad", "NOTSET"));
+  if (kernel != std::vector<int64_t>{kd, kh, kw}) return error(node, "kernel_shape disagrees with the filter", ErrorCode::kVerify);
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
+    return error(node, "strides, dilations and pads must describe 3 spatial dimensions", ErrorCode::kParse);
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (strides[i] < 1 || strides[i] > kMaxWindowParam || dilations[i] < 1 || dilations[i] > kMaxWindowParam ||
+        pads[i] < 0 || pads[i] > kMaxWindowParam || pads[i + 3] < 0 || pads[i + 3] > kMaxWindowParam) {
+      return error(node, "strides and dilations must be in [1, " + std::to_string(kMaxWindowParam) + "] and pads in [0, " +
+                             std::to_string(kMaxWindowParam) + "]", ErrorCode::kVerify);
+    }
+  }
+  auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3], tx.dims[4]}, kernel, strides, dilations);
+  if (!resolved.is_ok()) return error(node, resolved.status().message());
+  pads = *resolved;
+  const int64_t out_d = window_out(tx.dims[2], kd, strides[0], dilations[0], pads[0], pads[3]);
+  if (out_d < 1) return error(node, "the depth window (" + std::to_string(kd) + " taps) is larger than the padded input", ErrorCode::kVerify);
+
+  // Depth padding holds the input's real zero: 0, or x's zero point for the integer forms.
+  double fill = 0.0;
+  const int zp_input = op == "Conv" ? -1 : 2;
+  if (zp_input >= 0 && zp_input < node.input_size() && !node.input(zp_input).empty() && (pads[0] != 0 || pads[3] != 0)) {
+    const DenseElements* zp = constant(node, zp_input);
+    if (!zp || zp->type.num_elements() != 1) {
+      return error(node, "depth padding needs x's zero point as a constant scalar");
+    }
+    fill = double(zp->int_at(0));
+  }
+  const int64_t n = tx.dims[0], c = tx.dims[1], h = tx.dims[3], wd = tx.dims[4];
+  // On stored values when x is a dcast (QDQ): padding with real 0 holds the zero point, and
+  // fold-qdq then sees dcast -> conv.
+  const int x2 = through_dcast(x, [&](int v) {
+    const ElementType xe = type(v).element;
+    const int xp = pad_depth(v, pads[0], pads[3], fill);
+    const int gathered = gather_depth_windows(xp, out_d, kd, strides[0], dilations[0]);  // [N, C, Do, kd, H, W]
+    int stacked;
+    if (group == 1) {
+      stacked = emit(OpKind::kTranspose, {gathered}, Type::tensor({n, out_d, kd, c, h, wd}, xe),
+                     {{"perm", Attribute::make_int_array({0, 2, 3, 1, 4, 5})}});
+    } else {
+      const int g7 = emit(OpKind::kReshape, {gathered}, Type::tensor({n, group, cg, out_d, kd, h, wd}, xe));
+      stacked = emit(OpKind::kTranspose, {g7}, Type::tensor({n, out_d, group, kd, cg, h, wd}, xe),
+                     {{"perm", Attribute::make_int_array({0, 3, 1, 4, 2, 5, 6})}});
+    }
+    return emit(OpKind::kReshape, {stacked}, Type::tensor({n < 0 ? -1 : n * out_d, kd * c, h, wd}, xe));
+  });
+  const std::string base = node.output(0) + "::";
+  values_[base + "x2d"] = OnnxValue{x2, false, {}};
+
+  // The filter [O, C/g, kd, kh, kw] as [O, kd, C/g, kh, kw]: a constant is rearranged here.
+  OnnxValue w2;
+  const Type tw2 = Type::tensor({out_c, kd * cg, kh, kw}, tw.element);
+  const DenseElements* wc = constant(node, wi);
+  const size_t bytes = wc ? dense_byte_size(tw) : 0;
+  if (wc && tw.num_elements() > 0 && bytes % size_t(tw.num_elements()) == 0) {
+    const size_t es = bytes / size_t(tw.num_elements()), plane = size_t(kh * kw) * es;
+    w2.is_const = true;
+    w2.dense.type = tw2;
+    w2.dense.bytes.resize(bytes);
+    for (int64_t o = 0; o < out_c; ++o) {
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        for (int64_t t = 0; t < kd; ++t) {
+          std::memcpy(w2.dense.bytes.data() + size_t((o * kd + t) * cg + ci) * plane,
+                      wc->data() + size_t((o * cg + ci) * kd + t) * plane, plane);
+        }
+      }
+    }
+  } else {
+    w2.value = filter_2d(w, tw2.dims, true);
+  }
+  values_[base + "w2d"] = std::move(w2);
+
+  onnx::NodeProto part = part_of(node);
+  part.set_input(0, base + "x2d");
+  part.set_input(wi, base + "w2d");
+  set_ints(part, "strides", {strides[1], strides[2]});
+  set_ints(part, "dilations", {dilations[1], dilations[2]});
+  set_ints(part, "pads", {pads[1], pads[2], pads[4], pads[5]});
+  auto* g = part.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(group);
+  QRT_ASSIGN_OR_RETURN(int y, import_part(part));  // [N·Do, O, Ho, Wo]
+  const Type ty = type(y);
+  const ElementType& ye = ty.element;
+  const int y5 = emit(OpKind::kReshape, {y}, Type::tensor({n, out_d, out_c, ty.dims[2], ty.dims[3]}, ye));
+  bind(node, 0, emit(OpKind::kTranspose, {y5}, Type::tensor({n, out_c, out_d, ty.dims[2], ty.dims[3]}, ye),
+                     {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}}));
+  return Status::ok();
+}
+
+Status Importer::pool_3d(const onnx::NodeProto& node, const Attrs& a) {
+  const bool is_max = node.op_type() == "MaxPool";
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  const Type tx = type(x);
+  for (size_t i = 1; i < 5; ++i) {
+    if (tx.dims[i] < 0) return error(node, "3-D pooling needs static C, D, H and W, got " + tx.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(auto kernel, attr_ints(node, a, "kernel_shape", {}));
+  QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto pads, attr_ints(node, a, "pads", {0, 0, 0, 0, 0, 0}));
+  QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(int64_t ceil_mode, attr_int(node, a, "ceil_mode", 0));
+  QRT_ASSIGN_OR_RETURN(int64_t storage_order, attr_int(node, a, "storage_order", 0));
+  QRT_ASSIGN_OR_RETURN(int64_t include_pad, attr_int(node, a, "count_include_pad", 0));
+  QRT_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(node, a, "auto_pad", "NOTSET"));
+  if (kernel.size() != 3 || strides.size() != 3 || pads.size() != 6) {
+    return error(node, "kernel_shape, strides and pads must describe 3 spatial dimensions", ErrorCode::kParse);
+  }
+  if (storage_order != 0) return error(node, "storage_order = 1 is not supported");
+  if (dilations != std::vector<int64_t>{1, 1, 1}) return error(node, "dilated pooling is not supported");
+  for (size_t i = 0; i < 3; ++i) {
+    if (kernel[i] < 1 || kernel[i] > kMaxWindowParam || strides[i] < 1 || strides[i] > kMaxWindowParam || pads[i] < 0 ||
+        pads[i] > kMaxWindowParam || pads[i + 3] < 0 || pads[i + 3] > kMaxWindowParam) {
+      return error(node, "kernel_shape and strides must be in [1, " + std::to_string(kMaxWindowParam) + "] and pads in [0, " +
+                             std::to_string(kMaxWindowParam) + "]", ErrorCode::kVerify);
+    }
+  }
+  auto resolved = resolve_pads(auto_pad, pads, {tx.dims[2], tx.dims[3], tx.dims[4]}, kernel, strides, {1, 1, 1});
+  if (!resolved.is_ok()) return error(node, resolved.status().message());
+  pads = *resolved;
+  const int64_t explicit_end = pads[3];  // count_include_pad counts these, not ceil_mode's extra
+  const OpKind kind = is_max ? OpKind::kMaxPool2d : OpKind::kAvgPool2d;
+  if (ceil_mode != 0) QRT_RETURN_IF_ERROR(ceil_mode_pads(node, kind, include_pad != 0, tx, kernel, strides, pads));
+  const int64_t n = tx.dims[0], c = tx.dims[1], d = tx.dims[2], kd = kernel[0], sd = strides[0];
+  const int64_t out_d = window_out(d, kd, sd, 1, pads[0], pads[3]);
+  if (out_d < 1) return error(node, "the depth window (" + std::to_string(kd) + ") is larger than the padded input", ErrorCode::kVerify);
+
+  // The 2-D pool over (H, W) of every depth slice.
+  const std::string base = node.output(0) + "::";
+  values_[base + "x2d"] =
+      OnnxValue{emit(OpKind::kReshape, {x}, Type::tensor({n, c * d, tx.dims[3], tx.dims[4]}, tx.element)), false, {}};
+  onnx::NodeProto part = part_of(node);
+  part.set_input(0, base + "x2d");
+  set_ints(part, "kernel_shape", {kernel[1], kernel[2]});
+  set_ints(part, "strides", {strides[1], strides[2]});
+  set_ints(part, "pads", {pads[1], pads[2], pads[4], pads[5]});
+  if (include_pad != 0) {
+    auto* attr = part.add_attribute();
+    attr->set_name("count_include_pad");
+    attr->set_type(onnx::AttributeProto::INT);
+    attr->set_i(include_pad);
+  }
+  QRT_ASSIGN_OR_RETURN(int p, import_part(part));  // [N, C·D, Ho, Wo]
+  const Type tp = type(p);
+  const ElementType& e = tp.element;
+  const int64_t ho = tp.dims[2], wo = tp.dims[3];
+  const int p5 = emit(OpKind::kReshape, {p}, Type::tensor({n, c, d, ho, wo}, e));
+  if (kd == 1 && sd == 1 && pads[0] == 0 && pads[3] == 0) {
+    bind(node, 0, p5);
+    return Status::ok();
+  }
+  // The depth windows: padding never wins a max (-inf, or the storage's least value) and adds
+  // nothing to a sum.
+  double fill = 0.0;
+  if (is_max) {
+    fill = e.is_integer() ? (e.int_sign == Signedness::kUnsigned ? 0.0 : -std::ldexp(1.0, int(e.int_width) - 1))
+                          : -std::numeric_limits<double>::infinity();
+  }
+  const int windows = gather_depth_windows(pad_depth(p5, pads[0], pads[3], fill), out_d, kd, sd, 1);
+  const Type out = Type::tensor({n, c, out_d, ho, wo}, e);
+  const std::vector<std::pair<std::string, Attribute>> over_taps = {{"axes", Attribute::make_int_array({3})},
+                                                                    {"keepdims", Attribute::make_int(0)}};
+  if (is_max) {
+    bind(node, 0, emit(OpKind::kReduceMax, {windows}, out, over_taps));
+    return Status::ok();
+  }
+  if (!e.is_float()) return error(node, "average pooling of " + e.to_string() + " tensors is not supported");
+  const int sum = emit(OpKind::kReduceSum, {windows}, out, over_taps);
+  // The count of each output depth's window: its taps inside the input, or inside the input
+  // and the explicit pads (count_include_pad).
+  DenseElements counts = DenseElements::zeros(Type::tensor({1, 1, out_d, 1, 1}, ElementType::make_float(FloatKind::kF64)));
+  for (int64_t o = 0; o < out_d; ++o) {
+    int64_t count = 0;
+    for (int64_t t = 0; t < kd; ++t) {
+      const int64_t z = o * sd + t - pads[0];
+      count += include_pad != 0 ? (z >= -pads[0] && z < d + explicit_end) : (z >= 0 && z < d);
+    }
+    const double v = double(count);
+    std::memcpy(counts.bytes.data() + size_t(o) * 8, &v, 8);
+  }
+  const int cv = emit(OpKind::kConstant, {}, counts.type, {{"value", Attribute::make_dense(counts)}});
+  const int cast = e.float_kind == FloatKind::kF64 ? cv : emit(OpKind::kCast, {cv}, Type::tensor(counts.type.dims, e));
+  bind(node, 0, emit(OpKind::kDiv, {sum, cast}, out));
+  return Status::ok();
+}
+
+}  // namespace qrt::importers::onnx_detail
