@@ -6,6 +6,10 @@
 // DequantizeLinear'd or computed filter works as well as a constant one). Padding follows the
 // operator's definition: explicit `pads`, or `output_shape` / `auto_pad` SAME_* resolved into
 // pads, with rows past the natural output size becoming qrt's `output_padding`.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "importers/onnx_importer_impl.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
@@ -137,6 +141,125 @@ Status Importer::conv_transpose(const onnx::NodeProto& node, const Attrs& a) {
   const int y = emit(OpKind::kConvTranspose2d, operands, Type::tensor(yd, tx.element), attrs);
   bind(node, 0, emit(OpKind::kTranspose, {y}, Type::tensor({yd[0], yd[3], yd[1], yd[2]}, tx.element),
                      {{"perm", Attribute::make_int_array({0, 3, 1, 2})}}));
+  return Status::ok();
+}
+
+// 3-D: output depth od takes, from tap t, input slice id where od = id·sd - pd + t·dd (none
+// where that has no integer solution inside the input: then a zero slice). Those kd slices,
+// gathered, stack as channels [group, tap, C/group] of one image in a batch of N·Do, and the
+// filter [C, O/g, kd, kh, kw] becomes [kd·C, O/g, kh, kw] in the same order: one 2-D
+// transposed convolution over (H, W) then sums exactly the 3-D products.
+Status Importer::conv_transpose_3d(const onnx::NodeProto& node, const Attrs& a) {
+  QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+  QRT_ASSIGN_OR_RETURN(const Type tw, input_type(node, 1));
+  const Type tx = type(x);
+  if (tw.rank() != 5 || !tw.has_static_shape()) {
+    return error(node, "a 3-D filter must be a 5-D tensor of static shape, got " + tw.to_string(), ErrorCode::kVerify);
+  }
+  for (size_t i = 1; i < 5; ++i) {
+    if (tx.dims[i] < 0) return error(node, "3-D transposed convolution needs static C, D, H and W, got " + tx.to_string());
+  }
+  const int64_t c = tw.dims[0], og = tw.dims[1], kd = tw.dims[2], kh = tw.dims[3], kw = tw.dims[4];
+  QRT_ASSIGN_OR_RETURN(int64_t group, attr_int(node, a, "group", 1));
+  if (c != tx.dims[1] || group < 1 || c % group != 0) {
+    return error(node, "group " + std::to_string(group) + " does not fit input channels " + std::to_string(tx.dims[1]) +
+                           " and filter " + tw.to_string(), ErrorCode::kVerify);
+  }
+  QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto dilations, attr_ints(node, a, "dilations", {1, 1, 1}));
+  QRT_ASSIGN_OR_RETURN(auto pads, attr_ints(node, a, "pads", {0, 0, 0, 0, 0, 0}));
+  QRT_ASSIGN_OR_RETURN(auto out_pad, attr_ints(node, a, "output_padding", {0, 0, 0}));
+  QRT_ASSIGN_OR_RETURN(auto out_shape, attr_ints(node, a, "output_shape", {}));
+  QRT_ASSIGN_OR_RETURN(auto kernel, attr_ints(node, a, "kernel_shape", {kd, kh, kw}));
+  QRT_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(node, a, "auto_pad", "NOTSET"));
+  if (out_shape.size() == 5) out_shape = {out_shape[2], out_shape[3], out_shape[4]};
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6 || out_pad.size() != 3 ||
+      (!out_shape.empty() && out_shape.size() != 3)) {
+    return error(node, "strides, dilations, pads, output_padding and output_shape must describe 3 spatial dimensions",
+                 ErrorCode::kParse);
+  }
+  if (kernel != std::vector<int64_t>{kd, kh, kw}) return error(node, "kernel_shape disagrees with the filter", ErrorCode::kVerify);
+  for (size_t i = 0; i < 3; ++i) {
+    if (strides[i] < 1 || strides[i] > kMaxWindowParam || dilations[i] < 1 || dilations[i] > kMaxWindowParam ||
+        out_pad[i] < 0 || out_pad[i] > kMaxWindowParam || std::abs(pads[i]) > kMaxWindowParam ||
+        std::abs(pads[i + 3]) > kMaxWindowParam) {
+      return error(node, "strides and dilations must be in [1, " + std::to_string(kMaxWindowParam) +
+                             "], output_padding in [0, " + std::to_string(kMaxWindowParam) + "]", ErrorCode::kVerify);
+    }
+  }
+  // The depth axis, as the 2-D importer resolves H and W (output_shape, then auto_pad).
+  const int64_t d = tx.dims[2], sd = strides[0], dd = dilations[0];
+  const Wide natural = Wide(sd) * (d - 1) + out_pad[0] + Wide(kd - 1) * dd + 1;
+  if (natural > kMaxDim) return error(node, "the depth output exceeds qrt's limit of 2^48", ErrorCode::kVerify);
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  int64_t pd0 = pads[0], pd1 = pads[3];
+  if (auto_pad == "VALID") pd0 = pd1 = 0;
+  if (!out_shape.empty() || same) {
+    const int64_t target = !out_shape.empty() ? out_shape[0] : d * sd;
+    if (target < 0 || target > kMaxDim) return error(node, "output_shape has a size outside [0, 2^48]", ErrorCode::kVerify);
+    const int64_t total = int64_t(natural) - target;
+    const bool upper = auto_pad == "SAME_UPPER";
+    pd0 = upper ? floor_div2(total) : total - floor_div2(total);
+    pd1 = total - pd0;
+  }
+  const int64_t out_d = int64_t(natural) - pd0 - pd1;
+  if (out_d < 1 || out_d > (int64_t(1) << 24) / kd) {
+    return error(node, "a depth output of " + std::to_string(out_d) + " is not supported (1 to 2^24 / kd)", ErrorCode::kVerify);
+  }
+  std::vector<int64_t> index;
+  for (int64_t od = 0; od < out_d; ++od) {
+    for (int64_t t = 0; t < kd; ++t) {
+      const int64_t num = od + pd0 - t * dd;
+      index.push_back(num >= 0 && num % sd == 0 && num / sd < d ? num / sd : d);  // d: the zero slice
+    }
+  }
+  const int x2 = through_dcast(x, [&](int v) { return stack_depth_taps(gather_depth(pad_depth(v, 0, 1, 0.0), index, out_d, kd), group); });
+  const std::string base = node.output(0) + "::";
+  values_[base + "x2d"] = OnnxValue{x2, false, {}};
+  const int64_t cg = c / group, plane = kh * kw;
+  const std::vector<int64_t> w2_dims = {kd * c, og, kh, kw};
+  QRT_ASSIGN_OR_RETURN(
+      OnnxValue w2, filter_2d(node, 1, w2_dims,
+                              [&](int64_t i) {
+                                const int64_t e = i % plane, rest = i / plane, o = rest % og, r = rest / og;
+                                const int64_t ci = r % cg, t = r / cg % kd, g = r / cg / kd;
+                                return (((g * cg + ci) * og + o) * kd + t) * plane + e;
+                              },
+                              [&](int w) {
+                                const ElementType we = type(w).element;
+                                const int w6 = emit(OpKind::kReshape, {w}, Type::tensor({group, cg, og, kd, kh, kw}, we));
+                                const int t6 = emit(OpKind::kTranspose, {w6}, Type::tensor({group, kd, cg, og, kh, kw}, we),
+                                                    {{"perm", Attribute::make_int_array({0, 3, 1, 2, 4, 5})}});
+                                return emit(OpKind::kReshape, {t6}, Type::tensor(w2_dims, we));
+                              }));
+  values_[base + "w2d"] = std::move(w2);
+  onnx::NodeProto part = node;
+  part.clear_attribute();
+  part.clear_output();
+  part.add_output(node.output(0) + "::2d");
+  part.set_input(0, base + "x2d");
+  part.set_input(1, base + "w2d");
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* attr = part.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) attr->add_ints(x);
+  };
+  ints("strides", {strides[1], strides[2]});
+  ints("dilations", {dilations[1], dilations[2]});
+  ints("pads", {pads[1], pads[2], pads[4], pads[5]});
+  ints("output_padding", {out_pad[1], out_pad[2]});
+  if (!out_shape.empty()) ints("output_shape", {out_shape[1], out_shape[2]});
+  auto* g = part.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(group);
+  auto* ap = part.add_attribute();
+  ap->set_name("auto_pad");
+  ap->set_type(onnx::AttributeProto::STRING);
+  ap->set_s(auto_pad);
+  QRT_ASSIGN_OR_RETURN(int y, import_part(part));  // [N·Do, O, Ho, Wo]
+  bind(node, 0, unstack_depth(y, tx.dims[0], out_d));
   return Status::ok();
 }
 

@@ -107,12 +107,24 @@ class Importer {
   /// Gathers the depth windows of `x` [N, C, D, ...]: [N, C, out, k, ...], window o's tap t
   /// reading slice o·stride + t·dilation.
   int gather_depth_windows(int x, int64_t out, int64_t k, int64_t stride, int64_t dilation);
+  /// Gathers [N, C, out, k, ...] from `x` [N, C, D, ...]: window o's tap t reads slice
+  /// index[o·k + t].
+  int gather_depth(int x, const std::vector<int64_t>& index, int64_t out, int64_t k);
+  /// [N, C, Do, kd, H, W] as [N·Do, kd·C, H, W], channels ordered [group, tap, C/group].
+  int stack_depth_taps(int gathered, int64_t group);
+  /// A 2-D result [N·Do, O, Ho, Wo] as the 3-D [N, O, Do, Ho, Wo].
+  int unstack_depth(int y, int64_t n, int64_t out_d);
+  /// A 3-D ConvTranspose: the depth taps gathered (zero slices where no input reaches) and
+  /// stacked as channels of one 2-D ConvTranspose (onnx_conv_transpose.cpp).
+  Status conv_transpose_3d(const onnx::NodeProto& node, const Attrs& a);
   /// f(v), or, when v = dcast(x_q) of a per-tensor x_q, dcast(f(x_q)): data movement on stored
   /// values, so that fold-qdq sees the dcast next to the op that reads it.
   int through_dcast(int v, const std::function<int(int)>& f);
-  /// Filter `w` under `dims` (axes 1 and 2 swapped first when `swap`): a constant or the dcast
-  /// of one is rearranged into a new constant; other values get a transpose and reshape.
-  int filter_2d(int w, const std::vector<int64_t>& dims, bool swap);
+  /// The filter of `node`'s input `input` as a 2-D one of `dims`, element i taken from element
+  /// src_of(i): an initializer, a constant or the dcast of one is rearranged into a constant;
+  /// another value gets `ops` (the same rearrangement as transposes and reshapes).
+  Result<OnnxValue> filter_2d(const onnx::NodeProto& node, int input, const std::vector<int64_t>& dims,
+                              const std::function<int64_t(int64_t)>& src_of, const std::function<int(int)>& ops);
   /// Imports `part` (a 2-D node this importer built) and returns the value of its first output.
   Result<int> import_part(const onnx::NodeProto& part);
   Status gemm(const onnx::NodeProto& node, const Attrs& a);

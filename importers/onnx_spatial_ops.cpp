@@ -63,30 +63,19 @@ std::vector<int64_t> with(std::vector<int64_t> v, size_t at, int64_t x) {
   return v;
 }
 
-/// A filter's elements under `dims`, with axes 1 and 2 swapped first when `swap` (a 3-D
-/// filter [O, C/g, kd, kh, kw] to [O, kd, C/g, kh, kw]); whole bytes per element only.
-bool rearranged(const DenseElements& src, const std::vector<int64_t>& dims, bool swap, DenseElements& out) {
+/// `src`'s elements under `dims`, element i taken from src element src_of(i) (whole bytes per
+/// element only: false for sub-byte types).
+bool rearranged(const DenseElements& src, const std::vector<int64_t>& dims, const std::function<int64_t(int64_t)>& src_of,
+                DenseElements& out) {
   const Type& t = src.type;
   const int64_t n = t.num_elements();
   const size_t bytes = dense_byte_size(t);
   if (n <= 0 || bytes % size_t(n) != 0) return false;
+  const size_t es = bytes / size_t(n);
   out = DenseElements();
   out.type = Type::tensor(dims, t.element);
-  if (!swap) {
-    out.bytes.assign(src.data(), src.data() + bytes);
-    return true;
-  }
-  const size_t es = bytes / size_t(n), plane = size_t(t.dims[3] * t.dims[4]) * es;
-  const int64_t o_n = t.dims[0], cg = t.dims[1], kd = t.dims[2];
   out.bytes.resize(bytes);
-  for (int64_t o = 0; o < o_n; ++o) {
-    for (int64_t ci = 0; ci < cg; ++ci) {
-      for (int64_t k = 0; k < kd; ++k) {
-        std::memcpy(out.bytes.data() + size_t((o * kd + k) * cg + ci) * plane,
-                    src.data() + size_t((o * cg + ci) * kd + k) * plane, plane);
-      }
-    }
-  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out.bytes.data() + size_t(i) * es, src.data() + size_t(src_of(i)) * es, es);
   return true;
 }
 
@@ -111,9 +100,17 @@ int Importer::through_dcast(int v, const std::function<int(int)>& f) {
   return f(v);
 }
 
-int Importer::filter_2d(int w, const std::vector<int64_t>& dims, bool swap) {
-  // A constant, or the dcast of one (QDQ weights): rearranged here, so that the convolution
-  // reads a constant (and fold-qdq sees dcast(constant)).
+Result<OnnxValue> Importer::filter_2d(const onnx::NodeProto& node, int input, const std::vector<int64_t>& dims,
+                                      const std::function<int64_t(int64_t)>& src_of, const std::function<int(int)>& ops) {
+  // An initializer stays a constant (the 2-D importer may need its values); a graph constant,
+  // or the dcast of one (QDQ weights), is rearranged into a new constant, so that the
+  // convolution reads a constant (and fold-qdq sees dcast(constant)).
+  OnnxValue out;
+  if (const DenseElements* c = constant(node, input); c && rearranged(*c, dims, src_of, out.dense)) {
+    out.is_const = true;
+    return out;
+  }
+  QRT_ASSIGN_OR_RETURN(int w, value(node, input));
   auto constant_of = [&](int v) -> const DenseElements* {
     const int p = g_.values[size_t(v)].producer;
     if (p < 0 || g_.ops[size_t(p)].kind != OpKind::kConstant) return nullptr;
@@ -124,17 +121,13 @@ int Importer::filter_2d(int w, const std::vector<int64_t>& dims, bool swap) {
   const bool dq = p >= 0 && g_.ops[size_t(p)].kind == OpKind::kDCast;
   const int src = dq ? g_.ops[size_t(p)].operands[0] : w;
   DenseElements d;
-  if (const DenseElements* c = constant_of(src); c && rearranged(*c, dims, swap, d)) {
+  if (const DenseElements* c = constant_of(src); c && rearranged(*c, dims, src_of, d)) {
     const int cv = emit(OpKind::kConstant, {}, Type::tensor(dims, type(src).element), {{"value", Attribute::make_dense(d)}});
-    return dq ? emit(OpKind::kDCast, {cv}, Type::tensor(dims, type(w).element)) : cv;
+    out.value = dq ? emit(OpKind::kDCast, {cv}, Type::tensor(dims, type(w).element)) : cv;
+    return out;
   }
-  const Type tw = type(w);
-  int v = w;
-  if (swap) {
-    v = emit(OpKind::kTranspose, {w}, Type::tensor({tw.dims[0], tw.dims[2], tw.dims[1], tw.dims[3], tw.dims[4]}, tw.element),
-             {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}});
-  }
-  return emit(OpKind::kReshape, {v}, Type::tensor(dims, tw.element));
+  out.value = ops(w);
+  return out;
 }
 
 Result<bool> Importer::spatial_op(const onnx::NodeProto& node, const Attrs& a) {
@@ -148,7 +141,10 @@ Result<bool> Importer::spatial_op(const onnx::NodeProto& node, const Attrs& a) {
     QRT_RETURN_IF_ERROR(lift_1d(node, a, weight_input(op)));
     return true;
   }
-  if (op == "ConvTranspose") return error(node, "3-D transposed convolution is not supported (1-D and 2-D are)");
+  if (op == "ConvTranspose") {
+    QRT_RETURN_IF_ERROR(conv_transpose_3d(node, a));
+    return true;
+  }
   if (is_global_pool(op)) {
     // Over all of D·H·W: the same window as a 2-D global pool of [N, C, D·H, W].
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
@@ -177,18 +173,12 @@ Status Importer::lift_1d(const onnx::NodeProto& node, const Attrs& a, int weight
   values_[base + "x2d"] = OnnxValue{x2, false, {}};
   part.set_input(0, base + "x2d");
   if (weight >= 0 && weight < node.input_size() && !node.input(weight).empty()) {
-    OnnxValue w2;
-    if (const DenseElements* c = constant(node, weight)) {
-      if (c->type.rank() != 3) return error(node, "a 1-D filter must be 3-D, got " + c->type.to_string(), ErrorCode::kVerify);
-      w2.is_const = true;
-      w2.dense = *c;  // the same bytes (owned or viewed) under the [O, C, 1, k] type
-      w2.dense.type = Type::tensor(with(c->type.dims, 2, 1), c->type.element);
-    } else {
-      QRT_ASSIGN_OR_RETURN(int w, value(node, weight));
-      const Type tw = type(w);
-      if (tw.rank() != 3) return error(node, "a 1-D filter must be 3-D, got " + tw.to_string(), ErrorCode::kVerify);
-      w2.value = filter_2d(w, with(tw.dims, 2, 1), false);
-    }
+    QRT_ASSIGN_OR_RETURN(const Type tw, input_type(node, weight));
+    if (tw.rank() != 3) return error(node, "a 1-D filter must be 3-D, got " + tw.to_string(), ErrorCode::kVerify);
+    const std::vector<int64_t> dims = with(tw.dims, 2, 1);
+    QRT_ASSIGN_OR_RETURN(OnnxValue w2, filter_2d(node, weight, dims, [](int64_t i) { return i; }, [&](int w) {
+                           return emit(OpKind::kReshape, {w}, Type::tensor(dims, type(w).element));
+                         }));
     values_[base + "w2d"] = std::move(w2);
     part.set_input(weight, base + "w2d");
   }
@@ -236,25 +226,50 @@ int Importer::pad_depth(int x, int64_t before, int64_t after, double fill) {
   return emit(OpKind::kSCast, {padded}, Type::tensor(dims, e));
 }
 
-int Importer::gather_depth_windows(int x, int64_t out, int64_t k, int64_t stride, int64_t dilation) {
+int Importer::gather_depth(int x, const std::vector<int64_t>& index, int64_t out, int64_t k) {
   const Type t = type(x);
   DenseElements idx = DenseElements::zeros(Type::tensor({out, k}, ElementType::make_int(64)));
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t j = 0; j < k; ++j) idx.set_int(size_t(o * k + j), o * stride + j * dilation);
-  }
+  for (size_t i = 0; i < index.size(); ++i) idx.set_int(i, index[i]);
   const int vi = emit(OpKind::kConstant, {}, idx.type, {{"value", Attribute::make_dense(idx)}});
   std::vector<int64_t> dims = {t.dims[0], t.dims[1], out, k};
   dims.insert(dims.end(), t.dims.begin() + 3, t.dims.end());
   return emit(OpKind::kGather, {x, vi}, Type::tensor(dims, t.element), {{"axis", Attribute::make_int(2)}});
 }
 
-namespace {
+int Importer::gather_depth_windows(int x, int64_t out, int64_t k, int64_t stride, int64_t dilation) {
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t j = 0; j < k; ++j) index.push_back(o * stride + j * dilation);
+  }
+  return gather_depth(x, index, out, k);
+}
 
-/// The 3-D window attributes of a node, with auto_pad resolved (strides, dilations: 3 each;
-/// pads: 3 begins then 3 ends).
-struct Window3d {
-  std::vector<int64_t> kernel, strides, dilations, pads;
-};
+int Importer::stack_depth_taps(int gathered, int64_t group) {
+  const Type t = type(gathered);
+  const ElementType& e = t.element;
+  const int64_t n = t.dims[0], c = t.dims[1], out_d = t.dims[2], kd = t.dims[3], h = t.dims[4], w = t.dims[5];
+  const int64_t cg = c / group;
+  int stacked;
+  if (group == 1) {
+    stacked = emit(OpKind::kTranspose, {gathered}, Type::tensor({n, out_d, kd, c, h, w}, e),
+                   {{"perm", Attribute::make_int_array({0, 2, 3, 1, 4, 5})}});
+  } else {
+    const int g7 = emit(OpKind::kReshape, {gathered}, Type::tensor({n, group, cg, out_d, kd, h, w}, e));
+    stacked = emit(OpKind::kTranspose, {g7}, Type::tensor({n, out_d, group, kd, cg, h, w}, e),
+                   {{"perm", Attribute::make_int_array({0, 3, 1, 4, 2, 5, 6})}});
+  }
+  return emit(OpKind::kReshape, {stacked}, Type::tensor({n < 0 ? -1 : n * out_d, kd * c, h, w}, e));
+}
+
+int Importer::unstack_depth(int y, int64_t n, int64_t out_d) {
+  const Type ty = type(y);
+  const ElementType& e = ty.element;
+  const int64_t o = ty.dims[1], ho = ty.dims[2], wo = ty.dims[3];
+  const int y5 = emit(OpKind::kReshape, {y}, Type::tensor({n, out_d, o, ho, wo}, e));
+  return emit(OpKind::kTranspose, {y5}, Type::tensor({n, o, out_d, ho, wo}, e), {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}});
+}
+
+namespace {
 
 /// Output size of one axis, or -1 when the window does not fit.
 int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end) {
@@ -268,8 +283,8 @@ Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
   const std::string& op = node.op_type();
   const int wi = weight_input(op);
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
-  QRT_ASSIGN_OR_RETURN(int w, value(node, wi));
-  const Type tx = type(x), tw = type(w);
+  QRT_ASSIGN_OR_RETURN(const Type tw, input_type(node, wi));
+  const Type tx = type(x);
   if (tw.rank() != 5 || !tw.has_static_shape()) {
     return error(node, "a 3-D filter must be a 5-D tensor of static shape, got " + tw.to_string(), ErrorCode::kVerify);
   }
@@ -314,48 +329,30 @@ Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
     }
     fill = double(zp->int_at(0));
   }
-  const int64_t n = tx.dims[0], c = tx.dims[1], h = tx.dims[3], wd = tx.dims[4];
   // On stored values when x is a dcast (QDQ): padding with real 0 holds the zero point, and
   // fold-qdq then sees dcast -> conv.
   const int x2 = through_dcast(x, [&](int v) {
-    const ElementType xe = type(v).element;
     const int xp = pad_depth(v, pads[0], pads[3], fill);
-    const int gathered = gather_depth_windows(xp, out_d, kd, strides[0], dilations[0]);  // [N, C, Do, kd, H, W]
-    int stacked;
-    if (group == 1) {
-      stacked = emit(OpKind::kTranspose, {gathered}, Type::tensor({n, out_d, kd, c, h, wd}, xe),
-                     {{"perm", Attribute::make_int_array({0, 2, 3, 1, 4, 5})}});
-    } else {
-      const int g7 = emit(OpKind::kReshape, {gathered}, Type::tensor({n, group, cg, out_d, kd, h, wd}, xe));
-      stacked = emit(OpKind::kTranspose, {g7}, Type::tensor({n, out_d, group, kd, cg, h, wd}, xe),
-                     {{"perm", Attribute::make_int_array({0, 3, 1, 4, 2, 5, 6})}});
-    }
-    return emit(OpKind::kReshape, {stacked}, Type::tensor({n < 0 ? -1 : n * out_d, kd * c, h, wd}, xe));
+    return stack_depth_taps(gather_depth_windows(xp, out_d, kd, strides[0], dilations[0]), group);
   });
   const std::string base = node.output(0) + "::";
   values_[base + "x2d"] = OnnxValue{x2, false, {}};
 
-  // The filter [O, C/g, kd, kh, kw] as [O, kd, C/g, kh, kw]: a constant is rearranged here.
-  OnnxValue w2;
-  const Type tw2 = Type::tensor({out_c, kd * cg, kh, kw}, tw.element);
-  const DenseElements* wc = constant(node, wi);
-  const size_t bytes = wc ? dense_byte_size(tw) : 0;
-  if (wc && tw.num_elements() > 0 && bytes % size_t(tw.num_elements()) == 0) {
-    const size_t es = bytes / size_t(tw.num_elements()), plane = size_t(kh * kw) * es;
-    w2.is_const = true;
-    w2.dense.type = tw2;
-    w2.dense.bytes.resize(bytes);
-    for (int64_t o = 0; o < out_c; ++o) {
-      for (int64_t ci = 0; ci < cg; ++ci) {
-        for (int64_t t = 0; t < kd; ++t) {
-          std::memcpy(w2.dense.bytes.data() + size_t((o * kd + t) * cg + ci) * plane,
-                      wc->data() + size_t((o * cg + ci) * kd + t) * plane, plane);
-        }
-      }
-    }
-  } else {
-    w2.value = filter_2d(w, tw2.dims, true);
-  }
+  // The filter [O, C/g, kd, kh, kw] as [O, kd·C/g, kh, kw] (taps before channels).
+  const std::vector<int64_t> w2_dims = {out_c, kd * cg, kh, kw};
+  const int64_t plane = kh * kw;
+  QRT_ASSIGN_OR_RETURN(
+      OnnxValue w2, filter_2d(node, wi, w2_dims,
+                              [&](int64_t i) {
+                                const int64_t e = i % plane, r = i / plane, ci = r % cg, t = r / cg % kd, o = r / cg / kd;
+                                return ((o * cg + ci) * kd + t) * plane + e;
+                              },
+                              [&](int w) {
+                                const ElementType we = type(w).element;
+                                const int t5 = emit(OpKind::kTranspose, {w}, Type::tensor({out_c, kd, cg, kh, kw}, we),
+                                                    {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}});
+                                return emit(OpKind::kReshape, {t5}, Type::tensor(w2_dims, we));
+                              }));
   values_[base + "w2d"] = std::move(w2);
 
   onnx::NodeProto part = part_of(node);
@@ -369,11 +366,7 @@ Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
   g->set_type(onnx::AttributeProto::INT);
   g->set_i(group);
   QRT_ASSIGN_OR_RETURN(int y, import_part(part));  // [N·Do, O, Ho, Wo]
-  const Type ty = type(y);
-  const ElementType& ye = ty.element;
-  const int y5 = emit(OpKind::kReshape, {y}, Type::tensor({n, out_d, out_c, ty.dims[2], ty.dims[3]}, ye));
-  bind(node, 0, emit(OpKind::kTranspose, {y5}, Type::tensor({n, out_c, out_d, ty.dims[2], ty.dims[3]}, ye),
-                     {{"perm", Attribute::make_int_array({0, 2, 1, 3, 4})}}));
+  bind(node, 0, unstack_depth(y, tx.dims[0], out_d));
   return Status::ok();
 }
 

@@ -121,4 +121,20 @@ inline onnx::ModelProto empty_model(int opset) {
   return model;
 }
 
+/// A model of one node `op` over input "x" (ONNX element type `elem`, shape `dims`), output
+/// "y"; extra initializers and attributes are added by the caller through `g` and `node`.
+struct OneNode {
+  onnx::ModelProto model = empty_model(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  onnx::NodeProto* node = nullptr;
+  OneNode(const std::string& op, const std::vector<int64_t>& dims, const std::vector<std::string>& more_inputs = {},
+          int elem = onnx::TensorProto::FLOAT) {
+    add_value(g->mutable_input(), "x", elem, dims);
+    std::vector<std::string> in = {"x"};
+    in.insert(in.end(), more_inputs.begin(), more_inputs.end());
+    node = add_node(g, op, in, {"y"});
+    g->add_output()->set_name("y");
+  }
+};
+
 }  // namespace onnx_builders

@@ -15,22 +15,6 @@ namespace {
 
 using namespace onnx_builders;
 
-/// A model of one node `op` over float input "x" of `dims`, output "y"; extra initializers
-/// and attributes are added by the caller through the returned graph and node.
-struct OneNode {
-  onnx::ModelProto model = empty_model(13);
-  onnx::GraphProto* g = model.mutable_graph();
-  onnx::NodeProto* node = nullptr;
-  OneNode(const std::string& op, const std::vector<int64_t>& dims, const std::vector<std::string>& more_inputs = {},
-          int elem = onnx::TensorProto::FLOAT) {
-    add_value(g->mutable_input(), "x", elem, dims);
-    std::vector<std::string> in = {"x"};
-    in.insert(in.end(), more_inputs.begin(), more_inputs.end());
-    node = add_node(g, op, in, {"y"});
-    g->add_output()->set_name("y");
-  }
-};
-
 /// Imports `m` and runs it on the reference with float input `x`; the output as doubles.
 std::vector<double> run(OneNode& m, const std::vector<int64_t>& dims, const std::vector<float>& x) {
   auto g = import(m.model);

@@ -22,20 +22,7 @@ namespace {
 
 using namespace onnx_builders;
 
-/// A model of one node over input "x" (ONNX element type `elem`, shape `dims`) and output "y".
-struct Model {
-  onnx::ModelProto model = empty_model(13);
-  onnx::GraphProto* g = model.mutable_graph();
-  onnx::NodeProto* node = nullptr;
-  Model(const std::string& op, const std::vector<int64_t>& dims, const std::vector<std::string>& more_inputs = {},
-        int elem = onnx::TensorProto::FLOAT) {
-    add_value(g->mutable_input(), "x", elem, dims);
-    std::vector<std::string> in = {"x"};
-    in.insert(in.end(), more_inputs.begin(), more_inputs.end());
-    node = add_node(g, op, in, {"y"});
-    g->add_output()->set_name("y");
-  }
-};
+using Model = OneNode;
 
 /// Imports `m` and runs it on the reference with input `x`; the output's elements and shape.
 std::vector<double> run(const Model& m, const std::vector<double>& x, std::vector<int64_t>* out_dims = nullptr) {
@@ -205,6 +192,70 @@ TEST_CASE("1-D and 3-D Conv give the direct loop's sums: pads, strides, dilation
   }
 }
 
+TEST_CASE("3-D ConvTranspose gives the direct scatter's sums: strides, dilations, pads, output_padding, groups, SAME") {
+  // y[n, g·Og + o, p] += x[n, g·Cg + ci, i] · w[g·Cg + ci, o, t] + bias, p = i·s - pad + t·d.
+  auto direct = [](const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& bias, int64_t c,
+                   int64_t og, int64_t group, const std::vector<int64_t>& in, const std::vector<int64_t>& k,
+                   const std::vector<int64_t>& s, const std::vector<int64_t>& d, const std::vector<int64_t>& pad,
+                   const std::vector<int64_t>& out) {
+    const int64_t cg = c / group, o_all = og * group;
+    std::vector<double> y(size_t(o_all * out[0] * out[1] * out[2]), 0.0);
+    for (int64_t oc = 0; oc < o_all; ++oc) {
+      for (size_t i = 0; i < size_t(out[0] * out[1] * out[2]); ++i) y[size_t(oc * out[0] * out[1] * out[2]) + i] = bias[size_t(oc)];
+    }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t g = ch / cg;
+      for (int64_t o = 0; o < og; ++o) {
+        for (int64_t i0 = 0; i0 < in[0]; ++i0) for (int64_t i1 = 0; i1 < in[1]; ++i1) for (int64_t i2 = 0; i2 < in[2]; ++i2) {
+          for (int64_t t0 = 0; t0 < k[0]; ++t0) for (int64_t t1 = 0; t1 < k[1]; ++t1) for (int64_t t2 = 0; t2 < k[2]; ++t2) {
+            const int64_t p0 = i0 * s[0] - pad[0] + t0 * d[0], p1 = i1 * s[1] - pad[1] + t1 * d[1], p2 = i2 * s[2] - pad[2] + t2 * d[2];
+            if (p0 < 0 || p0 >= out[0] || p1 < 0 || p1 >= out[1] || p2 < 0 || p2 >= out[2]) continue;
+            const double xv = x[size_t(((ch * in[0] + i0) * in[1] + i1) * in[2] + i2)];
+            const double wv = w[size_t((((ch * og + o) * k[0] + t0) * k[1] + t1) * k[2] + t2)];
+            y[size_t((((g * og + o) * out[0] + p0) * out[1] + p1) * out[2] + p2)] += xv * wv;
+          }
+        }
+      }
+    }
+    return y;
+  };
+  SUBCASE("two groups, every attribute") {
+    // out = s·(in - 1) + output_padding + d·(k - 1) + 1 - pads
+    const std::vector<int64_t> in = {3, 4, 3}, k = {2, 3, 2}, s = {2, 1, 2}, d = {1, 2, 1}, op = {1, 0, 1};
+    const std::vector<int64_t> pads = {1, 0, 1, 0, 1, 1};
+    std::vector<int64_t> out(3);
+    for (size_t i = 0; i < 3; ++i) out[i] = s[i] * (in[i] - 1) + op[i] + d[i] * (k[i] - 1) + 1 - pads[i] - pads[i + 3];
+    const auto x = small_ints(4 * 36, -5, 5, 31), w = small_ints(4 * 3 * 12, -3, 3, 32), b = small_ints(6, -9, 9, 33);
+    Model m("ConvTranspose", {1, 4, 3, 4, 3}, {"w", "b"});
+    add_floats(m.g, "w", {4, 3, 2, 3, 2}, as_floats(w));
+    add_floats(m.g, "b", {6}, as_floats(b));
+    set_int_attr(m.node, "group", 2);
+    set_ints_attr(m.node, "strides", s);
+    set_ints_attr(m.node, "dilations", d);
+    set_ints_attr(m.node, "pads", pads);
+    set_ints_attr(m.node, "output_padding", op);
+    std::vector<int64_t> dims;
+    CHECK(run(m, x, &dims) == direct(x, w, b, 4, 3, 2, in, k, s, d, {1, 0, 1}, out));
+    CHECK(dims == std::vector<int64_t>{1, 6, out[0], out[1], out[2]});
+    check_jit_matches_reference(m, x, "qrt.conv_transpose2d");
+  }
+  SUBCASE("SAME_UPPER, stride 2: every output depth has taps or bias only") {
+    const std::vector<int64_t> in = {3, 2, 2}, k = {3, 3, 3}, s = {2, 2, 2}, d = {1, 1, 1};
+    // total padding = s·(in - 1) + k - s·in = k - s = 1: SAME_UPPER puts 0 at the start.
+    const std::vector<int64_t> out = {6, 4, 4};
+    const auto x = small_ints(2 * 12, -5, 5, 34), w = small_ints(2 * 1 * 27, -3, 3, 35);
+    Model m("ConvTranspose", {1, 2, 3, 2, 2}, {"w", "b"});
+    add_floats(m.g, "w", {2, 1, 3, 3, 3}, as_floats(w));
+    add_floats(m.g, "b", {1}, {0.5f});
+    set_ints_attr(m.node, "strides", s);
+    auto* pad = m.node->add_attribute();
+    pad->set_name("auto_pad");
+    pad->set_type(onnx::AttributeProto::STRING);
+    pad->set_s("SAME_UPPER");
+    CHECK(run(m, x) == direct(x, w, {0.5}, 2, 1, 1, in, k, s, d, {0, 0, 0}, out));
+  }
+}
+
 TEST_CASE("3-D ConvInteger pads depth with x's zero point; QLinearConv 1-D is its 2-D form byte for byte") {
   // u8 x with zero point 7, i8 w with zero point -2: int32 sums, exact.
   const Axes ax({4, 3, 4}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0, 2, 0, 1});
@@ -337,8 +388,9 @@ TEST_CASE("3-D MaxPool and AveragePool: pads, strides, ceil_mode, count_include_
 TEST_CASE("1-D and 3-D forms refuse what they cannot express, naming the node and the reason") {
   Model t("ConvTranspose", {1, 2, 3, 3, 3}, {"w"});
   add_floats(t.g, "w", {2, 1, 2, 2, 2}, std::vector<float>(16, 1.0f));
+  set_ints_attr(t.node, "output_padding", {1, 1});
   CHECK(import_error(t).find("ConvTranspose_node") != std::string::npos);
-  CHECK(import_error(t).find("3-D transposed convolution is not supported") != std::string::npos);
+  CHECK(import_error(t).find("must describe 3 spatial dimensions") != std::string::npos);
 
   // A zero point computed at run time cannot fill depth padding.
   Model r("ConvInteger", {1, 1, 3, 3, 3}, {"w", "zx"}, onnx::TensorProto::UINT8);
