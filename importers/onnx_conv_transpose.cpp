@@ -203,9 +203,8 @@ Status Importer::conv_transpose_3d(const onnx::NodeProto& node, const Attrs& a) 
     pd1 = total - pd0;
   }
   const int64_t out_d = int64_t(natural) - pd0 - pd1;
-  if (out_d < 1 || out_d > (int64_t(1) << 24) / kd) {
-    return error(node, "a depth output of " + std::to_string(out_d) + " is not supported (1 to 2^24 / kd)", ErrorCode::kVerify);
-  }
+  if (out_d < 1) return error(node, "a depth output of " + std::to_string(out_d) + " (pads past the output)", ErrorCode::kVerify);
+  QRT_RETURN_IF_ERROR(check_depth_stacking(node, tx.dims[0], c, out_d, kd));
   std::vector<int64_t> index;
   for (int64_t od = 0; od < out_d; ++od) {
     for (int64_t t = 0; t < kd; ++t) {

@@ -112,6 +112,9 @@ class Importer {
   int gather_depth(int x, const std::vector<int64_t>& index, int64_t out, int64_t k);
   /// [N, C, Do, kd, H, W] as [N·Do, kd·C, H, W], channels ordered [group, tap, C/group].
   int stack_depth_taps(int gathered, int64_t group);
+  /// An error unless out_d·kd taps fit the gather's index table (kMaxDepthTaps) and N·Do and
+  /// kd·C fit a dimension.
+  Status check_depth_stacking(const onnx::NodeProto& node, int64_t n, int64_t c, int64_t out_d, int64_t kd);
   /// A 2-D result [N·Do, O, Ho, Wo] as the 3-D [N, O, Do, Ho, Wo].
   int unstack_depth(int y, int64_t n, int64_t out_d);
   /// A 3-D ConvTranspose: the depth taps gathered (zero slices where no input reaches) and
@@ -173,6 +176,9 @@ class Importer {
   int node_index_ = 0;  // position of the node being imported, for unnamed nodes
   const std::map<std::string, DenseElements>& frozen_;
 };
+
+/// The most depth taps (output depths x taps) a 1-D gather index table of the 3-D forms holds.
+constexpr int64_t kMaxDepthTaps = int64_t(1) << 24;
 
 /// Resolves ONNX auto_pad (SAME_UPPER / SAME_LOWER / VALID / NOTSET) into explicit pads, all
 /// begins then all ends, for in_hw.size() spatial dimensions ([top, left, bottom, right] in 2-D).

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -56,6 +57,19 @@ onnx::NodeProto part_of(const onnx::NodeProto& node) {
   part.clear_output();
   part.add_output(node.output(0) + "::2d");
   return part;
+}
+
+constexpr int64_t kMaxDim = int64_t(1) << 48;  // Type::verify's bound on a dimension
+
+/// True when the product of sizes (each in [0, 2^48], or -1 dynamic, which counts as 1) stays
+/// within a dimension's bound.
+bool product_fits(std::initializer_list<int64_t> sizes) {
+  __int128 p = 1;
+  for (int64_t v : sizes) {
+    p *= v < 0 ? 1 : v;
+    if (p > kMaxDim) return false;
+  }
+  return true;
 }
 
 std::vector<int64_t> with(std::vector<int64_t> v, size_t at, int64_t x) {
@@ -150,6 +164,7 @@ Result<bool> Importer::spatial_op(const onnx::NodeProto& node, const Attrs& a) {
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     const std::vector<int64_t>& d = tx.dims;
     if (d[2] < 0 || d[3] < 0 || d[4] < 0) return error(node, "needs static spatial sizes");
+    if (!product_fits({d[2], d[3]})) return error(node, "D x H exceeds qrt's limit of 2^48", ErrorCode::kVerify);
     onnx::NodeProto part = part_of(node);
     const std::string xname = node.output(0) + "::x2d";
     values_[xname] = OnnxValue{emit(OpKind::kReshape, {x}, Type::tensor({d[0], d[1], d[2] * d[3], d[4]}, tx.element)), false, {}};
@@ -261,6 +276,16 @@ int Importer::stack_depth_taps(int gathered, int64_t group) {
   return emit(OpKind::kReshape, {stacked}, Type::tensor({n < 0 ? -1 : n * out_d, kd * c, h, w}, e));
 }
 
+Status Importer::check_depth_stacking(const onnx::NodeProto& node, int64_t n, int64_t c, int64_t out_d, int64_t kd) {
+  if (kd < 1) return error(node, "the filter has no depth taps", ErrorCode::kVerify);
+  if (out_d > kMaxDepthTaps / kd || !product_fits({n, out_d}) || !product_fits({kd, c})) {
+    return error(node, "stacking " + std::to_string(out_d) + " output depths of " + std::to_string(kd) + " taps over " +
+                           std::to_string(c) + " channels exceeds qrt's limits (" + std::to_string(kMaxDepthTaps) +
+                           " taps in all, 2^48 per dimension)", ErrorCode::kVerify);
+  }
+  return Status::ok();
+}
+
 int Importer::unstack_depth(int y, int64_t n, int64_t out_d) {
   const Type ty = type(y);
   const ElementType& e = ty.element;
@@ -271,10 +296,11 @@ int Importer::unstack_depth(int y, int64_t n, int64_t out_d) {
 
 namespace {
 
-/// Output size of one axis, or -1 when the window does not fit.
+/// Output size of one axis, or -1 when the window does not fit (128-bit: d·(k - 1) may pass
+/// 2^63 for sizes and dilations that are each within qrt's limits).
 int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end) {
-  const int64_t span = in + pad_begin + pad_end - d * (k - 1) - 1;
-  return span < 0 ? -1 : span / s + 1;
+  const __int128 span = __int128(in) + pad_begin + pad_end - __int128(d) * (k - 1) - 1;
+  return span < 0 ? -1 : int64_t(span / s + 1);
 }
 
 }  // namespace
@@ -318,6 +344,7 @@ Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
   pads = *resolved;
   const int64_t out_d = window_out(tx.dims[2], kd, strides[0], dilations[0], pads[0], pads[3]);
   if (out_d < 1) return error(node, "the depth window (" + std::to_string(kd) + " taps) is larger than the padded input", ErrorCode::kVerify);
+  QRT_RETURN_IF_ERROR(check_depth_stacking(node, tx.dims[0], tx.dims[1], out_d, kd));
 
   // Depth padding holds the input's real zero: 0, or x's zero point for the integer forms.
   double fill = 0.0;
@@ -406,6 +433,7 @@ Status Importer::pool_3d(const onnx::NodeProto& node, const Attrs& a) {
   const int64_t n = tx.dims[0], c = tx.dims[1], d = tx.dims[2], kd = kernel[0], sd = strides[0];
   const int64_t out_d = window_out(d, kd, sd, 1, pads[0], pads[3]);
   if (out_d < 1) return error(node, "the depth window (" + std::to_string(kd) + ") is larger than the padded input", ErrorCode::kVerify);
+  if (!product_fits({c, d})) return error(node, "C x D exceeds qrt's limit of 2^48", ErrorCode::kVerify);
 
   // The 2-D pool over (H, W) of every depth slice.
   const std::string base = node.output(0) + "::";
@@ -430,6 +458,10 @@ Status Importer::pool_3d(const onnx::NodeProto& node, const Attrs& a) {
   if (kd == 1 && sd == 1 && pads[0] == 0 && pads[3] == 0) {
     bind(node, 0, p5);
     return Status::ok();
+  }
+  if (out_d > kMaxDepthTaps / kd) {
+    return error(node, "the depth windows (" + std::to_string(out_d) + " x " + std::to_string(kd) + " taps) exceed qrt's limit of " +
+                           std::to_string(kMaxDepthTaps), ErrorCode::kVerify);
   }
   // The depth windows: padding never wins a max (-inf, or the storage's least value) and adds
   // nothing to a sum.

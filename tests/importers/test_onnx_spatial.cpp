@@ -410,6 +410,15 @@ TEST_CASE("1-D and 3-D forms refuse what they cannot express, naming the node an
   set_ints_attr(d.node, "dilations", {2, 1, 1});
   CHECK(import_error(d).find("dilated pooling is not supported") != std::string::npos);
 
+  // Sizes that would make the depth gather's index table or a stacked dimension huge: errors,
+  // not allocations.
+  Model big("Conv", {1, 1, int64_t(1) << 30, 1, 1}, {"w"});
+  add_floats(big.g, "w", {1, 1, 1, 1, 1}, {1.0f});
+  CHECK(import_error(big).find("exceeds qrt's limits") != std::string::npos);
+  Model wide_pool("MaxPool", {1, 1, int64_t(1) << 25, 1, 1});
+  set_ints_attr(wide_pool.node, "kernel_shape", {2, 1, 1});
+  CHECK(import_error(wide_pool).find("exceed qrt's limit of 16777216") != std::string::npos);
+
   Model k("Conv", {1, 2, 4, 4, 4}, {"w"});
   add_floats(k.g, "w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.0f));
   CHECK(import_error(k).find("group 1 does not fit input channels 2") != std::string::npos);
