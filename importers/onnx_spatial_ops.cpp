@@ -16,6 +16,7 @@
 // then the depth windows are gathered and reduced: max, or sum divided by the window's count
 // of depth slices (all kd with count_include_pad, else those inside the input). Average
 // pooling so rounds twice (float only; ONNX's AveragePool takes floats).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -180,6 +181,11 @@ Result<bool> Importer::spatial_op(const onnx::NodeProto& node, const Attrs& a) {
 Status Importer::lift_1d(const onnx::NodeProto& node, const Attrs& a, int weight) {
   QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
   const Type tx = type(x);
+  // The reshapes to and from [N, C, 1, L] infer at most one dynamic dimension.
+  if (std::count(tx.dims.begin(), tx.dims.end(), int64_t(-1)) > 1) {
+    return error(node, "a 1-D op runs as a 2-D one and needs all but one of its input's sizes static, got " +
+                           tx.to_string() + " (give the input a static shape)");
+  }
   onnx::NodeProto part = part_of(node);
   const std::string base = node.output(0) + "::";
   const int x2 = through_dcast(x, [&](int v) {

@@ -400,6 +400,14 @@ TEST_CASE("1-D and 3-D forms refuse what they cannot express, naming the node an
   set_ints_attr(r.node, "pads", {1, 0, 0, 0, 0, 0});
   CHECK(import_error(r).find("depth padding needs x's zero point as a constant scalar") != std::string::npos);
 
+  // [N, C, L] with N and L both dynamic: the reshapes to 2-D infer only one.
+  Model dyn("Conv", {1, 2, 9}, {"w"});
+  add_floats(dyn.g, "w", {1, 2, 3}, std::vector<float>(6, 1.0f));
+  auto* shape = dyn.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(0)->set_dim_param("N");
+  shape->mutable_dim(2)->set_dim_param("L");
+  CHECK(import_error(dyn).find("needs all but one of its input's sizes static, got tensor<?x2x?xf32>") != std::string::npos);
+
   Model p("MaxPool", {1, 1, 7});
   set_ints_attr(p.node, "kernel_shape", {3});
   set_ints_attr(p.node, "pads", {1, 1, 1, 1});
