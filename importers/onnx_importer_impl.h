@@ -177,6 +177,24 @@ class Importer {
   const std::map<std::string, DenseElements>& frozen_;
 };
 
+/// Appends the INTS attribute `name` = `v` to `n`.
+inline void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* attr = n.add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) attr->add_ints(x);
+}
+
+/// `node` with its attributes and outputs cleared and its output renamed "<output>::2d": the
+/// 2-D node the 1-D and 3-D forms build and import.
+inline onnx::NodeProto part_of(const onnx::NodeProto& node) {
+  onnx::NodeProto part = node;
+  part.clear_attribute();
+  part.clear_output();
+  part.add_output(node.output(0) + "::2d");
+  return part;
+}
+
 /// The most depth taps (output depths x taps) a 1-D gather index table of the 3-D forms holds.
 constexpr int64_t kMaxDepthTaps = int64_t(1) << 24;
 

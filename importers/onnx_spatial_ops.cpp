@@ -44,22 +44,6 @@ int weight_input(const std::string& op) {
   return op == "Conv" || op == "ConvInteger" || op == "ConvTranspose" ? 1 : -1;
 }
 
-void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* attr = n.add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) attr->add_ints(x);
-}
-
-/// `node` with its attributes and outputs cleared and its output renamed: the 2-D part.
-onnx::NodeProto part_of(const onnx::NodeProto& node) {
-  onnx::NodeProto part = node;
-  part.clear_attribute();
-  part.clear_output();
-  part.add_output(node.output(0) + "::2d");
-  return part;
-}
-
 constexpr int64_t kMaxDim = int64_t(1) << 48;  // Type::verify's bound on a dimension
 
 /// True when the product of sizes (each in [0, 2^48], or -1 dynamic, which counts as 1) stays
