@@ -34,6 +34,12 @@ const Function kFunctions[] = {
     {"sin", qrt::numerics::sin_f32, [](double x) { return std::sin(x); }},
     {"cos", qrt::numerics::cos_f32, [](double x) { return std::cos(x); }},
     {"cbrt", qrt::numerics::cbrt_f32, [](double x) { return std::cbrt(x); }},
+    {"asin", qrt::numerics::asin_f32, [](double x) { return std::asin(x); }},
+    {"acos", qrt::numerics::acos_f32, [](double x) { return std::acos(x); }},
+    {"atan", qrt::numerics::atan_f32, [](double x) { return std::atan(x); }},
+    {"asinh", qrt::numerics::asinh_f32, [](double x) { return std::asinh(x); }},
+    {"acosh", qrt::numerics::acosh_f32, [](double x) { return std::acosh(x); }},
+    {"atanh", qrt::numerics::atanh_f32, [](double x) { return std::atanh(x); }},
 };
 
 // |got - truth| in units of the last place of the f32 nearest `truth` (subnormal ulp below

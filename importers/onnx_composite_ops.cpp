@@ -2,8 +2,8 @@
 // element type, so every backend gives the reference's values): PRelu, Softplus, Softsign,
 // Shrink, Sinh, Cosh, Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization and
 // EyeLike (a constant), LRN (with a 1x1 convolution); and
-// CumSum, Mod and ScatterND, one qrt op each; ScatterElements as scatter_nd of full tuples; TopK as qrt.topk (the indices) and qrt.gather_elements (the
-// values at them).
+// CumSum, Mod, ScatterND and GatherND, one qrt op each; ScatterElements as scatter_nd of full
+// tuples; TopK as qrt.topk (the indices) and qrt.gather_elements (the values at them).
 // All run on the element-wise, reduction and data-movement kernels; between 8-bit QDQ pairs a
 // unary composition becomes one 256-entry table (fold-qdq), as any unary region does.
 #include <algorithm>
@@ -286,6 +286,29 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
       return error(node, "unknown reduction '" + reduction + "'", ErrorCode::kVerify);
     }
     bind(node, 0, emit(OpKind::kScatterNd, {data, idx, upd}, type(data), {{"reduction", Attribute::make_string(reduction)}}));
+    return true;
+  }
+  if (op == "Einsum") {
+    QRT_RETURN_IF_ERROR(einsum(node, a));
+    return true;
+  }
+  if (op == "GatherND") {
+    QRT_ASSIGN_OR_RETURN(int data, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int idx, value(node, 1));
+    const Type td = type(data), ti = type(idx);
+    QRT_ASSIGN_OR_RETURN(int64_t b, attr_int(node, a, "batch_dims", 0));
+    if (ti.rank() == 0 || b < 0 || b >= int64_t(ti.rank()) || b >= int64_t(td.rank())) {
+      return error(node, "batch_dims " + std::to_string(b) + " must be below the ranks of data " + td.to_string() +
+                             " and indices " + ti.to_string(), ErrorCode::kVerify);
+    }
+    const int64_t k = ti.dims.back();
+    if (k < 1 || k > int64_t(td.rank()) - b) {
+      return error(node, "the indices' last dimension must be static, 1 to " + std::to_string(int64_t(td.rank()) - b) +
+                             ", got " + ti.to_string(), ErrorCode::kVerify);
+    }
+    std::vector<int64_t> dims(ti.dims.begin(), ti.dims.end() - 1);
+    dims.insert(dims.end(), td.dims.begin() + b + k, td.dims.end());
+    bind(node, 0, emit(OpKind::kGatherNd, {data, idx}, Type::tensor(dims, td.element), {{"batch_dims", Attribute::make_int(b)}}));
     return true;
   }
   if (op == "ScatterElements" || op == "Scatter") {

@@ -144,8 +144,10 @@ class Importer {
   Result<bool> layout_op(const onnx::NodeProto& node, const Attrs& a);
   /// The compositions of onnx_composite_ops.cpp (PRelu, Softplus, Softsign, Shrink, Sinh, Cosh,
   /// Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization, LRN, EyeLike, TopK, CumSum,
-  /// Mod, ScatterND, ScatterElements); false for other ops.
+  /// Mod, ScatterND, ScatterElements, GatherND, Einsum); false for other ops.
   Result<bool> composite_op(const onnx::NodeProto& node, const Attrs& a);
+  /// Einsum as reduce_sums, transposes, reshapes and batched matmuls (onnx_einsum.cpp).
+  Status einsum(const onnx::NodeProto& node, const Attrs& a);
   /// ONNX Pad (every mode) as qrt.pad, or slices, broadcasts and concats (onnx_layout_ops.cpp).
   Status pad(const onnx::NodeProto& node, const Attrs& a);
   /// A qrt.slice of `x` along `axis` only (ONNX Slice's start, end and step rules).

@@ -31,7 +31,9 @@ constexpr NamedKind kUnary[] = {{"Sqrt", OpKind::kSqrt}, {"Reciprocal", OpKind::
                                 {"Not", OpKind::kNot},   {"Abs", OpKind::kAbs},               {"Sign", OpKind::kSign},
                                 {"Floor", OpKind::kFloor}, {"Ceil", OpKind::kCeil},
                                 {"Round", OpKind::kRoundEven},  // ONNX Round: ties to even
-                                {"Log", OpKind::kLog},   {"Sin", OpKind::kSin},               {"Cos", OpKind::kCos}};
+                                {"Log", OpKind::kLog},   {"Sin", OpKind::kSin},               {"Cos", OpKind::kCos},
+                                {"Asin", OpKind::kAsin}, {"Acos", OpKind::kAcos},             {"Atan", OpKind::kAtan},
+                                {"Asinh", OpKind::kAsinh}, {"Acosh", OpKind::kAcosh},         {"Atanh", OpKind::kAtanh}};
 
 template <size_t N>
 const NamedKind* find_kind(const NamedKind (&table)[N], const std::string& op) {

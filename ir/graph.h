@@ -119,6 +119,11 @@ enum class OpKind : uint8_t {
   kTopK,
   // Slices of updates written at index tuples into a copy of data (ops_math.cpp; ONNX ScatterND).
   kScatterNd,
+  // Slices of data at index tuples, after batch_dims shared leading dimensions (ops_math.cpp;
+  // ONNX GatherND).
+  kGatherNd,
+  // Inverse trigonometric and hyperbolic functions (ops_math.cpp; ONNX Asin ... Atanh).
+  kAsin, kAcos, kAtan, kAsinh, kAcosh, kAtanh,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -98,6 +98,26 @@ float cos_f32(float x);
 /// f32. Odd; ±0, ±inf and NaN pass through.
 float cbrt_f32(float x);
 
+// Inverse trigonometric and hyperbolic functions (numerics_math.cpp): in double from one
+// arctangent and the logarithm above, rounded once to f32.
+/// Arctangent: |x| halved four times in angle, t -> t / (1 + sqrt(1 + t²)) (so atan(x) =
+/// 16·atan(t4), t4 <= 0.0985), then the atan series to t^23. Odd; ±inf gives ±pi/2.
+float atan_f32(float x);
+/// Arcsine: atan(x / sqrt((1 - x)(1 + x))) (both factors exact in double). Odd; ±1 gives
+/// ±pi/2; |x| > 1 gives NaN.
+float asin_f32(float x);
+/// Arccosine: 2·atan(sqrt((1 - x) / (1 + x))); 1 gives +0, -1 gives pi; |x| > 1 gives NaN.
+float acos_f32(float x);
+/// Inverse hyperbolic sine: log1p(|x| + x² / (1 + sqrt(1 + x²))) in double, the sign of x.
+/// ±0, ±inf and NaN pass through.
+float asinh_f32(float x);
+/// Inverse hyperbolic cosine: log1p(t + sqrt(t·(x + 1))) with t = x - 1 (exact). 1 gives +0,
+/// inf gives inf, x < 1 gives NaN.
+float acosh_f32(float x);
+/// Inverse hyperbolic tangent: log1p(2|x| / (1 - |x|)) / 2, the sign of x. ±1 give ±inf,
+/// |x| > 1 gives NaN; ±0 pass through.
+float atanh_f32(float x);
+
 
 // ---- Profiles other than the default (docs/numerics.md, "Profiles"; numerics_profiles.cpp) ----
 

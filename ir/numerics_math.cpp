@@ -1,9 +1,11 @@
-// qrt — the logarithms, expm1, sine, cosine and cube root of docs/numerics.md: fixed
-// algorithms whose every step is one IEEE rounding (no FMA: meson.build turns contraction
-// off), so the reference, the scalar twin and generated code compute the same bits.
+// qrt — the logarithms, expm1, sine, cosine, cube root and the inverse trigonometric and
+// hyperbolic functions of docs/numerics.md: fixed algorithms whose every step is one IEEE
+// rounding (no FMA: meson.build turns contraction off), so the reference, the scalar twin and
+// generated code compute the same bits.
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "ir/numerics.h"
 
@@ -111,7 +113,77 @@ float sin_cos(float x, bool want_cos) {
   return float(std::signbit(x) ? -s : s);
 }
 
+constexpr double kHalfPi = 1.5707963267948966;  // pi/2 rounded to double
+
+// atan of a double t >= 0 (inf included): four angle halvings, t -> t / (1 + sqrt(1 + t²))
+// (atan(t) is twice atan of that), bring t to at most tan(pi/32) < 0.0985; then the atan
+// series t - t³/3 + ... to t^23 (the next term is below 2e-26 of t) and 16 times that.
+double atan_nonneg(double t) {
+  if (t == INFINITY) return kHalfPi;
+  for (int i = 0; i < 4; ++i) t = t / (1.0 + std::sqrt(1.0 + t * t));
+  const double z = t * t;
+  double p = -1.0 / 23.0;  // the coefficient of t^(2j+1) is (-1)^j / (2j + 1)
+  for (int k = 21; k >= 3; k -= 2) p = p * z + (((k - 1) / 2) % 2 == 0 ? 1.0 : -1.0) / k;
+  return 16.0 * (t + t * (z * p));
+}
+
+// log(1 + y) of a double y >= 0 (inf included): the series for y < sqrt(2) - 1, else
+// log(u) of u = 1 + y plus the rounding error of that sum, (y - (u - 1)) / u.
+double log1p_nonneg(double y) {
+  if (y == INFINITY) return y;
+  if (y < 0.41421356237309503) return log1p_series(y);
+  const double u = 1.0 + y;
+  return log_positive(u) + (y - (u - 1.0)) / u;
+}
+
+// `r` with the sign of x, rounded to f32.
+float with_sign_of(float x, double r) { return float(std::signbit(x) ? -r : r); }
+
 }  // namespace
+
+float atan_f32(float x) {
+  if (std::isnan(x) || x == 0.0f) return x;  // keeps -0
+  return with_sign_of(x, atan_nonneg(std::fabs(double(x))));
+}
+
+float asin_f32(float x) {
+  if (std::isnan(x) || x == 0.0f) return x;
+  const double a = std::fabs(double(x));
+  if (a > 1.0) return std::numeric_limits<float>::quiet_NaN();
+  // 1 - a and 1 + a are exact in double for an f32 a; their product rounds once.
+  return with_sign_of(x, a == 1.0 ? kHalfPi : atan_nonneg(a / std::sqrt((1.0 - a) * (1.0 + a))));
+}
+
+float acos_f32(float x) {
+  if (std::isnan(x)) return x;
+  const double d = double(x);
+  if (std::fabs(d) > 1.0) return std::numeric_limits<float>::quiet_NaN();
+  if (d == -1.0) return float(2.0 * kHalfPi);
+  // Half the angle from its tangent: no cancellation near 1, where acos is small.
+  return float(2.0 * atan_nonneg(std::sqrt((1.0 - d) / (1.0 + d))));
+}
+
+float asinh_f32(float x) {
+  if (std::isnan(x) || x == 0.0f || std::isinf(x)) return x;
+  const double a = std::fabs(double(x));
+  // sqrt(1 + a²) - 1 written as a² / (1 + sqrt(1 + a²)): no cancellation for small a.
+  return with_sign_of(x, log1p_nonneg(a + a * a / (1.0 + std::sqrt(1.0 + a * a))));
+}
+
+float acosh_f32(float x) {
+  if (std::isnan(x) || x == INFINITY) return x;
+  if (x < 1.0f) return std::numeric_limits<float>::quiet_NaN();
+  const double t = double(x) - 1.0;  // exact
+  return float(log1p_nonneg(t + std::sqrt(t * (double(x) + 1.0))));
+}
+
+float atanh_f32(float x) {
+  if (std::isnan(x) || x == 0.0f) return x;
+  const double a = std::fabs(double(x));
+  if (a > 1.0) return std::numeric_limits<float>::quiet_NaN();
+  if (a == 1.0) return std::signbit(x) ? -INFINITY : INFINITY;
+  return with_sign_of(x, 0.5 * log1p_nonneg(2.0 * a / (1.0 - a)));
+}
 
 float log_f32(float x) {
   if (std::isnan(x)) return x;

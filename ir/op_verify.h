@@ -69,7 +69,9 @@ std::vector<OpInfo> gather_elements_op_entries();
 std::vector<OpInfo> reduce_min_prod_op_entries();
 /// The cumsum / mod entries (ops_math.cpp), after qrt.reduce_prod.
 std::vector<OpInfo> cumsum_mod_op_entries();
-/// The topk and scatter_nd entries (ops_math.cpp), after qrt.mod.
+/// The topk, scatter_nd and gather_nd entries (ops_math.cpp), after qrt.mod.
 std::vector<OpInfo> topk_op_entries();
+/// The asin ... atanh entries (ops_math.cpp), after qrt.gather_nd.
+std::vector<OpInfo> inverse_trig_op_entries();
 
 }  // namespace qrt::op_verify

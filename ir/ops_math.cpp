@@ -491,11 +491,60 @@ Status verify_scatter_nd(const Graph& g, const Op& op) {
   return Status::ok();
 }
 
+// gather_nd(data, indices) {batch_dims = b}: indices [batch..., ..., k] integers with
+// b < rank(indices), 1 <= k <= rank(data) - b, and the first b dimensions equal to data's; the
+// result is indices.dims[:-1] + data.dims[b + k:], data's element type.
+Status verify_gather_nd(const Graph& g, const Op& op) {
+  const Type& data = operand_type(g, op, 0);
+  const Type& idx = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  QRT_RETURN_IF_ERROR(check_tensors(op, {&data, &idx, &out}));
+  if (data.element.kind == ElementKind::kUniformPerAxis || data.element.is_sub_channel() || !(data.element == out.element)) {
+    return op_error(op, "result element type must equal the data's (per-axis data is not supported), got " +
+                            data.to_string() + " -> " + out.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(int64_t b, int_attr(op, "batch_dims", 0));
+  if (!idx.element.is_integer() || is_bool(idx.element) || idx.rank() == 0) {
+    return op_error(op, "indices must be integers [..., k], got " + idx.to_string());
+  }
+  if (b < 0 || b >= int64_t(idx.rank()) || b >= int64_t(data.rank())) {
+    return op_error(op, "batch_dims " + std::to_string(b) + " must be below the ranks of data and indices, got " +
+                            data.to_string() + " and " + idx.to_string());
+  }
+  const int64_t k = idx.dims.back();
+  if (k < 1 || k > int64_t(data.rank()) - b) {
+    return op_error(op, "the indices' last dimension must be static, 1 to " + std::to_string(int64_t(data.rank()) - b) +
+                            " (data's rank less batch_dims), got " + idx.to_string());
+  }
+  for (size_t d = 0; d < size_t(b); ++d) {
+    if (data.dims[d] >= 0 && idx.dims[d] >= 0 && data.dims[d] != idx.dims[d]) {
+      return op_error(op, "batch dimension " + std::to_string(d) + " differs: data " + data.to_string() + ", indices " +
+                              idx.to_string());
+    }
+  }
+  std::vector<int64_t> want(idx.dims.begin(), idx.dims.end() - 1);
+  want.insert(want.end(), data.dims.begin() + b + k, data.dims.end());
+  return check_shape_equals(op, want, out);
+}
+
 std::vector<OpInfo> topk_op_entries() {
   return {{OpKind::kTopK, "qrt.topk", 1, 1, {"axis", "k", "largest"}, verify_topk,
            "the indices of the k largest (or smallest) elements along axis, best first (ties in index order, NaN above all)"},
           {OpKind::kScatterNd, "qrt.scatter_nd", 3, 3, {"reduction"}, verify_scatter_nd,
-           "data with updates' slices written at (or combined into) the slices indices name (ONNX ScatterND)"}};
+           "data with updates' slices written at (or combined into) the slices indices name (ONNX ScatterND)"},
+          {OpKind::kGatherNd, "qrt.gather_nd", 2, 2, {"batch_dims"}, verify_gather_nd,
+           "the slices of data that index tuples name, after batch_dims shared leading dimensions (ONNX GatherND)"}};
+}
+
+std::vector<OpInfo> inverse_trig_op_entries() {
+  return {
+      {OpKind::kAsin, "qrt.asin", 1, 1, {}, verify_float_unary, "the arcsine (radians; NaN outside [-1, 1])"},
+      {OpKind::kAcos, "qrt.acos", 1, 1, {}, verify_float_unary, "the arccosine (radians in [0, pi]; NaN outside [-1, 1])"},
+      {OpKind::kAtan, "qrt.atan", 1, 1, {}, verify_float_unary, "the arctangent (radians in [-pi/2, pi/2])"},
+      {OpKind::kAsinh, "qrt.asinh", 1, 1, {}, verify_float_unary, "the inverse hyperbolic sine"},
+      {OpKind::kAcosh, "qrt.acosh", 1, 1, {}, verify_float_unary, "the inverse hyperbolic cosine (NaN below 1)"},
+      {OpKind::kAtanh, "qrt.atanh", 1, 1, {}, verify_float_unary, "the inverse hyperbolic tangent (+-inf at +-1, NaN beyond)"},
+  };
 }
 
 std::vector<OpInfo> cumsum_mod_op_entries() {
@@ -560,7 +609,13 @@ bool is_float_unary_function(OpKind kind) {
     case OpKind::kExpm1:
     case OpKind::kSin:
     case OpKind::kCos:
-    case OpKind::kCbrt: return true;
+    case OpKind::kCbrt:
+    case OpKind::kAsin:
+    case OpKind::kAcos:
+    case OpKind::kAtan:
+    case OpKind::kAsinh:
+    case OpKind::kAcosh:
+    case OpKind::kAtanh: return true;
     default: return false;
   }
 }

@@ -160,7 +160,7 @@ class Folder {
     // stored values of the qcast's own per-tensor type they are identical.
     const bool zero_pad = f->kind == OpKind::kPad && (!f->attr("value") || f->attr("value")->f == 0.0);
     if (f->kind == OpKind::kSlice || f->kind == OpKind::kGather || f->kind == OpKind::kGatherElements ||
-        f->kind == OpKind::kBroadcastTo || zero_pad) {
+        f->kind == OpKind::kGatherNd || f->kind == OpKind::kBroadcastTo || zero_pad) {
       const int xq = dq_source(f->operands[0]);
       if (xq < 0 || !(type(xq).element == qt.element) || qt.element.kind != ElementKind::kUniform) return false;
       std::vector<int> operands{rw_.at(xq)};

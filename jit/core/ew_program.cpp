@@ -48,8 +48,9 @@ const char* op_name(EwOp op) {
                                       "recip", "exp",  "tanh",    "erf",  "gelu",   "logistic", "relu", "clamp",
                                       "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar",
                                       "abs", "sign", "floor", "ceil", "roundeven", "roundaway", "rsqrt",
-                                      "log", "log1p", "expm1", "sin", "cos", "cbrt"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kCbrt) + 1, "one name per op");
+                                      "log", "log1p", "expm1", "sin", "cos", "cbrt",
+                                      "asin", "acos", "atan", "asinh", "acosh", "atanh"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kAtanh) + 1, "one name per op");
   return names[size_t(op)];
 }
 

@@ -79,6 +79,12 @@ enum class EwOp : uint8_t {
   kSin,       ///< numerics::sin_f32
   kCos,       ///< numerics::cos_f32
   kCbrt,      ///< numerics::cbrt_f32
+  kAsin,      ///< numerics::asin_f32
+  kAcos,      ///< numerics::acos_f32
+  kAtan,      ///< numerics::atan_f32
+  kAsinh,     ///< numerics::asinh_f32
+  kAcosh,     ///< numerics::acosh_f32
+  kAtanh,     ///< numerics::atanh_f32
 };
 
 /// One instruction: its result is the register with the instruction's index.

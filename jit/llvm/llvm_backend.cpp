@@ -243,7 +243,9 @@ class LlvmBackend final : public Backend {
         llvm::orc::ExecutorAddr::fromPtr(&pow_f32_for_jit), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     const std::pair<EwOp, float (*)(float)> unary[] = {
         {EwOp::kLog, &numerics::log_f32}, {EwOp::kLog1p, &numerics::log1p_f32}, {EwOp::kExpm1, &numerics::expm1_f32},
-        {EwOp::kSin, &numerics::sin_f32}, {EwOp::kCos, &numerics::cos_f32},     {EwOp::kCbrt, &numerics::cbrt_f32}};
+        {EwOp::kSin, &numerics::sin_f32}, {EwOp::kCos, &numerics::cos_f32},     {EwOp::kCbrt, &numerics::cbrt_f32},
+        {EwOp::kAsin, &numerics::asin_f32}, {EwOp::kAcos, &numerics::acos_f32},   {EwOp::kAtan, &numerics::atan_f32},
+        {EwOp::kAsinh, &numerics::asinh_f32}, {EwOp::kAcosh, &numerics::acosh_f32}, {EwOp::kAtanh, &numerics::atanh_f32}};
     for (const auto& [op, fn] : unary) {
       symbols[jit_->mangleAndIntern(llvm_ir::scalar_call_symbol(op))] = {
           llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};

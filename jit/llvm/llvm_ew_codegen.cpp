@@ -247,7 +247,13 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
     case EwOp::kExpm1:
     case EwOp::kSin:
     case EwOp::kCos:
-    case EwOp::kCbrt: return m.call_unary(scalar_call_symbol(e.op), x);
+    case EwOp::kCbrt:
+    case EwOp::kAsin:
+    case EwOp::kAcos:
+    case EwOp::kAtan:
+    case EwOp::kAsinh:
+    case EwOp::kAcosh:
+    case EwOp::kAtanh: return m.call_unary(scalar_call_symbol(e.op), x);
     case EwOp::kRecip: return m.div(m.c(1.0f), x);
     case EwOp::kExp: return m.exp(x);
     case EwOp::kTanh: return m.tanh(x);
@@ -328,6 +334,12 @@ const char* scalar_call_symbol(EwOp op) {
     case EwOp::kSin: return "qrt_numerics_sin_f32";
     case EwOp::kCos: return "qrt_numerics_cos_f32";
     case EwOp::kCbrt: return "qrt_numerics_cbrt_f32";
+    case EwOp::kAsin: return "qrt_numerics_asin_f32";
+    case EwOp::kAcos: return "qrt_numerics_acos_f32";
+    case EwOp::kAtan: return "qrt_numerics_atan_f32";
+    case EwOp::kAsinh: return "qrt_numerics_asinh_f32";
+    case EwOp::kAcosh: return "qrt_numerics_acosh_f32";
+    case EwOp::kAtanh: return "qrt_numerics_atanh_f32";
     default: return nullptr;
   }
 }

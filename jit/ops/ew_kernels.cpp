@@ -164,7 +164,9 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
           {OpKind::kFloor, EwOp::kFloor}, {OpKind::kCeil, EwOp::kCeil},        {OpKind::kRoundEven, EwOp::kRoundEven},
           {OpKind::kRoundAway, EwOp::kRoundAway}, {OpKind::kRsqrt, EwOp::kRsqrt},
           {OpKind::kLog, EwOp::kLog},     {OpKind::kLog1p, EwOp::kLog1p},      {OpKind::kExpm1, EwOp::kExpm1},
-          {OpKind::kSin, EwOp::kSin},     {OpKind::kCos, EwOp::kCos},          {OpKind::kCbrt, EwOp::kCbrt}};
+          {OpKind::kSin, EwOp::kSin},     {OpKind::kCos, EwOp::kCos},          {OpKind::kCbrt, EwOp::kCbrt},
+          {OpKind::kAsin, EwOp::kAsin},   {OpKind::kAcos, EwOp::kAcos},        {OpKind::kAtan, EwOp::kAtan},
+          {OpKind::kAsinh, EwOp::kAsinh}, {OpKind::kAcosh, EwOp::kAcosh},      {OpKind::kAtanh, EwOp::kAtanh}};
       const EwOp fn = std::find_if(std::begin(fns), std::end(fns), [&](auto& p) { return p.first == op.kind; })->second;
       r = b.op(fn, t, in[0]);
       if (op.kind == OpKind::kGelu) {

@@ -1,4 +1,4 @@
-// qrt — scatter_nd in portable C++ (see scatter_kernels.h).
+// qrt — scatter_nd and gather_nd in portable C++ (see scatter_kernels.h).
 #include "jit/ops/scatter_kernels.h"
 
 #include <algorithm>
@@ -101,7 +101,85 @@ class ScatterNdKernel final : public OpKernel {
   Combine combine_;
 };
 
+// gather_nd: each index tuple's slice copied as bytes (any element type), tuples spread over
+// the threads in blocks of about kGatherNdBlockBytes; an index out of range stops the run with
+// the reference's error.
+constexpr size_t kGatherNdBlockBytes = 64 * 1024;
+
+class GatherNdKernel final : public OpKernel {
+ public:
+  GatherNdKernel(const Graph& graph, const Op& op)
+      : OpKernel(graph.values[size_t(op.results[0])].type),
+        op_(op),
+        batch_dims_(op.attr("batch_dims") ? size_t(op.attr("batch_dims")->i) : 0) {}
+
+  Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
+    const auto &dd = operands[0]->type.dims, &id = operands[1]->type.dims;
+    for (size_t d = 0; d < batch_dims_; ++d) {
+      if (dd[d] != id[d]) {
+        return Status::error_at(op_.loc, "'qrt.gather_nd' op batch dimension " + std::to_string(d) + " differs at run time: data [" +
+                                             dims_to_string(dd) + "], indices [" + dims_to_string(id) + "]");
+      }
+    }
+    std::vector<int64_t> dims(id.begin(), id.end() - 1);
+    dims.insert(dims.end(), dd.begin() + int64_t(batch_dims_) + id.back(), dd.end());
+    return checked_result_dims(op_, std::move(dims));
+  }
+
+  Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
+    const Tensor &data = *operands[0], &idx = *operands[1];
+    const auto& dd = data.type.dims;
+    const size_t b = batch_dims_, k = size_t(idx.type.dims.back()), es = out.element_size();
+    size_t per_batch = 1, slice = 1;
+    for (size_t d = b; d + 1 < idx.type.dims.size(); ++d) per_batch *= size_t(idx.type.dims[d]);
+    for (size_t d = b + k; d < dd.size(); ++d) slice *= size_t(dd[d]);
+    const size_t tuples = k == 0 ? 0 : size_t(idx.num_elements()) / k, slice_bytes = slice * es;
+    if (tuples == 0 || slice_bytes == 0) return Status::ok();
+    const size_t per_task = std::max<size_t>(1, kGatherNdBlockBytes / slice_bytes);
+    const size_t tasks = (tuples + per_task - 1) / per_task;
+    // The first failing tuple in tuple order, so the error does not depend on the threads.
+    std::vector<size_t> bad(tasks, tuples);
+    parallel.for_each(tasks, [&](size_t task) {
+      const size_t end = std::min(tuples, (task + 1) * per_task);
+      for (size_t t = task * per_task; t < end; ++t) {
+        size_t src = t / per_batch;  // the batch, then each indexed dimension, row-major
+        for (size_t j = 0; j < k; ++j) {
+          const int64_t extent = dd[b + j], i = idx.int_at(t * k + j);
+          if (i < -extent || i >= extent) {
+            bad[task] = t;
+            return;
+          }
+          src = src * size_t(extent) + size_t(i < 0 ? i + extent : i);
+        }
+        std::memcpy(out.bytes() + t * slice_bytes, data.bytes() + src * slice_bytes, slice_bytes);
+      }
+    });
+    const size_t first = *std::min_element(bad.begin(), bad.end());
+    if (first == tuples) return Status::ok();
+    for (size_t j = 0; j < k; ++j) {
+      const int64_t extent = dd[b + j], i = idx.int_at(first * k + j);
+      if (i < -extent || i >= extent) {
+        return Status::error_at(op_.loc, "'qrt.gather_nd' op index " + std::to_string(i) + " of tuple " + std::to_string(first) +
+                                             " is out of range for dimension " + std::to_string(b + j) + " of size " +
+                                             std::to_string(extent));
+      }
+    }
+    return Status::ok();
+  }
+
+  std::string describe() const override { return "gather_nd (portable C++, slices as bytes)"; }
+
+ private:
+  Op op_;
+  size_t batch_dims_;
+};
+
 }  // namespace
+
+std::unique_ptr<OpKernel> make_gather_nd_kernel(const Graph& graph, const Op& op) {
+  if (op.kind != OpKind::kGatherNd || op.operands.size() != 2) return nullptr;
+  return std::make_unique<GatherNdKernel>(graph, op);
+}
 
 std::unique_ptr<OpKernel> make_scatter_nd_kernel(const Graph& graph, const Op& op) {
   if (op.kind != OpKind::kScatterNd || op.operands.size() != 3) return nullptr;

@@ -223,6 +223,7 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
     if (!pool) pool = make_cumsum_mod_kernel(graph, op);
     if (!pool) pool = make_topk_kernel(graph, op);
     if (!pool) pool = make_scatter_nd_kernel(graph, op);
+    if (!pool) pool = make_gather_nd_kernel(graph, op);
     if (pool) {
       choice.chain = "the vector kernels: " + choice.why_not + "; any ISA: chosen (portable C++)";
       choice.kernel = std::move(pool);

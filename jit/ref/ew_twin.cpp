@@ -101,6 +101,12 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
     case EwOp::kSin: y.f = numerics::sin_f32(a.f); break;
     case EwOp::kCos: y.f = numerics::cos_f32(a.f); break;
     case EwOp::kCbrt: y.f = numerics::cbrt_f32(a.f); break;
+    case EwOp::kAsin: y.f = numerics::asin_f32(a.f); break;
+    case EwOp::kAcos: y.f = numerics::acos_f32(a.f); break;
+    case EwOp::kAtan: y.f = numerics::atan_f32(a.f); break;
+    case EwOp::kAsinh: y.f = numerics::asinh_f32(a.f); break;
+    case EwOp::kAcosh: y.f = numerics::acosh_f32(a.f); break;
+    case EwOp::kAtanh: y.f = numerics::atanh_f32(a.f); break;
     case EwOp::kRecip: y.f = 1.0f / a.f; break;
     case EwOp::kExp: y.f = numerics::exp_f32(a.f); break;
     case EwOp::kTanh: y.f = numerics::tanh_f32(a.f); break;

@@ -1,6 +1,6 @@
 // qrt — the reference kernels of the ops along axes (ir/ops_math.cpp): reduce_sum / max / min
-// / prod, argmax / argmin, topk and cumsum, and scatter_nd, which writes slices at index
-// tuples. Floats combine in the element's precision or in double as each op's entry in
+// / prod, argmax / argmin, topk and cumsum, scatter_nd, which writes slices at index tuples,
+// and gather_nd, which reads them. Floats combine in the element's precision or in double as each op's entry in
 // docs/numerics.md says; integers in int64 wrapped to the element width.
 #include <algorithm>
 #include <cmath>
@@ -263,6 +263,47 @@ Result<Tensor> eval_scatter_nd(const Op& op, const Tensor& data, const Tensor& i
   return y;
 }
 
+// ONNX GatherND: for each of the B = prod(data.dims[:b]) batches and each index tuple of
+// that batch, the slice data[batch][tuple] (data.dims[b + k:]) is copied, stored bytes for
+// any element type. A negative index counts from the end; one out of range is an error.
+Result<Tensor> eval_gather_nd(const Op& op, const Tensor& data, const Tensor& idx, const Type& rt) {
+  const size_t b = op.attr("batch_dims") ? size_t(op.attr("batch_dims")->i) : 0;
+  const auto &dd = data.type.dims, &id = idx.type.dims;
+  for (size_t d = 0; d < b; ++d) {
+    if (dd[d] != id[d]) {
+      return op_error(op, "batch dimension " + std::to_string(d) + " differs at run time: data [" + dims_to_string(dd) +
+                              "], indices [" + dims_to_string(id) + "]");
+    }
+  }
+  const size_t k = size_t(id.back());
+  std::vector<int64_t> dims(id.begin(), id.end() - 1);
+  dims.insert(dims.end(), dd.begin() + int64_t(b + k), dd.end());
+  QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
+  Tensor y = make_result(rt, dims);
+  size_t batches = 1, tuples = 1, slice = 1;
+  for (size_t d = 0; d < b; ++d) batches *= size_t(dd[d]);
+  for (size_t d = b; d + 1 < id.size(); ++d) tuples *= size_t(id[d]);
+  for (size_t d = b + k; d < dd.size(); ++d) slice *= size_t(dd[d]);
+  const size_t es = y.element_size();
+  for (size_t n = 0; n < batches; ++n) {
+    for (size_t t = 0; t < tuples; ++t) {
+      const size_t tuple = n * tuples + t;
+      size_t src = n;  // the batch, then each indexed dimension, in row-major order
+      for (size_t j = 0; j < k; ++j) {
+        const int64_t extent = dd[b + j];
+        int64_t i = idx.int_at(tuple * k + j);
+        if (i < -extent || i >= extent) {
+          return op_error(op, "index " + std::to_string(i) + " of tuple " + std::to_string(tuple) +
+                                  " is out of range for dimension " + std::to_string(b + j) + " of size " + std::to_string(extent));
+        }
+        src = src * size_t(extent) + size_t(i < 0 ? i + extent : i);
+      }
+      std::copy_n(data.bytes() + src * slice * es, slice * es, y.bytes() + tuple * slice * es);
+    }
+  }
+  return y;
+}
+
 }  // namespace
 
 Result<Tensor> eval_axis_op(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
@@ -276,6 +317,7 @@ Result<Tensor> eval_axis_op(const Op& op, const std::vector<const Tensor*>& in, 
     case OpKind::kCumSum: return eval_cumsum(op, *in[0], rt);
     case OpKind::kTopK: return eval_topk(op, *in[0], rt);
     case OpKind::kScatterNd: return eval_scatter_nd(op, *in[0], *in[1], *in[2], rt);
+    case OpKind::kGatherNd: return eval_gather_nd(op, *in[0], *in[1], rt);
     default: return op_error(op, "is not an op along axes");
   }
 }

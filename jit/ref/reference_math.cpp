@@ -159,6 +159,12 @@ float unary_f32(const Op& op, float x, bool tanh_gelu) {
     case OpKind::kSin: return numerics::sin_f32(x);
     case OpKind::kCos: return numerics::cos_f32(x);
     case OpKind::kCbrt: return numerics::cbrt_f32(x);
+    case OpKind::kAsin: return numerics::asin_f32(x);
+    case OpKind::kAcos: return numerics::acos_f32(x);
+    case OpKind::kAtan: return numerics::atan_f32(x);
+    case OpKind::kAsinh: return numerics::asinh_f32(x);
+    case OpKind::kAcosh: return numerics::acosh_f32(x);
+    case OpKind::kAtanh: return numerics::atanh_f32(x);
     default: return numerics::gelu_f32(x, tanh_gelu);
   }
 }
@@ -184,6 +190,12 @@ double unary_f64(const Op& op, double x, bool tanh_gelu) {
     case OpKind::kSin: return std::sin(x);
     case OpKind::kCos: return std::cos(x);
     case OpKind::kCbrt: return std::cbrt(x);
+    case OpKind::kAsin: return std::asin(x);
+    case OpKind::kAcos: return std::acos(x);
+    case OpKind::kAtan: return std::atan(x);
+    case OpKind::kAsinh: return std::asinh(x);
+    case OpKind::kAcosh: return std::acosh(x);
+    case OpKind::kAtanh: return std::atanh(x);
     default:
       return tanh_gelu ? 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
                        : 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
@@ -473,7 +485,8 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kArgMin:
     case OpKind::kCumSum:
     case OpKind::kTopK:
-    case OpKind::kScatterNd: return eval_axis_op(op, in, rt);
+    case OpKind::kScatterNd:
+    case OpKind::kGatherNd: return eval_axis_op(op, in, rt);
     case OpKind::kShape: {
       Tensor y = make_result(rt, {int64_t(in[0]->type.dims.size())});
       for (size_t d = 0; d < in[0]->type.dims.size(); ++d) y.set_int(d, in[0]->type.dims[d]);

@@ -470,6 +470,24 @@ TEST_CASE("ONNX backend node tests for TopK (K frozen into a constant) on the JI
   CHECK(cases == 3);
 }
 
+TEST_CASE("ONNX backend node tests for GatherND (batch_dims 0 and 1) on the JIT backend, exactly") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  int cases = 0;
+  for (const char* c : {"test_gathernd_example_float32", "test_gathernd_example_int32", "test_gathernd_example_int32_batch_dim1"}) {
+    if (!fs::exists(kNodeTests / c)) continue;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.gather_nd");
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel.find("gather_nd (portable C++") == 0, kernel);
+    ++cases;
+  }
+  CHECK(cases == 3);
+}
+
 TEST_CASE("ONNX backend node tests for ScatterND and ScatterElements (scatter_nd of full tuples) on the JIT backend, exactly") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");

@@ -273,7 +273,13 @@ TEST_CASE("compiled f32 functions equal qrt's numerics functions over the f32 li
                     {EwOp::kExpm1, 0, qrt::numerics::expm1_f32},
                     {EwOp::kSin, 0, qrt::numerics::sin_f32},
                     {EwOp::kCos, 0, qrt::numerics::cos_f32},
-                    {EwOp::kCbrt, 0, qrt::numerics::cbrt_f32}};
+                    {EwOp::kCbrt, 0, qrt::numerics::cbrt_f32},
+                    {EwOp::kAsin, 0, qrt::numerics::asin_f32},
+                    {EwOp::kAcos, 0, qrt::numerics::acos_f32},
+                    {EwOp::kAtan, 0, qrt::numerics::atan_f32},
+                    {EwOp::kAsinh, 0, qrt::numerics::asinh_f32},
+                    {EwOp::kAcosh, 0, qrt::numerics::acosh_f32},
+                    {EwOp::kAtanh, 0, qrt::numerics::atanh_f32}};
   for (const Backend* b : backends) {
     for (const Fn& fn : fns) {
       EwProgram p;
@@ -407,7 +413,8 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
                          "\"qrt.gelu\"", "\"qrt.logistic\"", "\"qrt.relu\"", "\"qrt.abs\"", "\"qrt.sign\"",
                          "\"qrt.floor\"", "\"qrt.ceil\"", "\"qrt.round_nearest_even\"", "\"qrt.round_nearest_afz\"",
                          "\"qrt.rsqrt\"", "\"qrt.log\"", "\"qrt.log1p\"", "\"qrt.expm1\"", "\"qrt.sin\"",
-                         "\"qrt.cos\"", "\"qrt.cbrt\""}) {
+                         "\"qrt.cos\"", "\"qrt.cbrt\"", "\"qrt.asin\"", "\"qrt.acos\"", "\"qrt.atan\"",
+                         "\"qrt.asinh\"", "\"qrt.acosh\"", "\"qrt.atanh\""}) {
     expect_program(check_op(rng, {t("3x41", f)}, op, t("3x41", f)));
   }
   expect_program(check_op(rng, {t("3x41", "i32")}, "\"qrt.neg\"", t("3x41", "i32")));

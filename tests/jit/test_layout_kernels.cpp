@@ -350,6 +350,79 @@ TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths,
   CHECK(cases == 4 * 3 * 5 + 3);
 }
 
+TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, batch_dims, element types, threads") {
+  std::mt19937 rng(4545);
+  int cases = 0;
+  auto dims = [](const std::vector<int64_t>& d) {
+    std::string s;
+    for (int64_t v : d) s += std::to_string(v) + "x";
+    return s;
+  };
+  for (const std::string el : {"f32", "i64", "i8", "f16", "!quant.uniform<u8:f32, 0.5:128>"}) {
+    for (int b = 0; b <= 1; ++b) {
+      const std::vector<int64_t> dd = {3, 4, 5, 6};
+      for (int k = 1; k <= 4 - b; ++k) {
+        // indices: the batch dimension (b = 1), two more, then the tuple length.
+        std::vector<int64_t> id;
+        if (b == 1) id.push_back(dd[0]);
+        id.insert(id.end(), {7, 2, int64_t(k)});
+        std::vector<int64_t> yd(id.begin(), id.end() - 1);
+        yd.insert(yd.end(), dd.begin() + b + k, dd.end());
+        const std::string dt = "tensor<" + dims(dd) + el + ">", it = "tensor<" + dims(id) + "i32>",
+                          yt = yd.empty() ? "tensor<" + el + ">" : "tensor<" + dims(yd) + el + ">";
+        const std::string text = "func.func @main(%d: " + dt + ", %i: " + it + ") -> " + yt + " {\n  %y = \"qrt.gather_nd\"(%d, %i) {batch_dims = " +
+                                 std::to_string(b) + " : i64} : (" + dt + ", " + it + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        CAPTURE(text);
+        auto dtype = qrt::parse_type(dt), itype = qrt::parse_type(it);
+        REQUIRE((dtype.is_ok() && itype.is_ok()));
+        qrt::Tensor d = qrt::Tensor::zeros(*dtype), idx = qrt::Tensor::zeros(*itype);
+        for (size_t i = 0; i < size_t(d.num_elements()); ++i) {
+          if (el[0] == 'f') d.set_float(i, double(int(rng() % 2001) - 1000) / 8);
+          else d.set_int(i, int64_t(rng() % 256) - (el == "i8" || el == "i64" ? 128 : 0));
+        }
+        for (size_t t = 0; t < size_t(idx.num_elements()) / size_t(k); ++t) {
+          for (int j = 0; j < k; ++j) {
+            const int64_t n = dd[size_t(b + j)];
+            idx.set_int(t * size_t(k) + size_t(j), int64_t(rng() % uint64_t(2 * n)) - n);  // negative ones too
+          }
+        }
+        CHECK(qrt_test::check_last_op(text, {d, idx}).find("gather_nd (portable C++") == 0);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 5 * (4 + 3));
+}
+
+TEST_CASE("the gather_nd kernel reports the first index out of range, whatever the threads") {
+  // 20000 tuples of 12-byte rows: four blocks of tuples (kGatherNdBlockBytes), bad tuples in
+  // the last three; the first in tuple order is the one reported.
+  const std::string text =
+      "func.func @main(%d: tensor<4x3xf32>, %i: tensor<20000x1xi64>) -> tensor<20000x3xf32> {\n"
+      "  %y = \"qrt.gather_nd\"(%d, %i) : (tensor<4x3xf32>, tensor<20000x1xi64>) -> tensor<20000x3xf32>\n"
+      "  return %y : tensor<20000x3xf32>\n}\n";
+  auto g = qrt::parse_graph(text);
+  REQUIRE(g.is_ok());
+  auto choice = qrt::jit::select_kernel(*g, g->ops.back(), qrt_test::test_isas());
+  REQUIRE((choice.is_ok() && choice->kernel));
+  auto itype = qrt::parse_type("tensor<20000x1xi64>"), dtype = qrt::parse_type("tensor<4x3xf32>");
+  REQUIRE((itype.is_ok() && dtype.is_ok()));
+  qrt::Tensor d = qrt::Tensor::zeros(*dtype), idx = qrt::Tensor::zeros(*itype);
+  idx.set_int(12000, 9);
+  idx.set_int(19999, -5);
+  idx.set_int(6000, 4);
+  const std::vector<const qrt::Tensor*> ptrs{&d, &idx};
+  auto one = choice->kernel->run(ptrs);
+  REQUIRE_FALSE(one.is_ok());
+  CHECK_MESSAGE(one.status().message().find("index 4 of tuple 6000 is out of range for dimension 0 of size 4") != std::string::npos,
+                one.status().message());
+  qrt::Tensor out = qrt::Tensor::zeros(choice->kernel->result_type());
+  qrt_test::ThreeThreads three;
+  auto threaded = choice->kernel->run_into(ptrs, out, three);
+  REQUIRE_FALSE(threaded.is_ok());
+  CHECK(threaded.message() == one.status().message());
+}
+
 TEST_CASE("concat of integer tensors (index tuples, masks) moves their bytes as the reference does") {
   std::mt19937 rng(4444);
   for (const char* el : {"i64", "i32", "i1"}) {

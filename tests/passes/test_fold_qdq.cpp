@@ -208,6 +208,11 @@ TEST_CASE("slices, gathers, broadcasts and zero pads between QDQ pairs of one ty
                                "  %g = \"qrt.gather_elements\"(%d, %i) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>\n"
                                "  %q = \"quant.qcast\"(%g) : (tensor<2x3xf32>) -> tensor<2x3x" + q + ">\n  return %q : tensor<2x3x" + q + ">\n}\n";
   CHECK(run(elements).find("\"qrt.gather_elements\"(%x, %i)") != std::string::npos);
+  const std::string nd = "func.func @main(%x: tensor<4x3x" + q + ">, %i: tensor<2x1xi64>) -> tensor<2x3x" + q + "> {\n"
+                         "  %d = \"quant.dcast\"(%x) : (tensor<4x3x" + q + ">) -> tensor<4x3xf32>\n"
+                         "  %g = \"qrt.gather_nd\"(%d, %i) : (tensor<4x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>\n"
+                         "  %q = \"quant.qcast\"(%g) : (tensor<2x3xf32>) -> tensor<2x3x" + q + ">\n  return %q : tensor<2x3x" + q + ">\n}\n";
+  CHECK(run(nd).find("\"qrt.gather_nd\"(%x, %i)") != std::string::npos);
 }
 
 TEST_CASE("a region whose int32 accumulator could overflow stays in float, with the reason (fuzz finding)") {
