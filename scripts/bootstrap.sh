@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages qrt needs (only those missing), then configures and builds
 # qrt in build/. Safe to run again: it installs nothing new and rebuilds incrementally.
-#   bash scripts/bootstrap.sh            # build/ with the default (debugoptimized) build
+#   bash scripts/bootstrap.sh            # build/ with the default build (-O2, no debug information)
 #   QRT_BUILD_DIR=out bash scripts/bootstrap.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
