@@ -137,4 +137,10 @@ struct OneNode {
   }
 };
 
+/// The error message of importing `m`'s model, "" when it imports.
+inline std::string import_error(const OneNode& m) {
+  auto g = import(m.model);
+  return g.is_ok() ? "" : g.status().message();
+}
+
 }  // namespace onnx_builders

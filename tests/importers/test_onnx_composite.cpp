@@ -33,11 +33,6 @@ std::vector<double> run(OneNode& m, const std::vector<int64_t>& dims, const std:
   return y;
 }
 
-std::string import_error(const OneNode& m) {
-  auto g = import(m.model);
-  return g.is_ok() ? "" : g.status().message();
-}
-
 }  // namespace
 
 TEST_CASE("Hardmax marks the first maximum; OneHot maps negative indices and leaves out-of-range rows off") {

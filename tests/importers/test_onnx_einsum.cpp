@@ -81,11 +81,6 @@ OneNode einsum_model(const std::string& equation, const std::vector<Operand>& op
   return m;
 }
 
-std::string import_error(const OneNode& m) {
-  auto g = import(m.model);
-  return g.is_ok() ? "" : g.status().message();
-}
-
 }  // namespace
 
 TEST_CASE("Einsum equals the direct evaluation on the reference and on every JIT level: matmuls, attention, sums, ellipses") {

@@ -69,11 +69,6 @@ void check_jit_matches_reference(const Model& m, const std::vector<double>& x, c
   }
 }
 
-std::string import_error(const Model& m) {
-  auto g = import(m.model);
-  return g.is_ok() ? "" : g.status().message();
-}
-
 std::vector<double> small_ints(size_t n, int lo, int hi, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> d(lo, hi);
