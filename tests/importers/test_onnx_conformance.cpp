@@ -452,22 +452,33 @@ TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactl
   CHECK(mod == 13);
 }
 
+namespace {
+
+// Runs each of `cases` that is installed on the JIT backend (ONNX's expected bytes exactly)
+// and checks that `op` ran on a kernel whose description starts with `kernel_prefix`; the
+// number of cases run.
+int check_jit_cases(std::initializer_list<const char*> cases, const char* op, const std::string& kernel_prefix) {
+  int n = 0;
+  for (const char* c : cases) {
+    if (!fs::exists(kNodeTests / c)) continue;
+    CAPTURE(c);
+    std::string kernel;
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, op);
+    CHECK_MESSAGE(why.empty(), why);
+    CHECK_MESSAGE(kernel.find(kernel_prefix) == 0, kernel);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("ONNX backend node tests for TopK (K frozen into a constant) on the JIT backend, exactly") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");
     return;
   }
-  int cases = 0;
-  for (const char* c : {"test_top_k", "test_top_k_negative_axis", "test_top_k_smallest"}) {
-    if (!fs::exists(kNodeTests / c)) continue;
-    CAPTURE(c);
-    std::string kernel;
-    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.topk");
-    CHECK_MESSAGE(why.empty(), why);
-    CHECK_MESSAGE(kernel.find("topk (portable C++") == 0, kernel);
-    ++cases;
-  }
-  CHECK(cases == 3);
+  CHECK(check_jit_cases({"test_top_k", "test_top_k_negative_axis", "test_top_k_smallest"}, "qrt.topk", "topk (portable C++") == 3);
 }
 
 TEST_CASE("ONNX backend node tests for GatherND (batch_dims 0 and 1) on the JIT backend, exactly") {
@@ -475,17 +486,8 @@ TEST_CASE("ONNX backend node tests for GatherND (batch_dims 0 and 1) on the JIT 
     MESSAGE("libonnx-testdata is not installed: skipping");
     return;
   }
-  int cases = 0;
-  for (const char* c : {"test_gathernd_example_float32", "test_gathernd_example_int32", "test_gathernd_example_int32_batch_dim1"}) {
-    if (!fs::exists(kNodeTests / c)) continue;
-    CAPTURE(c);
-    std::string kernel;
-    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.gather_nd");
-    CHECK_MESSAGE(why.empty(), why);
-    CHECK_MESSAGE(kernel.find("gather_nd (portable C++") == 0, kernel);
-    ++cases;
-  }
-  CHECK(cases == 3);
+  CHECK(check_jit_cases({"test_gathernd_example_float32", "test_gathernd_example_int32", "test_gathernd_example_int32_batch_dim1"},
+                        "qrt.gather_nd", "gather_nd (portable C++") == 3);
 }
 
 TEST_CASE("ONNX backend node tests for ScatterND and ScatterElements (scatter_nd of full tuples) on the JIT backend, exactly") {
@@ -493,17 +495,8 @@ TEST_CASE("ONNX backend node tests for ScatterND and ScatterElements (scatter_nd
     MESSAGE("libonnx-testdata is not installed: skipping");
     return;
   }
-  int cases = 0;
-  for (const char* c : {"test_scatternd", "test_scatternd_add", "test_scatternd_multiply", "test_scatter_elements_with_axis",
-                        "test_scatter_elements_with_duplicate_indices", "test_scatter_elements_with_negative_indices",
-                        "test_scatter_elements_without_axis", "test_scatter_with_axis", "test_scatter_without_axis"}) {
-    if (!fs::exists(kNodeTests / c)) continue;
-    CAPTURE(c);
-    std::string kernel;
-    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 0, &kernel, "qrt.scatter_nd");
-    CHECK_MESSAGE(why.empty(), why);
-    CHECK_MESSAGE(kernel.find("scatter_nd (portable C++") == 0, kernel);
-    ++cases;
-  }
-  CHECK(cases == 9);
+  CHECK(check_jit_cases({"test_scatternd", "test_scatternd_add", "test_scatternd_multiply", "test_scatter_elements_with_axis",
+                         "test_scatter_elements_with_duplicate_indices", "test_scatter_elements_with_negative_indices",
+                         "test_scatter_elements_without_axis", "test_scatter_with_axis", "test_scatter_without_axis"},
+                        "qrt.scatter_nd", "scatter_nd (portable C++") == 9);
 }
