@@ -198,14 +198,10 @@ Status Importer::einsum(const onnx::NodeProto& node, const Attrs& a) {
   };
 
   Term acc = terms[0];
-  for (size_t i = 1; i <= terms.size(); ++i) {
+  for (size_t i = 1; i < terms.size(); ++i) {
     // The labels still needed after this step: the output's and the operands' to come.
     std::string later = eq.output;
     for (size_t j = i + 1; j < terms.size(); ++j) later += terms[j].labels;
-    if (i == terms.size()) {
-      acc = sum_unneeded(acc, eq.output);
-      break;
-    }
     Term b = terms[i];
     acc = sum_unneeded(acc, later + b.labels);
     b = sum_unneeded(b, later + acc.labels);
@@ -226,7 +222,7 @@ Status Importer::einsum(const onnx::NodeProto& node, const Attrs& a) {
     acc.labels = batch + a_free + b_free;
     acc.value = reshape(y, dims_of(acc.labels));
   }
-  bind(node, 0, permute(acc, eq.output).value);
+  bind(node, 0, permute(sum_unneeded(acc, eq.output), eq.output).value);
   return Status::ok();
 }
 
