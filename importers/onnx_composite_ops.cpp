@@ -306,9 +306,8 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
       return error(node, "the indices' last dimension must be static, 1 to " + std::to_string(int64_t(td.rank()) - b) +
                              ", got " + ti.to_string(), ErrorCode::kVerify);
     }
-    std::vector<int64_t> dims(ti.dims.begin(), ti.dims.end() - 1);
-    dims.insert(dims.end(), td.dims.begin() + b + k, td.dims.end());
-    bind(node, 0, emit(OpKind::kGatherNd, {data, idx}, Type::tensor(dims, td.element), {{"batch_dims", Attribute::make_int(b)}}));
+    const Type result = Type::tensor(gather_nd_result_dims(td.dims, ti.dims, size_t(b)), td.element);
+    bind(node, 0, emit(OpKind::kGatherNd, {data, idx}, result, {{"batch_dims", Attribute::make_int(b)}}));
     return true;
   }
   if (op == "ScatterElements" || op == "Scatter") {

@@ -28,8 +28,13 @@ struct OpInfo {
 const OpInfo& op_info(OpKind kind);
 /// Whether `kind` is a float function of one operand, applied element by element: qrt.sqrt,
 /// reciprocal, exp, tanh, erf, gelu, abs, sign, floor, ceil, both roundings, rsqrt, log,
-/// log1p, expm1, sin, cos, cbrt (not neg, which has an integer form too, nor relu/clamp).
+/// log1p, expm1, sin, cos, cbrt, asin ... atanh (not neg, which has an integer form too, nor
+/// relu/clamp).
 bool is_float_unary_function(OpKind kind);
+/// qrt.gather_nd's result dimensions: indices.dims[:-1] + data.dims[batch_dims + k:], k the
+/// indices' last dimension (callers check 1 <= k <= rank(data) - batch_dims first).
+std::vector<int64_t> gather_nd_result_dims(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
+                                           size_t batch_dims);
 /// The entry for the full op name (e.g. "qrt.matmul"), or nullptr.
 const OpInfo* find_op(std::string_view name);
 /// All entries, in OpKind order.

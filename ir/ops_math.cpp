@@ -522,9 +522,7 @@ Status verify_gather_nd(const Graph& g, const Op& op) {
                               idx.to_string());
     }
   }
-  std::vector<int64_t> want(idx.dims.begin(), idx.dims.end() - 1);
-  want.insert(want.end(), data.dims.begin() + b + k, data.dims.end());
-  return check_shape_equals(op, want, out);
+  return check_shape_equals(op, gather_nd_result_dims(data.dims, idx.dims, size_t(b)), out);
 }
 
 std::vector<OpInfo> topk_op_entries() {
@@ -568,6 +566,13 @@ std::vector<OpInfo> arg_reduce_op_entries() {
 }  // namespace qrt::op_verify
 
 namespace qrt {
+
+std::vector<int64_t> gather_nd_result_dims(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
+                                           size_t batch_dims) {
+  std::vector<int64_t> dims(indices.begin(), indices.end() - 1);
+  dims.insert(dims.end(), data.begin() + int64_t(batch_dims) + indices.back(), data.end());
+  return dims;
+}
 
 int64_t slice_extent(int64_t dim, int64_t start, int64_t end, int64_t step) {
   auto clamp_index = [&](int64_t i, int64_t lo, int64_t hi) {

@@ -121,9 +121,7 @@ class GatherNdKernel final : public OpKernel {
                                              dims_to_string(dd) + "], indices [" + dims_to_string(id) + "]");
       }
     }
-    std::vector<int64_t> dims(id.begin(), id.end() - 1);
-    dims.insert(dims.end(), dd.begin() + int64_t(batch_dims_) + id.back(), dd.end());
-    return checked_result_dims(op_, std::move(dims));
+    return checked_result_dims(op_, gather_nd_result_dims(dd, id, batch_dims_));
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {

@@ -276,8 +276,7 @@ Result<Tensor> eval_gather_nd(const Op& op, const Tensor& data, const Tensor& id
     }
   }
   const size_t k = size_t(id.back());
-  std::vector<int64_t> dims(id.begin(), id.end() - 1);
-  dims.insert(dims.end(), dd.begin() + int64_t(b + k), dd.end());
+  const std::vector<int64_t> dims = gather_nd_result_dims(dd, id, b);
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
   Tensor y = make_result(rt, dims);
   size_t batches = 1, tuples = 1, slice = 1;
