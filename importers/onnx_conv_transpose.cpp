@@ -19,7 +19,6 @@ namespace qrt::importers::onnx_detail {
 namespace {
 
 using Wide = __int128;
-constexpr int64_t kMaxDim = int64_t(1) << 48;  // Type::verify's bound on a dimension
 
 // Python's floor division, which ONNX's definition of the pads uses.
 int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
@@ -63,7 +62,7 @@ Status Importer::conv_transpose(const onnx::NodeProto& node, const Attrs& a) {
   QRT_RETURN_IF_ERROR(check("dilations", dilations, 1));
   QRT_RETURN_IF_ERROR(check("kernel_shape", kernel, 1));
   QRT_RETURN_IF_ERROR(check("output_padding", out_pad, 0));
-  if (tw.dims[1] > 0 && group > kMaxDim / tw.dims[1]) {
+  if (tw.dims[1] > 0 && group > kMaxTensorElements / tw.dims[1]) {
     return error(node, "group " + std::to_string(group) + " x " + std::to_string(tw.dims[1]) +
                            " output channels per group exceeds qrt's limit of 2^48", ErrorCode::kVerify);
   }
@@ -73,7 +72,7 @@ Status Importer::conv_transpose(const onnx::NodeProto& node, const Attrs& a) {
   if (same && out_shape.empty()) {
     for (size_t i = 0; i < 2; ++i) {
       if (tx.dims[2 + i] < 0) return error(node, "output_shape and auto_pad need static spatial sizes");
-      if (Wide(tx.dims[2 + i]) * strides[i] > kMaxDim) {
+      if (Wide(tx.dims[2 + i]) * strides[i] > kMaxTensorElements) {
         return error(node, "auto_pad " + auto_pad + " makes an output of " + std::to_string(tx.dims[2 + i]) +
                                " x stride " + std::to_string(strides[i]) + ", more than qrt's limit of 2^48",
                      ErrorCode::kVerify);
@@ -85,7 +84,7 @@ Status Importer::conv_transpose(const onnx::NodeProto& node, const Attrs& a) {
     if (out_shape.size() != 2) return error(node, "output_shape must give 2 spatial sizes", ErrorCode::kParse);
     for (size_t i = 0; i < 2; ++i) {
       if (tx.dims[2 + i] < 0) return error(node, "output_shape and auto_pad need static spatial sizes");
-      if (out_shape[i] < 0 || out_shape[i] > kMaxDim) {
+      if (out_shape[i] < 0 || out_shape[i] > kMaxTensorElements) {
         return error(node, "output_shape " + Attribute::make_int_array(out_shape).to_string() +
                                " has a size outside [0, 2^48]", ErrorCode::kVerify);
       }
@@ -190,13 +189,13 @@ Status Importer::conv_transpose_3d(const onnx::NodeProto& node, const Attrs& a) 
   // The depth axis, as the 2-D importer resolves H and W (output_shape, then auto_pad).
   const int64_t d = tx.dims[2], sd = strides[0], dd = dilations[0];
   const Wide natural = Wide(sd) * (d - 1) + out_pad[0] + Wide(kd - 1) * dd + 1;
-  if (natural > kMaxDim) return error(node, "the depth output exceeds qrt's limit of 2^48", ErrorCode::kVerify);
+  if (natural > kMaxTensorElements) return error(node, "the depth output exceeds qrt's limit of 2^48", ErrorCode::kVerify);
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   int64_t pd0 = pads[0], pd1 = pads[3];
   if (auto_pad == "VALID") pd0 = pd1 = 0;
   if (!out_shape.empty() || same) {
     const int64_t target = !out_shape.empty() ? out_shape[0] : d * sd;
-    if (target < 0 || target > kMaxDim) return error(node, "output_shape has a size outside [0, 2^48]", ErrorCode::kVerify);
+    if (target < 0 || target > kMaxTensorElements) return error(node, "output_shape has a size outside [0, 2^48]", ErrorCode::kVerify);
     const int64_t total = int64_t(natural) - target;
     const bool upper = auto_pad == "SAME_UPPER";
     pd0 = upper ? floor_div2(total) : total - floor_div2(total);

@@ -44,15 +44,13 @@ int weight_input(const std::string& op) {
   return op == "Conv" || op == "ConvInteger" || op == "ConvTranspose" ? 1 : -1;
 }
 
-constexpr int64_t kMaxDim = int64_t(1) << 48;  // Type::verify's bound on a dimension
-
 /// True when the product of sizes (each in [0, 2^48], or -1 dynamic, which counts as 1) stays
 /// within a dimension's bound.
 bool product_fits(std::initializer_list<int64_t> sizes) {
   __int128 p = 1;
   for (int64_t v : sizes) {
     p *= v < 0 ? 1 : v;
-    if (p > kMaxDim) return false;
+    if (p > kMaxTensorElements) return false;
   }
   return true;
 }

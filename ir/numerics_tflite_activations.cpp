@@ -12,8 +12,8 @@ namespace qrt::numerics {
 
 namespace {
 
-constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
-constexpr int32_t kInt32Min = std::numeric_limits<int32_t>::min();
+constexpr int32_t kQ31Max = std::numeric_limits<int32_t>::max();
+constexpr int32_t kQ31Min = std::numeric_limits<int32_t>::min();
 
 // FixedPoint's + and - on raw values: plain int32 arithmetic (modulo 2^32 here, where
 // gemmlowp's would be undefined; the algorithms keep every sum in range).
@@ -47,8 +47,8 @@ int32_t saturating_rounding_multiply_by_pot(int32_t x, int exponent) {
   if (exponent == 0) return x;
   if (exponent < 0) return rounding_divide_by_pot(x, -exponent);
   const int32_t threshold = int32_t((int64_t(1) << (31 - exponent)) - 1);
-  if (x > threshold) return kInt32Max;
-  if (x < -threshold) return kInt32Min;
+  if (x > threshold) return kQ31Max;
+  if (x < -threshold) return kQ31Min;
   return int32_t(uint32_t(x) << exponent);
 }
 
@@ -77,13 +77,13 @@ int32_t exp_on_negative_values(int32_t a, int integer_bits) {
     const int32_t clamp = -(int32_t(1) << (36 - integer_bits));
     if (a < clamp) result = 0;
   }
-  return a == 0 ? kInt32Max : result;
+  return a == 0 ? kQ31Max : result;
 }
 
 int32_t one_over_one_plus_x_for_x_in_0_1(int32_t a) {
   // Newton-Raphson on d = (1 + a) / 2 in [1/2, 1), in Q2.29: x0 = 48/17 - 32/17 · d, then
   // x += x · (1 - d · x) three times; 1 / (1 + a) = x / 2.
-  const int32_t half_denominator = rounding_half_sum(a, kInt32Max);
+  const int32_t half_denominator = rounding_half_sum(a, kQ31Max);
   constexpr int32_t k48Over17 = 1515870810;     // Q2.29
   constexpr int32_t kNeg32Over17 = -1010580540;  // Q2.29
   constexpr int32_t kOneQ2 = int32_t(1) << 29;
@@ -102,7 +102,7 @@ int32_t logistic_fixed_point(int32_t a, int integer_bits) {
   // For a > 0: 1 / (1 + exp(-a)); for a < 0: 1 minus that of |a|.
   const int32_t magnitude = a > 0 ? a : sub(0, a);
   const int32_t positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(sub(0, magnitude), integer_bits));
-  return a > 0 ? positive : sub(kInt32Max, positive);
+  return a > 0 ? positive : sub(kQ31Max, positive);
 }
 
 int32_t get_reciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit) {

@@ -13,8 +13,7 @@ namespace qrt::op_verify {
 
 namespace {
 
-// Type::verify's bound on a dimension (and on a tensor's element count).
-constexpr int64_t kMaxDim = int64_t(1) << 48;
+constexpr int64_t kMaxDim = kMaxTensorElements;
 
 Status require_rank(const Op& op, const Type& t, size_t rank, const char* what) {
   if (!t.is_tensor || t.rank() != rank) {

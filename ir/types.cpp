@@ -365,8 +365,7 @@ int64_t Type::num_elements() const {
 }
 
 Status Type::verify() const {
-  // Bounding the element count keeps every size computation free of overflow.
-  constexpr int64_t kMaxElements = int64_t(1) << 48;
+  constexpr int64_t kMaxElements = kMaxTensorElements;
   if (!is_tensor && !dims.empty()) {
     return Status::error("the scalar type " + element.to_string() + " has " + std::to_string(dims.size()) +
                          " dimension(s) [" + dims_to_string(dims) + "]; only tensor types have dimensions");

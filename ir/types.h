@@ -122,6 +122,10 @@ struct ElementType {
   bool operator==(const ElementType&) const = default;
 };
 
+/// The largest element count (and so dimension) a tensor type may have (Type::verify's bound):
+/// it keeps every size computation free of overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+
 /// A ranked tensor type or a scalar. Dimensions of -1 are dynamic (`?`).
 struct Type {
   bool is_tensor = true;        ///< false: a scalar of `element`

@@ -17,9 +17,11 @@ sysroot=$QRT_ARM64_SYSROOT
 bash scripts/arm64_sysroot.sh
 if [ ! -f build-arm64/build.ninja ]; then
   # LLVM's ORC backend is not cross-built: the arm64 tree has the asmjit a64 backend and the
-  # scalar twins (qrun --version says "llvm: not built").
+  # scalar twins (qrun --version says "llvm: not built"). A unity build, one source file per
+  # target, as CI's other test-only trees (.ci/run); for incremental work on ARM code,
+  # `meson configure build-arm64 -Dunity=off`.
   meson setup build-arm64 --cross-file "$sysroot/sysroot.ini" --cross-file meson/aarch64-linux-gnu.ini \
-    -Dllvm=disabled -Dllvm_kernels=disabled -Dbench=disabled
+    -Dllvm=disabled -Dllvm_kernels=disabled -Dbench=disabled -Dunity=on -Dunity_size=10000
 fi
 ninja -C build-arm64
 

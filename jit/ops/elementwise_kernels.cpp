@@ -19,7 +19,6 @@ namespace qrt::jit {
 
 namespace {
 
-bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
 
 class ElementwiseOpKernel final : public OpKernel {
  public:

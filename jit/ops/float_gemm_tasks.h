@@ -9,6 +9,10 @@
 
 namespace qrt::jit {
 
+/// The column padding of the f32 kernels' packed filter and weight matrices
+/// (F32GemmArgs::n_padded is a multiple of it).
+inline constexpr int64_t kF32PanelCols = 16;
+
 /// The least work in multiply-adds worth a task of its own in the f32 kernels (~1 µs at their
 /// rates: about what handing a task to another thread costs).
 inline constexpr int64_t kMinF32TaskMacs = 256 * 1024;

@@ -116,6 +116,12 @@ class PreparedOp {
   virtual ~PreparedOp() = default;
 };
 
+/// Whether `e` is an 8-bit per-tensor quantized type.
+inline bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
+
+/// Whether `e` is f32.
+inline bool is_f32(const ElementType& e) { return e.is_float() && e.float_kind == FloatKind::kF32; }
+
 /// What prepare() returns when no backend can run the op: no prepared op, and `why`.
 inline Result<std::unique_ptr<PreparedOp>> refuse(std::string* why_not, std::string why) {
   *why_not = std::move(why);

@@ -125,7 +125,6 @@ class PerAxisConvertKernel final : public OpKernel {
   std::vector<Channel> channels_;
 };
 
-bool is_f32(const ElementType& e) { return e.is_float() && e.float_kind == FloatKind::kF32; }
 
 }  // namespace
 

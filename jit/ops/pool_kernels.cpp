@@ -27,7 +27,6 @@ namespace {
 // or sum, above the ~1 µs a hand-off to another thread costs.
 constexpr int64_t kMinPoolTaskBytes = 96 * 1024;
 
-bool is_8bit_per_tensor(const ElementType& e) { return e.kind == ElementKind::kUniform && e.storage.width == 8; }
 
 // Input positions of a window along one axis: start .. start + k - 1 clipped to [0, size).
 int64_t inside(int64_t start, int64_t k, int64_t size) {

@@ -20,7 +20,7 @@ namespace qrt::jit {
 namespace {
 
 // Output elements per task of a pass.
-constexpr size_t kTaskElements = 16 * 1024;
+constexpr size_t kResizeTaskElements = 16 * 1024;
 
 struct AxisPass {
   size_t axis = 0;
@@ -58,7 +58,7 @@ class InterpolatingResizeKernel final : public OpKernel {
       if (next->size() < rows * inner) next->resize(rows * inner);
       const double* src = cur->data();
       double* dst = next->data();
-      const size_t rows_per_task = std::max<size_t>(1, kTaskElements / std::max<size_t>(inner, 1));
+      const size_t rows_per_task = std::max<size_t>(1, kResizeTaskElements / std::max<size_t>(inner, 1));
       parallel.for_each((rows + rows_per_task - 1) / rows_per_task, [&](size_t t) {
         for (size_t r = t * rows_per_task; r < std::min(rows, (t + 1) * rows_per_task); ++r) {
           interpolate_row(p.taps, r % out_len, src + r / out_len * in_len * inner, dst + r * inner, inner);
@@ -87,8 +87,8 @@ class InterpolatingResizeKernel final : public OpKernel {
  private:
   template <typename Fn>
   static void for_each_range(Parallel& parallel, size_t n, Fn&& fn) {
-    parallel.for_each((n + kTaskElements - 1) / kTaskElements, [&](size_t t) {
-      fn(t * kTaskElements, std::min(n, (t + 1) * kTaskElements));
+    parallel.for_each((n + kResizeTaskElements - 1) / kResizeTaskElements, [&](size_t t) {
+      fn(t * kResizeTaskElements, std::min(n, (t + 1) * kResizeTaskElements));
     });
   }
 

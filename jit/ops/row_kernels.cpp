@@ -40,7 +40,6 @@ std::optional<RowQuant> row_quant(const ElementType& e, bool allow_16bit = false
   return q;
 }
 
-bool is_f32(const ElementType& e) { return e.is_float() && e.float_kind == FloatKind::kF32; }
 
 EwFn entry(const CompiledKernel& k) { return reinterpret_cast<EwFn>(const_cast<void*>(k.entry())); }
 

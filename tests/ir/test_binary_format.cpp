@@ -14,8 +14,6 @@
 
 namespace {
 
-std::string corpus() { return qrt_test::corpus_text(); }
-
 qrt::Result<qrt::Graph> read(const std::string& bytes, const char* name = "t.qrt") {
   auto owner = std::make_shared<std::string>(bytes);
   return qrt::read_binary_graph(owner, reinterpret_cast<const uint8_t*>(owner->data()), owner->size(), name);
@@ -56,7 +54,7 @@ std::string relu_file(bool is_tensor, const std::vector<uint32_t>& inputs) {
 }  // namespace
 
 TEST_CASE("text -> binary -> text is lossless") {
-  auto g = qrt::parse_graph(corpus(), "c.mlir");
+  auto g = qrt::parse_graph(qrt_test::corpus_text(), "c.mlir");
   REQUIRE(g.is_ok());
   const std::string bytes = write(*g);
   CHECK(bytes.size() % 64 == 0);
@@ -68,7 +66,7 @@ TEST_CASE("text -> binary -> text is lossless") {
 }
 
 TEST_CASE("weights are views into the file, 64-byte aligned") {
-  auto g = qrt::parse_graph(corpus(), "c.mlir");
+  auto g = qrt::parse_graph(qrt_test::corpus_text(), "c.mlir");
   REQUIRE(g.is_ok());
   auto owner = std::make_shared<std::string>(write(*g));
   const auto* base = reinterpret_cast<const uint8_t*>(owner->data());
@@ -89,7 +87,7 @@ TEST_CASE("weights are views into the file, 64-byte aligned") {
 }
 
 TEST_CASE("damaged files are refused with a clear message, never a crash") {
-  auto g = qrt::parse_graph(corpus(), "c.mlir");
+  auto g = qrt::parse_graph(qrt_test::corpus_text(), "c.mlir");
   REQUIRE(g.is_ok());
   const std::string good = write(*g);
   CHECK(read(std::string(good.data(), 7)).status().to_string() ==
@@ -172,7 +170,7 @@ TEST_CASE("versions, unknown ops and out-of-range blobs are named") {
 TEST_CASE("a function name the text form cannot spell is refused (a libFuzzer finding)") {
   // The printer writes the name as a bare identifier; "mai\x01" printed text that did not
   // parse again (fuzz_load_binary, 2026-11-25).
-  auto g = qrt::parse_graph(corpus());
+  auto g = qrt::parse_graph(qrt_test::corpus_text());
   REQUIRE(g.is_ok());
   for (const std::string& name : {std::string("mai\x01", 4), std::string("9lives"), std::string("a b"), std::string(300, 'x')}) {
     CAPTURE(name);
