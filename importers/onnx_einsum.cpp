@@ -5,9 +5,13 @@
 // are summed and its dimensions transposed to the output's order. So "bhid,bhjd->bhij" is one
 // transpose and one matmul, as a hand-written attention would be.
 // Ellipses stand for the same dimensions in every operand, right-aligned as numpy aligns them
-// (an operand with fewer of them simply lacks the leading ones). Refused, with the reason: a
-// label repeated within one operand (a diagonal), a label whose sizes differ between operands
-// (numpy's broadcasting of size 1), dynamic sizes, and non-float operands.
+// (an operand with fewer of them simply lacks the leading ones). Before the contraction each
+// operand is made to have every label once: a dimension of size 1 where another operand has
+// the label larger is broadcast, as numpy broadcasts it, so the operand is reshaped to lack it
+// (its values do not depend on that label); a label repeated within an operand takes its
+// diagonal, the repeated dimensions moved last, merged into one of n^r and sliced with step
+// 1 + n + ... + n^(r-1). Refused, with the reason: sizes that differ otherwise, dynamic sizes,
+// and non-float operands.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -140,24 +144,29 @@ Status Importer::einsum(const onnx::NodeProto& node, const Attrs& a) {
   if (!parsed.is_ok()) return error(node, parsed.status().message(), ErrorCode::kVerify);
   const Equation& eq = *parsed;
 
-  // Every label's size, the same in each operand that has it, and static.
+  // Every label's size: static, the same wherever the label is larger than 1, and the same
+  // for the copies of a label within one operand.
   std::map<char, int64_t> size;
+  auto label_name = [](char c) {
+    return c >= '0' && c <= '9' ? "ellipsis dimension " + std::string(1, c) : "label '" + std::string(1, c) + "'";
+  };
   for (size_t i = 0; i < terms.size(); ++i) {
     terms[i].labels = eq.inputs[i];
     const Type t = type(terms[i].value);
     for (size_t d = 0; d < t.rank(); ++d) {
       const char c = eq.inputs[i][d];
-      const std::string name = c >= '0' && c <= '9' ? "ellipsis dimension " + std::string(1, c) : "label '" + std::string(1, c) + "'";
-      if (eq.inputs[i].find(c) != d) {
-        return error(node, "label '" + std::string(1, c) + "' repeats in term '" + eq.inputs[i] +
-                               "': a diagonal, which qrt does not import");
-      }
       if (t.dims[d] < 0) return error(node, "needs static sizes, got " + t.to_string() + " for operand " + std::to_string(i));
-      auto [it, fresh] = size.emplace(c, t.dims[d]);
-      if (!fresh && it->second != t.dims[d]) {
-        return error(node, name + " has size " + std::to_string(it->second) + " and " + std::to_string(t.dims[d]) +
-                               " (broadcasting a size 1 is not imported)", ErrorCode::kVerify);
+      const size_t first = eq.inputs[i].find(c);
+      if (first != d && t.dims[first] != t.dims[d]) {
+        return error(node, label_name(c) + " repeats in term '" + eq.inputs[i] + "' with sizes " + std::to_string(t.dims[first]) +
+                               " and " + std::to_string(t.dims[d]) + ": a diagonal must be square", ErrorCode::kVerify);
       }
+      auto [it, fresh] = size.emplace(c, t.dims[d]);
+      if (!fresh && it->second != t.dims[d] && it->second != 1 && t.dims[d] != 1) {
+        return error(node, label_name(c) + " has size " + std::to_string(it->second) + " and " + std::to_string(t.dims[d]) +
+                               ", which do not broadcast", ErrorCode::kVerify);
+      }
+      it->second = std::max(it->second, t.dims[d]);
     }
   }
   auto dims_of = [&](const std::string& labels) {
@@ -196,6 +205,44 @@ Status Importer::einsum(const onnx::NodeProto& node, const Attrs& a) {
   auto reshape = [&](int v, const std::vector<int64_t>& dims) {
     return type(v).dims == dims ? v : emit(OpKind::kReshape, {v}, Type::tensor(dims, element));
   };
+
+  // Each operand with every label once: broadcast dimensions dropped, diagonals taken.
+  for (Term& t : terms) {
+    std::string kept;
+    std::vector<int64_t> kept_dims;
+    const std::vector<int64_t> dims = type(t.value).dims;
+    for (size_t d = 0; d < t.labels.size(); ++d) {
+      if (dims[d] == size.at(t.labels[d])) kept += t.labels[d], kept_dims.push_back(dims[d]);
+    }
+    if (kept.size() < t.labels.size()) t.value = reshape(t.value, kept_dims);
+    t.labels = kept;
+    const std::string labels = t.labels;
+    for (char c : labels) {
+      const int64_t copies = std::count(t.labels.begin(), t.labels.end(), c);
+      if (copies < 2) continue;
+      // The other labels in their order, then the copies of c, merged into one dimension.
+      std::vector<int64_t> perm;
+      std::string rest;
+      for (size_t e = 0; e < t.labels.size(); ++e) {
+        if (t.labels[e] != c) perm.push_back(int64_t(e)), rest += t.labels[e];
+      }
+      for (size_t e = 0; e < t.labels.size(); ++e) {
+        if (t.labels[e] == c) perm.push_back(int64_t(e));
+      }
+      const int64_t n = size.at(c);
+      std::vector<int64_t> moved = dims_of(rest), merged = dims_of(rest);
+      int64_t span = 1, step = 0;  // n^copies, and 1 + n + ... + n^(copies-1)
+      for (int64_t r = 0; r < copies; ++r) step += span, span *= n, moved.push_back(n);
+      merged.push_back(span);
+      int v = t.value;
+      if (!std::is_sorted(perm.begin(), perm.end())) {
+        v = emit(OpKind::kTranspose, {v}, Type::tensor(moved, element), {{"perm", Attribute::make_int_array(perm)}});
+      }
+      v = reshape(v, merged);
+      t.value = n > 1 ? slice_axis(v, rest.size(), 0, span, step) : v;
+      t.labels = rest + c;
+    }
+  }
 
   Term acc = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) {

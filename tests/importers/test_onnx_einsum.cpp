@@ -32,7 +32,8 @@ Operand random_operand(const std::vector<int64_t>& dims, std::mt19937& rng) {
   return o;
 }
 
-/// `equation` (letters only, explicit output) evaluated directly: the output, row-major.
+/// `equation` (letters only, explicit output) evaluated directly: the output, row-major. A label
+/// repeated within a term reads the diagonal; an operand's dimension of size 1 is broadcast.
 std::vector<double> evaluate(const std::string& equation, const std::vector<Operand>& ops) {
   const size_t arrow = equation.find("->");
   std::vector<std::string> terms(1);
@@ -43,7 +44,7 @@ std::vector<double> evaluate(const std::string& equation, const std::vector<Oper
   const std::string out = equation.substr(arrow + 2);
   std::map<char, int64_t> size;
   for (size_t i = 0; i < terms.size(); ++i) {
-    for (size_t d = 0; d < terms[i].size(); ++d) size[terms[i][d]] = ops[i].dims[d];
+    for (size_t d = 0; d < terms[i].size(); ++d) size[terms[i][d]] = std::max(size[terms[i][d]], ops[i].dims[d]);
   }
   std::string labels;
   for (const auto& [c, n] : size) labels += c;
@@ -52,15 +53,17 @@ std::vector<double> evaluate(const std::string& equation, const std::vector<Oper
   std::vector<double> y(static_cast<size_t>(n_out), 0.0);
   std::map<char, int64_t> at;
   for (char c : labels) at[c] = 0;
-  auto offset = [&](const std::string& term) {
+  auto offset = [&](const std::string& term, const std::vector<int64_t>& dims) {
     int64_t o = 0;
-    for (char c : term) o = o * size[c] + at[c];
+    for (size_t d = 0; d < term.size(); ++d) o = o * dims[d] + (dims[d] == 1 ? 0 : at[term[d]]);
     return o;
   };
+  std::vector<int64_t> out_dims;
+  for (char c : out) out_dims.push_back(size[c]);
   while (true) {
     double p = 1;
-    for (size_t i = 0; i < terms.size(); ++i) p *= ops[i].values[size_t(offset(terms[i]))];
-    y[size_t(offset(out))] += p;
+    for (size_t i = 0; i < terms.size(); ++i) p *= ops[i].values[size_t(offset(terms[i], ops[i].dims))];
+    y[size_t(offset(out, out_dims))] += p;
     size_t d = labels.size();
     while (d > 0 && ++at[labels[d - 1]] == size[labels[d - 1]]) at[labels[--d]] = 0;
     if (d == 0) break;
@@ -83,7 +86,7 @@ OneNode einsum_model(const std::string& equation, const std::vector<Operand>& op
 
 }  // namespace
 
-TEST_CASE("Einsum equals the direct evaluation on the reference and on every JIT level: matmuls, attention, sums, ellipses") {
+TEST_CASE("Einsum equals the direct evaluation on the reference and on every JIT level: matmuls, attention, sums, ellipses, diagonals, broadcasting") {
   std::mt19937 rng(77);
   struct Case {
     std::string equation;                   // as the node has it
@@ -107,6 +110,17 @@ TEST_CASE("Einsum equals the direct evaluation on the reference and on every JIT
       {"...ij->...ji", "aij->aji", {{2, 3, 4}}},
       {"b i j , b j k -> b k i", "bij,bjk->bki", {{2, 3, 4}, {2, 4, 5}}},      // spaces
       {"ij,jk,kl->il", "ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}},               // three operands
+      {"ii->i", "ii->i", {{4, 4}}},                                             // diagonal
+      {"ii", "ii->", {{4, 4}}},                                                 // trace
+      {"bii->bi", "bii->bi", {{2, 3, 3}}},
+      {"iji->ji", "iji->ji", {{3, 4, 3}}},                                      // copies apart
+      {"iii->i", "iii->i", {{3, 3, 3}}},                                        // three copies
+      {"iij,jk->ik", "iij,jk->ik", {{3, 3, 4}, {4, 2}}},                        // then a matmul
+      {"ii,ii->i", "ii,ii->i", {{1, 1}, {3, 3}}},                               // a broadcast diagonal
+      {"...ij,...jk->...ik", "aij,ajk->aik", {{1, 2, 3}, {5, 3, 4}}},           // batch broadcast
+      {"...ij,...jk->...ik", "abij,abjk->abik", {{3, 1, 2, 3}, {1, 2, 3, 4}}},  // both ways
+      {"ij,ij->ij", "ij,ij->ij", {{2, 1}, {2, 3}}},                             // a label of size 1
+      {"i,i->", "i,i->", {{1}, {1}}},                                           // size 1 on both
   };
   const std::vector<std::string> levels = host_levels();
   for (const Case& c : cases) {
@@ -138,14 +152,17 @@ TEST_CASE("Einsum equals the direct evaluation on the reference and on every JIT
 
 TEST_CASE("Einsum refusals name the node and the reason") {
   std::mt19937 rng(78);
-  const Operand a = random_operand({3, 3}, rng), b = random_operand({4, 5}, rng);
-  CHECK(import_error(einsum_model("ii->i", {a})).find("label 'i' repeats in term 'ii': a diagonal") != std::string::npos);
-  CHECK(import_error(einsum_model("ij,jk->ik", {a, b})).find("label 'j' has size 3 and 4") != std::string::npos);
+  const Operand a = random_operand({3, 3}, rng), b = random_operand({4, 5}, rng), c = random_operand({3, 4}, rng);
+  CHECK(import_error(einsum_model("ii->i", {c})).find("label 'i' repeats in term 'ii' with sizes 3 and 4: a diagonal must be square") !=
+        std::string::npos);
+  CHECK(import_error(einsum_model("ij,jk->ik", {a, b})).find("label 'j' has size 3 and 4, which do not broadcast") != std::string::npos);
+  CHECK(import_error(einsum_model("...i,...i->...i", {c, b})).find("ellipsis dimension 0 has size 3 and 4, which do not broadcast") !=
+        std::string::npos);
   CHECK(import_error(einsum_model("ij,jk->iz", {a, b})).find("output label 'z' names no operand's dimension") != std::string::npos);
   CHECK(import_error(einsum_model("ij->ii", {a})).find("output label 'i' appears twice") != std::string::npos);
   CHECK(import_error(einsum_model("ijk->i", {a})).find("does not fit operand 0 of rank 2") != std::string::npos);
   CHECK(import_error(einsum_model("ij", {a, b})).find("names 1 operands, the node has 2") != std::string::npos);
   CHECK(import_error(einsum_model("i1->i", {a})).find("must be letters and at most one '...'") != std::string::npos);
-  const std::string named = import_error(einsum_model("ii->i", {a}));
+  const std::string named = import_error(einsum_model("ii->i", {c}));
   CHECK(named.find("node 'Einsum_node' (Einsum)") != std::string::npos);
 }
