@@ -14,19 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/importers/model_files.h"
 #include "tests/slow_host.h"
 #include "tools/npy.h"
 
 namespace {
 
-const std::string kModels = MODELS_DIR;
+using model_files::kModels;
+using model_files::load;
 
-qrt_tools::NpyArray load(const std::string& file) {
-  qrt_tools::NpyArray a;
-  std::string error;
-  REQUIRE_MESSAGE(qrt_tools::read_npy(kModels + "/onnx/" + file, a, error), error);
-  return a;
-}
 
 // Top-1 accuracy (percent) of `m` on x (as `dims`) against labels y; counts ops run by the
 // reference (not a generated kernel) other than constants.

@@ -15,12 +15,14 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "tests/importers/model_files.h"
 #include "tests/slow_host.h"
 #include "tools/npy.h"
 
 namespace {
 
-const std::string kModels = MODELS_DIR;
+using model_files::kModels;
+using model_files::load;
 
 struct Outcome {
   std::vector<int> predictions;
@@ -80,12 +82,6 @@ nlohmann::json expected(const std::string& dataset) {
   return nlohmann::json::parse(in);
 }
 
-qrt_tools::NpyArray load(const std::string& file) {
-  qrt_tools::NpyArray a;
-  std::string error;
-  REQUIRE_MESSAGE(qrt_tools::read_npy(kModels + "/onnx/" + file, a, error), error);
-  return a;
-}
 
 // Checks predictions, accuracy and (for QDQ models) stored output values.
 void check_model(const std::string& dataset, const std::string& model, const std::vector<int64_t>& dims,
@@ -174,13 +170,7 @@ TEST_CASE("fashion models: exact predictions, stored values within the tolerance
 
 namespace {
 
-std::string load_error(const std::string& bytes, const char* name) {
-  qrt_model_t* m = nullptr;
-  const qrt_status st = qrt_model_load_buffer(bytes.data(), bytes.size(), name, &m);
-  CHECK(st != QRT_OK);
-  CHECK(m == nullptr);
-  return qrt_last_error_message();
-}
+using model_files::load_error;
 
 onnx::ModelProto tiny_model(const std::string& op_type) {
   onnx::ModelProto model;

@@ -32,7 +32,7 @@ using qrt_test::slurp;
 
 // A test tensor, or nullopt where the file holds something else (sequences, optionals,
 // strings: the test's harness, not qrt, has no form for them).
-std::optional<qrt::DenseElements> read_tensor(const fs::path& p) {
+std::optional<qrt::DenseElements> read_test_tensor(const fs::path& p) {
   onnx::TensorProto t;
   if (!t.ParseFromString(slurp(p)) || t.data_type() == onnx::TensorProto::STRING) return std::nullopt;
   auto d = qrt::importers::onnx_detail::dense_of(t, p.string());
@@ -40,10 +40,10 @@ std::optional<qrt::DenseElements> read_tensor(const fs::path& p) {
   return *d;
 }
 
-enum class Outcome { kPass, kRefused, kSkipped };
+enum class NodeOutcome { kPass, kRefused, kSkipped };
 
 // Imports and runs one node test; `problem` gets a description of anything the test forbids.
-Outcome run_node_test(const std::string& name, std::string& problem) {
+NodeOutcome run_node_test(const std::string& name, std::string& problem) {
   const fs::path dir = kNodeTests / name;
   const std::string bytes = slurp(dir / "model.onnx");
   auto g = qrt::importers::import_onnx(bytes.data(), bytes.size(), name);
@@ -55,32 +55,32 @@ Outcome run_node_test(const std::string& name, std::string& problem) {
                          why.find("input") != std::string::npos || why.find("output") != std::string::npos ||
                          why.find("opset") != std::string::npos || why.find(name) != std::string::npos;
     if (!located) problem = "unlocated error: " + why;
-    return Outcome::kRefused;
+    return NodeOutcome::kRefused;
   }
   std::vector<qrt::Tensor> inputs;
   for (size_t i = 0; i < g->inputs.size(); ++i) {
-    const auto d = read_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
-    if (!d) return Outcome::kSkipped;
+    const auto d = read_test_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
+    if (!d) return NodeOutcome::kSkipped;
     qrt::Tensor t;
     t.type = g->values[size_t(g->inputs[i])].type;
     if (t.type.element.kind != d->type.element.kind || d->size() != size_t(qrt::dense_byte_size(d->type))) {
-      return Outcome::kSkipped;
+      return NodeOutcome::kSkipped;
     }
     t.type.dims = d->type.dims;
     t.storage.assign(d->data(), d->data() + d->size());
     inputs.push_back(std::move(t));
   }
   auto out = qrt::run_reference(*g, std::move(inputs));
-  if (!out.is_ok()) return Outcome::kRefused;  // a run-time error (e.g. a shape the model fixes otherwise)
+  if (!out.is_ok()) return NodeOutcome::kRefused;  // a run-time error (e.g. a shape the model fixes otherwise)
   for (size_t i = 0; i < out->size(); ++i) {
-    const auto want = read_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
+    const auto want = read_test_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
     const qrt::Tensor& got = out->at(i);
     // Expected outputs stored in another type than the op's (e.g. bf16 bits as uint16).
-    if (!want || want->type.element.kind != got.type.element.kind) return Outcome::kSkipped;
+    if (!want || want->type.element.kind != got.type.element.kind) return NodeOutcome::kSkipped;
     if (got.type.dims != want->type.dims) {
       problem = "output " + std::to_string(i) + " has shape [" + qrt::dims_to_string(got.type.dims) + "], expected [" +
                 qrt::dims_to_string(want->type.dims) + "]";
-      return Outcome::kPass;
+      return NodeOutcome::kPass;
     }
     for (size_t k = 0; k < size_t(got.num_elements()); ++k) {
       const bool f = got.type.element.is_float();
@@ -90,11 +90,11 @@ Outcome run_node_test(const std::string& name, std::string& problem) {
       if (!same) {
         problem = "output " + std::to_string(i) + " element " + std::to_string(k) + " is " + std::to_string(a) +
                   ", expected " + std::to_string(b);
-        return Outcome::kPass;
+        return NodeOutcome::kPass;
       }
     }
   }
-  return Outcome::kPass;
+  return NodeOutcome::kPass;
 }
 
 }  // namespace
@@ -115,9 +115,9 @@ TEST_CASE("every ONNX backend node test imports and matches, or is refused namin
   for (const std::string& name : names) {
     CAPTURE(name);
     std::string problem;
-    const Outcome o = run_node_test(name, problem);
+    const NodeOutcome o = run_node_test(name, problem);
     CHECK_MESSAGE(problem.empty(), problem);
-    (o == Outcome::kPass ? passed : o == Outcome::kRefused ? refused : skipped) += 1;
+    (o == NodeOutcome::kPass ? passed : o == NodeOutcome::kRefused ? refused : skipped) += 1;
   }
   MESSAGE(names.size() << " node tests: " << passed << " matched, " << refused << " refused by name, " << skipped
                        << " with inputs or outputs the harness cannot read");

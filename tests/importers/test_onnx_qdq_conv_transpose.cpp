@@ -64,12 +64,12 @@ onnx::ModelProto qdq_conv_transpose() {
   return model;
 }
 
-struct Run {
+struct TransposeRun {
   std::vector<float> y;
   std::string kernel;  // the conv_transpose2d's
 };
 
-Run run(const std::string& bytes, qrt_backend backend, const char* isa, const char* passes = nullptr) {
+TransposeRun run(const std::string& bytes, qrt_backend backend, const char* isa, const char* passes = nullptr) {
   qrt_model_t* m = nullptr;
   REQUIRE_MESSAGE(qrt_model_load_buffer(bytes.data(), bytes.size(), "ct.onnx", &m) == QRT_OK, qrt_last_error_message());
   qrt_plan_options options;
@@ -79,7 +79,7 @@ Run run(const std::string& bytes, qrt_backend backend, const char* isa, const ch
   options.passes = passes;
   qrt_plan_t* plan = nullptr;
   REQUIRE_MESSAGE(qrt_plan_create(m, &options, &plan) == QRT_OK, qrt_last_error_message());
-  Run r;
+  TransposeRun r;
   size_t ops = 0;
   qrt_plan_num_ops(plan, &ops);
   for (size_t i = 0; i < ops; ++i) {
@@ -108,21 +108,21 @@ Run run(const std::string& bytes, qrt_backend backend, const char* isa, const ch
 
 TEST_CASE("an NCHW QDQ ConvTranspose folds into an integer conv_transpose2d on the kernels, with the reference's bytes") {
   const std::string bytes = qdq_conv_transpose().SerializeAsString();
-  const Run ref = run(bytes, QRT_BACKEND_REF, nullptr);
+  const TransposeRun ref = run(bytes, QRT_BACKEND_REF, nullptr);
   REQUIRE(ref.y.size() == 6 * 10 * 10);
   size_t positive = 0;
   for (float v : ref.y) positive += v > 0.0f;
   CHECK(positive > 100);  // the case exercises real values, not a relu of nothing
   // The fold keeps QDQ's meaning: the float graph (no passes: dequantize, f32 ConvTranspose,
   // quantize) agrees within one output step (0.1), and the region did fold.
-  const Run unfolded = run(bytes, QRT_BACKEND_REF, nullptr, "");
+  const TransposeRun unfolded = run(bytes, QRT_BACKEND_REF, nullptr, "");
   CHECK(unfolded.kernel == "reference");
   size_t within = 0;
   for (size_t i = 0; i < ref.y.size(); ++i) within += std::fabs(double(ref.y[i]) - double(unfolded.y[i])) <= 0.1001;
   CHECK(within == ref.y.size());
   for (const std::string& level : host_levels()) {
     CAPTURE(level);
-    const Run jit = run(bytes, QRT_BACKEND_DEFAULT, level.c_str());
+    const TransposeRun jit = run(bytes, QRT_BACKEND_DEFAULT, level.c_str());
     CHECK_MESSAGE(jit.kernel.find("sub-pixel phases of stride") != std::string::npos, jit.kernel);
     CHECK(std::memcmp(jit.y.data(), ref.y.data(), ref.y.size() * 4) == 0);
   }

@@ -13,6 +13,7 @@
 
 #include "importers/tflite_schema_generated.h"
 #include "ir/numerics.h"
+#include "tests/importers/model_files.h"
 
 namespace {
 
@@ -162,12 +163,7 @@ TEST_CASE("mobilenet_v2 runs end to end, deterministically") {
 
 namespace {
 
-std::string load_error(const std::string& bytes, const char* name) {
-  qrt_model_t* m = nullptr;
-  CHECK(qrt_model_load_buffer(bytes.data(), bytes.size(), name, &m) != QRT_OK);
-  CHECK(m == nullptr);
-  return qrt_last_error_message();
-}
+using model_files::load_error;
 
 // Quantization of a tiny model's tensors: int8 with scale and zero point, or f32 (scale 0).
 struct TinyQuant {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/importers/onnx_builders.h"
+#include "tests/importers/model_files.h"
 #include "tests/slow_host.h"
 #include "tools/npy.h"
 
@@ -23,18 +24,13 @@ namespace {
 
 using onnx_builders::host_levels;
 
-const std::string kModels = MODELS_DIR;
+using model_files::kModels;
+using model_files::load;
 using qrt_test::kSlowHostSamples;
 using qrt_test::slow_host;
 
-qrt_tools::NpyArray load(const std::string& file) {
-  qrt_tools::NpyArray a;
-  std::string error;
-  REQUIRE_MESSAGE(qrt_tools::read_npy(kModels + "/onnx/" + file, a, error), error);
-  return a;
-}
 
-struct Outcome {
+struct WeightOnlyOutcome {
   double accuracy = 0;
   std::vector<uint8_t> logits;        // the output's bytes
   std::vector<std::string> matmuls;   // the kernel of every qrt.matmul
@@ -52,10 +48,10 @@ qrt_plan_t* plan_for(qrt_model_t* m, qrt_backend backend, const char* isa) {
 }
 
 // Runs `plan` on all of x (as `dims`), then destroys it.
-Outcome run(qrt_plan_t* plan, const qrt_tools::NpyArray& x, const std::vector<int64_t>& dims, const qrt_tools::NpyArray& y) {
+WeightOnlyOutcome run(qrt_plan_t* plan, const qrt_tools::NpyArray& x, const std::vector<int64_t>& dims, const qrt_tools::NpyArray& y) {
   REQUIRE_MESSAGE(plan != nullptr, qrt_last_error_message());
   qrt_context_t* ctx = nullptr;
-  Outcome r;
+  WeightOnlyOutcome r;
   r.matmuls = onnx_builders::matmul_kernels(plan);
   REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
   REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, dims.size(), dims.data(), x.data.data(), x.data.size()) == QRT_OK,
@@ -106,18 +102,18 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   const std::string r = report;
   qrt_free(report);
   CHECK(r.find("kept float") == std::string::npos);  // every matmul and conv weight quantized
-  const Outcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
+  const WeightOnlyOutcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
   // Activations quantized per call (lower-hybrid{mode=dynamic-i8}) run the dynamic i8 kernels.
   const std::string kernel = spec.find("dynamic-i8") != std::string::npos ? "_dyngemm_" : "_wogemm_";
   for (const std::string& level : host_levels()) {
     CAPTURE(level);
-    const Outcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
+    const WeightOnlyOutcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
     CHECK(jit.logits == ref.logits);
     REQUIRE(!jit.matmuls.empty());
     for (const std::string& k : jit.matmuls) CHECK_MESSAGE(k.find(kernel) != std::string::npos, k);
   }
   if (qrt_plan_t* llvm_plan = plan_for(m, QRT_BACKEND_LLVM, nullptr)) {
-    const Outcome llvm = run(llvm_plan, x, dims, y);
+    const WeightOnlyOutcome llvm = run(llvm_plan, x, dims, y);
     CHECK(llvm.logits == ref.logits);
     for (const std::string& k : llvm.matmuls) CHECK_MESSAGE(k.find(kernel) != std::string::npos, k);
   } else {

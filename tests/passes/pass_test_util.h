@@ -1,4 +1,5 @@
-// Test helpers shared by the pass tests: parsing a graph and searching a pass report.
+// Test helpers shared by the pass tests: parsing a graph, running a pipeline and searching a
+// pass report.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,14 +9,23 @@
 #include <vector>
 
 #include "ir/text_format.h"
+#include "passes/pipeline.h"
 
 namespace pass_test {
 
-/// Parses `text`, failing the test with the parser's message when it is invalid.
+/// Parses `text`, failing the test with the parser's message and the text when it is invalid.
 inline qrt::Graph parse(const std::string& text) {
   auto g = qrt::parse_graph(text);
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
   return std::move(g).value();
+}
+
+/// Runs the pass `pipeline` on g, failing the test when it fails; the passes' report lines are
+/// appended to `report`.
+inline qrt::Graph run_pipeline(const qrt::Graph& g, const std::string& pipeline, std::vector<std::string>& report) {
+  auto out = qrt::passes::run_pipeline(g, pipeline, &report);
+  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
+  return std::move(out).value();
 }
 
 /// True when some report line contains `part`; otherwise the whole report is printed.

@@ -7,33 +7,30 @@
 #include <string>
 
 #include "ir/text_format.h"
+#include "tests/passes/pass_test_util.h"
 #include "jit/ref/reference.h"
 #include "passes/fuse_clamp.h"
 
 namespace {
 
-const std::string kX = "tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:-3>>";
-const std::string kF = "tensor<3x3x3x2x!quant.uniform<i8:f32:0, {0.25, 0.125, 0.5}>>";
-const std::string kY = "tensor<1x2x2x3x!quant.uniform<i8:f32, 0.75:-20>>";
+const std::string kClampX = "tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:-3>>";
+const std::string kClampF = "tensor<3x3x3x2x!quant.uniform<i8:f32:0, {0.25, 0.125, 0.5}>>";
+const std::string kClampY = "tensor<1x2x2x3x!quant.uniform<i8:f32, 0.75:-20>>";
 
 // x -> conv -> `act` (a line defining %z from %y) -> return `ret`.
-std::string graph(const std::string& act, const std::string& ret = "%z : " + kY, const std::string& y = kY,
+std::string graph(const std::string& act, const std::string& ret = "%z : " + kClampY, const std::string& y = kClampY,
                   const std::string& results = "") {
-  return "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + (results.empty() ? kY : results) + " {\n" +
-         "  %y = \"qrt.conv2d\"(%x, %f) : (" + kX + ", " + kF + ") -> " + y + "\n" + act + "  return " + ret + "\n}\n";
+  return "func.func @main(%x: " + kClampX + ", %f: " + kClampF + ") -> " + (results.empty() ? kClampY : results) + " {\n" +
+         "  %y = \"qrt.conv2d\"(%x, %f) : (" + kClampX + ", " + kClampF + ") -> " + y + "\n" + act + "  return " + ret + "\n}\n";
 }
 
 std::string clamp(const std::string& in, const std::string& out, const std::string& lo, const std::string& hi,
-                  const std::string& t = kY) {
+                  const std::string& t = kClampY) {
   return "  " + out + " = \"qrt.clamp\"(" + in + ") {max = " + hi + " : f32, min = " + lo + " : f32} : (" + t + ") -> " +
          t + "\n";
 }
 
-qrt::Graph parse(const std::string& text) {
-  auto g = qrt::parse_graph(text);
-  REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
-  return std::move(g).value();
-}
+using pass_test::parse;
 
 // Fuses; checks the result verifies and computes the same bytes as the source on the
 // reference; returns the count and the printed result.
@@ -76,7 +73,7 @@ TEST_CASE("a clamp after a quantized conv folds into it and keeps its name") {
 
 TEST_CASE("a quantized relu folds as clamp(0, +inf), and the unbounded max round-trips") {
   std::string printed;
-  CHECK(fuse(graph("  %z = \"qrt.relu\"(%y) : (" + kY + ") -> " + kY + "\n"), &printed) == 1);
+  CHECK(fuse(graph("  %z = \"qrt.relu\"(%y) : (" + kClampY + ") -> " + kClampY + "\n"), &printed) == 1);
   CHECK(printed.find("qrt.relu") == std::string::npos);
   CHECK(printed.find("clamp_min = 0.000000e+00 : f32") != std::string::npos);
   CHECK(qrt::print_graph(parse(printed)) == printed);
@@ -84,14 +81,14 @@ TEST_CASE("a quantized relu folds as clamp(0, +inf), and the unbounded max round
 
 TEST_CASE("clamps that cannot fold stay") {
   // The conv's result has a second reader (returned too).
-  const std::string two = kY + ", " + kY;
-  CHECK(fuse(graph(clamp("%y", "%z", "0.0", "6.0"), "%z, %y : " + two, kY, "(" + two + ")")) == 0);
+  const std::string two = kClampY + ", " + kClampY;
+  CHECK(fuse(graph(clamp("%y", "%z", "0.0", "6.0"), "%z, %y : " + two, kClampY, "(" + two + ")")) == 0);
   // A second clamp: the first folds, the producer then has one, and the second stays.
   std::string printed;
   CHECK(fuse(graph(clamp("%y", "%c", "-1.0", "6.0") + clamp("%c", "%z", "0.0", "4.0")), &printed) == 1);
   CHECK(printed.find("qrt.clamp") != std::string::npos);
   // A producer that takes no fused clamp (a max pool).
-  const std::string pool = "  %p = \"qrt.max_pool2d\"(%y) {kernel = [1, 1]} : (" + kY + ") -> " + kY + "\n";
+  const std::string pool = "  %p = \"qrt.max_pool2d\"(%y) {kernel = [1, 1]} : (" + kClampY + ") -> " + kClampY + "\n";
   CHECK(fuse(graph(pool + clamp("%p", "%z", "0.0", "6.0"))) == 0);
 }
 
@@ -120,10 +117,10 @@ TEST_CASE("float conv2d and matmul with constant weights take the clamp; a batch
 }
 
 TEST_CASE("the verifier checks fused clamp attributes") {
-  const std::string one = graph("", "%y : " + kY);
+  const std::string one = graph("", "%y : " + kClampY);
   auto with = [&](const std::string& attrs) {
     std::string t = one;
-    t.replace(t.find(" : (" + kX), 0, " {" + attrs + "}");
+    t.replace(t.find(" : (" + kClampX), 0, " {" + attrs + "}");
     auto g = qrt::parse_graph(t);
     return g.is_ok() ? std::string() : g.status().message();
   };
@@ -137,9 +134,9 @@ TEST_CASE("the verifier checks fused clamp attributes") {
 
 TEST_CASE("a clamp after a quantized transposed convolution folds into it (the TFLite fused activation)") {
   const std::string y = "tensor<1x8x8x3x!quant.uniform<i8:f32, 0.75:-20>>";
-  const std::string text = "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + y + " {\n" +
+  const std::string text = "func.func @main(%x: " + kClampX + ", %f: " + kClampF + ") -> " + y + " {\n" +
                            "  %y = \"qrt.conv_transpose2d\"(%x, %f) {output_padding = [1, 1], pads = [1, 1, 1, 1], "
-                           "strides = [2, 2]} : (" + kX + ", " + kF + ") -> " + y + "\n" +
+                           "strides = [2, 2]} : (" + kClampX + ", " + kClampF + ") -> " + y + "\n" +
                            clamp("%y", "%z", "0.0", "6.0", y) + "  return %z : " + y + "\n}\n";
   std::string printed;
   CHECK(fuse(text, &printed) == 1);  // (fuse() checks the reference's bytes are unchanged)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/text_format.h"
+#include "tests/passes/pass_test_util.h"
 #include "jit/ref/reference.h"
 #include "passes/layout_nhwc.h"
 
@@ -19,11 +20,7 @@ const std::string kY = "tensor<1x3x5x5x!quant.uniform<u8:f32, 0.75:120>>";
 const std::string kYAxis = "tensor<1x3x5x5x!quant.uniform<i32:f32:1, {0.25, 0.125, 0.5}>>";
 const std::string kD = "tensor<3x1x3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>";
 
-qrt::Graph parse(const std::string& text) {
-  auto g = qrt::parse_graph(text);
-  REQUIRE_MESSAGE(g.is_ok(), std::string(g.status().to_string() + "\n" + text));
-  return std::move(g).value();
-}
+using pass_test::parse;
 
 size_t count(const qrt::Graph& g, qrt::OpKind kind) {
   return size_t(std::count_if(g.ops.begin(), g.ops.end(), [&](const qrt::Op& op) { return op.kind == kind; }));

@@ -20,11 +20,7 @@ namespace {
 using pass_test::has_line;
 using pass_test::parse;
 
-qrt::Graph run(const qrt::Graph& g, const std::string& pipeline, std::vector<std::string>& report) {
-  auto out = qrt::passes::run_pipeline(g, pipeline, &report);
-  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
-  return std::move(out).value();
-}
+using pass_test::run_pipeline;
 
 
 // Runs g on the reference with one f32 input of `values` and returns the output bytes.
@@ -59,7 +55,7 @@ TEST_CASE("fake-quant becomes qcast/dcast with the nudged type, bit-identical to
   return %z : tensor<2x3xf32>
 })");
   std::vector<std::string> report;
-  const qrt::Graph out = run(g, "fake-quant", report);
+  const qrt::Graph out = run_pipeline(g, "fake-quant", report);
   const std::string text = qrt::print_graph(out);
   // [-0.5, 1.5] in u8: scale 2/255, zero point rne(0.5 / (2/255)) = rne(63.75) = 64.
   CHECK(text.find("-> tensor<2x3x!quant.uniform<u8:f32, 0.0078431372549019607:64>>") != std::string::npos);
@@ -104,7 +100,7 @@ TEST_CASE("statistics: insert_stats records and widens; calibrate keeps region b
   text = qrt::print_graph(annotated);
   CHECK(text.find("%x_stats = \"quant.stats\"(%x) {layerStats = dense<[-4.000000e+00, 1.000000e+00]>") != std::string::npos);
   std::vector<std::string> report;
-  const std::string cal = qrt::print_graph(run(annotated, "calibrate", report));
+  const std::string cal = qrt::print_graph(run_pipeline(annotated, "calibrate", report));
   CHECK(cal.find("%x_q = \"quant.qcast\"(%x) : (tensor<1x4xf32>) -> tensor<1x4x!quant.calibrated<f32<-4.000000e+00:1.000000e+00>>>") !=
         std::string::npos);
   CHECK(cal.find("%r_q = \"quant.qcast\"(%r_raw)") != std::string::npos);
@@ -124,7 +120,7 @@ TEST_CASE("lower-hybrid: float x dcast(quantized weights) becomes a hybrid matmu
   return %y : tensor<2x2xf32>
 })");
   std::vector<std::string> report;
-  const qrt::Graph out = run(g, "lower-hybrid", report);
+  const qrt::Graph out = run_pipeline(g, "lower-hybrid", report);
   const std::string text = qrt::print_graph(out);
   CHECK(text.find("\"qrt.transpose\"(%wq)") != std::string::npos);
   CHECK(text.find("(tensor<2x3xf32>, tensor<3x2x!quant.uniform<i8:f32:1, {5.000000e-01,2.500000e-01}>>) -> tensor<2x2xf32>") !=
@@ -146,7 +142,7 @@ TEST_CASE("lower-hybrid{mode=dynamic-range}: explicit per-call activation quanti
 })";
   const qrt::Graph g = parse(text);
   std::vector<std::string> report;
-  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-range}", report);
+  const qrt::Graph dyn = run_pipeline(g, "lower-hybrid{mode=dynamic-range}", report);
   const std::string printed = qrt::print_graph(dyn);
   CHECK(printed.find("\"qrt.dynamic_quantize\"(%x)") != std::string::npos);
   CHECK(printed.find("-> tensor<2x2x!quant.uniform<i32:f32, 1.000000e+00>>") != std::string::npos);
@@ -166,7 +162,7 @@ TEST_CASE("lower-hybrid{mode=dynamic-range}: explicit per-call activation quanti
   std::string asym = text;
   for (size_t at; (at = asym.find("{0.01,0.02}>")) != std::string::npos;) asym.replace(at, 12, "{0.01:1,0.02}>");
   report.clear();
-  const std::string kept = qrt::print_graph(run(parse(asym), "lower-hybrid{mode=dynamic-range}", report));
+  const std::string kept = qrt::print_graph(run_pipeline(parse(asym), "lower-hybrid{mode=dynamic-range}", report));
   CHECK(kept.find("dynamic_quantize") == std::string::npos);
   CHECK(has_line(report, "kept weight-only: dynamic range needs symmetric weights (zero point 0)"));
 }
@@ -180,9 +176,9 @@ TEST_CASE("lower-hybrid{mode=dynamic-range} on matmuls already hybrid (quantize-
   const qrt::Graph g = parse(text);
   std::vector<std::string> report;
   // Weight-only mode leaves a hybrid matmul as it is.
-  CHECK(qrt::print_graph(run(g, "lower-hybrid", report)) == qrt::print_graph(g));
+  CHECK(qrt::print_graph(run_pipeline(g, "lower-hybrid", report)) == qrt::print_graph(g));
   report.clear();
-  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-range}", report);
+  const qrt::Graph dyn = run_pipeline(g, "lower-hybrid{mode=dynamic-range}", report);
   CHECK(qrt::print_graph(dyn).find("\"qrt.dynamic_quantize\"(%x)") != std::string::npos);
   CHECK(has_line(report, "lower-hybrid: qrt.matmul %y: dynamic range, x quantized to u8 per call"));
   const std::vector<float> in = ramp(8, -1.0f, 2.0f);
@@ -201,7 +197,7 @@ TEST_CASE("lower-hybrid{mode=dynamic-range} on matmuls already hybrid (quantize-
   return %y : tensor<2x2xf32>
 })";
   report.clear();
-  const std::string kept = qrt::print_graph(run(parse(blocks), "lower-hybrid{mode=dynamic-range}", report));
+  const std::string kept = qrt::print_graph(run_pipeline(parse(blocks), "lower-hybrid{mode=dynamic-range}", report));
   CHECK(kept.find("dynamic_quantize") == std::string::npos);
   CHECK(has_line(report, "kept weight-only: dynamic range needs one scale per column, not blocks along K"));
 }
@@ -214,12 +210,12 @@ TEST_CASE("lower-hybrid{mode=dynamic-i8}: blocks and zero points welcome, i8 per
 })";
   const qrt::Graph g = parse(text);
   std::vector<std::string> report;
-  const qrt::Graph dyn = run(g, "lower-hybrid{mode=dynamic-i8}", report);
+  const qrt::Graph dyn = run_pipeline(g, "lower-hybrid{mode=dynamic-i8}", report);
   CHECK(qrt::print_graph(dyn).find("activations = \"dynamic_i8\"") != std::string::npos);
   CHECK(has_line(report, "lower-hybrid: qrt.matmul %y: dynamic i8, x quantized to i8 per row and block of K"));
   // The form survives a second run (no double lowering) and the binary form.
   report.clear();
-  CHECK(qrt::print_graph(run(dyn, "lower-hybrid{mode=dynamic-range}", report)) == qrt::print_graph(dyn));
+  CHECK(qrt::print_graph(run_pipeline(dyn, "lower-hybrid{mode=dynamic-range}", report)) == qrt::print_graph(dyn));
   const std::vector<float> in = ramp(8, -1.0f, 2.0f);
   const auto a = reference_bytes(g, {2, 4}, in), b = reference_bytes(dyn, {2, 4}, in);
   REQUIRE(a.size() == b.size());
@@ -237,7 +233,7 @@ TEST_CASE("lower-hybrid{mode=dynamic-i8}: blocks and zero points welcome, i8 per
   return %y : tensor<2x2xf32>
 })";
   report.clear();
-  const std::string kept = qrt::print_graph(run(parse(wide), "lower-hybrid{mode=dynamic-i8}", report));
+  const std::string kept = qrt::print_graph(run_pipeline(parse(wide), "lower-hybrid{mode=dynamic-i8}", report));
   CHECK(has_line(report, "kept weight-only: dynamic i8 needs weights of at most 8 bits"));
 }
 
@@ -251,7 +247,7 @@ TEST_CASE("lower-reduce: a QDQ mean accumulates in i32 on stored values, and say
   return %y : tensor<1x2xf32>
 })");
   std::vector<std::string> report;
-  const qrt::Graph out = run(g, "lower-reduce", report);
+  const qrt::Graph out = run_pipeline(g, "lower-reduce", report);
   const std::string text = qrt::print_graph(out);
   CHECK(text.find("%mq = \"qrt.mean\"(%xq) {accumulator = \"i32\", axes = [1]}") != std::string::npos);
   CHECK(has_line(report, "sums !quant.uniform<u8:f32, 1.000000e-01:5> in i32, narrows once"));
@@ -287,7 +283,7 @@ TEST_CASE("rescale folding: dcast -> qcast becomes one requantize, chains collap
   return %y : tensor<4xf32>
 })");
   std::vector<std::string> report;
-  const std::string text = qrt::print_graph(run(g, "fold-qdq", report));
+  const std::string text = qrt::print_graph(run_pipeline(g, "fold-qdq", report));
   CHECK(text.find("%c = \"qrt.requantize\"(%a)") != std::string::npos);  // a -> b -> c is one rescale
   CHECK(text.find("%y = \"quant.dcast\"(%c)") != std::string::npos);    // d had c's type
   CHECK(has_line(report, "dcast -> qcast %c: one requantize from !quant.uniform<u8:f32, 5.000000e-01:3> (a requantize chain collapsed)"));
@@ -305,7 +301,7 @@ TEST_CASE("check-integer names every float op left between integer kernels") {
   return %y : tensor<1x4xf32>
 })");
   std::vector<std::string> report;
-  run(g, "check-integer", report);
+  run_pipeline(g, "check-integer", report);
   CHECK(has_line(report, "check-integer: %rd -> qrt.softmax %s -> quant.qcast: runs in float between integer kernels"));
   CHECK(has_line(report, "check-integer: 1 integer kernel(s), 2 quantize(s), 1 dequantize(s) of integer results, 1 float path(s)"));
 }

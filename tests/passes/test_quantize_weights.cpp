@@ -65,11 +65,7 @@ std::string matmul_graph(int64_t m, int64_t k, int64_t n, const std::vector<floa
   return s;
 }
 
-qrt::Graph run(const qrt::Graph& g, const std::string& pipeline, std::vector<std::string>& report) {
-  auto out = qrt::passes::run_pipeline(g, pipeline, &report);
-  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
-  return std::move(out).value();
-}
+using pass_test::run_pipeline;
 
 // The matmul's weight constant (operand 1) in the quantized graph: its stored integers and its
 // quantized type.
@@ -139,7 +135,7 @@ TEST_CASE("quantize-weights: per-column and block-wise matmul weights stay withi
       CAPTURE(c.spec);
       CAPTURE(transposed);
       std::vector<std::string> report;
-      const qrt::Graph out = run(g, c.spec, report);
+      const qrt::Graph out = run_pipeline(g, c.spec, report);
       const Weights d = weight_constant(out);
       REQUIRE(d.type.dims == std::vector<int64_t>{k, n});
       const std::string type = qrt::print_graph(out);
@@ -181,7 +177,7 @@ TEST_CASE("quantize-weights: the hybrid result is close to the float one and the
                            "quantize-weights{bits=i4 block=32 search=mse}", "quantize-weights{bits=i8}"}) {
     CAPTURE(spec);
     std::vector<std::string> report;
-    const qrt::Graph out = run(g, spec, report);
+    const qrt::Graph out = run_pipeline(g, spec, report);
     const double mse = logged_mse(report);
     CHECK(mse < previous_mse);  // each spec is finer than the one before
     previous_mse = mse;
@@ -199,13 +195,13 @@ TEST_CASE("quantize-weights: symmetric zero points, blocks that do not divide K,
   const std::vector<float> w = random_weights(rng, size_t(24 * 5));
   const qrt::Graph g = parse(matmul_graph(1, 24, 5, w, false));
   std::vector<std::string> report;
-  qrt::Graph out = run(g, "quantize-weights{bits=i4 symmetric=true block=8}", report);
+  qrt::Graph out = run_pipeline(g, "quantize-weights{bits=i4 symmetric=true block=8}", report);
   for (int64_t zp : weight_constant(out).type.element.zero_points) CHECK(zp == 0);
-  out = run(g, "quantize-weights{bits=u4 symmetric=true}", report);
+  out = run_pipeline(g, "quantize-weights{bits=u4 symmetric=true}", report);
   for (int64_t zp : weight_constant(out).type.element.zero_points) CHECK(zp == 8);
   CHECK(worst_half_steps(weight_constant(out), w, 24, 5, false) <= 1.0001);
   report.clear();
-  out = run(g, "quantize-weights{bits=i8 block=7}", report);
+  out = run_pipeline(g, "quantize-weights{bits=i8 block=7}", report);
   CHECK(weight_constant(out).type.element.kind == qrt::ElementKind::kUniformPerAxis);
   CHECK(has_line(report, "block 7 does not divide K = 24: per column"));
 
@@ -217,7 +213,7 @@ TEST_CASE("quantize-weights: symmetric zero points, blocks that do not divide K,
       "  %y = \"qrt.conv2d\"(%x, %f) {layout = \"NCHW\"} : (tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>\n"
       "  return %y : tensor<1x4x4x4xf32>\n}\n";
   report.clear();
-  out = run(parse(text), "quantize-weights{bits=i4}", report);
+  out = run_pipeline(parse(text), "quantize-weights{bits=i4}", report);
   CHECK(has_line(report, "filter 4x2x3x3 -> i4, per output channel"));
   CHECK(qrt::print_graph(out).find("tensor<4x2x3x3x!quant.uniform<i4:f32:0, {") != std::string::npos);
 }
@@ -233,7 +229,7 @@ TEST_CASE("quantize-weights: bf16 and f16 matmul weights keep their type as the 
         "  %y = \"qrt.matmul\"(%x, %w) : (tensor<2x4x" + k + ">, tensor<4x3x" + k + ">) -> tensor<2x3x" + k + ">\n"
         "  return %y : tensor<2x3x" + k + ">\n}\n";
     std::vector<std::string> report;
-    const qrt::Graph out = run(parse(text), "quantize-weights{bits=i8}", report);
+    const qrt::Graph out = run_pipeline(parse(text), "quantize-weights{bits=i8}", report);
     CHECK(has_line(report, "qrt.matmul %y: weights 4x3 -> i8, per column"));
     const qrt::Op& mm = out.ops.back();
     const qrt::ElementType& e = out.values[size_t(mm.operands[1])].type.element;
@@ -261,7 +257,7 @@ TEST_CASE("quantize-weights: bf16 and f16 matmul weights keep their type as the 
       "  return %y : tensor<1x4x4x2xbf16>\n}\n";
   std::vector<std::string> report;
   const qrt::Graph g = parse(conv);
-  const qrt::Graph out = run(g, "quantize-weights", report);
+  const qrt::Graph out = run_pipeline(g, "quantize-weights", report);
   CHECK(has_line(report, "qrt.conv2d %y: kept float: bf16 convolutions have no weight-only form"));
   CHECK(qrt::print_graph(out) == qrt::print_graph(g));
 }
@@ -273,7 +269,7 @@ TEST_CASE("quantize-weights: weights that are not float constants are kept, bad 
       "  return %y : tensor<2x3xf32>\n}\n";
   const qrt::Graph g = parse(text);
   std::vector<std::string> report;
-  const qrt::Graph out = run(g, "quantize-weights", report);
+  const qrt::Graph out = run_pipeline(g, "quantize-weights", report);
   CHECK(has_line(report, "qrt.matmul %y: kept float: its weights are not an f32 constant"));
   CHECK(qrt::print_graph(out) == qrt::print_graph(g));
   auto bad = qrt::passes::run_pipeline(g, "quantize-weights{bits=i3}", &report);
