@@ -13,8 +13,6 @@ namespace qrt::op_verify {
 
 namespace {
 
-constexpr int64_t kMaxDim = kMaxTensorElements;
-
 Status require_rank(const Op& op, const Type& t, size_t rank, const char* what) {
   if (!t.is_tensor || t.rank() != rank) {
     return op_error(op, std::string(what) + " must be a " + std::to_string(rank) +
@@ -56,7 +54,7 @@ Status check_conv_channels(const Op& op, const Type& in, const Type& filter, con
 // dimension bounds its other dimensions only by 2^48 each, so the product is checked first.
 Result<int64_t> window_terms(const Op& op, int64_t ig, const Window2d& w) {
   if (ig < 0 || w.kh < 0 || w.kw < 0) return int64_t(-1);
-  if ((long double)ig * (long double)w.kh * (long double)w.kw > (long double)kMaxDim) {
+  if ((long double)ig * (long double)w.kh * (long double)w.kw > (long double)kMaxTensorElements) {
     return op_error(op, "int32 accumulator could overflow: K = " + std::to_string(ig) + " x " + std::to_string(w.kh) +
                             " x " + std::to_string(w.kw) + " (input channels per group x kh x kw) exceeds 2^48");
   }
@@ -237,7 +235,7 @@ Status verify_concat(const Graph& g, const Op& op) {
     const int64_t d = t.dims[size_t(axis)];
     int64_t& e = expected[size_t(axis)];
     e = (e < 0 || d < 0) ? -1 : e + d;  // each dimension is at most 2^48: no overflow
-    if (e > kMaxDim) {
+    if (e > kMaxTensorElements) {
       return op_error(op, "operands 0 to " + std::to_string(i) + " add up to " + std::to_string(e) + " along axis " +
                               std::to_string(axis) + ", more than qrt's limit of 2^48");
     }

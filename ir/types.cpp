@@ -365,7 +365,6 @@ int64_t Type::num_elements() const {
 }
 
 Status Type::verify() const {
-  constexpr int64_t kMaxElements = kMaxTensorElements;
   if (!is_tensor && !dims.empty()) {
     return Status::error("the scalar type " + element.to_string() + " has " + std::to_string(dims.size()) +
                          " dimension(s) [" + dims_to_string(dims) + "]; only tensor types have dimensions");
@@ -374,10 +373,10 @@ Status Type::verify() const {
   for (int64_t d : dims) {
     if (d < -1) return Status::error("illegal dimension size " + std::to_string(d));
     // Each dimension on its own too: after a 0 the element count no longer bounds the rest.
-    if (d > kMaxElements) {
+    if (d > kMaxTensorElements) {
       return Status::error(to_string() + ": dimension size " + std::to_string(d) + " exceeds qrt's limit of 2^48");
     }
-    if (d > 0 && count > kMaxElements / d) {
+    if (d > 0 && count > kMaxTensorElements / d) {
       return Status::error(to_string() + " has more elements than qrt supports (2^48)");
     }
     if (d >= 0) count *= d;

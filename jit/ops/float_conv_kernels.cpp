@@ -35,7 +35,7 @@ class FloatConvOpKernel final : public OpKernel {
                     KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), form_(form), out_c_(out_c),
         ig_(in_per_group), ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw),
-        n_padded_((ocpg_ + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols), filters_(std::move(filters)), bias_(std::move(bias)),
+        n_padded_(f32_padded_cols(ocpg_)), filters_(std::move(filters)), bias_(std::move(bias)),
         lo_(clamp ? float(clamp->min) : -INFINITY), hi_(clamp ? float(clamp->max) : INFINITY), hybrid_(hybrid),
         desc_(desc), code_(std::move(code)) {}
 
@@ -221,7 +221,7 @@ class F32ConvFamily final : public OpFamily {
     auto p = std::make_unique<PreparedF32Conv>();
     const int64_t out_c = ft.dims[0], ig = w.nchw ? ft.dims[1] : ft.dims[3];
     if (out_c <= 0 || ig <= 0 || w.groups <= 0 || out_c % w.groups != 0) return refuse(why_not, "malformed groups");
-    const int64_t ocpg = out_c / w.groups, k = ig * w.kh * w.kw, n_padded = (ocpg + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols;
+    const int64_t ocpg = out_c / w.groups, k = ig * w.kh * w.kw, n_padded = f32_padded_cols(ocpg);
     const bool pads = w.pad_top || w.pad_left || w.pad_bottom || w.pad_right;
     if (!w.nchw && ig == 1 && ocpg == 1) {
       p->form = ConvForm::kDepthwise;

@@ -13,6 +13,9 @@ namespace qrt::jit {
 /// (F32GemmArgs::n_padded is a multiple of it).
 inline constexpr int64_t kF32PanelCols = 16;
 
+/// `n` columns rounded up to a multiple of kF32PanelCols.
+inline int64_t f32_padded_cols(int64_t n) { return (n + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols; }
+
 /// The least work in multiply-adds worth a task of its own in the f32 kernels (~1 µs at their
 /// rates: about what handing a task to another thread costs).
 inline constexpr int64_t kMinF32TaskMacs = 256 * 1024;

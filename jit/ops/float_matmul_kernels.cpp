@@ -29,7 +29,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   FloatMatmulOpKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> w,
                       std::vector<float> bias, unsigned hybrid, KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n),
-        n_padded_((n + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
+        n_padded_(f32_padded_cols(n)), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
         desc_(desc), code_(std::move(code)) {
     if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to f32
       lo_ = float(c->min);
@@ -108,7 +108,7 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const auto &ad = operands[0]->type.dims, &bd = operands[1]->type.dims;
-    const int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back(), n_padded = (n + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols;
+    const int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back(), n_padded = f32_padded_cols(n);
     const std::vector<int64_t> a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2);
     const std::vector<int64_t> out_dims = y.type.dims, batch(out_dims.begin(), out_dims.end() - 2);
     const int64_t entries = std::accumulate(batch.begin(), batch.end(), int64_t(1), std::multiplies<>());
@@ -214,7 +214,7 @@ class F32MatmulFamily final : public OpFamily {
       return std::unique_ptr<PreparedOp>(std::move(p));
     }
     auto p = std::make_unique<PreparedF32Matmul>();
-    const int64_t k = wt.dims[0], n = wt.dims[1], n_padded = (n + kF32PanelCols - 1) / kF32PanelCols * kF32PanelCols;
+    const int64_t k = wt.dims[0], n = wt.dims[1], n_padded = f32_padded_cols(n);
     std::vector<float>& wf = p->w;
     wf.assign(size_t(k * n_padded), 0.0f);
     const ElementType& e = wt.element;
