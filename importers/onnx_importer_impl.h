@@ -135,6 +135,9 @@ class Importer {
   /// Folds a shape sub-graph node whose inputs are constants (or a static shape) into a
   /// constant (onnx_fold.cpp); false when it does not apply.
   Result<bool> fold_node(const onnx::NodeProto& node, const Attrs& a);
+  /// LayerNormalization's Mean and InvStdDev outputs (onnx_math_ops.cpp).
+  Status layer_norm_statistics(const onnx::NodeProto& node, const Attrs& a, int x, int64_t axis, float eps,
+                               bool want_mean, bool want_inv_std);
   /// The math and data-movement ops of onnx_math_ops.cpp; false for other ops.
   Result<bool> math_op(const onnx::NodeProto& node, const Attrs& a);
   /// The activations and normalizations of onnx_activation_ops.cpp; false for other ops.

@@ -24,7 +24,7 @@ struct NamedKind {
 };
 
 constexpr NamedKind kBinary[] = {{"Sub", OpKind::kSub}, {"Div", OpKind::kDiv},     {"Pow", OpKind::kPow},
-                                 {"Max", OpKind::kMax}, {"Min", OpKind::kMin},     {"Equal", OpKind::kEqual},
+                                 {"Equal", OpKind::kEqual},
                                  {"Less", OpKind::kLess}, {"Greater", OpKind::kGreater}};
 constexpr NamedKind kUnary[] = {{"Sqrt", OpKind::kSqrt}, {"Reciprocal", OpKind::kReciprocal}, {"Exp", OpKind::kExp},
                                 {"Tanh", OpKind::kTanh}, {"Erf", OpKind::kErf},               {"Neg", OpKind::kNeg},
@@ -61,8 +61,58 @@ Result<std::vector<int64_t>> Importer::const_ints(const onnx::NodeProto& node, i
   return v;
 }
 
+// LayerNormalization's optional outputs (training graphs save them for the backward pass):
+// the mean over axes axis..rank-1 and 1 / sqrt(variance + epsilon), both with those axes kept
+// as 1 and computed in stash_type (float by default) as ONNX's reference does.
+Status Importer::layer_norm_statistics(const onnx::NodeProto& node, const Attrs& a, int x, int64_t axis, float eps,
+                                       bool want_mean, bool want_inv_std) {
+  QRT_ASSIGN_OR_RETURN(int64_t stash, attr_int(node, a, "stash_type", 1));
+  auto stash_type = element_type_of(int(stash));
+  if (!stash_type.is_ok() || !stash_type->is_float()) {
+    return error(node, "stash_type " + std::to_string(stash) + " is not a float type", ErrorCode::kVerify);
+  }
+  const Type t = type(x);
+  const ElementType e = *stash_type;
+  const int xs = t.element == e ? x : emit(OpKind::kCast, {x}, Type::tensor(t.dims, e));
+  std::vector<int64_t> axes, stat_dims = t.dims;
+  for (int64_t d = axis; d < int64_t(t.rank()); ++d) {
+    axes.push_back(d);
+    stat_dims[size_t(d)] = 1;
+  }
+  const Type full = Type::tensor(t.dims, e), stat = Type::tensor(stat_dims, e);
+  const std::vector<std::pair<std::string, Attribute>> mean_attrs = {{"axes", int_array(axes)},
+                                                                      {"keepdims", Attribute::make_int(1)}};
+  const int mean = emit(OpKind::kMean, {xs}, stat, mean_attrs);
+  if (want_mean) bind(node, 1, mean);
+  if (want_inv_std) {
+    const int d = emit(OpKind::kSub, {xs, mean}, full);
+    const int variance = emit(OpKind::kMean, {emit(OpKind::kMul, {d, d}, full)}, stat, mean_attrs);
+    const int std_dev = emit(OpKind::kSqrt, {emit(OpKind::kAdd, {variance, float_scalar(double(eps), e)}, stat)}, stat);
+    bind(node, 2, emit(OpKind::kReciprocal, {std_dev}, stat));
+  }
+  return Status::ok();
+}
+
 Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
   const std::string& op = node.op_type();
+  if (op == "Max" || op == "Min") {
+    // Variadic since opset 8: folded left to right with numpy broadcasting; one input is
+    // its own maximum.
+    if (node.input_size() < 1) return error(node, "expects at least one input", ErrorCode::kParse);
+    const OpKind kind = op == "Max" ? OpKind::kMax : OpKind::kMin;
+    QRT_ASSIGN_OR_RETURN(int acc, value(node, 0));
+    for (int i = 1; i < node.input_size(); ++i) {
+      QRT_ASSIGN_OR_RETURN(int x, value(node, i));
+      if (!(type(x).element == type(acc).element)) {
+        return error(node, "operands of different types: " + type(acc).to_string() + " and " + type(x).to_string());
+      }
+      auto dims = broadcast_shapes(type(acc).dims, type(x).dims);
+      if (!dims.is_ok()) return error(node, dims.status().message(), ErrorCode::kVerify);
+      acc = emit(kind, {acc, x}, Type::tensor(*dims, type(acc).element));
+    }
+    bind(node, 0, acc);
+    return true;
+  }
   if (const NamedKind* k = find_kind(kBinary, op)) {
     if (node.input_size() != 2) return error(node, "expects 2 inputs", ErrorCode::kParse);
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
@@ -125,9 +175,6 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     return true;
   }
   if (op == "LayerNormalization") {
-    for (int i = 1; i < node.output_size(); ++i) {
-      if (!node.output(i).empty()) return error(node, "the Mean and InvStdDev outputs are not supported");
-    }
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
     QRT_ASSIGN_OR_RETURN(int scale, value(node, 1));
     std::vector<int> operands = {x, scale};
@@ -141,6 +188,11 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     if (axis < 0 || axis >= int64_t(type(x).rank())) return error(node, "axis out of range", ErrorCode::kVerify);
     bind(node, 0, emit(OpKind::kLayerNorm, operands, type(x),
                        {{"axis", Attribute::make_int(axis)}, {"epsilon", Attribute::make_float(double(eps))}}));
+    const bool want_mean = node.output_size() > 1 && !node.output(1).empty();
+    const bool want_inv_std = node.output_size() > 2 && !node.output(2).empty();
+    if (want_mean || want_inv_std) {
+      QRT_RETURN_IF_ERROR(layer_norm_statistics(node, a, x, axis, eps, want_mean, want_inv_std));
+    }
     return true;
   }
   if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMean" || op == "ReduceMin" || op == "ReduceProd" ||

@@ -428,6 +428,31 @@ TEST_CASE("ONNX backend node tests for the composed ops (PRelu, Softplus, Hardma
   MESSAGE(cases << " node tests of composed ops on the JIT");
 }
 
+TEST_CASE("ONNX backend node tests for LayerNormalization's Mean and InvStdDev, and Max/Min of 1 or 3 inputs, on the JIT") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // Scale, bias and the later Max/Min operands frozen into constants. The normalized output
+  // and the statistics are f32 sums in another order than numpy's: within 4 ulp or 1e-6.
+  std::map<std::string, int> per_op;
+  for (const auto& [c, listed] : node_tests({"test_layer_normalization", "test_max_example", "test_max_one_input",
+                                             "test_min_example", "test_min_one_input"})) {
+    CAPTURE(c);
+    std::string kernel;
+    const bool layer_norm = listed == "test_layer_normalization";
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 4, &kernel,
+                                     layer_norm ? "qrt.layer_norm" : listed.find("max") != std::string::npos ? "qrt.max" : "qrt.min",
+                                     1e-6);
+    CHECK_MESSAGE(why.empty(), why);
+    // Every case runs a kernel for its op (Max/Min of one input is the input itself).
+    if (listed.find("one_input") == std::string::npos) CHECK_MESSAGE(!kernel.empty(), "no kernel ran " << c);
+    per_op[listed] += 1;
+  }
+  CHECK(per_op["test_layer_normalization"] >= 19);
+  CHECK(per_op.size() == 5);
+}
+
 TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactly") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");
