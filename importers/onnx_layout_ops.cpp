@@ -169,6 +169,31 @@ Result<bool> Importer::layout_op(const onnx::NodeProto& node, const Attrs& a) {
     QRT_RETURN_IF_ERROR(pad(node, a));
     return true;
   }
+  if (op == "GridSample") {
+    // qrt.grid_sample with opset 20's mode names (opset 16 called them bilinear and bicubic).
+    QRT_ASSIGN_OR_RETURN(int x, value(node, 0));
+    QRT_ASSIGN_OR_RETURN(int grid, value(node, 1));
+    const Type tx = type(x), tg = type(grid);
+    QRT_ASSIGN_OR_RETURN(std::string mode, attr_string(node, a, "mode", opset_ >= 20 ? "linear" : "bilinear"));
+    QRT_ASSIGN_OR_RETURN(std::string padding, attr_string(node, a, "padding_mode", "zeros"));
+    QRT_ASSIGN_OR_RETURN(int64_t align, attr_int(node, a, "align_corners", 0));
+    if (mode == "bilinear") mode = "linear";
+    if (mode == "bicubic") mode = "cubic";
+    if (mode != "linear" && mode != "nearest" && mode != "cubic") {
+      return error(node, "mode '" + mode + "' is not linear, nearest or cubic", ErrorCode::kVerify);
+    }
+    if (tx.rank() < 3 || tg.rank() != tx.rank()) {
+      return error(node, "needs X [N, C, spatial...] and a grid of X's rank, got " + tx.to_string() + " and " + tg.to_string(),
+                   ErrorCode::kVerify);
+    }
+    std::vector<int64_t> dims = {tx.dims[0], tx.dims[1]};
+    dims.insert(dims.end(), tg.dims.begin() + 1, tg.dims.end() - 1);
+    bind(node, 0, emit(OpKind::kGridSample, {x, grid}, Type::tensor(dims, tx.element),
+                       {{"align_corners", Attribute::make_int(align)},
+                        {"mode", Attribute::make_string(mode)},
+                        {"padding_mode", Attribute::make_string(padding)}}));
+    return true;
+  }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {
     // A reshape to 6-D, a transpose and a reshape back (NCHW), as the operator defines them.
     QRT_ASSIGN_OR_RETURN(int x, value(node, 0));

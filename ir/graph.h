@@ -124,6 +124,8 @@ enum class OpKind : uint8_t {
   kGatherNd,
   // Inverse trigonometric and hyperbolic functions (ops_math.cpp; ONNX Asin ... Atanh).
   kAsin, kAcos, kAtan, kAsinh, kAcosh, kAtanh,
+  // Sampling at normalized grid positions (ops_nn.cpp; ONNX GridSample).
+  kGridSample,
 };
 
 /// An SSA value: a function argument or an op result.

@@ -73,5 +73,7 @@ std::vector<OpInfo> cumsum_mod_op_entries();
 std::vector<OpInfo> topk_op_entries();
 /// The asin ... atanh entries (ops_math.cpp), after qrt.gather_nd.
 std::vector<OpInfo> inverse_trig_op_entries();
+/// The grid_sample entry (ops_nn.cpp), after qrt.atanh.
+std::vector<OpInfo> grid_sample_op_entries();
 
 }  // namespace qrt::op_verify

@@ -552,6 +552,7 @@ const std::vector<OpInfo>& table() {
     for (OpInfo& info : cumsum_mod_op_entries()) t.push_back(std::move(info));
     for (OpInfo& info : topk_op_entries()) t.push_back(std::move(info));
     for (OpInfo& info : inverse_trig_op_entries()) t.push_back(std::move(info));
+    for (OpInfo& info : grid_sample_op_entries()) t.push_back(std::move(info));
     for (size_t i = 0; i < t.size(); ++i) {
       if (size_t(t[i].kind) != i) std::abort();  // the table is indexed by OpKind
     }

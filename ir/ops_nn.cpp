@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "ir/float_format.h"
 #include "ir/nn_params.h"
 #include "ir/op_verify.h"
 #include "ir/ops.h"
@@ -368,6 +369,51 @@ Status verify_dynamic_quantize(const Graph& g, const Op& op) {
     return op_error(op, "result 2 (the zero point) must be a ui8 scalar, got " + zp.to_string());
   }
   return Status::ok();
+}
+
+namespace {
+
+// grid_sample(x [N, C, d1..dr], grid [N, o1..or, r]) {align_corners, mode, padding_mode}
+// -> [N, C, o1..or]: x sampled at the grid's normalized positions, the last grid entry
+// indexing d_r (ONNX GridSample). Interpolation computes in f64: float operands only.
+Status verify_grid_sample(const Graph& g, const Op& op) {
+  const Type& x = operand_type(g, op, 0);
+  const Type& grid = operand_type(g, op, 1);
+  const Type& out = result_type(g, op);
+  auto runs = [](const Type& t) { return t.is_tensor && t.element.is_float() && float_kind_runs(t.element.float_kind); };
+  if (!runs(x) || !runs(grid) || !out.is_tensor || !(out.element == x.element)) {
+    return op_error(op, "samples float tensors (f16, bf16, f32, f64) at a float grid into x's element type, got " +
+                            x.to_string() + " at " + grid.to_string() + " -> " + out.to_string() +
+                            " (dequantize around it)");
+  }
+  if (x.rank() < 3) {
+    return op_error(op, "x must have a batch, a channel and at least one spatial dimension, got " + x.to_string());
+  }
+  const size_t r = x.rank() - 2;
+  if (grid.rank() != r + 2 || (grid.dims[r + 1] >= 0 && grid.dims[r + 1] != int64_t(r))) {
+    return op_error(op, "grid must be [N, out_1 .. out_" + std::to_string(r) + ", " + std::to_string(r) + "] for x " +
+                            x.to_string() + ", got " + grid.to_string());
+  }
+  if (x.dims[0] >= 0 && grid.dims[0] >= 0 && x.dims[0] != grid.dims[0]) {
+    return op_error(op, "x and grid differ in batch: " + x.to_string() + " and " + grid.to_string());
+  }
+  QRT_ASSIGN_OR_RETURN(std::string mode, string_attr(op, "mode", {"linear", "nearest", "cubic"}, "linear"));
+  QRT_ASSIGN_OR_RETURN(std::string padding, string_attr(op, "padding_mode", {"zeros", "border", "reflection"}, "zeros"));
+  QRT_ASSIGN_OR_RETURN(int64_t align, int_attr(op, "align_corners", 0));
+  if (align != 0 && align != 1) return op_error(op, "'align_corners' must be 0 or 1, got " + std::to_string(align));
+  (void)mode;
+  (void)padding;
+  std::vector<int64_t> dims = {x.dims[0], x.dims[1]};
+  dims.insert(dims.end(), grid.dims.begin() + 1, grid.dims.begin() + 1 + std::ptrdiff_t(r));
+  return check_shape_equals(op, dims, out);
+}
+
+}  // namespace
+
+std::vector<OpInfo> grid_sample_op_entries() {
+  return {{OpKind::kGridSample, "qrt.grid_sample", 2, 2, {"align_corners", "mode", "padding_mode"}, verify_grid_sample,
+           "x [N, C, d...] sampled at grid [N, o..., r]'s normalized positions: linear, nearest or cubic, "
+           "zeros, border or reflection padding (ONNX GridSample)"}};
 }
 
 }  // namespace qrt::op_verify

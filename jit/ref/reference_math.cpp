@@ -477,6 +477,7 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
     case OpKind::kSlice: return eval_slice(op, *in[0], rt);
     case OpKind::kBroadcastTo: return eval_broadcast_to(op, *in[0], rt);
     case OpKind::kResize: return eval_resize(op, *in[0], rt);
+    case OpKind::kGridSample: return eval_grid_sample(op, *in[0], *in[1], rt);
     case OpKind::kReduceSum:
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:

@@ -136,6 +136,8 @@ Result<Tensor> eval_math(const Op& op, const std::vector<const Tensor*>& in, con
 /// Reductions, argmax / argmin, topk and cumsum along axes, and scatter_nd
 /// (reference_axis_ops.cpp).
 Result<Tensor> eval_axis_op(const Op& op, const std::vector<const Tensor*>& in, const Type& rt);
+/// qrt.grid_sample (reference_sample.cpp).
+Result<Tensor> eval_grid_sample(const Op& op, const Tensor& x, const Tensor& grid, const Type& rt);
 /// qrt.dynamic_quantize: its three results (stored values, scale, zero point).
 std::vector<Tensor> eval_dynamic_quantize(const Graph& g, const Op& op, const Tensor& x);
 

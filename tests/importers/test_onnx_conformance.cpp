@@ -453,6 +453,25 @@ TEST_CASE("ONNX backend node tests for LayerNormalization's Mean and InvStdDev, 
   CHECK(per_op.size() == 5);
 }
 
+TEST_CASE("ONNX backend node tests for GridSample (every mode and padding) through the JIT plan") {
+  if (!fs::exists(kNodeTests)) {
+    MESSAGE("libonnx-testdata is not installed: skipping");
+    return;
+  }
+  // The grid frozen into a constant. qrt interpolates in f64, ONNX's reference in f32; the
+  // bicubic test's expected values are PyTorch's, written to 4 decimals (-0.1406 for -0.140625).
+  int cases = 0;
+  for (const auto& [c, listed] : node_tests({"test_gridsample"})) {
+    CAPTURE(c);
+    std::string kernel;
+    const double tolerance = c == "test_gridsample_bicubic" ? 6e-5 : 1e-6;  // half the last digit, and f32
+    const std::string why = run_case(c, qrt::NumericsProfile::kDefault, 4, &kernel, "qrt.grid_sample", tolerance);
+    CHECK_MESSAGE(why.empty(), why);
+    ++cases;
+  }
+  CHECK(cases == 8);
+}
+
 TEST_CASE("ONNX backend node tests for CumSum and Mod on the JIT backend, exactly") {
   if (!fs::exists(kNodeTests)) {
     MESSAGE("libonnx-testdata is not installed: skipping");

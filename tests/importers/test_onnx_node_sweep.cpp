@@ -82,11 +82,14 @@ NodeOutcome run_node_test(const std::string& name, std::string& problem) {
                 qrt::dims_to_string(want->type.dims) + "]";
       return NodeOutcome::kPass;
     }
+    // Expected values written to 4 decimals (PyTorch's, pasted into ONNX's test generator).
+    const double decimals = name == "test_gridsample_bicubic" ? 6e-5 : 0.0;  // half the last digit, and f32
     for (size_t k = 0; k < size_t(got.num_elements()); ++k) {
       const bool f = got.type.element.is_float();
       const double a = f ? got.float_at(k) : double(got.int_at(k)), b = f ? want->float_at(k) : double(want->int_at(k));
       const bool same = a == b || (std::isnan(a) && std::isnan(b)) ||
-                        (f && std::fabs(a - b) <= std::ldexp(std::max(std::fabs(a), std::fabs(b)), -16) + std::ldexp(1.0, -20));
+                        (f && std::fabs(a - b) <= std::ldexp(std::max(std::fabs(a), std::fabs(b)), -16) + std::ldexp(1.0, -20)) ||
+                        (f && std::fabs(a - b) <= decimals);
       if (!same) {
         problem = "output " + std::to_string(i) + " element " + std::to_string(k) + " is " + std::to_string(a) +
                   ", expected " + std::to_string(b);
@@ -121,5 +124,5 @@ TEST_CASE("every ONNX backend node test imports and matches, or is refused namin
   }
   MESSAGE(names.size() << " node tests: " << passed << " matched, " << refused << " refused by name, " << skipped
                        << " with inputs or outputs the harness cannot read");
-  CHECK(passed >= 569);  // 569 on 2026-11-28 (LayerNormalization's Mean and InvStdDev, Max/Min of 1 or 3 inputs; Einsum's diagonals; GatherND, Einsum, Asin ... Atanh; 1-D and 3-D pooling, 1-D and 3-D ConvTranspose; the Reduce family; PRelu, Softplus, Hardmax, IsNaN, ...; Mod; ScatterND/Elements; LRN, EyeLike): fewer means an import that matched now fails
+  CHECK(passed >= 577);  // 577 on 2026-11-28 (GridSample; LayerNormalization's Mean and InvStdDev, Max/Min of 1 or 3 inputs; Einsum's diagonals; GatherND, Einsum, Asin ... Atanh; 1-D and 3-D pooling, 1-D and 3-D ConvTranspose; the Reduce family; PRelu, Softplus, Hardmax, IsNaN, ...; Mod; ScatterND/Elements; LRN, EyeLike): fewer means an import that matched now fails
 }

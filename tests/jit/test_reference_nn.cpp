@@ -107,3 +107,48 @@ TEST_CASE("softmax, logistic and mean") {
   CHECK(run1("qrt.mean", "{axes = [1]}", {{"tensor<1x4x!quant.uniform<i8:f32, 1.0:-1>>", {-1, 0, 1, 4}}},
              "tensor<1x!quant.uniform<i8:f32, 1.0:3>>") == std::vector<double>{5});
 }
+
+TEST_CASE("grid_sample: linear, nearest and cubic; zeros, border and reflection padding; align_corners") {
+  // x = [[1, 2], [3, 4]]; grid points (x, y) in [-1, 1] along the width, then the height.
+  const std::pair<std::string, std::vector<double>> x{"tensor<1x1x2x2xf32>", {1, 2, 3, 4}};
+  auto sample = [&](const std::string& attrs, const std::vector<double>& points) {
+    const std::string k = std::to_string(points.size() / 2);
+    return run1("qrt.grid_sample", attrs, {x, {"tensor<1x1x" + k + "x2xf32>", points}}, "tensor<1x1x1x" + k + "xf32>");
+  };
+  // Without align_corners the corners are pixel edges: (-1, -1) is (-0.5, -0.5), half outside.
+  CHECK(sample("", {0, 0, -1, -1, 1, -1}) == std::vector<double>{2.5, 0.25, 0.5});
+  // border: taps outside read the edge; (3, 0) is at x = 3.5, clamped to the last column.
+  CHECK(sample("{padding_mode = \"border\"}", {0, 0, -1, -1, 1, -1, 3, 0}) == std::vector<double>{2.5, 1, 2, 3});
+  // reflection: x = 3.5 reflects off 1.5 and -0.5 to -0.5, whose taps read column 0.
+  CHECK(sample("{padding_mode = \"reflection\"}", {3, 0}) == std::vector<double>{2});
+  // nearest rounds half to even: 0.5 -> 0.
+  CHECK(sample("{mode = \"nearest\"}", {0, 0, 0.5, 0}) == std::vector<double>{1, 2});
+  CHECK(sample("{align_corners = 1 : i64}", {0, 0, 1, 1, -1, 1}) == std::vector<double>{2.5, 4, 3});
+  // cubic (a = -0.75) at the centre: weights [-0.09375, 0.59375, 0.59375, -0.09375].
+  CHECK(sample("{align_corners = 1 : i64, mode = \"cubic\"}", {-1, -1, 0, 0}) == std::vector<double>{1, 3.525390625});
+  CHECK(sample("{align_corners = 1 : i64, mode = \"cubic\", padding_mode = \"border\"}", {0, 0}) ==
+        std::vector<double>{2.5});
+  // A NaN position interpolates to NaN; an infinite one reads zeros.
+  const auto odd = sample("", {std::nan(""), 0, 1e30, 0});
+  CHECK(std::isnan(odd[0]));
+  CHECK(odd[1] == 0);
+  // Errors name the problem.
+  auto err = [](const std::string& attrs, const std::string& xt, const std::string& gt, const std::string& rt) {
+    auto zeros = [](const std::string& type) {
+      auto t = qrt::parse_type(type);
+      REQUIRE(t.is_ok());
+      return std::vector<double>(size_t(t->num_elements()), 0.0);
+    };
+    auto y = qrt_test::run_one_op("qrt.grid_sample", attrs, {{xt, zeros(xt)}, {gt, zeros(gt)}}, rt);
+    return y.is_ok() ? std::string("ok") : y.status().message();
+  };
+  CHECK(err("{mode = \"bilinear\"}", "tensor<1x1x2x2xf32>", "tensor<1x1x1x2xf32>", "tensor<1x1x1x1xf32>").find("'mode'") !=
+        std::string::npos);
+  CHECK(err("", "tensor<1x1x2x2xf32>", "tensor<1x1x1x3xf32>", "tensor<1x1x1x1xf32>").find("grid must be [N, out_1 .. out_2, 2]") !=
+        std::string::npos);
+  CHECK(err("", "tensor<1x1x2x2xi32>", "tensor<1x1x1x2xf32>", "tensor<1x1x1x1xi32>").find("dequantize around it") !=
+        std::string::npos);
+  CHECK(err("{padding_mode = \"border\"}", "tensor<1x1x0x2xf32>", "tensor<1x1x1x2xf32>", "tensor<1x1x1x1xf32>")
+            .find("empty spatial dimension") != std::string::npos);
+  CHECK(err("", "tensor<1x1x0x2xf32>", "tensor<1x1x1x2xf32>", "tensor<1x1x1x1xf32>") == "ok");  // zeros: reads 0
+}
