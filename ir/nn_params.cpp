@@ -82,6 +82,13 @@ Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_
   QRT_ASSIGN_OR_RETURN(w.groups, int_attr(op, "groups", 1));
   if (w.groups < 1) return op_error(op, "groups must be >= 1, got " + std::to_string(w.groups));
   QRT_RETURN_IF_ERROR(check_window_limit(op, "groups", {w.groups}));
+  QRT_ASSIGN_OR_RETURN(w.batch_groups, int_attr(op, "batch_groups", 1));
+  if (w.batch_groups < 1) return op_error(op, "batch_groups must be >= 1, got " + std::to_string(w.batch_groups));
+  QRT_RETURN_IF_ERROR(check_window_limit(op, "batch_groups", {w.batch_groups}));
+  if (w.batch_groups > 1 && w.groups > 1) {
+    return op_error(op, "groups " + std::to_string(w.groups) + " and batch_groups " + std::to_string(w.batch_groups) +
+                            ": at most one of them may exceed 1 (StableHLO's convolution rule)");
+  }
   if (filter_dims.size() == 4) {
     w.kh = w.nchw ? filter_dims[2] : filter_dims[1];
     w.kw = w.nchw ? filter_dims[3] : filter_dims[2];
@@ -122,7 +129,8 @@ Result<Window2d> pool2d_window(const Op& op) {
 std::vector<int64_t> window_output_dims(const std::vector<int64_t>& in, const Window2d& w,
                                         int64_t out_channels) {
   std::vector<int64_t> out(4);
-  out[0] = in[0];
+  // Batch groups split the batch (the verifier checks that they divide it).
+  out[0] = in[0] < 0 ? in[0] : in[0] / w.batch_groups;
   out[w.channel_dim()] = out_channels;
   out[w.height_dim()] = window_output_size(in[w.height_dim()], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom);
   out[w.width_dim()] = window_output_size(in[w.width_dim()], w.kw, w.sw, w.dw, w.pad_left, w.pad_right);

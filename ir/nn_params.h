@@ -19,6 +19,7 @@ struct Window2d {
   int64_t dh = 1, dw = 1;       ///< dilations (conv only)
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t groups = 1;           ///< conv only
+  int64_t batch_groups = 1;     ///< conv2d only: StableHLO's batch_group_count (output batch = N / batch_groups)
   int64_t out_pad_h = 0, out_pad_w = 0;  ///< conv_transpose2d only: extra rows / columns at the end
   bool count_include_pad = false;  ///< avg pooling only
 
@@ -44,7 +45,8 @@ Status check_window_limit(const Op& op, const char* name, const std::vector<int6
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                            int64_t pad_begin, int64_t pad_end);
 
-/// Reads the attributes of a qrt.conv2d (kh/kw are filled from `filter_dims`).
+/// Reads the attributes of a qrt.conv2d (kh/kw are filled from `filter_dims`), `batch_groups`
+/// included: at least 1, and 1 where `groups` exceeds 1 (StableHLO's rule).
 Result<Window2d> conv2d_window(const Op& op, const std::vector<int64_t>& filter_dims);
 /// Reads the attributes of a qrt.conv_transpose2d (NHWC; kh/kw from the OHWI `filter_dims`):
 /// conv2d's, and `output_padding` = [h, w], each smaller than its stride or its dilation.

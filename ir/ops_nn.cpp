@@ -92,6 +92,18 @@ Status verify_conv2d(const Graph& g, const Op& op) {
   QRT_RETURN_IF_ERROR(check_conv_channels(op, in, filter, oe, is_quant, w));
   const int64_t o = filter.dims[0];
   const int64_t ig = w.nchw ? filter.dims[1] : filter.dims[3];
+  // Batch groups (StableHLO's batch_group_count): batch group g of the input meets output
+  // channels [g·O/B, (g+1)·O/B); the result holds N / B samples.
+  if (w.batch_groups > 1) {
+    if (o >= 0 && o % w.batch_groups != 0) {
+      return op_error(op, "output channels " + std::to_string(o) + " are not divisible by batch_groups " +
+                              std::to_string(w.batch_groups));
+    }
+    if (in.dims[0] >= 0 && in.dims[0] % w.batch_groups != 0) {
+      return op_error(op, "batch " + std::to_string(in.dims[0]) + " is not divisible by batch_groups " +
+                              std::to_string(w.batch_groups));
+    }
+  }
   const std::vector<int64_t> expected = window_output_dims(in.dims, w, o);
   for (size_t d : {w.height_dim(), w.width_dim()}) {
     if (expected[d] == 0) {

@@ -11,6 +11,7 @@
 #include "passes/calibrate.h"
 #include "passes/check_integer.h"
 #include "passes/dead_code.h"
+#include "passes/expand_batch_groups.h"
 #include "passes/fake_quant.h"
 #include "passes/fold_pad.h"
 #include "passes/fold_qdq.h"
@@ -71,6 +72,10 @@ Result<Graph> run_fold_qdq(const Graph& g, const PassOptions&, PassLog& log) {
   log.push_back(std::to_string(r.folded) + " region(s) folded");
   for (const std::string& line : r.lines) log.push_back("  " + line);
   return out;
+}
+
+Result<Graph> run_expand_batch_groups(const Graph& g, const PassOptions&, PassLog& log) {
+  return expand_batch_groups(g, log);
 }
 
 Result<Graph> run_fuse_clamp(const Graph& g, const PassOptions&, PassLog& log) {
@@ -144,6 +149,8 @@ const std::vector<PassInfo>& registered_passes() {
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},
       {"fold-qdq", "dcast -> float op -> qcast regions into integer ops; rescale chains into requantize", {},
        run_fold_qdq},
+      {"expand-batch-groups", "conv2d with batch_groups B > 1 -> B convolutions of batch and channel slices and a concat",
+       {}, run_expand_batch_groups},
       {"to-nhwc", "NCHW conv/pool regions to NHWC: transposes only at region borders, inverse pairs cancelled", {},
        run_to_nhwc},
       {"fuse-clamp", "clamp/relu into the conv2d, matmul (quantized or float), add or mul (quantized) it reads (clamp_min/clamp_max)", {},

@@ -14,11 +14,11 @@ namespace qrt::passes {
 /// propagation resolves any placeholder types (and reports every quantized value), pads fold
 /// into convolutions, QDQ regions into integer kernels, clamps into their producers, and the
 /// integer check explains every quantize/dequantize left between integer kernels.
-inline const char* kDefaultPipeline = "fake-quant,propagate,fold-pad,fold-qdq,lower-hybrid,to-nhwc,fuse-clamp,check-integer";
+inline const char* kDefaultPipeline = "fake-quant,propagate,fold-pad,fold-qdq,expand-batch-groups,lower-hybrid,to-nhwc,fuse-clamp,check-integer";
 
 /// Post-training quantization of a graph carrying quant.stats: statistics to calibrated types,
 /// then the default pipeline.
-inline const char* kCalibratePipeline = "calibrate,fake-quant,propagate,fold-pad,fold-qdq,lower-hybrid,to-nhwc,fuse-clamp,check-integer";
+inline const char* kCalibratePipeline = "calibrate,fake-quant,propagate,fold-pad,fold-qdq,expand-batch-groups,lower-hybrid,to-nhwc,fuse-clamp,check-integer";
 
 /// A pass's options, `name{key=value key2=value2}` in a pipeline.
 class PassOptions {

@@ -123,6 +123,18 @@ bool program_fallback(const Graph& graph, const Op& op) {
 }  // namespace
 
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed, Generator generator) {
+  // A convolution of several batch groups has no kernel of its own: the expand-batch-groups
+  // pass (default pipeline) splits it into one convolution per group. Left whole (another
+  // pipeline, or a form the pass keeps), the reference computes it.
+  if (op.kind == OpKind::kConv2d) {
+    const Attribute* b = op.attr("batch_groups");
+    if (b && b->kind == Attribute::Kind::kInt && b->i != 1) {
+      KernelChoice whole;
+      whole.why_not = "batch_groups " + std::to_string(b->i) +
+                      " (the expand-batch-groups pass splits such a convolution into one per batch group)";
+      return whole;
+    }
+  }
   // StableHLO's quantized ops: dequantize, the float op's kernel, quantize (stablehlo_kernels.h).
   std::string stablehlo_why;
   if (graph.numerics == NumericsProfile::kStableHlo && !profile_formula(graph, op).empty()) {

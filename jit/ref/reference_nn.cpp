@@ -68,10 +68,15 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   if (dims[w.height_dim()] <= 0 || dims[w.width_dim()] <= 0) {
     return op_error(op, "the window is larger than the padded input at run time");
   }
+  if (x.type.dims[0] % w.batch_groups != 0 || out_c % w.batch_groups != 0) {
+    return op_error(op, "batch " + std::to_string(x.type.dims[0]) + " or output channels " + std::to_string(out_c) +
+                            " at run time are not divisible by batch_groups " + std::to_string(w.batch_groups));
+  }
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
   Tensor y = make_result(rt, dims);
   const Act4 xa{x.type.dims, w.nchw}, ya{dims, w.nchw};
   const int64_t oc_per_group = out_c / w.groups;
+  const int64_t oc_per_batch_group = out_c / w.batch_groups;
   const bool quant = rt.element.is_uniform();
   const bool f64 = !quant && is_f64(rt.element);
   const QuantView fv(f.type.element, f.type.dims);
@@ -119,6 +124,8 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
       for (int64_t ow = 0; ow < dims[w.width_dim()]; ++ow) {
         for (int64_t o = 0; o < out_c; ++o) {
           const int64_t g = o / oc_per_group;
+          // The input sample: batch group o / (O / B) holds samples [bg·N/B, (bg+1)·N/B).
+          const int64_t xn = o / oc_per_batch_group * dims[0] + n;
           int64_t iacc = 0;
           float facc = 0.0f;
           double dacc = 0.0;
@@ -131,7 +138,7 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
               for (int64_t kx = 0; kx < w.kw; ++kx) {
                 const int64_t iw = input_at(ow, kx, w.sw, w.pad_left, w.dw, x.type.dims[w.width_dim()]);
                 if (iw < 0) continue;
-                const size_t xi = xa.at(n, g * ig + ci, ih, iw);
+                const size_t xi = xa.at(xn, g * ig + ci, ih, iw);
                 const size_t fi = filter_at(f.type.dims, w.nchw, o, ci, ky, kx);
                 if (quant) {
                   iacc += xq[xi] * fq[fi];

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "importers/onnx_importer.h"
+#include "tests/host_levels.h"
 
 namespace onnx_builders {
 
@@ -86,19 +87,7 @@ inline void set_ints_attr(onnx::NodeProto* n, const std::string& name, const std
 }
 
 /// The ISA levels this host has, best first (qrt_host_isas()).
-inline std::vector<std::string> host_levels() {
-  std::vector<std::string> levels;
-  std::string all = qrt_host_isas();
-  for (size_t at = 0; at < all.size();) {
-    size_t end = all.find(',', at);
-    if (end == std::string::npos) end = all.size();
-    const std::string l = all.substr(at, end - at);
-    const size_t first = l.find_first_not_of(' ');
-    if (first != std::string::npos) levels.push_back(l.substr(first));
-    at = end + 1;
-  }
-  return levels;
-}
+using qrt_test::host_levels;
 
 /// The kernel of every qrt.matmul of `plan`, in plan order.
 inline std::vector<std::string> matmul_kernels(const qrt_plan_t* plan) {

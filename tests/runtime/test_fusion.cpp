@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/host_levels.h"
+
 namespace {
 
 const char* const kF = "tensor<4x37xf32>";
@@ -176,16 +178,7 @@ bool same(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, qrt_dtyp
   return true;
 }
 
-std::vector<std::string> levels() {
-  std::vector<std::string> out;
-  std::string all = qrt_host_isas();
-  for (size_t at = 0; at < all.size();) {
-    const size_t comma = all.find(", ", at);
-    out.push_back(all.substr(at, comma - at));
-    at = comma == std::string::npos ? all.size() : comma + 2;
-  }
-  return out;
-}
+std::vector<std::string> levels() { return qrt_test::host_levels(); }
 
 }  // namespace
 

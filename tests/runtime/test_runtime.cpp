@@ -17,6 +17,7 @@
 
 #include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
+#include "tests/host_levels.h"
 
 namespace {
 
@@ -176,17 +177,7 @@ TEST_CASE("every model: arena against the naive sum, and identical outputs for 1
   }
 }
 
-// The host's ISA levels, as qrt_host_isas() lists them ("avx2, scalar").
-std::vector<std::string> host_levels() {
-  std::vector<std::string> levels;
-  std::string all = qrt_host_isas();
-  for (size_t start = 0; start < all.size();) {
-    const size_t comma = all.find(", ", start);
-    levels.push_back(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? all.size() : comma + 2;
-  }
-  return levels;
-}
+using qrt_test::host_levels;
 
 // Inputs of the model at `path` from `seed` (make_inputs).
 Inputs model_inputs(const char* path, uint32_t seed) {
