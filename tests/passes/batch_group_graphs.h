@@ -106,42 +106,15 @@ inline std::string conv_text(const ConvCase& c) {
 /// The cases both tests run: float and quantized, both layouts, constant and argument
 /// weights, strides, pads and a bias.
 inline std::vector<ConvCase> conv_cases() {
-  std::vector<ConvCase> cases;
-  ConvCase a;
-  a.name = "float NHWC, constant filter and bias";
-  a.bias = true;
-  cases.push_back(a);
-  ConvCase b;
-  b.name = "float NCHW, filter and bias arguments, stride 2, pad 1";
-  b.nchw = true;
-  b.constant_filter = false;
-  b.bias = true;
-  b.stride = 2;
-  b.pad = 1;
-  b.groups = 4;
-  b.n = 8;
-  b.o = 8;
-  cases.push_back(b);
-  ConvCase q;
-  q.name = "i8 NHWC, per-axis constant filter and bias, 3 groups, pad 1";
-  q.quantized = true;
-  q.bias = true;
-  q.groups = 3;
-  q.n = 6;
-  q.o = 6;
-  q.pad = 1;
-  q.c = 5;
-  cases.push_back(q);
-  ConvCase r;
-  r.name = "i8 NCHW, per-tensor filter argument, stride 2";
-  r.quantized = true;
-  r.nchw = true;
-  r.constant_filter = false;
-  r.stride = 2;
-  r.k = 1;
-  r.c = 17;
-  cases.push_back(r);
-  return cases;
+  return {
+      {.name = "float NHWC, constant filter and bias", .bias = true},
+      {.name = "float NCHW, filter and bias arguments, 4 groups, stride 2, pad 1", .nchw = true, .constant_filter = false,
+       .bias = true, .groups = 4, .n = 8, .o = 8, .stride = 2, .pad = 1},
+      {.name = "i8 NHWC, per-axis constant filter and bias, 3 groups, pad 1", .quantized = true, .bias = true, .groups = 3,
+       .n = 6, .c = 5, .o = 6, .pad = 1},
+      {.name = "i8 NCHW, per-tensor filter argument, 1x1, stride 2", .nchw = true, .quantized = true,
+       .constant_filter = false, .c = 17, .k = 1, .stride = 2},
+  };
 }
 
 }  // namespace batch_group_test
