@@ -1,5 +1,5 @@
-// Test graphs shared by the batch-group tests (tests/passes/test_expand_batch_groups.cpp and
-// tests/runtime/test_batch_groups.cpp): one qrt.conv2d with batch_groups, its weights either
+// Test graphs and inputs shared by the batch-group tests (tests/passes/test_expand_batch_groups.cpp
+// and tests/runtime/test_batch_groups.cpp): one qrt.conv2d with batch_groups, its weights either
 // constants (hex dense literals) or function arguments.
 #pragma once
 
@@ -7,6 +7,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "ir/graph.h"
+#include "jit/core/tensor.h"
 
 namespace batch_group_test {
 
@@ -101,6 +104,25 @@ inline std::string conv_text(const ConvCase& c) {
   body += "  %y = \"qrt.conv2d\"(%x, %f" + std::string(c.bias ? ", %b" : "") + ") " + attrs + " : (" + xt + ", " + ft +
           (c.bias ? ", " + bt : std::string()) + ") -> " + yt + "\n";
   return "func.func @main(" + args + ") -> " + yt + " {\n" + body + "  return %y : " + yt + "\n}\n";
+}
+
+/// Inputs of `g` with deterministic values: small integers (stored values of quantized
+/// inputs), and the same values / 8 for floats.
+inline std::vector<qrt::Tensor> inputs_of(const qrt::Graph& g) {
+  std::vector<qrt::Tensor> inputs;
+  for (int v : g.inputs) {
+    qrt::Tensor t = qrt::Tensor::zeros(g.values[size_t(v)].type);
+    for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
+      const int64_t k = int64_t((i * 53 + 7) % 41) - 20;
+      if (t.type.element.is_float()) {
+        t.set_float(i, double(k) / 8.0);
+      } else {
+        t.set_int(i, k);
+      }
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
 }
 
 /// The cases both tests run: float and quantized, both layouts, constant and argument

@@ -15,23 +15,7 @@
 namespace {
 
 using batch_group_test::ConvCase;
-
-// Inputs of `g` with deterministic values spread over each type's range.
-std::vector<qrt::Tensor> inputs_of(const qrt::Graph& g) {
-  std::vector<qrt::Tensor> inputs;
-  for (int v : g.inputs) {
-    qrt::Tensor t = qrt::Tensor::zeros(g.values[size_t(v)].type);
-    for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
-      if (t.type.element.is_float()) {
-        t.set_float(i, double(int64_t((i * 53 + 7) % 41) - 20) / 8.0);
-      } else {
-        t.set_int(i, int64_t((i * 53 + 7) % 41) - 20);
-      }
-    }
-    inputs.push_back(std::move(t));
-  }
-  return inputs;
-}
+using batch_group_test::inputs_of;
 
 std::vector<uint8_t> bytes_of(const qrt::Tensor& t) { return std::vector<uint8_t>(t.bytes(), t.bytes() + t.byte_size()); }
 

@@ -72,18 +72,7 @@ TEST_CASE("batch_groups convolutions give the reference's bytes at every ISA lev
     const std::string text = batch_group_test::conv_text(c);
     auto g = qrt::parse_graph(text);
     REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
-    std::vector<qrt::Tensor> inputs;
-    for (int v : g->inputs) {
-      qrt::Tensor t = qrt::Tensor::zeros(g->values[size_t(v)].type);
-      for (size_t i = 0; i < size_t(t.num_elements()); ++i) {
-        if (t.type.element.is_float()) {
-          t.set_float(i, double(int64_t((i * 29 + 3) % 37) - 18) / 4.0);
-        } else {
-          t.set_int(i, int64_t((i * 29 + 3) % 37) - 18);
-        }
-      }
-      inputs.push_back(std::move(t));
-    }
+    const std::vector<qrt::Tensor> inputs = batch_group_test::inputs_of(*g);
     // The reference computes the whole op, without the pass.
     auto want = qrt::run_reference(*g, inputs);
     REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
