@@ -10,6 +10,7 @@
 
 #include "ir/graph.h"
 #include "jit/core/tensor.h"
+#include "tests/jit/op_kernel_check.h"
 
 namespace batch_group_test {
 
@@ -23,16 +24,6 @@ struct ConvCase {
   int64_t groups = 2, n = 4, h = 5, w = 6, c = 3, o = 4, k = 3, stride = 1, pad = 0;
   bool dynamic_batch = false;   ///< x's batch dimension `?` (the pass keeps the op whole)
 };
-
-inline std::string hex_of(const std::vector<uint8_t>& bytes) {
-  static const char* digits = "0123456789ABCDEF";
-  std::string s = "\"0x";
-  for (uint8_t b : bytes) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s + "\"";
-}
 
 inline std::string dims_text(const std::vector<int64_t>& d) {
   std::string s;
@@ -86,10 +77,10 @@ inline std::string conv_text(const ConvCase& c) {
       bbytes.insert(bbytes.end(), b, b + 4);
     }
     const std::string fs = c.quantized ? "i8" : "f32", bs = c.quantized ? "i32" : "f32";
-    body += "  %f = \"qrt.constant\"() {value = dense<" + hex_of(fbytes) + "> : tensor<" + dims_text(fd) + fs +
+    body += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(fbytes) + " : tensor<" + dims_text(fd) + fs +
             ">} : () -> " + ft + "\n";
     if (c.bias) {
-      body += "  %b = \"qrt.constant\"() {value = dense<" + hex_of(bbytes) + "> : tensor<" + std::to_string(c.o) + "x" +
+      body += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(bbytes) + " : tensor<" + std::to_string(c.o) + "x" +
               bs + ">} : () -> " + bt + "\n";
     }
   } else {
