@@ -9,7 +9,8 @@
 // <weights>: i4_b32 (4-bit, a scale and zero point per 32 weights along K), i8 (per column),
 // f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
 // row and block, integer dot products: kDynGemm); _bf16 / _f16: activations, weights' expressed
-// type and results in that type (each dequantized weight rounded to it, sums in f32).
+// type and results in that type (weight-only: each dequantized weight rounded to it, sums in
+// f32; dynamic: the rows widened to f32 before their quantization, results rounded once).
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -171,6 +172,9 @@ const bool registered = [] {
     for (auto [suffix, kind] : {std::pair<const char*, qrt::FloatKind>{"_bf16", qrt::FloatKind::kBF16}, {"_f16", qrt::FloatKind::kF16}}) {
       benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32" + suffix).c_str(), BM_wo_matmul, level,
                                    Form{Weights::kI4Block32, false, kind})
+          ->Apply(shapes_only);
+      benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32_dyn" + suffix).c_str(), BM_wo_matmul, level,
+                                   Form{Weights::kI4Block32, true, kind})
           ->Apply(shapes_only);
     }
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8_dyn").c_str(), BM_wo_matmul, level, Form{Weights::kI8, true})

@@ -338,7 +338,7 @@ Status check_matmul_quant_axis(const Op& op, const Type& t, const char* what) {
   return Status::ok();
 }
 
-// `activations = "dynamic_i8"`: a hybrid matmul whose f32 activations are quantized to i8
+// `activations = "dynamic_i8"`: a hybrid matmul whose f32 (bf16, f16) activations are quantized to i8
 // per call, per row and per block of the weights along K (docs/numerics.md).
 Status verify_dynamic_activations(const Op& op, const Type& lhs, const Type& rhs, bool is_hybrid) {
   const Attribute* a = op.attr("activations");
@@ -347,8 +347,9 @@ Status verify_dynamic_activations(const Op& op, const Type& lhs, const Type& rhs
     return op_error(op, "attribute 'activations' must be \"dynamic_i8\", got " + a->to_string());
   }
   const ElementType& re = rhs.element;
-  if (!is_hybrid || lhs.element.float_kind != FloatKind::kF32) {
-    return op_error(op, "activations = \"dynamic_i8\" needs f32 activations times quantized weights, got " +
+  const FloatKind xk = lhs.element.float_kind;
+  if (!is_hybrid || (xk != FloatKind::kF32 && xk != FloatKind::kBF16 && xk != FloatKind::kF16)) {
+    return op_error(op, "activations = \"dynamic_i8\" needs f32, bf16 or f16 activations times quantized weights, got " +
                             lhs.to_string() + " x " + rhs.to_string());
   }
   if (rhs.rank() != 2) return op_error(op, "activations = \"dynamic_i8\" needs 2-D weights, got " + rhs.to_string());

@@ -106,7 +106,8 @@ namespace {
 // Why the dynamic-i8 form cannot take weights of type `t` behind `x`, or "".
 std::string dynamic_i8_why_not(const Type& xt, const Type& t) {
   const ElementType& e = t.element;
-  if (xt.element.float_kind != FloatKind::kF32) return "dynamic i8 needs f32 activations";
+  const FloatKind xk = xt.element.float_kind;
+  if (xk != FloatKind::kF32 && xk != FloatKind::kBF16 && xk != FloatKind::kF16) return "dynamic i8 needs f32, bf16 or f16 activations";
   if (t.rank() != 2) return "dynamic i8 needs 2-D weights";
   if (e.storage.width > 8) return "dynamic i8 needs weights of at most 8 bits";
   if (numerics::dynamic_i8_block(e, t.dims[0]) > numerics::kMaxDynamicBlock) return "dynamic i8 sums blocks of at most 65536 k values in int32";

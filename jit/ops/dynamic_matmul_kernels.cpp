@@ -1,5 +1,5 @@
 // qrt — hybrid qrt.matmul with activations = "dynamic_i8" (docs/numerics.md, "Dynamic i8
-// activations"): f32 rows quantized to i8 per call, per row and per block of the weights along
+// activations"): f32 rows (bf16 and f16 widened exactly) quantized to i8 per call, per row and per block of the weights along
 // K (numerics::quantize_block_i8, the reference's own function), then the kDynGemm
 // micro-kernel of the chosen level: exact integer block sums from 8- or 4-bit weights kept
 // packed, f32 block terms in block order. The llama.cpp Q8 form, made exact and portable.
@@ -11,12 +11,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/numerics_dynamic.h"
 #include "ir/ops.h"
 #include "jit/core/aligned_bytes.h"
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 #include "jit/ops/weight_blocks.h"
 
@@ -86,7 +88,10 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
     const DynWeights& w = *w_;
     const int64_t rows = operands[0]->num_elements() / w.k;
     if (rows == 0) return Status::ok();
-    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
+    // bf16 / f16 activations widen to f32 (exact) before the quantization, and a bf16 / f16
+    // result is the f32 result rounded once, as the reference computes them.
+    thread_local std::vector<float> wide_x, wide_y;
+    const float* x = f32_elements(*operands[0], wide_x);
     // The activations quantized per row and block: i8 values (blocks padded with zeros to
     // block_padded), scales and sums.
     const int64_t x_stride = w.blocks * w.block_padded;
@@ -104,7 +109,7 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
         }
       }
     });
-    float* out = reinterpret_cast<float*>(y.bytes());
+    float* out = f32_destination(y, wide_y);
     const int64_t strips = (w.n + kDynStripCols - 1) / kDynStripCols;
     const int64_t record = dyn_record_bytes(w.block_padded, w.bits);
     const int64_t tasks = std::min(strips, worthwhile_tasks(rows * w.k * w.n, kMinF32TaskMacs, parallel));
@@ -118,13 +123,20 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
                     x_stride, w.n, lo_, hi_};
       call_microkernel(code_->entry(), a, desc_);
     });
+    store_f32_results(y, wide_y);
+    // A decode step's few rows keep their buffers for the next call; a prefill's many rows give
+    // theirs back (its products dwarf one allocation).
+    release_large(wide_x);
+    release_large(wide_y);
     return Status::ok();
   }
 
   std::string describe() const override {
     const DynWeights& w = *w_;
-    return desc_.name() + " (activations quantized to i8 per row and block of " + std::to_string(w.block) +
-           " along K; weights packed: " + std::to_string(w.records.size()) + " bytes with scales; exact block sums)";
+    const std::string widened = x_kind_ == FloatKind::kF32 ? "" : std::string(float_kind_name(x_kind_)) + " activations widened to f32, ";
+    const std::string narrowed = y_kind_ == FloatKind::kF32 ? "" : ", results rounded once to " + std::string(float_kind_name(y_kind_));
+    return desc_.name() + " (" + widened + "activations quantized to i8 per row and block of " + std::to_string(w.block) +
+           " along K; weights packed: " + std::to_string(w.records.size()) + " bytes with scales; exact block sums" + narrowed + ")";
   }
 
   // The records are the weights' only form the kernel reads: the plan may drop the constant.

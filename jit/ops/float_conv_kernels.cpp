@@ -1,5 +1,6 @@
 // qrt — qrt.conv2d with f32 activations and constant f32 or quantized (hybrid) filters, any
-// layout, stride, dilation, padding and group count, in three forms:
+// layout, stride, dilation, padding and group count (bf16 and f16 operands widened to f32
+// exactly, results rounded once: float_widening.h), in three forms:
 //   - NHWC 1x1, stride 1, no padding, one group: the activations are the GEMM's rows (no copy);
 //   - NHWC depthwise (one input and one output channel per group): the kF32Dwconv row kernel;
 //   - anything else: per group, im2col blocks of pixels (K ordered input channel, kernel row,
@@ -18,6 +19,7 @@
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -36,7 +38,8 @@ class FloatConvOpKernel final : public OpKernel {
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), w_(w), form_(form), out_c_(out_c),
         ig_(in_per_group), ocpg_(out_c / w.groups), k_(in_per_group * w.kh * w.kw),
         n_padded_(f32_padded_cols(ocpg_)), filters_(std::move(filters)), bias_(std::move(bias)),
-        lo_(clamp ? float(clamp->min) : -INFINITY), hi_(clamp ? float(clamp->max) : INFINITY), hybrid_(hybrid),
+        lo_(clamp ? rounded_to(clamp->min, result_type_.element.float_kind) : -INFINITY),
+        hi_(clamp ? rounded_to(clamp->max, result_type_.element.float_kind) : INFINITY), hybrid_(hybrid),
         desc_(desc), code_(std::move(code)) {}
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -54,18 +57,24 @@ class FloatConvOpKernel final : public OpKernel {
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const Tensor& x = *operands[0];
-    const float* xs = reinterpret_cast<const float*>(x.bytes());
-    float* ys = reinterpret_cast<float*>(y.bytes());
+    thread_local std::vector<float> wide_x, wide_y;
+    const float* xs = f32_elements(x, wide_x);
+    float* ys = f32_destination(y, wide_y);
     if (form_ == ConvForm::kPointwise) {
       // Every pixel is a row of C values: y[pixels x out_c] = x[pixels x C] · W.
       const int64_t pixels = x.num_elements() / k_;
       for_each_f32_row_block(parallel, pixels, k_, out_c_, [&](int64_t p0, int64_t rows) {
         gemm(xs + p0 * k_, k_, ys + p0 * out_c_, out_c_, rows, 0);
       });
-      return Status::ok();
+    } else if (form_ == ConvForm::kDepthwise) {
+      run_depthwise(xs, x.type.dims, ys, y.type.dims, parallel);
+    } else {
+      run_im2col(xs, x.type.dims, ys, y.type.dims, parallel);
     }
-    if (form_ == ConvForm::kDepthwise) return run_depthwise(x, y, parallel);
-    return run_im2col(x, y, parallel);
+    store_f32_results(y, wide_y);
+    release_large(wide_x);
+    release_large(wide_y);
+    return Status::ok();
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // filters and bias prepared once
@@ -76,7 +85,8 @@ class FloatConvOpKernel final : public OpKernel {
     if (form_ != ConvForm::kDepthwise) {
       name.replace(name.find("gemm"), 4, form_ == ConvForm::kPointwise ? "conv1x1" : "conv_im2col");
     }
-    return name + " (the reference's order of f32 sums, no FMA" + (hybrid_ ? "; filters dequantized once" : "") + ")";
+    return name + " (" + widening_note(result_type_.element.float_kind) + "the reference's order of f32 sums, no FMA" +
+           (hybrid_ ? "; filters dequantized once" : "") + ")";
   }
   size_t owned_bytes() const override { return (filters_.size() + bias_.size()) * sizeof(float); }
 
@@ -89,11 +99,10 @@ class FloatConvOpKernel final : public OpKernel {
     call_microkernel(code_->entry(), args, desc_);
   }
 
-  Status run_depthwise(const Tensor& x, Tensor& y, Parallel& parallel) const {
-    const auto& xd = x.type.dims;
-    const int64_t batch = xd[0], ih = xd[1], iw = xd[2], c = xd[3], oh = y.type.dims[1], ow = y.type.dims[2];
-    const float* xs = reinterpret_cast<const float*>(x.bytes());
-    float* ys = reinterpret_cast<float*>(y.bytes());
+  // f32 activations xs of shape xd into f32 results ys of shape yd.
+  void run_depthwise(const float* xs, const std::vector<int64_t>& xd, float* ys, const std::vector<int64_t>& yd,
+                     Parallel& parallel) const {
+    const int64_t batch = xd[0], ih = xd[1], iw = xd[2], c = xd[3], oh = yd[1], ow = yd[2];
     // Output rows in as many tasks as the work is worth (a 7x7 layer's row is ~2 µs: handing
     // each to another thread would cost more than it saves).
     const int64_t out_rows = batch * oh;
@@ -109,17 +118,13 @@ class FloatConvOpKernel final : public OpKernel {
                            c, ow, iw, w_.kh, w_.kw, w_.sw, w_.dw, w_.pad_left, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
-    return Status::ok();
   }
 
-  Status run_im2col(const Tensor& x, Tensor& y, Parallel& parallel) const {
-    const auto& xd = x.type.dims;
-    const auto& yd = y.type.dims;
+  void run_im2col(const float* xs, const std::vector<int64_t>& xd, float* ys, const std::vector<int64_t>& yd,
+                  Parallel& parallel) const {
     const int64_t batch = xd[0], ih = xd[w_.height_dim()], iw = xd[w_.width_dim()], c = xd[w_.channel_dim()];
     const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()], pixels = oh * ow;
     const int64_t tiles = (pixels + kBlockRows - 1) / kBlockRows;
-    const float* xs = reinterpret_cast<const float*>(x.bytes());
-    float* ys = reinterpret_cast<float*>(y.bytes());
     // Element offset of activation (n, channel, row, column) in the layout.
     auto x_at = [&](int64_t n, int64_t ch, int64_t r, int64_t col) {
       return w_.nchw ? ((n * c + ch) * ih + r) * iw + col : ((n * ih + r) * iw + col) * c + ch;
@@ -172,7 +177,6 @@ class FloatConvOpKernel final : public OpKernel {
       }
     };
     for_each_in_worthwhile_tasks(parallel, batch * w_.groups * tiles, batch * pixels * out_c_ * k_, im2col_block);
-    return Status::ok();
   }
 
   Op op_;
@@ -182,7 +186,7 @@ class FloatConvOpKernel final : public OpKernel {
   // Per group: k x n_padded in 16-column panels (padding 0), n_padded bias values. Depthwise:
   // taps x C, C values.
   std::vector<float> filters_, bias_;
-  float lo_, hi_;  // the fused clamp's bounds rounded to f32 (-inf, +inf without one)
+  float lo_, hi_;  // the fused clamp's bounds rounded to the result type (-inf, +inf without one)
   unsigned hybrid_;  // the weights' storage bits; 0: f32 weights
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
@@ -207,13 +211,13 @@ class F32ConvFamily final : public OpFamily {
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& ft = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    auto f32 = [](const ElementType& e) { return e.float_kind == FloatKind::kF32; };
-    if (!x.element.is_float() || !f32(x.element) || !out.element.is_float() || !f32(out.element)) {
-      return refuse(why_not, "only f32 activations and results have a float convolution kernel");
+    const FloatKind kind = x.element.float_kind;  // the verifier ties filters, bias and result to it
+    if (!x.element.is_float() || !is_f32_or_narrower(kind) || !out.element.is_float() || out.element.float_kind != kind) {
+      return refuse(why_not, "only f32, bf16 and f16 activations and results have a float convolution kernel");
     }
     const bool hybrid = ft.element.kind == ElementKind::kUniform || ft.element.kind == ElementKind::kUniformPerAxis;
-    if (!f32(ft.element) || !(ft.element.is_float() || hybrid)) {
-      return refuse(why_not, "filters must be f32 or quantized with f32 expressed type");
+    if (ft.element.float_kind != kind || !(ft.element.is_float() || hybrid)) {
+      return refuse(why_not, "filters must be floats of the activations' type or quantized with it as expressed type");
     }
     std::unique_ptr<Tensor> f = constant_operand(graph, op.operands[1]);
     if (!f || ft.rank() != 4) return refuse(why_not, "the filter is not a 4-D constant");
@@ -245,6 +249,7 @@ class F32ConvFamily final : public OpFamily {
             if (hybrid) {  // the dcast formula, per output channel (axis 0) or per tensor
               const size_t ch = e.kind == ElementKind::kUniformPerAxis ? size_t(o) : 0;
               v = numerics::dequantize_f32(f->int_at(fi), e.zero_points[ch], numerics::compute_scale_f32(e.scales[ch], e.float_kind));
+              v = rounded_to(double(v), kind);  // the dcast's rounding to a bf16/f16 expressed type
             } else {
               v = float(f->float_at(fi));
             }
@@ -258,8 +263,8 @@ class F32ConvFamily final : public OpFamily {
     }
     if (op.operands.size() > 2) {
       std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-      if (!b || !b->type.element.is_float() || !f32(b->type.element) || b->num_elements() != out_c) {
-        return refuse(why_not, "the bias is not an f32 constant of one value per output channel");
+      if (!b || !b->type.element.is_float() || b->type.element.float_kind != kind || b->num_elements() != out_c) {
+        return refuse(why_not, "the bias is not a constant of the activations' type with one value per output channel");
       }
       p->bias.assign(size_t(dw ? out_c : w.groups * n_padded), 0.0f);
       for (int64_t o = 0; o < out_c; ++o) {

@@ -1,5 +1,5 @@
 // qrt — qrt.matmul with f32 activations and constant f32 or quantized (hybrid, weight-only)
-// weights: the weights are dequantized once, at plan time, with the dcast formula (the
+// weights (bf16 and f16 operands widened to f32 exactly, results rounded once: float_widening.h): the weights are dequantized once, at plan time, with the dcast formula (the
 // StableHLO hybrid semantics of docs/numerics.md), then the f32 GEMM micro-kernel of the
 // chosen level, which keeps the reference's order exactly — every output accumulates
 // acc = acc + f32(x·w) in increasing k from +0, separate multiply and add (no FMA), then
@@ -16,6 +16,7 @@
 #include "jit/core/microkernel.h"
 #include "jit/ops/batch_matrices.h"
 #include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -31,9 +32,9 @@ class FloatMatmulOpKernel final : public OpKernel {
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n),
         n_padded_(f32_padded_cols(n)), w_(std::move(w)), bias_(std::move(bias)), hybrid_(hybrid),
         desc_(desc), code_(std::move(code)) {
-    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to f32
-      lo_ = float(c->min);
-      hi_ = float(c->max);
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to the result type
+      lo_ = rounded_to(c->min, result_type_.element.float_kind);
+      hi_ = rounded_to(c->max, result_type_.element.float_kind);
     }
   }
 
@@ -49,14 +50,18 @@ class FloatMatmulOpKernel final : public OpKernel {
   }
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
-    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
-    float* out = reinterpret_cast<float*>(y.bytes());
+    thread_local std::vector<float> wide_x, wide_y;
+    const float* x = f32_elements(*operands[0], wide_x);
+    float* out = f32_destination(y, wide_y);
     const int64_t rows = operands[0]->num_elements() / k_;
     for_each_f32_row_block(parallel, rows, k_, n_, [&](int64_t m0, int64_t count) {
       const F32GemmArgs args{x + m0 * k_, w_.data(), bias_.empty() ? nullptr : bias_.data(), out + m0 * n_, count, k_, n_,
                              n_padded_, k_, n_, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
+    store_f32_results(y, wide_y);
+    release_large(wide_x);
+    release_large(wide_y);
     return Status::ok();
   }
 
@@ -66,7 +71,8 @@ class FloatMatmulOpKernel final : public OpKernel {
     // The contract name says what the weights are: qc8w (quantized, dequantized once) or f32.
     std::string name = desc_.name();
     if (hybrid_) name.replace(0, std::string("f32_f32_f32").size(), "f32_qc" + std::to_string(hybrid_) + "w_f32");
-    return name + " (k-ordered f32 sums, no FMA" + (hybrid_ ? "; weights dequantized once" : "") + ")";
+    return name + " (" + widening_note(result_type_.element.float_kind) + "k-ordered f32 sums, no FMA" +
+           (hybrid_ ? "; weights dequantized once" : "") + ")";
   }
   size_t owned_bytes() const override { return (w_.size() + bias_.size()) * sizeof(float); }
 
@@ -89,9 +95,9 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
                              std::shared_ptr<const CompiledKernel> code)
       : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), bias_(std::move(bias)), desc_(desc),
         code_(std::move(code)) {
-    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to f32
-      lo_ = float(c->min);
-      hi_ = float(c->max);
+    if (const std::optional<FusedClamp> c = fused_clamp(op)) {  // qrt.clamp's bounds, rounded to the result type
+      lo_ = rounded_to(c->min, result_type_.element.float_kind);
+      hi_ = rounded_to(c->max, result_type_.element.float_kind);
     }
   }
 
@@ -118,9 +124,10 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
       return Status::error_at(op_.loc, "'qrt.matmul' op has " + std::to_string(n) + " columns at run time for a bias of " +
                                            std::to_string(bias_.size()));
     }
-    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
-    const float* w = reinterpret_cast<const float*>(operands[1]->bytes());
-    float* out = reinterpret_cast<float*>(y.bytes());
+    thread_local std::vector<float> wide_x, wide_w, wide_y;
+    const float* x = f32_elements(*operands[0], wide_x);
+    const float* w = f32_elements(*operands[1], wide_w);
+    float* out = f32_destination(y, wide_y);
     // Each right-hand matrix once, in 16-column panels padded with zeros.
     std::vector<float> packed(size_t(b_mats * k * n_padded), 0.0f);
     parallel.for_each(size_t(b_mats), [&](size_t b) {
@@ -149,11 +156,14 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
                              n_padded, k, n, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
     });
+    store_f32_results(y, wide_y);
+    for (std::vector<float>* wide : {&wide_x, &wide_w, &wide_y}) release_large(*wide);
     return Status::ok();
   }
 
   std::string describe() const override {
-    return desc_.name() + " (batched, both operands activations; k-ordered f32 sums, no FMA" +
+    return desc_.name() + " (batched, both operands activations; " + widening_note(result_type_.element.float_kind) +
+           "k-ordered f32 sums, no FMA" +
            (bias_.empty() ? "" : "; bias added after the sum") + ")";
   }
   bool reads_operand(size_t index) const override { return index < 2; }  // the bias prepared once
@@ -186,14 +196,13 @@ class F32MatmulFamily final : public OpFamily {
     const Type& x = graph.values[size_t(op.operands[0])].type;
     const Type& wt = graph.values[size_t(op.operands[1])].type;
     const Type& out = graph.values[size_t(op.results[0])].type;
-    if (x.element.float_kind != FloatKind::kF32 || !x.element.is_float() || !out.element.is_float() ||
-        out.element.float_kind != FloatKind::kF32) {
-      return refuse(why_not, "only f32 activations and results have a float GEMM kernel");
+    const FloatKind kind = x.element.float_kind;  // the verifier ties weights, bias and result to it
+    if (!x.element.is_float() || !is_f32_or_narrower(kind) || !out.element.is_float() || out.element.float_kind != kind) {
+      return refuse(why_not, "only f32, bf16 and f16 activations and results have a float GEMM kernel");
     }
     const bool hybrid = wt.element.is_uniform();
-    if (!(wt.element.is_float() && wt.element.float_kind == FloatKind::kF32) &&
-        !(hybrid && wt.element.float_kind == FloatKind::kF32)) {
-      return refuse(why_not, "weights must be f32 or quantized with f32 expressed type");
+    if (!(wt.element.is_float() || hybrid) || wt.element.float_kind != kind) {
+      return refuse(why_not, "weights must be floats of the activations' type or quantized with it as expressed type");
     }
     std::unique_ptr<Tensor> w = constant_operand(graph, op.operands[1]);
     if (!w || wt.rank() != 2 || wt.dims[0] <= 0 || wt.dims[1] <= 0) {
@@ -203,8 +212,8 @@ class F32MatmulFamily final : public OpFamily {
       if (op.operands.size() > 2) {
         // A bias along the last result axis, added after each sum (the reference's order).
         std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-        if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32 || b->type.rank() != 1) {
-          return refuse(why_not, "the bias of a batched f32 matmul is not a 1-D f32 constant");
+        if (!b || !b->type.element.is_float() || b->type.element.float_kind != kind || b->type.rank() != 1) {
+          return refuse(why_not, "the bias of a batched float matmul is not a 1-D constant of the activations' type");
         }
         for (int64_t j = 0; j < b->num_elements(); ++j) p->bias.push_back(float(b->float_at(size_t(j))));
       }
@@ -222,9 +231,10 @@ class F32MatmulFamily final : public OpFamily {
       for (int64_t j = 0; j < n; ++j) {
         const size_t i = size_t(kk * n + j);
         float v;
-        if (hybrid) {  // the dcast formula, as the reference's hybrid matmul applies it
+        if (hybrid) {  // the dcast formula, as the reference's hybrid matmul applies it (rounded to bf16/f16)
           const size_t c = e.kind == ElementKind::kUniformPerAxis ? size_t(e.axis == 0 ? kk : j) : 0;
           v = numerics::dequantize_f32(w->int_at(i), e.zero_points[c], numerics::compute_scale_f32(e.scales[c], e.float_kind));
+          v = rounded_to(double(v), kind);
         } else {
           v = float(w->float_at(i));
         }
@@ -234,8 +244,8 @@ class F32MatmulFamily final : public OpFamily {
     std::vector<float>& bias = p->bias;
     if (op.operands.size() > 2) {
       std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-      if (!b || !b->type.element.is_float() || b->type.element.float_kind != FloatKind::kF32) {
-        return refuse(why_not, "the bias is not an f32 constant");
+      if (!b || !b->type.element.is_float() || b->type.element.float_kind != kind) {
+        return refuse(why_not, "the bias is not a constant of the activations' type");
       }
       bias.assign(size_t(n_padded), 0.0f);
       for (int64_t j = 0; j < n; ++j) bias[size_t(j)] = float(b->float_at(size_t(j)));

@@ -25,11 +25,12 @@ struct WeightBlocks {
 bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& out, std::string* why);
 
 /// The f32 bias of matmul `op` (operand 2) as `n` floats into *bias (left empty without one);
-/// false, with *why, when it is not an f32 constant.
+/// false, with *why, when it is not an f32, bf16 or f16 constant.
 bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<float>* bias, std::string* why);
 
 /// What the weight-only and dynamic-i8 matmul kernels share: [.., K] activations times [K, N]
-/// weights the kernel holds (so it reads only operand 0), the bias, the fused clamp's bounds.
+/// weights the kernel holds (so it reads only operand 0), the bias, the fused clamp's bounds
+/// (f32, bf16 or f16 activations and results: float_widening.h).
 class HeldWeightsMatmulKernel : public OpKernel {
  protected:
   HeldWeightsMatmulKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> bias);
@@ -45,7 +46,8 @@ class HeldWeightsMatmulKernel : public OpKernel {
   Op op_;
   int64_t k_ = 0, n_ = 0;
   std::vector<float> bias_;
-  float lo_, hi_;  ///< the fused clamp, else ±inf
+  float lo_, hi_;  ///< the fused clamp (rounded to a bf16/f16 result's type), else ±inf
+  FloatKind x_kind_, y_kind_;  ///< f32, bf16 or f16
 };
 
 }  // namespace qrt::jit

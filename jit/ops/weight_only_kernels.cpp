@@ -19,6 +19,7 @@
 #include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/ops/float_gemm_tasks.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 #include "jit/ops/weight_blocks.h"
 
@@ -27,39 +28,6 @@ namespace qrt::jit {
 namespace {
 
 constexpr int64_t kColumnChunk = 64;  // columns per task unit: a multiple of every kernel's step
-// f32 elements of the widened activations or results a thread keeps between calls (1 MiB).
-constexpr size_t kKeptWideFloats = size_t(1) << 18;
-
-bool is_f32_or_narrower(FloatKind k) { return k == FloatKind::kF32 || k == FloatKind::kBF16 || k == FloatKind::kF16; }
-
-// `count` bf16 or f16 values widened to f32 (exact).
-void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
-  for (int64_t i = 0; i < count; ++i) {
-    uint16_t b;
-    std::memcpy(&b, src + 2 * i, 2);
-    if (kind == FloatKind::kBF16) {
-      const uint32_t u = uint32_t(b) << 16;
-      std::memcpy(dst + i, &u, 4);
-    } else {
-      dst[i] = f16_bits_to_float(b);
-    }
-  }
-}
-
-// `count` f32 values rounded once to bf16 or f16 (nearest even; NaN stays NaN).
-void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
-  for (int64_t i = 0; i < count; ++i) {
-    uint16_t b;
-    if (kind == FloatKind::kBF16) {
-      uint32_t u;
-      std::memcpy(&u, src + i, 4);
-      b = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-    } else {
-      b = f16_bits_from_double(double(src[i]));
-    }
-    std::memcpy(dst + 2 * i, &b, 2);
-  }
-}
 
 WeightRound weight_round_of(FloatKind expressed) {
   return expressed == FloatKind::kBF16 ? WeightRound::kBf16 : expressed == FloatKind::kF16 ? WeightRound::kF16 : WeightRound::kNone;
@@ -78,78 +46,6 @@ struct PackedWeights {
 
 }  // namespace
 
-bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& p, std::string* why) {
-  int64_t block = k, col_block = n, param_cols = 1;
-  switch (e.kind) {
-    case ElementKind::kUniform: break;
-    case ElementKind::kUniformPerAxis:
-      if (e.axis != 1) {
-        *why = "per-axis weights quantized along K (axis 0) have a scale per row";
-        return false;
-      }
-      col_block = 1;
-      param_cols = n;
-      break;
-    case ElementKind::kUniformSubChannel: {
-      const int64_t bk = e.block_size_along(0), bn = e.block_size_along(1);
-      block = bk > 0 ? bk : k;
-      col_block = bn > 0 ? bn : n;
-      param_cols = e.param_dims[1];
-      break;
-    }
-    default: *why = "the weights are not !quant.uniform"; return false;
-  }
-  const int64_t blocks = (k + block - 1) / block;
-  p.block = block;
-  p.scales.assign(size_t(blocks * n), 0.0f);
-  std::vector<int16_t> zps(size_t(blocks * n), 0);
-  bool any_zp = false;
-  for (int64_t b = 0; b < blocks; ++b) {
-    for (int64_t j = 0; j < n; ++j) {
-      const size_t src = size_t((e.kind == ElementKind::kUniformSubChannel ? b : 0) * param_cols + j / col_block);
-      p.scales[size_t(b * n + j)] = numerics::compute_scale_f32(e.scales[src], e.float_kind);
-      zps[size_t(b * n + j)] = int16_t(e.zero_points[src]);
-      any_zp = any_zp || e.zero_points[src] != 0;
-    }
-  }
-  if (any_zp) p.zps = std::move(zps);
-  return true;
-}
-
-bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<float>* bias, std::string* why) {
-  bias->clear();
-  if (op.operands.size() <= 2) return true;
-  std::unique_ptr<Tensor> b = constant_operand(graph, op.operands[2]);
-  // f16 and bf16 values widen to f32 exactly, as the reference reads them.
-  if (!b || !b->type.element.is_float() || !is_f32_or_narrower(b->type.element.float_kind)) {
-    *why = "the bias is not an f32, f16 or bf16 constant";
-    return false;
-  }
-  bias->resize(size_t(n));
-  for (int64_t j = 0; j < n; ++j) (*bias)[size_t(j)] = float(b->float_at(size_t(j)));
-  return true;
-}
-
-HeldWeightsMatmulKernel::HeldWeightsMatmulKernel(const Graph& graph, const Op& op, int64_t k, int64_t n, std::vector<float> bias)
-    : OpKernel(graph.values[size_t(op.results[0])].type), op_(op), k_(k), n_(n), bias_(std::move(bias)), lo_(-INFINITY),
-      hi_(INFINITY) {
-  if (const std::optional<FusedClamp> c = fused_clamp(op)) {
-    lo_ = float(c->min);
-    hi_ = float(c->max);
-  }
-}
-
-Result<std::vector<int64_t>> HeldWeightsMatmulKernel::result_dims(const std::vector<const Tensor*>& operands) const {
-  const Tensor& x = *operands[0];
-  if (x.type.dims.back() != k_) {
-    return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                         std::to_string(x.type.dims.back()) + " vs " + std::to_string(k_));
-  }
-  std::vector<int64_t> dims = x.type.dims;
-  dims.back() = n_;
-  return checked_result_dims(op_, std::move(dims));
-}
-
 namespace {
 
 // Where `e` puts block boundaries along K and which parameter serves (kb, j); false when the
@@ -167,16 +63,7 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
  public:
   WeightOnlyMatmulOpKernel(const Graph& graph, const Op& op, std::shared_ptr<const PackedWeights> w, std::vector<float> bias,
                            KernelDesc desc, std::shared_ptr<const CompiledKernel> code)
-      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)),
-        x_kind_(graph.values[size_t(op.operands[0])].type.element.float_kind), y_kind_(result_type_.element.float_kind) {
-    if (const std::optional<FusedClamp> c = fused_clamp(op); c && y_kind_ != FloatKind::kF32) {
-      // The reference clamps the bf16/f16 result with bounds rounded to that type; clamping the
-      // f32 sum with the same (representable) bounds before the one rounding gives the same
-      // values, rounding being monotonic.
-      lo_ = float(round_to_float_kind(c->min, y_kind_));
-      hi_ = float(round_to_float_kind(c->max, y_kind_));
-    }
-  }
+      : HeldWeightsMatmulKernel(graph, op, w->k, w->n, std::move(bias)), w_(std::move(w)), desc_(desc), code_(std::move(code)) {}
 
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel) const override {
     const PackedWeights& w = *w_;
@@ -185,17 +72,8 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
     // bf16 / f16 activations widen to f32 (exact) and results narrow once at the end: the
     // kernel computes in f32, as the reference does (docs/numerics.md, compute precision).
     thread_local std::vector<float> wide_x, wide_y;
-    const float* x = reinterpret_cast<const float*>(operands[0]->bytes());
-    if (x_kind_ != FloatKind::kF32) {
-      wide_x.resize(size_t(rows * w.k));
-      widen_to_f32(operands[0]->bytes(), x_kind_, rows * w.k, wide_x.data());
-      x = wide_x.data();
-    }
-    float* out = reinterpret_cast<float*>(y.bytes());
-    if (y_kind_ != FloatKind::kF32) {
-      wide_y.resize(size_t(rows * w.n));
-      out = wide_y.data();
-    }
+    const float* x = f32_elements(*operands[0], wide_x);
+    float* out = f32_destination(y, wide_y);
     // Columns split between tasks (a GEMV has one row: its weights are the work to share),
     // each task all rows of its columns.
     const int64_t chunks = (w.n + kColumnChunk - 1) / kColumnChunk;
@@ -210,13 +88,11 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
                    rows, w.k, c1 - c0, w.k, w.w_stride, w.n, w.n, w.block, lo_, hi_};
       call_microkernel(code_->entry(), a, desc_);
     });
-    if (y_kind_ != FloatKind::kF32) narrow_from_f32(out, y_kind_, rows * w.n, y.bytes());
+    store_f32_results(y, wide_y);
     // A decode step's few rows keep their buffers for the next call; a prefill's many rows give
-    // theirs back (its products dwarf one allocation), so a thread that once ran a long prompt
-    // does not hold megabytes for the rest of its life.
-    for (std::vector<float>* wide : {&wide_x, &wide_y}) {
-      if (wide->capacity() > kKeptWideFloats) std::vector<float>().swap(*wide);
-    }
+    // theirs back (its products dwarf one allocation).
+    release_large(wide_x);
+    release_large(wide_y);
     return Status::ok();
   }
 
@@ -239,7 +115,6 @@ class WeightOnlyMatmulOpKernel final : public HeldWeightsMatmulKernel {
   std::shared_ptr<const PackedWeights> w_;
   KernelDesc desc_;
   std::shared_ptr<const CompiledKernel> code_;
-  FloatKind x_kind_, y_kind_;  // f32, bf16 or f16
 };
 
 struct PreparedWeightOnly final : PreparedOp {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "ir/float_format.h"
 #include "jit/ops/conv_groups.h"
 
 #include "op_kernel_check.h"
@@ -304,25 +305,36 @@ TEST_CASE("grouped conv2d runs as GEMMs per run of groups, bit-exact with the re
   }
 }
 
-TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the reference") {
+TEST_CASE("f32, bf16, f16 and hybrid conv2d and f32 pooling kernels are bit-exact with the reference") {
+  // bf16 and f16 convolutions widen their operands to f32, run the f32 kernels and round each
+  // result once, as the reference computes them (docs/numerics.md, compute precision).
   std::mt19937 rng(31);
   std::uniform_real_distribution<float> any(-2.0f, 2.0f);
+  std::string kind = "f32";
   auto list = [](std::vector<int64_t> v) {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
     return s + "]";
   };
-  auto f32_bytes = [&](size_t n, float scale) {
-    std::vector<uint8_t> b(n * 4);
+  // n values of the case's float type, little-endian.
+  auto float_bytes = [&](size_t n, float scale) {
+    const size_t width = kind == "f32" ? 4 : 2;
+    std::vector<uint8_t> b(n * width);
     for (size_t i = 0; i < n; ++i) {
       // Magnitudes over several decades, so the summation order shows.
       const float v = any(rng) * scale * std::pow(10.0f, float(int(rng() % 5) - 2));
-      std::memcpy(&b[i * 4], &v, 4);
+      if (width == 4) {
+        std::memcpy(&b[i * 4], &v, 4);
+      } else {
+        const uint16_t bits = kind == "bf16" ? qrt::bf16_bits_from_double(v) : qrt::f16_bits_from_double(v);
+        std::memcpy(&b[i * 2], &bits, 2);
+      }
     }
     return b;
   };
   int cases = 0;
-  for (int round = 0; round < 36; ++round) {
+  for (int round = 0; round < 3 * 36; ++round) {
+    kind = round < 36 ? "f32" : round < 72 ? "bf16" : "f16";
     ConvCase cc;
     cc.nchw = round % 2 == 0;
     // Plain, grouped, depthwise (channel counts around the vector widths).
@@ -355,23 +367,23 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     const std::vector<int64_t> fd = cc.nchw ? std::vector<int64_t>{cc.o, per_group, cc.kh, cc.kw}
                                             : std::vector<int64_t>{cc.o, cc.kh, cc.kw, per_group};
     const std::vector<int64_t> yd = cc.nchw ? std::vector<int64_t>{cc.n, cc.o, oh, ow} : std::vector<int64_t>{cc.n, oh, ow, cc.o};
-    const std::string xt = "tensor<" + shape(xd) + "f32>", yt = "tensor<" + shape(yd) + "f32>";
+    const std::string xt = "tensor<" + shape(xd) + kind + ">", yt = "tensor<" + shape(yd) + kind + ">";
     const size_t fcount = size_t(cc.o * per_group * cc.kh * cc.kw);
     std::string ft, text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n";
     if (hybrid) {
       std::string scales;
       for (int64_t j = 0; j < cc.o; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
-      ft = "tensor<" + shape(fd) + "!quant.uniform<i8:f32:0, {" + scales + "}>>";
+      ft = "tensor<" + shape(fd) + "!quant.uniform<i8:" + kind + ":0, {" + scales + "}>>";
       text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(qrt_test::bytes_of(qrt_test::random_values(rng, fcount, -128, 127))) +
               " : tensor<" + shape(fd) + "i8>} : () -> " + ft + "\n";
     } else {
-      ft = "tensor<" + shape(fd) + "f32>";
-      text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(f32_bytes(fcount, 1.0f)) + " : " + ft + "} : () -> " + ft + "\n";
+      ft = "tensor<" + shape(fd) + kind + ">";
+      text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(float_bytes(fcount, 1.0f)) + " : " + ft + "} : () -> " + ft + "\n";
     }
     std::string operands = "%x, %f", types = xt + ", " + ft;
     if (bias) {
-      const std::string bt = "tensor<" + std::to_string(cc.o) + "xf32>";
-      text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(f32_bytes(size_t(cc.o), 10.0f)) + " : " + bt + "} : () -> " + bt + "\n";
+      const std::string bt = "tensor<" + std::to_string(cc.o) + "x" + kind + ">";
+      text += "  %b = \"qrt.constant\"() {value = " + qrt_test::hex_dense(float_bytes(size_t(cc.o), 10.0f)) + " : " + bt + "} : () -> " + bt + "\n";
       operands += ", %b";
       types += ", " + bt;
     }
@@ -383,13 +395,16 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
     auto t = qrt::parse_type(xt);
     REQUIRE(t.is_ok());
     qrt::Tensor x = qrt::Tensor::zeros(*t);
-    const std::vector<uint8_t> xb = f32_bytes(size_t(x.num_elements()), 1.0f);
+    const std::vector<uint8_t> xb = float_bytes(size_t(x.num_elements()), 1.0f);
     std::memcpy(x.bytes(), xb.data(), xb.size());
     const std::string how = qrt_test::check_last_op(text, x);
     // NCHW convolutions and grouped ones run on im2col blocks; NHWC depthwise and pointwise
     // ones on their own forms.
     const char* form = cc.nchw ? "_conv_im2col" : depthwise ? "_dwconv" : pointwise ? "_conv1x1" : "_conv_im2col";
     CHECK_MESSAGE(how.find(std::string(hybrid ? "f32_qc8w_f32" : "f32_f32_f32") + form) == 0, how);
+    if (kind != "f32") CHECK_MESSAGE(how.find(kind + " operands widened to f32, results rounded once to " + kind) != std::string::npos, how);
+    ++cases;
+    if (kind != "f32") continue;
     // Pooling over the same input: max (with a NaN planted) and average, both count modes.
     x.set_float(size_t(rng() % uint64_t(x.num_elements())), NAN);
     for (const char* pool : {"qrt.max_pool2d", "qrt.avg_pool2d"}) {
@@ -406,9 +421,8 @@ TEST_CASE("f32 and hybrid conv2d and f32 pooling kernels are bit-exact with the 
       CAPTURE(ptext);
       CHECK(qrt_test::check_last_op(ptext, x).find("pool_") != std::string::npos);
     }
-    ++cases;
   }
-  MESSAGE(cases << " float convolution and pooling cases");
+  MESSAGE(cases << " float convolution cases (f32, bf16, f16), f32 ones with pooling");
 }
 
 TEST_CASE("conv2d under the tflite and onnx profiles: kernel accumulators, the profile's requantization") {

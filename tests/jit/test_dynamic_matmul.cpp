@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "ir/numerics_dynamic.h"
 #include "ir/ops.h"
 #include "ir/text_format.h"
@@ -31,6 +32,7 @@ struct DynCase {
   int64_t block = 32;       // forms 2 and 3
   int zp_kind = 0;          // 0 zero, 1 random, 2 the storage's bounds
   bool bias = false, clamp = false;
+  FloatKind fk = FloatKind::kF32;  // activations, the weights' expressed type, bias and result
 };
 
 ElementType weight_type(const DynCase& c, std::mt19937& rng) {
@@ -41,12 +43,12 @@ ElementType weight_type(const DynCase& c, std::mt19937& rng) {
     return std::uniform_int_distribution<int64_t>(s.min, s.max)(rng);
   };
   auto scale = [&] { return std::ldexp(1.0 + double(rng() % 1000) / 1000.0, int(rng() % 12) - 10); };
-  if (c.form == 0) return ElementType::make_uniform(s, FloatKind::kF32, scale(), zp());
+  if (c.form == 0) return ElementType::make_uniform(s, c.fk, scale(), zp());
   if (c.form == 1) {
     std::vector<double> scales;
     std::vector<int64_t> zps;
     for (int64_t j = 0; j < c.n; ++j) scales.push_back(scale()), zps.push_back(zp());
-    return ElementType::make_per_axis(s, FloatKind::kF32, 1, std::move(scales), std::move(zps));
+    return ElementType::make_per_axis(s, c.fk, 1, std::move(scales), std::move(zps));
   }
   // Blocks along N divide N (the verifier's rule): 5, 2 or all of N.
   const int64_t bn = c.form != 3 ? 1 : c.n % 5 == 0 ? 5 : c.n % 2 == 0 ? 2 : c.n;
@@ -54,13 +56,13 @@ ElementType weight_type(const DynCase& c, std::mt19937& rng) {
   std::vector<double> scales;
   std::vector<int64_t> zps;
   for (int64_t i = 0; i < kb * nb; ++i) scales.push_back(scale()), zps.push_back(zp());
-  return ElementType::make_sub_channel(s, FloatKind::kF32, {0, 1}, {c.block, bn}, {kb, nb}, std::move(scales), std::move(zps));
+  return ElementType::make_sub_channel(s, c.fk, {0, 1}, {c.block, bn}, {kb, nb}, std::move(scales), std::move(zps));
 }
 
 // The graph text of a case: y = matmul(x, w (, b)) {activations = "dynamic_i8"}.
 std::string dyn_text(const DynCase& c, std::mt19937& rng) {
   Graph g;
-  const ElementType f32 = ElementType::make_float(FloatKind::kF32);
+  const ElementType f32 = ElementType::make_float(c.fk);
   const int x = g.add_input(Type::tensor({c.m, c.k}, f32), "x");
   const ElementType we = weight_type(c, rng);
   DenseElements d = DenseElements::zeros(Type::tensor({c.k, c.n}, ElementType::make_int(c.bits, Signedness::kSignless)));
@@ -72,8 +74,14 @@ std::string dyn_text(const DynCase& c, std::mt19937& rng) {
   if (c.bias) {
     DenseElements b = DenseElements::zeros(Type::tensor({c.n}, f32));
     for (size_t j = 0; j < size_t(c.n); ++j) {
-      const float v = float(int(rng() % 2001) - 1000) / 64.0f;
-      std::memcpy(b.bytes.data() + j * 4, &v, 4);
+      const double v = double(int(rng() % 2001) - 1000) / 64.0;
+      if (c.fk == FloatKind::kF32) {
+        const float f = float(v);
+        std::memcpy(b.bytes.data() + j * 4, &f, 4);
+      } else {
+        const uint16_t bits = c.fk == FloatKind::kBF16 ? bf16_bits_from_double(v) : f16_bits_from_double(v);
+        std::memcpy(b.bytes.data() + j * 2, &bits, 2);
+      }
     }
     operands.push_back(g.result(g.add_op(OpKind::kConstant, {}, {Type::tensor({c.n}, f32)}, {{"value", Attribute::make_dense(std::move(b))}})));
   }
@@ -87,13 +95,16 @@ std::string dyn_text(const DynCase& c, std::mt19937& rng) {
   return print_graph(g);
 }
 
-// Activations over many decades; row 1 of 3 or more is all zero, row 2 subnormal; with
+// Activations over many decades (stored rounded to the case's type); row 1 of 3 or more is all
+// zero, row 2 subnormal (zero in f16); with
 // `specials`, the last row holds a NaN and the one before an infinity.
 Tensor dyn_input(const DynCase& c, std::mt19937& rng, bool specials) {
-  Tensor x = Tensor::zeros(Type::tensor({c.m, c.k}, ElementType::make_float(FloatKind::kF32)));
+  Tensor x = Tensor::zeros(Type::tensor({c.m, c.k}, ElementType::make_float(c.fk)));
   std::uniform_real_distribution<float> mag(-1.0f, 1.0f);
+  // f16 tops out at 65504: its rows span fewer decades (the specials below add infinities).
+  const int decades = c.fk == FloatKind::kF16 ? 20 : 30;
   for (int64_t r = 0; r < c.m; ++r) {
-    const float row_scale = std::ldexp(1.0f, int(rng() % 30) - 15);
+    const float row_scale = std::ldexp(1.0f, int(rng() % unsigned(decades)) - decades / 2);
     for (int64_t kk = 0; kk < c.k; ++kk) {
       float v = mag(rng) * row_scale * (kk % 7 == 3 ? 100.0f : 1.0f);
       if (c.m >= 3 && r == 1) v = 0.0f;
@@ -134,9 +145,9 @@ TEST_CASE("dynamic i8 activation quantization: symmetric per block, ties to even
   CHECK((q[0] == 127 && q[1] == 42 && q[2] == -85 && sum == 84));
 }
 
-TEST_CASE("activations = \"dynamic_i8\" is verified: value, hybrid f32 matmul, at most 8 bits, scales per column or block") {
+TEST_CASE("activations = \"dynamic_i8\" is verified: value, hybrid f32/bf16/f16 matmul, at most 8 bits, scales per column or block") {
   auto verify = [](const std::string& wtype, const std::string& attr, const std::string& xtype = "tensor<2x4xf32>") {
-    const std::string ytype = xtype == "tensor<2x4xf16>" ? "tensor<2x3xf16>" : "tensor<2x3xf32>";
+    const std::string ytype = "tensor<2x3x" + xtype.substr(xtype.rfind('x') + 1);
     const std::string text = "func.func @main(%x: " + xtype + ", %w: " + wtype + ") -> " + ytype + " {\n"
                              "  %y = \"qrt.matmul\"(%x, %w) {activations = " + attr + "} : (" + xtype + ", " + wtype +
                              ") -> " + ytype + "\n  return %y : " + ytype + "\n}\n";
@@ -152,9 +163,11 @@ TEST_CASE("activations = \"dynamic_i8\" is verified: value, hybrid f32 matmul, a
   // Blocks beyond 65536 values could overflow the int32 block sums.
   const std::string big = "tensor<131088x3x!quant.uniform<i8:f32:{0:65544, 1:3}, {{0.5}, {0.5}}>>";
   CHECK(verify(big, "\"dynamic_i8\"", "tensor<2x131088xf32>").find("at most 65536 k values") != std::string::npos);
-  CHECK(verify("tensor<4x3xf32>", "\"dynamic_i8\"").find("needs f32 activations times quantized weights") != std::string::npos);
-  CHECK(verify("tensor<4x3x!quant.uniform<i8:f16, 0.5>>", "\"dynamic_i8\"", "tensor<2x4xf16>")
-            .find("needs f32 activations") != std::string::npos);
+  CHECK(verify("tensor<4x3xf32>", "\"dynamic_i8\"").find("needs f32, bf16 or f16 activations times quantized weights") != std::string::npos);
+  CHECK(verify("tensor<4x3x!quant.uniform<i8:f16, 0.5>>", "\"dynamic_i8\"", "tensor<2x4xf16>").empty());
+  CHECK(verify("tensor<4x3x!quant.uniform<u4:bf16, 0.5:8>>", "\"dynamic_i8\"", "tensor<2x4xbf16>").empty());
+  CHECK(verify("tensor<4x3x!quant.uniform<i8:f64, 0.5>>", "\"dynamic_i8\"", "tensor<2x4xf64>")
+            .find("needs f32, bf16 or f16 activations") != std::string::npos);
 }
 
 TEST_CASE("dynamic i8 matmul kernels are bit-exact with the reference") {
@@ -188,4 +201,32 @@ TEST_CASE("dynamic i8 matmul kernels are bit-exact with the reference") {
     ++cases;
   }
   MESSAGE(cases << " dynamic i8 matmul cases");
+}
+
+TEST_CASE("dynamic i8 matmul kernels with bf16 and f16 activations and results are bit-exact with the reference") {
+  // The activations widen to f32 exactly and the f32 result rounds once (docs/numerics.md), so
+  // the kernels match the reference on the same cases as f32, weights expressed in that type.
+  std::mt19937 rng(2611);
+  const int64_t ms[] = {1, 3, 5, 6, 70};
+  const int64_t ns[] = {1, 17, 64, 130};
+  for (int i = 0; i < 32; ++i) {
+    DynCase c;
+    c.fk = i % 2 ? FloatKind::kBF16 : FloatKind::kF16;
+    c.bits = i / 2 % 2 ? 4 : 8;
+    c.is_signed = i / 4 % 2 == 0;
+    c.form = i / 3 % 4;
+    c.m = ms[size_t(i) % 5];
+    c.n = ns[size_t(i / 5) % 4];
+    c.k = c.form >= 2 ? c.block * (1 + i % 3) : 40 + i;
+    c.zp_kind = i % 3;
+    c.bias = i % 3 != 1;
+    c.clamp = i % 4 == 1;
+    const std::string text = dyn_text(c, rng);
+    CAPTURE(text.substr(0, 600));
+    const Tensor x = dyn_input(c, rng, i % 5 == 2);
+    const std::string how = qrt_test::check_last_op(text, x);
+    CHECK_MESSAGE(how.find("_dyngemm") != std::string::npos, how);
+    CHECK_MESSAGE(how.find(std::string(float_kind_name(c.fk)) + " activations widened to f32") != std::string::npos, how);
+    CHECK_MESSAGE(how.find(std::string("results rounded once to ") + float_kind_name(c.fk)) != std::string::npos, how);
+  }
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/gemm_pack.h"
 #include "jit/core/parallel.h"
@@ -263,6 +264,19 @@ namespace {
 // `text` (a function's head and its weights) completed with the bias constant of value
 // `bias_value` and type `bias_type` (none where the value is empty), the matmul of `operands`
 // (of `types`), and the return of its result of type `yt`.
+// `v` appended as the little-endian bytes of an f32, bf16 or f16 element (rounded to nearest even).
+void append_float(std::vector<uint8_t>& bytes, float v, const std::string& kind) {
+  if (kind == "f32") {
+    uint8_t b[4];
+    std::memcpy(b, &v, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+    return;
+  }
+  const uint16_t bits = kind == "bf16" ? qrt::bf16_bits_from_double(v) : qrt::f16_bits_from_double(v);
+  bytes.push_back(uint8_t(bits & 0xff));
+  bytes.push_back(uint8_t(bits >> 8));
+}
+
 std::string finish_matmul_text(std::string text, std::string operands, std::string types, const std::string& bias_value,
                                const std::string& bias_type, const std::string& yt) {
   if (!bias_value.empty()) {
@@ -275,68 +289,70 @@ std::string finish_matmul_text(std::string text, std::string operands, std::stri
 
 }  // namespace
 
-TEST_CASE("f32 and hybrid (quantized-weight) matmul kernels keep the reference's rounding order") {
+TEST_CASE("f32, bf16, f16 and hybrid (quantized-weight) matmul kernels keep the reference's rounding order") {
+  // bf16 and f16 operands widen to f32 exactly, dequantized weights round to the expressed type
+  // (the dcast formula) and each result rounds once, as the reference computes them.
   std::mt19937 rng(43);
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
   int cases = 0;
-  // 0: f32 weights; 1: per-column i8 weights, which take the weight-only kernel;
+  // 0: float weights; 1: per-column i8 weights, which take the weight-only kernel;
   // 2: per-column i16 weights, which are dequantized once for the f32 GEMM.
-  for (int weights : {0, 1, 2}) {
-    const bool hybrid = weights != 0;
-    for (int64_t m : {1, 3, 4, 9}) {
-      for (int64_t k : {1, 7, 64}) {
-        for (int64_t n : {1, 8, 17, 40}) {
-          const bool bias = (cases % 2) == 0;
-          const std::string xt = "tensor<" + qrt_test::shape({m, k}) + "f32>";
-          const std::string yt = "tensor<" + qrt_test::shape({m, n}) + "f32>";
-          std::string wt, wconst;
-          if (hybrid) {
-            std::string scales;
-            const std::string storage = weights == 1 ? "i8" : "i16";
-            for (int64_t j = 0; j < n; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
-            wt = "tensor<" + qrt_test::shape({k, n}) + "!quant.uniform<" + storage + ":f32:1, {" + scales + "}>>";
-            std::vector<uint8_t> bytes;
-            for (int v : qrt_test::random_values(rng, size_t(k * n), weights == 1 ? -128 : -32768, weights == 1 ? 127 : 32767)) {
-              bytes.push_back(uint8_t(v & 0xff));
-              if (weights == 2) bytes.push_back(uint8_t((v >> 8) & 0xff));  // little-endian i16
+  for (const std::string kind : {"f32", "bf16", "f16"}) {
+    for (int weights : {0, 1, 2}) {
+      if (kind != "f32" && weights == 1) continue;  // bf16/f16 weight-only kernels: the next test
+      const bool hybrid = weights != 0;
+      for (int64_t m : {1, 3, 4, 9}) {
+        for (int64_t k : {1, 7, 64}) {
+          for (int64_t n : {1, 8, 17, 40}) {
+            const bool bias = (cases % 2) == 0;
+            const std::string xt = "tensor<" + qrt_test::shape({m, k}) + kind + ">";
+            const std::string yt = "tensor<" + qrt_test::shape({m, n}) + kind + ">";
+            std::string wt, wconst;
+            if (hybrid) {
+              std::string scales;
+              const std::string storage = weights == 1 ? "i8" : "i16";
+              for (int64_t j = 0; j < n; ++j) scales += (j ? ", " : "") + std::to_string(0.01 * double(j + 1)) + ":" + std::to_string(int(j % 5) - 2);
+              wt = "tensor<" + qrt_test::shape({k, n}) + "!quant.uniform<" + storage + ":" + kind + ":1, {" + scales + "}>>";
+              std::vector<uint8_t> bytes;
+              for (int v : qrt_test::random_values(rng, size_t(k * n), weights == 1 ? -128 : -32768, weights == 1 ? 127 : 32767)) {
+                bytes.push_back(uint8_t(v & 0xff));
+                if (weights == 2) bytes.push_back(uint8_t((v >> 8) & 0xff));  // little-endian i16
+              }
+              wconst = qrt_test::hex_dense(bytes) + " : tensor<" + qrt_test::shape({k, n}) + storage + ">";
+            } else {
+              wt = "tensor<" + qrt_test::shape({k, n}) + kind + ">";
+              std::vector<uint8_t> bytes;
+              for (size_t i = 0; i < size_t(k * n); ++i) {
+                // Magnitudes over many decades, so that rounding order matters.
+                append_float(bytes, mag(rng) * std::pow(10.0f, float(int(rng() % 7) - 3)) * (i % 13 == 0 ? -0.0f : 1.0f), kind);
+              }
+              wconst = qrt_test::hex_dense(bytes) + " : " + wt;
             }
-            wconst = qrt_test::hex_dense(bytes) + " : tensor<" + qrt_test::shape({k, n}) + storage + ">";
-          } else {
-            wt = "tensor<" + qrt_test::shape({k, n}) + "f32>";
-            std::vector<uint8_t> bytes(size_t(k * n) * 4);
-            for (size_t i = 0; i < size_t(k * n); ++i) {
-              // Magnitudes over many decades, so that rounding order matters.
-              const float v = mag(rng) * std::pow(10.0f, float(int(rng() % 7) - 3)) * (i % 13 == 0 ? -0.0f : 1.0f);
-              std::memcpy(bytes.data() + i * 4, &v, 4);
+            std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %w = \"qrt.constant\"() {value = " +
+                               wconst + "} : () -> " + wt + "\n";
+            std::string operands = "%x, %w", types = xt + ", " + wt;
+            std::string bias_value;
+            if (bias) {
+              std::vector<uint8_t> bytes;
+              for (size_t j = 0; j < size_t(n); ++j) append_float(bytes, mag(rng) * 100.0f, kind);
+              bias_value = qrt_test::hex_dense(bytes);
             }
-            wconst = qrt_test::hex_dense(bytes) + " : " + wt;
-          }
-          std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n  %w = \"qrt.constant\"() {value = " +
-                             wconst + "} : () -> " + wt + "\n";
-          std::string operands = "%x, %w", types = xt + ", " + wt;
-          std::string bias_value;
-          if (bias) {
-            std::vector<uint8_t> bytes(size_t(n) * 4);
-            for (size_t j = 0; j < size_t(n); ++j) {
-              const float v = mag(rng) * 100.0f;
-              std::memcpy(bytes.data() + j * 4, &v, 4);
+            text = finish_matmul_text(text, operands, types, bias_value, "tensor<" + std::to_string(n) + "x" + kind + ">", yt);
+            CAPTURE(text);
+            auto t = qrt::parse_type(xt);
+            REQUIRE(t.is_ok());
+            qrt::Tensor x = qrt::Tensor::zeros(*t);
+            for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+              x.set_float(i, double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))));
             }
-            bias_value = qrt_test::hex_dense(bytes);
+            const std::string how = qrt_test::check_last_op(text, x);
+            // The first channel's zero point is -2, so the weight-only kernel carries zero points.
+            const std::string expect = weights == 0 ? "f32_f32_f32_gemm" : weights == 2 ? "f32_qc16w_f32_gemm"
+                                                                        : "f32_qs8w_zp_f32_wogemm";
+            CHECK_MESSAGE(how.find(expect) == 0, how);
+            if (kind != "f32") CHECK_MESSAGE(how.find(kind + " operands widened to f32") != std::string::npos, how);
+            ++cases;
           }
-          text = finish_matmul_text(text, operands, types, bias_value, "tensor<" + std::to_string(n) + "xf32>", yt);
-          CAPTURE(text);
-          auto t = qrt::parse_type(xt);
-          REQUIRE(t.is_ok());
-          qrt::Tensor x = qrt::Tensor::zeros(*t);
-          for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-            x.set_float(i, double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))));
-          }
-          const std::string how = qrt_test::check_last_op(text, x);
-          // The first channel's zero point is -2, so the weight-only kernel carries zero points.
-          const std::string expect = weights == 0 ? "f32_f32_f32_gemm" : weights == 2 ? "f32_qc16w_f32_gemm"
-                                                                      : "f32_qs8w_zp_f32_wogemm";
-          CHECK_MESSAGE(how.find(expect) == 0, how);
-          ++cases;
         }
       }
     }
@@ -408,11 +424,12 @@ TEST_CASE("weight-only matmuls over bf16 and f16 round each dequantized weight t
   MESSAGE(cases << " bf16/f16 weight-only matmul cases");
 }
 
-TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding order") {
+TEST_CASE("batched f32, bf16 and f16 matmuls of two activations keep the reference's rounding order") {
+  // bf16 and f16 operands widen to f32 exactly and each result rounds once, as the reference's.
   std::mt19937 rng(47);
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
-  auto random_f32 = [&](const std::vector<int64_t>& dims) {
-    auto t = qrt::parse_type("tensor<" + qrt_test::shape(dims) + "f32>");
+  auto random_values = [&](const std::vector<int64_t>& dims, const std::string& kind) {
+    auto t = qrt::parse_type("tensor<" + qrt_test::shape(dims) + kind + ">");
     REQUIRE(t.is_ok());
     qrt::Tensor x = qrt::Tensor::zeros(*t);
     for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
@@ -431,33 +448,36 @@ TEST_CASE("batched f32 matmuls of two activations keep the reference's rounding 
       {{3, 7, 6}, {1, 6, 5}, {3, 7, 5}},             {{2, 1, 5, 3}, {4, 3, 2}, {2, 4, 5, 2}},
       {{5, 33}, {33, 18}, {5, 18}},                   {{2, 6, 1}, {2, 1, 40}, {2, 6, 40}}};
   int with_bias = 0;
-  for (const Shapes& c : cases) {
-    for (bool bias : {false, true}) {
-      const std::string at = "tensor<" + qrt_test::shape(c.a) + "f32>", bt = "tensor<" + qrt_test::shape(c.b) + "f32>";
-      const std::string yt = "tensor<" + qrt_test::shape(c.y) + "f32>";
-      std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n";
-      std::string operands = "%a, %b", types = at + ", " + bt, attrs;
-      if (bias) {
-        // A constant bias added after each k-ordered sum, then a fused clamp (StableHLO's
-        // matmuls of two activations need both).
-        const int64_t n = c.y.back();
-        const std::string ct = "tensor<" + std::to_string(n) + "xf32>";
-        std::string values;
-        for (int64_t j = 0; j < n; ++j) values += (j ? ", " : "") + std::to_string(mag(rng) * 0.01f);
-        text += "  %c = \"qrt.constant\"() {value = dense<[" + values + "]> : " + ct + "} : () -> " + ct + "\n";
-        operands += ", %c", types += ", " + ct;
-        attrs = " {clamp_max = 0.5 : f64, clamp_min = -0.25 : f64}";
+  for (const std::string kind : {"f32", "bf16", "f16"}) {
+    for (const Shapes& c : cases) {
+      for (bool bias : {false, true}) {
+        const std::string at = "tensor<" + qrt_test::shape(c.a) + kind + ">", bt = "tensor<" + qrt_test::shape(c.b) + kind + ">";
+        const std::string yt = "tensor<" + qrt_test::shape(c.y) + kind + ">";
+        std::string text = "func.func @main(%a: " + at + ", %b: " + bt + ") -> " + yt + " {\n";
+        std::string operands = "%a, %b", types = at + ", " + bt, attrs;
+        if (bias) {
+          // A constant bias added after each k-ordered sum, then a fused clamp (StableHLO's
+          // matmuls of two activations need both).
+          const int64_t n = c.y.back();
+          const std::string ct = "tensor<" + std::to_string(n) + "x" + kind + ">";
+          std::string values;
+          for (int64_t j = 0; j < n; ++j) values += (j ? ", " : "") + std::to_string(mag(rng) * 0.01f);  // rounded to the type
+          text += "  %c = \"qrt.constant\"() {value = dense<[" + values + "]> : " + ct + "} : () -> " + ct + "\n";
+          operands += ", %c", types += ", " + ct;
+          attrs = " {clamp_max = 0.5 : f64, clamp_min = -0.25 : f64}";
+        }
+        text += "  %y = \"qrt.matmul\"(" + operands + ")" + attrs + " : (" + types + ") -> " + yt + "\n  return %y : " + yt +
+                "\n}\n";
+        CAPTURE(text);
+        const std::string how = qrt_test::check_last_op(text, {random_values(c.a, kind), random_values(c.b, kind)});
+        CHECK(how.find("f32_f32_f32_gemm") == 0);
+        CHECK(how.find("batched") != std::string::npos);
+        if (kind != "f32") CHECK_MESSAGE(how.find(kind + " operands widened to f32") != std::string::npos, how);
+        with_bias += how.find("bias added after the sum") != std::string::npos;
       }
-      text += "  %y = \"qrt.matmul\"(" + operands + ")" + attrs + " : (" + types + ") -> " + yt + "\n  return %y : " + yt +
-              "\n}\n";
-      CAPTURE(text);
-      const std::string how = qrt_test::check_last_op(text, {random_f32(c.a), random_f32(c.b)});
-      CHECK(how.find("f32_f32_f32_gemm") == 0);
-      CHECK(how.find("batched") != std::string::npos);
-      with_bias += how.find("bias added after the sum") != std::string::npos;
     }
   }
-  CHECK(with_bias == int(cases.size()));
+  CHECK(with_bias == 3 * int(cases.size()));
 }
 
 TEST_CASE("quantized matmuls of two activations (batched, broadcast) run on the GEMM kernels, bit-exact") {

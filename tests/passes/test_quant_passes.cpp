@@ -235,6 +235,24 @@ TEST_CASE("lower-hybrid{mode=dynamic-i8}: blocks and zero points welcome, i8 per
   report.clear();
   const std::string kept = qrt::print_graph(run_pipeline(parse(wide), "lower-hybrid{mode=dynamic-i8}", report));
   CHECK(has_line(report, "kept weight-only: dynamic i8 needs weights of at most 8 bits"));
+  // bf16 and f16 activations are quantized as their exact f32 values; f64 ones are kept.
+  auto typed = [](const std::string& f) {
+    const std::string w = "tensor<2x2x!quant.uniform<i8:" + f + ":1, {0.5, 0.25}>>";
+    return "func.func @main(%x: tensor<2x2x" + f + ">) -> tensor<2x2x" + f + "> {\n"
+           "  %wq = \"qrt.constant\"() {value = dense<[[1, -2], [3, -8]]> : tensor<2x2xi8>} : () -> " + w + "\n"
+           "  %y = \"qrt.matmul\"(%x, %wq) : (tensor<2x2x" + f + ">, " + w + ") -> tensor<2x2x" + f + ">\n"
+           "  return %y : tensor<2x2x" + f + ">\n}";
+  };
+  for (const char* f : {"bf16", "f16"}) {
+    report.clear();
+    CAPTURE(f);
+    CHECK(qrt::print_graph(run_pipeline(parse(typed(f)), "lower-hybrid{mode=dynamic-i8}", report)).find("activations = \"dynamic_i8\"") !=
+          std::string::npos);
+  }
+  report.clear();
+  CHECK(qrt::print_graph(run_pipeline(parse(typed("f64")), "lower-hybrid{mode=dynamic-i8}", report)).find("dynamic_i8") ==
+        std::string::npos);
+  CHECK(has_line(report, "kept weight-only: dynamic i8 needs f32, bf16 or f16 activations"));
 }
 
 TEST_CASE("lower-reduce: a QDQ mean accumulates in i32 on stored values, and says so") {

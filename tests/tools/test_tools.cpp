@@ -474,7 +474,7 @@ TEST_CASE("qopt --weight-only: 4-bit block-wise weights that qrun runs packed, w
   check_one_error_line(both, "qopt", "--weight-only and --calibrate do not combine");
 }
 
-TEST_CASE("qopt --weight-only on a bf16 model: weights expressed in bf16, run packed, as the reference computes them") {
+TEST_CASE("qopt --weight-only on a bf16 model: weights expressed in bf16, run packed (weight-only and dynamic i8), as the reference computes them") {
   const fs::path model = write_file("wo_bf16.mlir", R"(func.func @main(%x: tensor<2x4xbf16>) -> tensor<2x3xbf16> {
   %w = "qrt.constant"() {value = dense<[[0.5, -1.0, 0.1], [0.25, 0.75, -0.3], [-0.5, 1.0, 0.2], [0.05, -0.6, 0.9]]> : tensor<4x3xbf16>} : () -> tensor<4x3xbf16>
   %y = "qrt.matmul"(%x, %w) : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
@@ -493,6 +493,40 @@ TEST_CASE("qopt --weight-only on a bf16 model: weights expressed in bf16, run pa
   CHECK_MESSAGE(ran.out.find("_bf16_f32_wogemm_") != std::string::npos, ran.out);
   const Run jit = run(kQrun + " " + out.string() + " --random 3");
   const Run ref = run(kQrun + " " + out.string() + " --random 3 --backend ref");
+  REQUIRE(jit.exit_code == 0);
+  CHECK(jit.out == ref.out);
+  // The dynamic-i8 form of the same weights: the bf16 rows widened, quantized to i8 per call,
+  // the kDynGemm kernel, the result rounded once to bf16, as the reference computes it.
+  const std::string dyn = " --passes 'lower-hybrid{mode=dynamic-i8}'";
+  const Run dk = run(kQrun + " " + out.string() + " --random 3 --kernels" + dyn);
+  REQUIRE_MESSAGE(dk.exit_code == 0, dk.err);
+  CHECK_MESSAGE(dk.out.find("_dyngemm_") != std::string::npos, dk.out);
+  CHECK_MESSAGE(dk.out.find("bf16 activations widened to f32") != std::string::npos, dk.out);
+  const Run dj = run(kQrun + " " + out.string() + " --random 3" + dyn);
+  const Run dr = run(kQrun + " " + out.string() + " --random 3 --backend ref" + dyn);
+  REQUIRE(dj.exit_code == 0);
+  CHECK(dj.out == dr.out);
+}
+
+TEST_CASE("qrun on an f16 model: its convolution and matmul run the f32 kernels on widened values, as the reference") {
+  const fs::path model = write_file("conv_f16.mlir", R"(func.func @main(%x: tensor<1x4x4x2xf16>) -> tensor<1x3xf16> {
+  %f = "qrt.constant"() {value = dense<[[[[0.5, -1.0], [0.25, 0.125]], [[-0.75, 2.0], [1.5, -0.5]]], [[[0.1, 0.2], [0.3, 0.4]], [[-0.1, -0.2], [-0.3, -0.4]]]]> : tensor<2x2x2x2xf16>} : () -> tensor<2x2x2x2xf16>
+  %b = "qrt.constant"() {value = dense<[0.5, -0.25]> : tensor<2xf16>} : () -> tensor<2xf16>
+  %c = "qrt.conv2d"(%x, %f, %b) {dilations = [1, 1], groups = 1 : i64, layout = "NHWC", pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x4x2xf16>, tensor<2x2x2x2xf16>, tensor<2xf16>) -> tensor<1x3x3x2xf16>
+  %r = "qrt.reshape"(%c) : (tensor<1x3x3x2xf16>) -> tensor<1x18xf16>
+  %w = "qrt.constant"() {value = dense<0.0625> : tensor<18x3xf16>} : () -> tensor<18x3xf16>
+  %y = "qrt.matmul"(%r, %w) : (tensor<1x18xf16>, tensor<18x3xf16>) -> tensor<1x3xf16>
+  return %y : tensor<1x3xf16>
+}
+)");
+  const Run kernels = run(kQrun + " " + model.string() + " --random 5 --kernels");
+  REQUIRE_MESSAGE(kernels.exit_code == 0, kernels.err);
+  // Both on generated kernels (the reference would be named instead of a kernel).
+  CHECK_MESSAGE(kernels.out.find("qrt.conv2d: f32_f32_f32_conv_im2col_") != std::string::npos, kernels.out);
+  CHECK_MESSAGE(kernels.out.find("qrt.matmul: f32_f32_f32_gemm_") != std::string::npos, kernels.out);
+  CHECK_MESSAGE(kernels.out.find("f16 operands widened to f32, results rounded once to f16") != std::string::npos, kernels.out);
+  const Run jit = run(kQrun + " " + model.string() + " --random 5");
+  const Run ref = run(kQrun + " " + model.string() + " --random 5 --backend ref");
   REQUIRE(jit.exit_code == 0);
   CHECK(jit.out == ref.out);
 }
