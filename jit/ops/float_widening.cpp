@@ -16,7 +16,45 @@ constexpr size_t kKeptWideFloats = size_t(1) << 18;
 
 bool is_f32_or_narrower(FloatKind k) { return k == FloatKind::kF32 || k == FloatKind::kBF16 || k == FloatKind::kF16; }
 
-// `count` bf16 or f16 values widened to f32 (exact).
+float f16_to_f32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, frac = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0x1F) {
+    bits = 0x7F800000u | (frac << 13);  // infinity, or a NaN keeping its payload
+  } else if (exp != 0) {
+    bits = ((exp + 112u) << 23) | (frac << 13);  // rebias 15 -> 127
+  } else {
+    const float sub = float(frac) * 5.9604644775390625e-08f;  // frac · 2^-24, exact (0 for ±0)
+    std::memcpy(&bits, &sub, 4);
+  }
+  bits |= sign;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t f32_to_f16(float v) {
+  uint32_t x;
+  std::memcpy(&x, &v, 4);
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+  const uint32_t mag = x & 0x7FFFFFFFu;
+  if (mag > 0x7F800000u) return uint16_t(sign | 0x7E00u);  // NaN: quiet
+  if (mag >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // |v| >= 65520 (or inf): inf
+  if (mag < 0x38800000u) {
+    // Below 2^-14: units of 2^-24. Adding 0.5 (whose ulp is 2^-24) rounds |v| to a multiple of
+    // it, ties to even, in the FPU; a carry to 1024 units is the smallest normal's pattern.
+    float m;
+    std::memcpy(&m, &mag, 4);
+    const float t = m + 0.5f;
+    uint32_t tb;
+    std::memcpy(&tb, &t, 4);
+    return uint16_t(sign | (tb - 0x3F000000u));
+  }
+  // Normal: drop 13 fraction bits, ties to even (a carry moves into the exponent), rebias.
+  const uint32_t r = mag + 0xFFFu + ((mag >> 13) & 1u) - (112u << 23);
+  return uint16_t(sign | (r >> 13));
+}
+
 void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
   for (int64_t i = 0; i < count; ++i) {
     uint16_t b;
@@ -25,12 +63,11 @@ void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst)
       const uint32_t u = uint32_t(b) << 16;
       std::memcpy(dst + i, &u, 4);
     } else {
-      dst[i] = f16_bits_to_float(b);
+      dst[i] = f16_to_f32(b);
     }
   }
 }
 
-// `count` f32 values rounded once to bf16 or f16 (nearest even; NaN stays NaN).
 void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
   for (int64_t i = 0; i < count; ++i) {
     uint16_t b;
@@ -39,7 +76,7 @@ void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* d
       std::memcpy(&u, src + i, 4);
       b = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
     } else {
-      b = f16_bits_from_double(double(src[i]));
+      b = f32_to_f16(src[i]);
     }
     std::memcpy(dst + 2 * i, &b, 2);
   }

@@ -17,6 +17,14 @@ namespace qrt::jit {
 /// f16 widened to f32 exactly, results rounded once).
 bool is_f32_or_narrower(FloatKind k);
 
+/// The f16 `h` as an f32 (exact; a NaN keeps its payload). Equals f16_bits_to_float
+/// (ir/float_format.h) without its double arithmetic.
+float f16_to_f32(uint16_t h);
+
+/// `v` rounded to f16 bits (nearest even; overflow to ±inf; subnormals kept; NaN quiet):
+/// f16_bits_from_double(v) (ir/float_format.h) on the bits, for the kernels' results.
+uint16_t f32_to_f16(float v);
+
 /// `count` bf16 or f16 values (2 bytes each) widened to f32 (exact).
 void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst);
 

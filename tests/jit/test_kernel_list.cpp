@@ -20,6 +20,7 @@
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
 #include "jit/llvm/llvm_backend.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ref/scalar_backend.h"
 #include "jit/ref/twin_arith.h"
 #include "jit/ref/twins.h"
@@ -844,6 +845,40 @@ TEST_CASE("the twins' weight rounding to bf16 and f16 equals the IR's conversion
     std::memcpy(&v, &bits, 4);
     check(v);
   }
+}
+
+TEST_CASE("the f16 widening and narrowing around the f32 kernels equal the IR's conversions") {
+  // Every f16 bit pattern widened; f32 values narrowed: the special values, then random bit
+  // patterns weighted towards f16's subnormal, tie and overflow regions.
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    const float got = qrt::jit::f16_to_f32(uint16_t(h)), want = qrt::f16_bits_to_float(uint16_t(h));
+    if (std::isnan(want)) {
+      CHECK_MESSAGE(std::isnan(got), "f16 bits " << h);
+      continue;
+    }
+    CHECK_MESSAGE(std::memcmp(&got, &want, 4) == 0, "f16 bits " << h);
+  }
+  int checked = 0;
+  auto check = [&](float v) {
+    const uint16_t got = qrt::jit::f32_to_f16(v), want = qrt::f16_bits_from_double(double(v));
+    CHECK_MESSAGE(got == want, "f16 of " << v << ": " << got << " vs " << want);
+    ++checked;
+  };
+  for (float v : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 6.103515625e-05f, 6.1035e-05f, 6.1032e-05f,
+                  2.98e-08f, 2.9802322e-08f, 2.9802326e-08f, 5.96e-08f, 1.0e-9f, 3.4028235e38f, INFINITY, -INFINITY, NAN,
+                  -NAN, 1.00048828125f, 1.00146484375f, 1.0009765625f}) {
+    check(v);
+  }
+  std::mt19937 rng(67);
+  for (int i = 0; i < 400000; ++i) {
+    uint32_t bits = uint32_t(rng());
+    if (i % 2) bits = (bits & 0x80000000u) | (uint32_t(0x32000000u + (rng() % 0x0E000000u)) & 0x7FFFFFFFu);  // 2^-27 .. 2^17
+    if (i % 8 == 3) bits = (bits & ~0x1FFFu) | (i % 16 == 3 ? 0x1000u : 0x0u);  // exact ties, exact f16 values
+    float v;
+    std::memcpy(&v, &bits, 4);
+    check(v);
+  }
+  MESSAGE(checked << " f32 values narrowed, 65536 f16 widened");
 }
 
 TEST_CASE("every kernel-list row at the level under test matches its scalar twin") {
