@@ -167,6 +167,25 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   }
 }
 
+TEST_CASE("GEMMs over long rows (k of 1083 to 3137, with k tails) are bit-exact with the reference matmul") {
+  // Weight panels larger than L1 at every level; AMX k tails of 12 (1100) and 60 (2108)
+  // bytes; rows across the 32-row tile; column tails.
+  std::mt19937 rng(71);
+  int cases = 0;
+  for (int64_t k : {1083, 1088, 1100, 2048, 2108, 3137}) {
+    for (int64_t m : {5, 33, 70}) {
+      for (int64_t n : {17, 40}) {
+        const MatmulCase c = random_case(rng, m, k, n);
+        const std::string text = matmul_text(c, rng, cases % 2 ? 40 : 255);
+        CAPTURE(text.substr(0, 400));
+        qrt_test::check_last_op(text, random_input(c, rng, {m, k}));
+        ++cases;
+      }
+    }
+  }
+  MESSAGE(cases << " long-row cases");
+}
+
 TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pair can saturate") {
   using qrt::jit::GemmPath;
   const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
