@@ -134,21 +134,16 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
   const ElementType stored_int = ElementType::make_int(o.bits, o.is_signed ? Signedness::kSignless : Signedness::kUnsigned);
   Rewriter rw(graph);
   for (const Op& op : graph.ops) {
-    // Matmuls over f32, bf16 or f16 (the weights keep the activations' type as their expressed
-    // type: the weight-only kernels round each dequantized weight to it); f32 convolutions.
+    // Matmuls and convolutions over f32, bf16 or f16 (the weights keep the activations' type as
+    // their expressed type: the kernels round each dequantized weight to it).
     if ((op.kind != OpKind::kMatmul && op.kind != OpKind::kConv2d) || op.operands.size() < 2) {
       rw.copy(op);
       continue;
     }
     const ElementType& xe = graph.values[size_t(op.operands[0])].type.element;
     const FloatKind kind = xe.is_float() ? xe.float_kind : FloatKind::kF32;
-    const bool float_x = (op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d) && xe.is_float() &&
-                         (kind == FloatKind::kF32 || (op.kind == OpKind::kMatmul && (kind == FloatKind::kBF16 || kind == FloatKind::kF16)));
+    const bool float_x = xe.is_float() && (kind == FloatKind::kF32 || kind == FloatKind::kBF16 || kind == FloatKind::kF16);
     const std::string yname = float_x ? graph.values[size_t(op.results[0])].name : "";
-    if (!float_x && op.kind == OpKind::kConv2d && xe.is_float()) {
-      log.push_back("qrt.conv2d %" + graph.values[size_t(op.results[0])].name + ": kept float: " + float_kind_name(kind) +
-                    " convolutions have no weight-only form (f32 ones do)");
-    }
     if (float_x && op.kind == OpKind::kMatmul) {
       std::vector<float> w;
       int64_t k = 0, n = 0;
@@ -197,8 +192,9 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
     if (float_x && op.kind == OpKind::kConv2d) {
       const Op* c = producer_of(graph, op.operands[1]);
       const DenseElements* d = c && c->kind == OpKind::kConstant ? &c->attr("value")->dense : nullptr;
-      if (!d || !d->type.element.is_float() || d->type.element.float_kind != FloatKind::kF32 || d->type.rank() != 4) {
-        log.push_back("qrt.conv2d %" + yname + ": kept float: its filter is not an f32 constant");
+      if (!d || !d->type.element.is_float() || d->type.element.float_kind != kind || d->type.rank() != 4) {
+        log.push_back("qrt.conv2d %" + yname + ": kept float: its filter is not " + (kind == FloatKind::kBF16 ? "a " : "an ") +
+                      float_kind_name(kind) + " constant");
         rw.copy(op);
         continue;
       }
@@ -212,12 +208,12 @@ Graph quantize_weights(const Graph& graph, const WeightQuantOptions& o, PassLog&
       for (int64_t ch = 0; ch < oc; ++ch) {
         group.clear();
         for (int64_t i = 0; i < per; ++i) group.push_back(float(d->float_at(size_t(ch * per + i))));
-        const GroupParams p = store_group(group, [&](size_t i) { return size_t(ch * per) + i; }, o, range, FloatKind::kF32, q);
+        const GroupParams p = store_group(group, [&](size_t i) { return size_t(ch * per) + i; }, o, range, kind, q);
         scales[size_t(ch)] = p.scale;
         zps[size_t(ch)] = p.zp;
         sq += p.sq_error;
       }
-      const Type ft = Type::tensor(d->type.dims, ElementType::make_per_axis(storage, FloatKind::kF32, 0, std::move(scales), std::move(zps)));
+      const Type ft = Type::tensor(d->type.dims, ElementType::make_per_axis(storage, kind, 0, std::move(scales), std::move(zps)));
       const std::string fname = fresh_name(graph, graph.values[size_t(c->results[0])].name + "_" + storage_name(o));
       const int fq = rw.emit(OpKind::kConstant, {}, ft, {{"value", Attribute::make_dense(std::move(q))}}, c->loc, fname);
       rw.copy(op, {{1, fq}});

@@ -46,7 +46,7 @@ const char* kUsage =
     "  --weight-only S  weight-only quantization: float matmul weights and conv filters become\n"
     "                 S constants (i8, u8, i4 or u4; 4-bit ones packed two per byte), the\n"
     "                 activations stay float, and the weight-only kernels read the weights packed\n"
-    "                 (bf16/f16 matmuls: the weights are expressed in that type; conv filters f32).\n"
+    "                 (bf16/f16 models: the weights and filters are expressed in that type).\n"
     "                 Runs the quantize-weights pass unless --passes/--pass say otherwise\n"
     "  --block N      weight-only matmuls: one scale and zero point per N weights along K (a\n"
     "                 sub-channel type; N must divide K, else per column). Default: per column\n"

@@ -218,7 +218,7 @@ TEST_CASE("quantize-weights: symmetric zero points, blocks that do not divide K,
   CHECK(qrt::print_graph(out).find("tensor<4x2x3x3x!quant.uniform<i4:f32:0, {") != std::string::npos);
 }
 
-TEST_CASE("quantize-weights: bf16 and f16 matmul weights keep their type as the expressed type; bf16 convolutions stay float") {
+TEST_CASE("quantize-weights: bf16 and f16 matmul weights and conv filters keep their type as the expressed type") {
   for (const char* kind : {"bf16", "f16"}) {
     CAPTURE(std::string(kind));
     const std::string k = kind;
@@ -256,10 +256,20 @@ TEST_CASE("quantize-weights: bf16 and f16 matmul weights keep their type as the 
       "  %y = \"qrt.conv2d\"(%x, %f) {layout = \"NHWC\"} : (tensor<1x4x4x2xbf16>, tensor<2x1x1x2xbf16>) -> tensor<1x4x4x2xbf16>\n"
       "  return %y : tensor<1x4x4x2xbf16>\n}\n";
   std::vector<std::string> report;
-  const qrt::Graph g = parse(conv);
-  const qrt::Graph out = run_pipeline(g, "quantize-weights", report);
-  CHECK(has_line(report, "qrt.conv2d %y: kept float: bf16 convolutions have no weight-only form"));
-  CHECK(qrt::print_graph(out) == qrt::print_graph(g));
+  const qrt::Graph out = run_pipeline(parse(conv), "quantize-weights", report);
+  CHECK(has_line(report, "qrt.conv2d %y: filter 2x1x1x2 -> i8, per output channel"));
+  const qrt::ElementType& fe = out.values[size_t(out.ops.back().operands[1])].type.element;
+  REQUIRE(fe.kind == qrt::ElementKind::kUniformPerAxis);
+  CHECK(fe.float_kind == qrt::FloatKind::kBF16);
+  CHECK(fe.axis == 0);
+  // A filter computed at run time is kept, with the reason.
+  const std::string argument =
+      "func.func @main(%x: tensor<1x4x4x2xf16>, %f: tensor<2x1x1x2xf16>) -> tensor<1x4x4x2xf16> {\n"
+      "  %y = \"qrt.conv2d\"(%x, %f) {layout = \"NHWC\"} : (tensor<1x4x4x2xf16>, tensor<2x1x1x2xf16>) -> tensor<1x4x4x2xf16>\n"
+      "  return %y : tensor<1x4x4x2xf16>\n}\n";
+  report.clear();
+  run_pipeline(parse(argument), "quantize-weights", report);
+  CHECK(has_line(report, "qrt.conv2d %y: kept float: its filter is not an f16 constant"));
 }
 
 TEST_CASE("quantize-weights: weights that are not float constants are kept, bad options are refused") {

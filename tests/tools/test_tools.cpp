@@ -508,7 +508,7 @@ TEST_CASE("qopt --weight-only on a bf16 model: weights expressed in bf16, run pa
   CHECK(dj.out == dr.out);
 }
 
-TEST_CASE("qrun on an f16 model: its convolution and matmul run the f32 kernels on widened values, as the reference") {
+TEST_CASE("qrun on an f16 model and its weight-only form: convolution and matmul on the f32 kernels, as the reference") {
   const fs::path model = write_file("conv_f16.mlir", R"(func.func @main(%x: tensor<1x4x4x2xf16>) -> tensor<1x3xf16> {
   %f = "qrt.constant"() {value = dense<[[[[0.5, -1.0], [0.25, 0.125]], [[-0.75, 2.0], [1.5, -0.5]]], [[[0.1, 0.2], [0.3, 0.4]], [[-0.1, -0.2], [-0.3, -0.4]]]]> : tensor<2x2x2x2xf16>} : () -> tensor<2x2x2x2xf16>
   %b = "qrt.constant"() {value = dense<[0.5, -0.25]> : tensor<2xf16>} : () -> tensor<2xf16>
@@ -529,6 +529,18 @@ TEST_CASE("qrun on an f16 model: its convolution and matmul run the f32 kernels 
   const Run ref = run(kQrun + " " + model.string() + " --random 5 --backend ref");
   REQUIRE(jit.exit_code == 0);
   CHECK(jit.out == ref.out);
+  // Its weight-only form: the filter and the weights quantized to i8, expressed in f16.
+  const fs::path quantized = temp_dir() / "conv_f16_i8.qrt";
+  const Run q = run(kQopt + " " + model.string() + " --weight-only i8 -o " + quantized.string() + " --report");
+  REQUIRE_MESSAGE(q.exit_code == 0, q.err);
+  CHECK_MESSAGE(q.err.find("qrt.conv2d %c: filter 2x2x2x2 -> i8, per output channel") != std::string::npos, q.err);
+  const Run qk = run(kQrun + " " + quantized.string() + " --random 5 --kernels");
+  REQUIRE_MESSAGE(qk.exit_code == 0, qk.err);
+  CHECK_MESSAGE(qk.out.find("qrt.conv2d: f32_qc8w_f32_conv_im2col_") != std::string::npos, qk.out);
+  const Run qj = run(kQrun + " " + quantized.string() + " --random 5");
+  const Run qr = run(kQrun + " " + quantized.string() + " --random 5 --backend ref");
+  REQUIRE(qj.exit_code == 0);
+  CHECK(qj.out == qr.out);
 }
 
 TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named by --kernels") {
