@@ -530,14 +530,66 @@ class Generator {
         g_.emit("qrt.mean", {x}, "axes = " + axes + ", keepdims = 1 : i64", out, random_act_elem()));
   }
 
+  // A constant of `shape` holding values k / 64 with |k| <= 64, exact in bf16 and f16 alike
+  // (the f32 bits' top half for bf16; for f16 the exponent rebiased, 10 fraction bits kept).
+  Val sixty_fourths(const Shape& shape, const Elem& h) {
+    std::vector<uint8_t> bytes;
+    for (int64_t i = 0; i < num_elements(shape); ++i) {
+      const float v = float(c_.range(-64, 64)) / 64.0f;
+      uint32_t x;
+      std::memcpy(&x, &v, 4);
+      uint32_t bits = x >> 16;
+      if (h.kind == Elem::kF16) {
+        bits = (x & 0x7FFFFFFFu) == 0 ? (x >> 16) : ((x >> 16) & 0x8000u) | ((((x >> 23) & 0xFFu) - 112u) << 10) | ((x >> 13) & 0x3FFu);
+      }
+      bytes.push_back(uint8_t(bits & 0xFF));
+      bytes.push_back(uint8_t(bits >> 8));
+    }
+    return g_.constant_float_bytes(shape, h, bytes);
+  }
+
+  // The f32 NHWC value xd through a bf16 or f16 region: a cast (one rounding), a convolution or
+  // a matmul over its rows with constant filters and bias of that type (the f32 kernels on
+  // widened operands, each result rounded once), a cast back to f32.
+  Val half_float_region(const Val& xd) {
+    const bool bf16 = c_.chance(1, 2);
+    const Elem h = Elem::half(bf16);
+    const Shape& s = xd.shape;
+    const Val xh = g_.emit("qrt.cast", {xd}, "", s, h);
+    const int64_t ci = s[3], co = random_channels();
+    const bool bias = c_.chance(1, 2);
+    Val yh;
+    if (c_.chance(1, 2)) {
+      note(bf16 ? "bf16_conv" : "f16_conv");
+      const Window win = random_window(s[1], s[2], false, 5);
+      const Shape wshape{co, win.kh, win.kw, ci};
+      std::vector<Val> operands{xh, sixty_fourths(wshape, h)};
+      if (bias) operands.push_back(sixty_fourths({co}, h));
+      yh = g_.emit("qrt.conv2d", operands,
+                   "dilations = " + list_text({win.dh, win.dw}) + ", pads = " + list_text({win.pt, win.pl, win.pb, win.pr}) +
+                       ", strides = " + list_text({win.sh, win.sw}),
+                   {s[0], win.oh, win.ow, co}, h);
+    } else {
+      note(bf16 ? "bf16_matmul" : "f16_matmul");
+      const int64_t rows = s[0] * s[1] * s[2];
+      const Val lhs = g_.emit("qrt.reshape", {xh}, "", {rows, ci}, h);
+      std::vector<Val> operands{lhs, sixty_fourths({ci, co}, h)};
+      if (bias) operands.push_back(sixty_fourths({co}, h));
+      const Val m = g_.emit("qrt.matmul", operands, "", {rows, co}, h);
+      yh = g_.emit("qrt.reshape", {m}, "", {s[0], s[1], s[2], co}, h);
+    }
+    return g_.emit("qrt.cast", {yh}, "", yh.shape, Elem::f32());
+  }
+
   // dcast -> float op -> qcast: what QDQ models hold; fold-qdq turns most of it into
   // integer ops, and plans without passes run the float kernels.
   Val qdq_region(const Val& x) {
     note("qdq");
     const Val xd = dcast(x);
     Val y;
-    switch (c_.range(0, 6)) {
+    switch (c_.range(0, 7)) {
       case 0: y = g_.emit("qrt.relu", {xd}, "", x.shape, Elem::f32()); break;
+      case 7: y = half_float_region(xd); break;
       case 6: {
         // A weight-only matmul whose activations are quantized per call to i8 per row
         // (activations = "dynamic_i8", the kDynGemm kernels), on the rows of the NHWC value.

@@ -30,6 +30,12 @@ Elem Elem::f32() {
   return e;
 }
 
+Elem Elem::half(bool bf16) {
+  Elem e;
+  e.kind = bf16 ? kBF16 : kF16;
+  return e;
+}
+
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -46,6 +52,8 @@ double printed_scale(double scale) { return std::strtod(scale_text(scale).c_str(
 
 std::string elem_text(const Elem& elem) {
   if (elem.is_float()) return "f32";
+  if (elem.kind == Elem::kBF16) return "bf16";
+  if (elem.kind == Elem::kF16) return "f16";
   std::string storage = (elem.is_signed ? "i" : "u") + std::to_string(elem.bits);
   if (elem.narrow) storage += "<" + std::to_string(elem.qmin) + ":" + std::to_string(elem.qmax) + ">";
   if (elem.scales.empty()) return storage;  // a plain integer (biases are always quantized)
@@ -127,8 +135,11 @@ Val GraphText::constant_ints(const Shape& shape, const Elem& elem, const std::ve
 Val GraphText::constant_f32(const Shape& shape, const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * 4);
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return emit("qrt.constant", {}, "value = " + hex_dense(bytes) + " : " + type_text(shape, Elem::f32()), shape,
-              Elem::f32());
+  return constant_float_bytes(shape, Elem::f32(), bytes);
+}
+
+Val GraphText::constant_float_bytes(const Shape& shape, const Elem& elem, const std::vector<uint8_t>& bytes) {
+  return emit("qrt.constant", {}, "value = " + hex_dense(bytes) + " : " + type_text(shape, elem), shape, elem);
 }
 
 std::string GraphText::finish(const std::vector<Val>& results) const {

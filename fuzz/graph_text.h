@@ -10,10 +10,11 @@ namespace qrt_fuzz {
 
 using Shape = std::vector<int64_t>;
 
-/// An element type: f32, a plain integer (i32 for biases), or a `!quant.uniform` (per tensor,
-/// or per axis with one scale and zero point per index along `axis`).
+/// An element type: f32 (or bf16 / f16 inside a float region), a plain integer (i32 for
+/// biases), or a `!quant.uniform` (per tensor, or per axis with one scale and zero point per
+/// index along `axis`).
 struct Elem {
-  enum Kind { kF32, kQuant } kind = kQuant;
+  enum Kind { kF32, kQuant, kBF16, kF16 } kind = kQuant;
   bool is_signed = true;
   int bits = 8;
   int64_t qmin = -128, qmax = 127;  ///< storage bounds
@@ -23,13 +24,15 @@ struct Elem {
   int axis = -1;                    ///< channel axis of a per-axis type, else -1
 
   bool per_axis() const { return axis >= 0; }
-  bool is_float() const { return kind == kF32; }
+  bool is_float() const { return kind == kF32; }  ///< f32 (bf16 and f16 stay inside their regions)
   /// The storage's full range for `bits` and `is_signed`.
   static Elem storage(bool is_signed, int bits);
   /// The same quantization with a per-tensor scale and zero point.
   static Elem per_tensor(Elem storage, double scale, int64_t zp);
   /// f32.
   static Elem f32();
+  /// bf16 (`bf16` true) or f16.
+  static Elem half(bool bf16);
 };
 
 /// A value of the graph: its SSA name, static shape and element type.
@@ -64,6 +67,8 @@ class GraphText {
   Val constant_ints(const Shape& shape, const Elem& elem, const std::vector<int64_t>& stored);
   /// An f32 constant.
   Val constant_f32(const Shape& shape, const std::vector<float>& values);
+  /// A float constant of `elem` (f32, bf16 or f16) from its little-endian element bytes.
+  Val constant_float_bytes(const Shape& shape, const Elem& elem, const std::vector<uint8_t>& bytes);
   /// The whole function returning `results`.
   std::string finish(const std::vector<Val>& results) const;
   /// How many inputs were added.
