@@ -188,6 +188,10 @@ const OpFamily& pool_family();           ///< quantized max/avg pooling, mean ov
 const OpFamily& f32_pool_family();       ///< f32 max/avg pooling (plain C++)
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
 const OpFamily& layout_family();         ///< pad / transpose / reshape / scast / gather / slice (plain C++)
+const OpFamily& half_cast_family();      ///< qrt.cast between f32, bf16 and f16, either side 2 bytes (plain C++)
+/// Whether `op` is a qrt.cast between f32, bf16 and f16 with a bf16 or f16 side
+/// (half_cast_family's ops; the element-wise programs take the other casts).
+bool half_float_cast_applies(const Graph& graph, const Op& op);
 const OpFamily& ew_program_family();     ///< float and integer element-wise ops (programs)
 const OpFamily& row_family();            ///< softmax (last axis), layer_norm, dynamic_quantize
 

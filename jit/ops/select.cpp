@@ -56,8 +56,8 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kGreater:
     case OpKind::kNot:
     case OpKind::kWhere:
-    case OpKind::kNeg:
-    case OpKind::kCast: return &ew_program_family();
+    case OpKind::kNeg: return &ew_program_family();
+    case OpKind::kCast: return half_float_cast_applies(graph, op) ? &half_cast_family() : &ew_program_family();
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:
     case OpKind::kDynamicQuantize: return &row_family();
