@@ -18,6 +18,7 @@
 #include "jit/ops/float_gemm_tasks.h"
 #include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
+#include "jit/ops/weight_blocks.h"
 
 namespace qrt::jit {
 
@@ -39,13 +40,7 @@ class FloatMatmulOpKernel final : public OpKernel {
   }
 
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
-    const Tensor& x = *operands[0];
-    if (x.type.dims.back() != k_) {
-      return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                           std::to_string(x.type.dims.back()) + " vs " + std::to_string(k_));
-    }
-    std::vector<int64_t> dims = x.type.dims;
-    dims.back() = n_;
+    QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, held_weights_result_dims(op_, *operands[0], k_, n_));
     return checked_result_dims(op_, std::move(dims));
   }
 

@@ -73,14 +73,18 @@ HeldWeightsMatmulKernel::HeldWeightsMatmulKernel(const Graph& graph, const Op& o
   }
 }
 
-Result<std::vector<int64_t>> HeldWeightsMatmulKernel::result_dims(const std::vector<const Tensor*>& operands) const {
-  const Tensor& x = *operands[0];
-  if (x.type.dims.back() != k_) {
-    return Status::error_at(op_.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
-                                         std::to_string(x.type.dims.back()) + " vs " + std::to_string(k_));
+Result<std::vector<int64_t>> held_weights_result_dims(const Op& op, const Tensor& x, int64_t k, int64_t n) {
+  if (x.type.dims.back() != k) {
+    return Status::error_at(op.loc, "'qrt.matmul' op contracting dimensions differ at run time: " +
+                                        std::to_string(x.type.dims.back()) + " vs " + std::to_string(k));
   }
   std::vector<int64_t> dims = x.type.dims;
-  dims.back() = n_;
+  dims.back() = n;
+  return dims;
+}
+
+Result<std::vector<int64_t>> HeldWeightsMatmulKernel::result_dims(const std::vector<const Tensor*>& operands) const {
+  QRT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, held_weights_result_dims(op_, *operands[0], k_, n_));
   return checked_result_dims(op_, std::move(dims));
 }
 

@@ -28,6 +28,11 @@ bool weight_blocks(const ElementType& e, int64_t k, int64_t n, WeightBlocks& out
 /// false, with *why, when it is not an f32, bf16 or f16 constant.
 bool constant_f32_bias(const Graph& graph, const Op& op, int64_t n, std::vector<float>* bias, std::string* why);
 
+/// The result dims of [.., K] activations `x` times [K, n] weights a kernel of matmul `op`
+/// holds: x's dims with the last one n (before OpKernel::checked_result_dims); an error naming
+/// the op when x's last dim is not k.
+Result<std::vector<int64_t>> held_weights_result_dims(const Op& op, const Tensor& x, int64_t k, int64_t n);
+
 /// What the weight-only and dynamic-i8 matmul kernels share: [.., K] activations times [K, N]
 /// weights the kernel holds (so it reads only operand 0), the bias, the fused clamp's bounds
 /// (f32, bf16 or f16 activations and results: float_widening.h).
