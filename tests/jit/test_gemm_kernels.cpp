@@ -167,13 +167,14 @@ TEST_CASE("GEMM kernels are bit-exact with the reference matmul") {
   }
 }
 
-TEST_CASE("GEMMs over long rows (k of 1083 to 3137, with k tails) are bit-exact with the reference matmul") {
+TEST_CASE("GEMMs over long rows (k of 1100 and 2108, with k tails) are bit-exact with the reference matmul") {
   // Weight panels larger than L1 at every level; AMX k tails of 12 (1100) and 60 (2108)
-  // bytes; rows across the 32-row tile; column tails.
+  // bytes; rows across the 32-row tile; column tails. (Few cases: the reference's sums are
+  // the cost, and the sanitizer trees run this at every level.)
   std::mt19937 rng(71);
   int cases = 0;
-  for (int64_t k : {1083, 1088, 1100, 2048, 2108, 3137}) {
-    for (int64_t m : {5, 33, 70}) {
+  for (int64_t k : {1100, 2108}) {
+    for (int64_t m : {5, 33}) {
       for (int64_t n : {17, 40}) {
         const MatmulCase c = random_case(rng, m, k, n);
         const std::string text = matmul_text(c, rng, cases % 2 ? 40 : 255);
