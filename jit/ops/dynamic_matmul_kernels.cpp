@@ -88,10 +88,11 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
     const DynWeights& w = *w_;
     const int64_t rows = operands[0]->num_elements() / w.k;
     if (rows == 0) return Status::ok();
-    // bf16 / f16 activations widen to f32 (exact) before the quantization, and a bf16 / f16
-    // result is the f32 result rounded once, as the reference computes them.
-    thread_local std::vector<float> wide_x, wide_y;
-    const float* x = f32_elements(*operands[0], wide_x);
+    // bf16 / f16 activations widen to f32 (exact) row by row inside the quantization tasks,
+    // and a bf16 / f16 result is the f32 result rounded once, as the reference computes them.
+    const Tensor& x = *operands[0];
+    const bool wide_rows = x_kind_ != FloatKind::kF32;
+    thread_local std::vector<float> wide_y;
     // The activations quantized per row and block: i8 values (blocks padded with zeros to
     // block_padded), scales and sums.
     const int64_t x_stride = w.blocks * w.block_padded;
@@ -101,10 +102,17 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
     const int64_t row_tasks = (rows + kQuantizeRowsPerTask - 1) / kQuantizeRowsPerTask;
     Parallel& qpar = worthwhile_tasks(rows * w.k * 8, kMinF32TaskMacs, parallel) > 1 ? parallel : serial();
     qpar.for_each(size_t(row_tasks), [&](size_t t) {
+      thread_local std::vector<float> wide_row;
+      if (wide_rows) wide_row.resize(size_t(w.k));
       for (int64_t r = int64_t(t) * kQuantizeRowsPerTask; r < std::min(rows, int64_t(t + 1) * kQuantizeRowsPerTask); ++r) {
+        const float* row = reinterpret_cast<const float*>(x.bytes()) + r * w.k;
+        if (wide_rows) {
+          widen_to_f32(x.bytes() + r * w.k * 2, x_kind_, w.k, wide_row.data());
+          row = wide_row.data();
+        }
         for (int64_t b = 0; b < w.blocks; ++b) {
           const int64_t k0 = b * w.block, len = std::min(w.block, w.k - k0);
-          xd[size_t(r * w.blocks + b)] = numerics::quantize_block_i8(x + r * w.k + k0, len, xq.data() + r * x_stride + b * w.block_padded,
+          xd[size_t(r * w.blocks + b)] = numerics::quantize_block_i8(row + k0, len, xq.data() + r * x_stride + b * w.block_padded,
                                                                      &xsum[size_t(r * w.blocks + b)]);
         }
       }
@@ -124,10 +132,7 @@ class DynamicMatmulOpKernel final : public HeldWeightsMatmulKernel {
       call_microkernel(code_->entry(), a, desc_);
     });
     store_f32_results(y, wide_y);
-    // A decode step's few rows keep their buffers for the next call; a prefill's many rows give
-    // theirs back (its products dwarf one allocation).
-    release_large(wide_x);
-    release_large(wide_y);
+    release_large(wide_y);  // a prefill's results give theirs back; a decode step's few rows keep it
     return Status::ok();
   }
 

@@ -12,7 +12,7 @@ namespace qrt::jit {
 
 namespace {
 
-constexpr int64_t kChunk = 16384;  // elements per task (and per stack buffer pass)
+constexpr int64_t kChunk = 16384;  // elements per task
 
 bool half(FloatKind k) { return k == FloatKind::kBF16 || k == FloatKind::kF16; }
 

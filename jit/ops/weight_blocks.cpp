@@ -2,7 +2,6 @@
 // parameters per block of K and column in their f32 compute form, the f32 bias, the fused
 // clamp's bounds.
 #include <cmath>
-#include <cstring>
 
 #include "ir/numerics.h"
 #include "ir/ops.h"

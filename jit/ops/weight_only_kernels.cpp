@@ -11,9 +11,7 @@
 // and packed once, at plan time.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
-#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
