@@ -51,14 +51,38 @@ tests_for() {
 }
 
 failed=0
-for cpu in $cpus; do
+# run_on CPU PROCESSES: the CPU's tests, logged as build-arm64/meson-logs/testlog-CPU.json.
+run_on() {
+  local cpu=$1 processes=$2
   echo "== $(date -u +%H:%M:%S) the test suite under qemu-aarch64, QEMU_CPU=$cpu ($(tests_for "$cpu" | grep . || echo every test))"
   # shellcheck disable=SC2046  # the test names split into arguments
-  if ! QRT_TEST_EMULATED=1 QEMU_CPU=$cpu meson test -C build-arm64 --no-rebuild --print-errorlogs --num-processes 2 \
-         --timeout-multiplier 3 $(tests_for "$cpu"); then
-    failed=1
-  fi
-  cp build-arm64/meson-logs/testlog.json "build-arm64/meson-logs/testlog-$cpu.json"
+  QRT_TEST_EMULATED=1 QEMU_CPU=$cpu meson test -C build-arm64 --no-rebuild --print-errorlogs --num-processes "$processes" \
+    --timeout-multiplier 3 --logbase "testlog-$cpu" $(tests_for "$cpu")
+}
+# The smaller CPUs run one long test each (their jit level) beside a few short ones: on two
+# cores they run side by side, a process each, where one after the other left a core idle for
+# minutes; then `max` takes both.
+small=() big=()
+for cpu in $cpus; do
+  if [ "$cpu" = cortex-a53 ] || [ "$cpu" = neoverse-n1 ]; then small+=("$cpu"); else big+=("$cpu"); fi
+done
+if [ ${#small[@]} -gt 0 ]; then
+  pids=()
+  for cpu in "${small[@]}"; do
+    if [ ${#small[@]} -gt 1 ]; then
+      # Each one's output whole, after it ends, not interleaved with the other's.
+      run_on "$cpu" 1 > "build-arm64/meson-logs/qemu-$cpu.out" 2>&1 & pids+=($!)
+    else
+      run_on "$cpu" 2 & pids+=($!)
+    fi
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    [ ${#small[@]} -gt 1 ] && cat "build-arm64/meson-logs/qemu-${small[$i]}.out"
+  done
+fi
+for cpu in "${big[@]}"; do
+  run_on "$cpu" 2 || failed=1
 done
 
 echo "== $(date -u +%H:%M:%S) bundled models: AArch64 bytes against x86, on every QEMU CPU"

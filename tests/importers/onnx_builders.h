@@ -88,6 +88,7 @@ inline void set_ints_attr(onnx::NodeProto* n, const std::string& name, const std
 
 /// The ISA levels this host has, best first (qrt_host_isas()).
 using qrt_test::host_levels;
+using qrt_test::tested_levels;
 
 /// The kernel of every qrt.matmul of `plan`, in plan order.
 inline std::vector<std::string> matmul_kernels(const qrt_plan_t* plan) {

@@ -90,7 +90,7 @@ void check_everywhere(const std::string& bytes, const std::vector<int64_t>& dims
   }
   // f32 sums of K products against float64: a few ulps of the largest output.
   CHECK_MESSAGE(worst <= 1e-5 * magnitude, "worst " << worst << " of " << magnitude);
-  for (const std::string& level : host_levels()) {
+  for (const std::string& level : tested_levels()) {
     CAPTURE(level);
     Run jit;
     REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_JIT, level.c_str(), dims, x, jit, half), qrt_last_error_message());
@@ -516,7 +516,7 @@ TEST_CASE("QuantizeLinear's output_dtype (opset 21) picks the storage when no ze
     Run r;
     REQUIRE_MESSAGE(run(bytes, QRT_BACKEND_REF, nullptr, {4}, x, r), qrt_last_error_message());
     CHECK(r.y == std::vector<float>{0.5f, -1.0f, 63.5f, -64.0f});
-    for (const std::string& level : host_levels()) {
+    for (const std::string& level : tested_levels()) {
       Run jit;
       REQUIRE(run(bytes, QRT_BACKEND_JIT, level.c_str(), {4}, x, jit));
       CHECK(jit.y == r.y);

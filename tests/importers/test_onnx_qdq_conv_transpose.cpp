@@ -120,7 +120,7 @@ TEST_CASE("an NCHW QDQ ConvTranspose folds into an integer conv_transpose2d on t
   size_t within = 0;
   for (size_t i = 0; i < ref.y.size(); ++i) within += std::fabs(double(ref.y[i]) - double(unfolded.y[i])) <= 0.1001;
   CHECK(within == ref.y.size());
-  for (const std::string& level : host_levels()) {
+  for (const std::string& level : tested_levels()) {
     CAPTURE(level);
     const TransposeRun jit = run(bytes, QRT_BACKEND_DEFAULT, level.c_str());
     CHECK_MESSAGE(jit.kernel.find("sub-pixel phases of stride") != std::string::npos, jit.kernel);

@@ -57,7 +57,7 @@ void check_jit_matches_reference(const Model& m, const std::vector<double>& x, c
   }
   auto want = qrt::run_reference(*g, {t});
   REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
-  for (const std::string& level : host_levels()) {
+  for (const std::string& level : tested_levels()) {
     CAPTURE(level);
     std::string kernel;
     auto got = run_jit(*g, {t}, kernel, kernel_op, level.c_str());
@@ -467,7 +467,7 @@ TEST_CASE("QDQ 1-D and 3-D Convs fold into integer convolutions with the referen
     size_t moved = 0;
     for (size_t i = 0; i < size_t(want->at(0).num_elements()); ++i) moved += want->at(0).float_at(i) != 0.0;
     CHECK(moved > size_t(want->at(0).num_elements()) / 2);  // most outputs off the zero point
-    for (const std::string& level : host_levels()) {
+    for (const std::string& level : tested_levels()) {
       CAPTURE(level);
       auto got = run_jit(*imported, {t}, kernel, "qrt.conv2d", level.c_str());
       REQUIRE(got.is_ok());

@@ -23,6 +23,7 @@
 namespace {
 
 using onnx_builders::host_levels;
+using onnx_builders::tested_levels;
 
 using model_files::kModels;
 using model_files::load;
@@ -105,7 +106,7 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   const WeightOnlyOutcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
   // Activations quantized per call (lower-hybrid{mode=dynamic-i8}) run the dynamic i8 kernels.
   const std::string kernel = spec.find("dynamic-i8") != std::string::npos ? "_dyngemm_" : "_wogemm_";
-  for (const std::string& level : host_levels()) {
+  for (const std::string& level : tested_levels()) {
     CAPTURE(level);
     const WeightOnlyOutcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
     CHECK(jit.logits == ref.logits);

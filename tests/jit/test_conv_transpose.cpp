@@ -13,6 +13,7 @@
 #include "ir/numerics.h"
 #include "tests/jit/op_kernel_check.h"
 #include "tests/jit/tensor_util.h"
+#include "tests/slow_host.h"
 
 namespace {
 
@@ -213,9 +214,12 @@ std::string check_quantized(const Case& k, std::mt19937& rng, const std::string&
 TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the reference under every integer profile") {
   std::mt19937 rng(29);
   int on_kernels = 0, ones = 0, total = 0;
+  // A slow host (qemu, sanitizers) runs 16 cases a profile: the reference's sums cost this
+  // test 40 s under qemu at 40.
+  const int iters = qrt_test::slow_host() ? 16 : 40;
   for (const char* profile : {"default", "tflite", "tflite-single-rounding", "onnx"}) {
     CAPTURE(profile);
-    for (int iter = 0; iter < 40; ++iter) {
+    for (int iter = 0; iter < iters; ++iter) {
       Case k = random_case(rng);
       // Wider channels than the reference tests' now and then: whole k quads and AMX steps.
       if (iter % 4 == 0) k.c = k.groups * 24, k.o = k.groups * 20, k.h = 6, k.w = 7;
@@ -233,8 +237,8 @@ TEST_CASE("quantized conv_transpose2d on the kernels is bit-exact with the refer
   }
   // Every case ran on the kernels, grouped ones too (check_quantized checks each).
   CHECK(on_kernels == total);
-  CHECK(ones > 20);
-  CHECK(total - ones > 20);
+  CHECK(ones > total / 8);
+  CHECK(total - ones > total / 8);
   // Phases without taps (a 1-wide filter under stride 2, dilation 2 under stride 2: only the
   // bias reaches their outputs), pads beyond the window's reach (the phases crop the input)
   // and output_padding past the last input.

@@ -178,7 +178,7 @@ bool same(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, qrt_dtyp
   return true;
 }
 
-std::vector<std::string> levels() { return qrt_test::host_levels(); }
+std::vector<std::string> levels() { return qrt_test::tested_levels(); }
 
 }  // namespace
 
