@@ -12,7 +12,9 @@ unsigned ew_storage_bytes(EwStorage s) {
     case EwStorage::kU8:
     case EwStorage::kBool: return 1;
     case EwStorage::kI16:
-    case EwStorage::kU16: return 2;
+    case EwStorage::kU16:
+    case EwStorage::kBf16:
+    case EwStorage::kF16: return 2;
     case EwStorage::kF32:
     case EwStorage::kI32:
     case EwStorage::kU32: return 4;
@@ -21,8 +23,11 @@ unsigned ew_storage_bytes(EwStorage s) {
   return 0;
 }
 
+bool ew_storage_is_float(EwStorage s) { return s == EwStorage::kF32 || s == EwStorage::kBf16 || s == EwStorage::kF16; }
+
 EwType ew_storage_type(EwStorage s) {
-  return s == EwStorage::kF32 ? EwType::kF32 : s == EwStorage::kBool ? EwType::kBool : EwType::kI64;
+  if (ew_storage_is_float(s)) return EwType::kF32;
+  return s == EwStorage::kBool ? EwType::kBool : EwType::kI64;
 }
 
 const char* ew_storage_name(EwStorage s) {
@@ -36,6 +41,8 @@ const char* ew_storage_name(EwStorage s) {
     case EwStorage::kU32: return "u32";
     case EwStorage::kI64: return "i64";
     case EwStorage::kBool: return "bool";
+    case EwStorage::kBf16: return "bf16";
+    case EwStorage::kF16: return "f16";
   }
   return "?";
 }
@@ -49,8 +56,8 @@ const char* op_name(EwOp op) {
                                       "tof32", "toint", "tobool", "boolto", "wrap", "dequant", "quant", "quantvar",
                                       "abs", "sign", "floor", "ceil", "roundeven", "roundaway", "rsqrt",
                                       "log", "log1p", "expm1", "sin", "cos", "cbrt",
-                                      "asin", "acos", "atan", "asinh", "acosh", "atanh"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kAtanh) + 1, "one name per op");
+                                      "asin", "acos", "atan", "asinh", "acosh", "atanh", "roundhalf"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kRoundHalf) + 1, "one name per op");
   return names[size_t(op)];
 }
 
@@ -197,6 +204,10 @@ std::string EwProgram::validate() const {
       case EwOp::kDequant:
         if (e.type != EwType::kF32) return at + " yields f32";
         if (!(why = want(0, EwType::kI64)).empty()) return why;
+        break;
+      case EwOp::kRoundHalf:
+        if (e.type != EwType::kF32 || e.flag > 1) return at + " rounds f32 to bf16 (flag 0) or f16 (flag 1)";
+        if (!(why = want(0, EwType::kF32)).empty()) return why;
         break;
       default:  // the f32 unary functions
         if (e.type != EwType::kF32) return at + " is defined on f32 only";

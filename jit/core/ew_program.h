@@ -22,10 +22,14 @@ constexpr size_t kEwMaxInputs = 8;
 enum class EwType : uint8_t { kF32, kI64, kBool };
 
 /// How an input or the output is laid out in memory, one element per index.
-enum class EwStorage : uint8_t { kF32, kI8, kU8, kI16, kU16, kI32, kU32, kI64, kBool };
+/// bf16 and f16 load into f32 registers exactly and store rounded to nearest even (f16
+/// overflowing to ±inf, subnormals kept), as the reference stores an f32 result.
+enum class EwStorage : uint8_t { kF32, kI8, kU8, kI16, kU16, kI32, kU32, kI64, kBool, kBf16, kF16 };
 
 /// Bytes per element of a storage.
 unsigned ew_storage_bytes(EwStorage s);
+/// Whether a storage holds floats (f32, bf16, f16: all load into f32 registers).
+bool ew_storage_is_float(EwStorage s);
 /// The register type a storage loads into (and stores from).
 EwType ew_storage_type(EwStorage s);
 /// The storage's name in program names, e.g. "f32", "u8", "bool".
@@ -85,6 +89,8 @@ enum class EwOp : uint8_t {
   kAsinh,     ///< numerics::asinh_f32
   kAcosh,     ///< numerics::acosh_f32
   kAtanh,     ///< numerics::atanh_f32
+  kRoundHalf, ///< a rounded to bf16 (flag 0) or f16 (flag 1), kept in f32: what the reference
+              ///< stores for a bf16/f16 result that a fused region's next op reads
 };
 
 /// One instruction: its result is the register with the instruction's index.
@@ -93,7 +99,7 @@ struct EwInstr {
   EwType type = EwType::kF32;  ///< the result's type
   uint8_t a = 0, b = 0, c = 0; ///< operand registers (earlier instructions)
   uint8_t input = 0;           ///< kLoad: the input
-  uint8_t flag = 0;            ///< kGelu: tanh form; kWrap: zero-extend
+  uint8_t flag = 0;            ///< kGelu: tanh form; kWrap: zero-extend; kRoundHalf: f16
   float f = 0.0f, g = 0.0f;    ///< kConst, kClamp, kDequant, kQuant parameters
   int64_t i = 0, j = 0, k = 0; ///< kConst, kToInt, kWrap, kDequant, kQuant parameters
 };

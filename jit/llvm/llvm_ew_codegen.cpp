@@ -155,11 +155,80 @@ bool is_unsigned(EwStorage s) {
   return s == EwStorage::kU8 || s == EwStorage::kU16 || s == EwStorage::kU32 || s == EwStorage::kBool;
 }
 
+// bf16 and f16 in integer IR (no half types: without F16C LLVM would call a runtime library
+// for them), the bit formulas of jit/ops/float_widening.cpp, vectorized with the loop.
+Value* i32c(IRBuilder<>& b, uint32_t v) { return b.getInt32(v); }
+
+// f16 bits (i16) as the exact f32.
+Value* widen_f16(IRBuilder<>& b, Value* h16) {
+  Value* h = b.CreateZExt(h16, b.getInt32Ty());
+  Value* sign = b.CreateShl(b.CreateAnd(h, i32c(b, 0x8000)), 16);
+  Value* exp = b.CreateAnd(b.CreateLShr(h, 10), i32c(b, 0x1F));
+  Value* frac = b.CreateAnd(h, i32c(b, 0x3FF));
+  Value* special = b.CreateOr(i32c(b, 0x7F800000), b.CreateShl(frac, 13));  // inf, NaN with its payload
+  Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(exp, i32c(b, 112)), 23), b.CreateShl(frac, 13));
+  // frac · 2^-24, exact (0 for ±0).
+  Value* sub = b.CreateBitCast(b.CreateFMul(b.CreateUIToFP(frac, b.getFloatTy()),
+                                            llvm::ConstantFP::get(b.getFloatTy(), 5.9604644775390625e-08)),
+                               b.getInt32Ty());
+  Value* bits = b.CreateSelect(b.CreateICmpEQ(exp, i32c(b, 0x1F)), special,
+                               b.CreateSelect(b.CreateICmpEQ(exp, i32c(b, 0)), sub, normal));
+  return b.CreateBitCast(b.CreateOr(bits, sign), b.getFloatTy());
+}
+
+// `x` rounded to bf16 (f16 when `f16`), nearest even, kept in f32: NaN becomes the quiet NaN of
+// its sign, f16 overflows to ±inf and keeps subnormals (ir/float_format.cpp's rounding).
+Value* round_half(IRBuilder<>& b, Value* x, bool f16) {
+  llvm::Type* i32 = b.getInt32Ty();
+  Value* u = b.CreateBitCast(x, i32);
+  Value* sign = b.CreateAnd(u, i32c(b, 0x80000000u));
+  Value* mag = b.CreateAnd(u, i32c(b, 0x7FFFFFFFu));
+  Value* nan = b.CreateICmpUGT(mag, i32c(b, 0x7F800000u));
+  Value* rounded;
+  if (!f16) {
+    // Drop 16 fraction bits, ties to even; a carry moves into the exponent (to inf at the top).
+    Value* odd = b.CreateAnd(b.CreateLShr(mag, 16), i32c(b, 1));
+    rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(mag, i32c(b, 0x7FFF)), odd), i32c(b, 0xFFFF0000u));
+  } else {
+    Value* odd = b.CreateAnd(b.CreateLShr(mag, 13), i32c(b, 1));
+    Value* normal = b.CreateAnd(b.CreateAdd(b.CreateAdd(mag, i32c(b, 0xFFF)), odd), i32c(b, 0xFFFFE000u));
+    // Below 2^-14: a multiple of 2^-24, the ulp of 0.5: (m + 0.5) - 0.5 rounds there, ties to
+    // even, and the subtraction is exact.
+    llvm::Type* f32 = b.getFloatTy();
+    Value* half = llvm::ConstantFP::get(f32, 0.5);
+    Value* sub = b.CreateBitCast(b.CreateFSub(b.CreateFAdd(b.CreateBitCast(mag, f32), half), half), i32);
+    rounded = b.CreateSelect(b.CreateICmpUGE(mag, i32c(b, 0x477FF000u)), i32c(b, 0x7F800000u),
+                             b.CreateSelect(b.CreateICmpULT(mag, i32c(b, 0x38800000u)), sub, normal));
+  }
+  rounded = b.CreateSelect(nan, i32c(b, 0x7FC00000u), rounded);
+  return b.CreateBitCast(b.CreateOr(rounded, sign), b.getFloatTy());
+}
+
+// The bf16/f16 bits (i16) of `x`: one rounding, as the reference stores an f32 result.
+Value* narrow_half(IRBuilder<>& b, Value* x, bool f16) {
+  llvm::Type* i32 = b.getInt32Ty();
+  Value* u = b.CreateBitCast(round_half(b, x, f16), i32);
+  if (!f16) return b.CreateTrunc(b.CreateLShr(u, 16), b.getInt16Ty());
+  // The rounded value is an f16 value: rebias a normal, count 2^-24 units of a subnormal.
+  Value* sign = b.CreateLShr(b.CreateAnd(u, i32c(b, 0x80000000u)), 16);
+  Value* mag = b.CreateAnd(u, i32c(b, 0x7FFFFFFFu));
+  Value* normal = b.CreateSub(b.CreateLShr(mag, 13), i32c(b, 112u << 10));
+  Value* units = b.CreateFPToUI(b.CreateFMul(b.CreateBitCast(mag, b.getFloatTy()),
+                                             llvm::ConstantFP::get(b.getFloatTy(), 16777216.0)),
+                                i32);
+  Value* bits = b.CreateSelect(b.CreateICmpUGT(mag, i32c(b, 0x7F800000u)), i32c(b, 0x7E00),
+                               b.CreateSelect(b.CreateICmpEQ(mag, i32c(b, 0x7F800000u)), i32c(b, 0x7C00),
+                                              b.CreateSelect(b.CreateICmpULT(mag, i32c(b, 0x38800000u)), units, normal)));
+  return b.CreateTrunc(b.CreateOr(bits, sign), b.getInt16Ty());
+}
+
 // The register value of storage `s` read at `ptr`.
 Value* load(IRBuilder<>& b, Value* ptr, EwStorage s) {
   llvm::Type* t = memory_type(b.getContext(), s);
   Value* v = b.CreateAlignedLoad(t, ptr, llvm::MaybeAlign(1));
   if (s == EwStorage::kF32) return v;
+  if (s == EwStorage::kBf16) return b.CreateBitCast(b.CreateShl(b.CreateZExt(v, b.getInt32Ty()), 16), b.getFloatTy());
+  if (s == EwStorage::kF16) return widen_f16(b, v);
   if (s == EwStorage::kBool) return b.CreateICmpNE(v, llvm::ConstantInt::get(t, 0));
   if (s == EwStorage::kI64) return v;
   return is_unsigned(s) ? b.CreateZExt(v, b.getInt64Ty()) : b.CreateSExt(v, b.getInt64Ty());
@@ -169,6 +238,8 @@ void store(IRBuilder<>& b, Value* v, Value* ptr, EwStorage s) {
   llvm::Type* t = memory_type(b.getContext(), s);
   if (s == EwStorage::kBool) {
     v = b.CreateZExt(v, t);
+  } else if (s == EwStorage::kBf16 || s == EwStorage::kF16) {
+    v = narrow_half(b, v, s == EwStorage::kF16);
   } else if (s != EwStorage::kF32 && s != EwStorage::kI64) {
     v = b.CreateTrunc(v, t);
   }
@@ -254,6 +325,7 @@ Value* emit(IRBuilder<>& b, Emitter& m, const EwProgram& p, const EwInstr& e, co
     case EwOp::kAsinh:
     case EwOp::kAcosh:
     case EwOp::kAtanh: return m.call_unary(scalar_call_symbol(e.op), x);
+    case EwOp::kRoundHalf: return round_half(b, x, e.flag != 0);
     case EwOp::kRecip: return m.div(m.c(1.0f), x);
     case EwOp::kExp: return m.exp(x);
     case EwOp::kTanh: return m.tanh(x);

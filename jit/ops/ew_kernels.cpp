@@ -23,7 +23,14 @@
 namespace qrt::jit {
 
 std::optional<EwStorage> value_storage(const ElementType& e) {
-  if (e.is_float()) return e.float_kind == FloatKind::kF32 ? std::optional(EwStorage::kF32) : std::nullopt;
+  if (e.is_float()) {
+    switch (e.float_kind) {
+      case FloatKind::kF32: return EwStorage::kF32;
+      case FloatKind::kBF16: return EwStorage::kBf16;
+      case FloatKind::kF16: return EwStorage::kF16;
+      default: return std::nullopt;
+    }
+  }
   unsigned width = e.int_width;
   bool u = e.int_sign == Signedness::kUnsigned;
   if (e.kind == ElementKind::kUniform) {
@@ -69,6 +76,14 @@ std::optional<uint8_t> quantize(ProgramBuilder& b, const ElementType& e, uint8_t
   return b.add(q);
 }
 
+// Register `x` rounded to bf16/f16 storage `s`: the value the reference stores (the store
+// would round too, but a fused region's next op reads the register).
+uint8_t round_half(ProgramBuilder& b, uint8_t x, EwStorage s) {
+  const uint8_t r = b.op(EwOp::kRoundHalf, EwType::kF32, x);
+  b.p.code[r].flag = s == EwStorage::kF16 ? 1 : 0;
+  return r;
+}
+
 bool per_tensor_f32(const ElementType& e) { return e.kind == ElementKind::kUniform && e.float_kind == FloatKind::kF32; }
 
 }  // namespace
@@ -85,7 +100,10 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     *why = std::move(w);
     return std::nullopt;
   };
-  if (!value_storage(re)) return fail("element type " + re.to_string() + " has no element-wise program (f32, i1..i64 do)");
+  const std::optional<EwStorage> result_storage = value_storage(re);
+  if (!result_storage) return fail("element type " + re.to_string() + " has no element-wise program (f32, bf16, f16, i1..i64 do)");
+  // bf16/f16 results compute in f32 and round once to the type, as the reference does.
+  const bool half = result_storage == EwStorage::kBf16 || result_storage == EwStorage::kF16;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (!value_storage(elem(i))) return fail("operand element type " + elem(i).to_string() + " has no element-wise program");
   }
@@ -98,7 +116,7 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     }
     uint8_t x = ei.is_quant() ? dequantize(b, ei, in[0]) : in[0];
     if (op.kind == OpKind::kLogistic) x = b.op(EwOp::kLogistic, EwType::kF32, x);
-    if (!eo.is_quant()) return x;
+    if (!eo.is_quant()) return half ? round_half(b, x, *result_storage) : x;
     const std::optional<uint8_t> q = quantize(b, eo, x);
     if (!q) return fail("the result's scale is not a positive f32");
     return q;
@@ -142,6 +160,10 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
       } else if (from == EwType::kBool) {
         r = b.op(EwOp::kBoolTo, t, in[0]);
       } else if (f) {
+        // The reference rounds the integer once to the type; through f32 it is exact only up to 24 bits.
+        if (half && elem(0).int_width > 16) {
+          return fail("casts from integers wider than 16 bits to " + re.to_string() + " run on the reference");
+        }
         r = b.op(EwOp::kToF32, t, in[0]);
       } else {
         if (re.int_width > 32) return fail("casts from float to 64-bit integers run on the reference");
@@ -183,7 +205,7 @@ std::optional<uint8_t> emit_op(ProgramBuilder& b, const Graph& g, const Op& op, 
     b.p.code[clamped].g = float(c->max);
     r = clamped;
   }
-  return r;
+  return half ? round_half(b, r, *result_storage) : r;
 }
 
 std::optional<EwProgram> program_for(const Graph& g, const Op& op, std::string* why) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "jit/ref/twins.h"
 
@@ -29,14 +30,35 @@ int64_t load_int(const uint8_t* p, EwStorage s) {
     case EwStorage::kI32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case EwStorage::kU32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
     case EwStorage::kI64: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    case EwStorage::kF32: break;
+    case EwStorage::kF32:
+    case EwStorage::kBf16:
+    case EwStorage::kF16: break;
   }
   return 0;
+}
+
+// The float kind of a bf16/f16 storage.
+FloatKind half_kind(EwStorage s) { return s == EwStorage::kBf16 ? FloatKind::kBF16 : FloatKind::kF16; }
+
+// A float storage's element at `p` as f32 (bf16 and f16 exactly, as the reference reads them).
+float load_float(const uint8_t* p, EwStorage s) {
+  if (s == EwStorage::kF32) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return float(float_kind_from_bits(bits, half_kind(s)));
 }
 
 void store(uint8_t* p, EwStorage s, const Reg& r) {
   if (s == EwStorage::kF32) {
     std::memcpy(p, &r.f, 4);
+  } else if (s == EwStorage::kBf16 || s == EwStorage::kF16) {
+    // The reference's store of an f32 result: one rounding to the element type.
+    const uint16_t bits = uint16_t(float_kind_bits(double(r.f), half_kind(s)));
+    std::memcpy(p, &bits, 2);
   } else if (s == EwStorage::kBool) {
     *p = r.i != 0 ? 1 : 0;
   } else {
@@ -61,8 +83,8 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
   switch (e.op) {
     case EwOp::kLoad: {
       const EwStorage s = p.inputs[e.input].storage;
-      if (s == EwStorage::kF32) {
-        std::memcpy(&y.f, in[e.input], 4);
+      if (ew_storage_is_float(s)) {
+        y.f = load_float(in[e.input], s);
       } else {
         y.i = load_int(in[e.input], s);
       }
@@ -107,6 +129,7 @@ Reg eval(const EwInstr& e, const std::vector<Reg>& r, const EwProgram& p, const 
     case EwOp::kAsinh: y.f = numerics::asinh_f32(a.f); break;
     case EwOp::kAcosh: y.f = numerics::acosh_f32(a.f); break;
     case EwOp::kAtanh: y.f = numerics::atanh_f32(a.f); break;
+    case EwOp::kRoundHalf: y.f = float(round_to_float_kind(double(a.f), e.flag ? FloatKind::kF16 : FloatKind::kBF16)); break;
     case EwOp::kRecip: y.f = 1.0f / a.f; break;
     case EwOp::kExp: y.f = numerics::exp_f32(a.f); break;
     case EwOp::kTanh: y.f = numerics::tanh_f32(a.f); break;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "jit/core/code_cache.h"
 #include "jit/kernel_list.h"
@@ -27,10 +28,11 @@ namespace {
 EwProgram random_program(std::mt19937& rng, size_t length) {
   EwProgram p;
   static const EwStorage storages[] = {EwStorage::kF32, EwStorage::kF32, EwStorage::kI8,  EwStorage::kU8, EwStorage::kI16,
-                                       EwStorage::kU16, EwStorage::kI32, EwStorage::kU32, EwStorage::kI64, EwStorage::kBool};
+                                       EwStorage::kU16, EwStorage::kI32, EwStorage::kU32, EwStorage::kI64, EwStorage::kBool,
+                                       EwStorage::kBf16, EwStorage::kF16};
   const size_t inputs = 1 + rng() % 4;
   for (size_t k = 0; k < inputs; ++k) {
-    p.inputs.push_back({storages[rng() % 10], rng() % 4 == 0});
+    p.inputs.push_back({storages[rng() % 12], rng() % 4 == 0});
     EwInstr e;
     e.op = EwOp::kLoad;
     e.input = uint8_t(k);
@@ -69,9 +71,9 @@ EwProgram random_program(std::mt19937& rng, size_t length) {
       case 3:
       case 4: {  // f32 functions
         if (f < 0) continue;
-        static const EwOp ops[] = {EwOp::kExp, EwOp::kTanh, EwOp::kErf, EwOp::kGelu, EwOp::kLogistic,
-                                   EwOp::kSqrt, EwOp::kRecip, EwOp::kNeg, EwOp::kRelu, EwOp::kClamp};
-        e = {ops[rng() % 10], EwType::kF32, uint8_t(f)};
+        static const EwOp ops[] = {EwOp::kExp,  EwOp::kTanh,  EwOp::kErf,  EwOp::kGelu,  EwOp::kLogistic,   EwOp::kSqrt,
+                                   EwOp::kRecip, EwOp::kNeg, EwOp::kRelu, EwOp::kClamp, EwOp::kRoundHalf, EwOp::kRoundHalf};
+        e = {ops[rng() % 12], EwType::kF32, uint8_t(f)};
         e.flag = uint8_t(rng() % 2);
         e.f = special_f32(rng);
         e.g = e.f + std::abs(special_f32(rng));
@@ -157,7 +159,8 @@ EwProgram random_program(std::mt19937& rng, size_t length) {
   }
   p.result = uint8_t(p.code.size() - 1);
   const EwType t = p.code[p.result].type;
-  p.out = t == EwType::kF32 ? EwStorage::kF32 : t == EwType::kBool ? EwStorage::kBool : storages[2 + rng() % 7];
+  static const EwStorage floats[] = {EwStorage::kF32, EwStorage::kF32, EwStorage::kBf16, EwStorage::kF16};
+  p.out = t == EwType::kF32 ? floats[rng() % 4] : t == EwType::kBool ? EwStorage::kBool : storages[2 + rng() % 7];
   return p;
 }
 
@@ -171,6 +174,12 @@ std::vector<uint8_t> random_elements(std::mt19937& rng, EwStorage s, size_t coun
       std::memcpy(&v[i * 4], &f, 4);
     } else if (s == EwStorage::kBool) {
       v[i] = rng() % 2;
+    } else if (s == EwStorage::kBf16 || s == EwStorage::kF16) {
+      // Any pattern (NaNs, infinities, subnormals), or a special f32 value rounded to the type.
+      const uint16_t h = rng() % 2 ? uint16_t(rng())
+                                   : uint16_t(qrt::float_kind_bits(double(special_f32(rng)),
+                                                                   s == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16));
+      std::memcpy(&v[i * 2], &h, 2);
     } else {
       const int64_t x = special_int(rng);
       std::memcpy(&v[i * bytes], &x, bytes);
@@ -209,6 +218,16 @@ void check_against_twin(std::mt19937& rng, const EwProgram& p, const CompiledKer
       std::memcpy(&b, &want[i / 4 * 4], 4);
       if (std::isnan(a) && std::isnan(b)) {
         i = i / 4 * 4 + 3;
+        continue;
+      }
+    }
+    if (p.out == EwStorage::kBf16 || p.out == EwStorage::kF16) {
+      uint16_t a, b;
+      std::memcpy(&a, &got[i / 2 * 2], 2);
+      std::memcpy(&b, &want[i / 2 * 2], 2);
+      const qrt::FloatKind kind = p.out == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16;
+      if (std::isnan(qrt::float_kind_from_bits(a, kind)) && std::isnan(qrt::float_kind_from_bits(b, kind))) {
+        i = i / 2 * 2 + 1;
         continue;
       }
     }
@@ -309,6 +328,86 @@ TEST_CASE("compiled f32 functions equal qrt's numerics functions over the f32 li
       }
       CHECK_MESSAGE(bad == 0, p.name() << " (flag " << int(fn.flag) << ") differs on " << bad << " of " << xs.size()
                                        << " inputs, first at " << first);
+    }
+  }
+}
+
+TEST_CASE("rounding to bf16 and f16 in programs equals the IR's conversions on every pattern") {
+  const auto backends = program_backends();
+  if (backends.empty()) return;
+  // Every bf16 and f16 bit pattern loaded, widened, rounded to the other type and stored; and
+  // f32 values around every f16 and bf16 rounding edge (ties, overflow, subnormals) rounded.
+  std::vector<uint16_t> patterns(65536);
+  for (uint32_t h = 0; h < 65536; ++h) patterns[h] = uint16_t(h);
+  std::vector<float> edges;
+  for (uint32_t h = 0; h < 65536; h += 7) {
+    for (qrt::FloatKind kind : {qrt::FloatKind::kBF16, qrt::FloatKind::kF16}) {
+      const float v = float(qrt::float_kind_from_bits(h, kind));
+      const float up = float(qrt::float_kind_from_bits(h + 1, kind));
+      if (!std::isfinite(v) || !std::isfinite(up)) continue;
+      const float mid = float((double(v) + double(up)) / 2);  // a tie where f32 holds it
+      for (float x : {mid, std::nextafter(mid, INFINITY), std::nextafter(mid, -INFINITY)}) edges.push_back(x);
+    }
+  }
+  for (float x : {65504.0f, 65519.99f, 65520.0f, 1e-8f, 2.98e-8f, 2.9802322e-8f, 6.1035156e-05f, 6.097555e-05f, 3.4028235e38f}) {
+    edges.push_back(x), edges.push_back(-x);
+  }
+  for (const Backend* b : backends) {
+    for (EwStorage from : {EwStorage::kBf16, EwStorage::kF16, EwStorage::kF32}) {
+      for (EwStorage to : {EwStorage::kBf16, EwStorage::kF16, EwStorage::kF32}) {
+        if (from == to) continue;
+        EwProgram p;
+        p.inputs = {{from, false}};
+        EwInstr load;
+        load.op = EwOp::kLoad;
+        p.code = {load};
+        if (to != EwStorage::kF32) {
+          EwInstr round;
+          round.op = EwOp::kRoundHalf;
+          round.flag = to == EwStorage::kF16;
+          p.code.push_back(round);
+        }
+        p.out = to;
+        p.result = uint8_t(p.code.size() - 1);
+        auto code = b->compile_program(p);
+        REQUIRE_MESSAGE(code.is_ok(), code.status().to_string());
+        const void* in = from == EwStorage::kF32 ? static_cast<const void*>(edges.data()) : patterns.data();
+        const int64_t n = from == EwStorage::kF32 ? int64_t(edges.size()) : 65536;
+        std::vector<uint8_t> got(size_t(n) * ew_storage_bytes(to)), want = got;
+        EwArgs args{};
+        args.in[0] = in;
+        args.n = n;
+        args.rows = 1;
+        args.out = got.data();
+        reinterpret_cast<EwFn>(const_cast<void*>((*code)->entry()))(&args, &p);
+        // The IR's conversions, element by element.
+        size_t bad = 0;
+        int64_t first = -1;
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = from == EwStorage::kF32 ? double(edges[size_t(i)])
+                                                   : qrt::float_kind_from_bits(patterns[size_t(i)], from == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16);
+          const qrt::FloatKind kt = to == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : to == EwStorage::kF16 ? qrt::FloatKind::kF16 : qrt::FloatKind::kF32;
+          const uint64_t bits = qrt::float_kind_bits(v, kt);
+          uint64_t have = 0;
+          std::memcpy(&have, &got[size_t(i) * ew_storage_bytes(to)], ew_storage_bytes(to));
+          const bool both_nan = std::isnan(v) && std::isnan(qrt::float_kind_from_bits(have, kt));
+          if (have != bits && !both_nan && bad++ == 0) first = i;
+        }
+        CHECK_MESSAGE(bad == 0, p.name() << " differs from the IR's conversion on " << bad << " of " << n << " values, first at "
+                                         << first);
+        // And the twin gives the same values (which NaN is not part of the contract).
+        args.out = want.data();
+        twin_ew_program(&args, &p);
+        const qrt::FloatKind kt = to == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : to == EwStorage::kF16 ? qrt::FloatKind::kF16 : qrt::FloatKind::kF32;
+        size_t twin_bad = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          uint64_t x = 0, y = 0;
+          std::memcpy(&x, &got[size_t(i) * ew_storage_bytes(to)], ew_storage_bytes(to));
+          std::memcpy(&y, &want[size_t(i) * ew_storage_bytes(to)], ew_storage_bytes(to));
+          twin_bad += x != y && !(std::isnan(qrt::float_kind_from_bits(x, kt)) && std::isnan(qrt::float_kind_from_bits(y, kt)));
+        }
+        CHECK_MESSAGE(twin_bad == 0, p.name() << " differs from the twin on " << twin_bad << " values");
+      }
     }
   }
 }
@@ -432,4 +531,60 @@ TEST_CASE("float and integer element-wise ops run as programs, bit-exact with th
     }
   }
   MESSAGE(cases << " element-wise ops checked as programs");
+}
+
+TEST_CASE("bf16 and f16 element-wise ops run as programs that round each result once, bit-exact with the reference") {
+  std::mt19937 rng(11);
+  auto t = [](const std::string& dims, const std::string& e) {
+    return "tensor<" + (dims.empty() ? "" : dims + "x") + e + ">";
+  };
+  int cases = 0;
+  for (const std::string h : {"bf16", "f16"}) {
+    CAPTURE(h);
+    auto expect_program = [&](const std::string& how) {
+      CHECK_MESSAGE(how.find("__") != std::string::npos, how);
+      ++cases;
+    };
+    const std::vector<std::vector<std::string>> shapes = {
+        {"2x3x37", "2x3x37", "2x3x37"}, {"4x19", "19", "4x19"}, {"6x1", "1x9", "6x9"}, {"", "3x5", "3x5"}};
+    for (const auto& s : shapes) {
+      for (const char* op : {"qrt.add", "qrt.sub", "qrt.mul", "qrt.div", "qrt.max", "qrt.min", "qrt.pow"}) {
+        expect_program(check_op(rng, {t(s[0], h), t(s[1], h)}, std::string("\"") + op + "\"", t(s[2], h)));
+      }
+      for (const char* op : {"qrt.equal", "qrt.less", "qrt.greater"}) {
+        expect_program(check_op(rng, {t(s[0], h), t(s[1], h)}, std::string("\"") + op + "\"", t(s[2], "i1")));
+      }
+      expect_program(check_op(rng, {t(s[2], "i1"), t(s[0], h), t(s[1], h)}, "\"qrt.where\"", t(s[2], h)));
+    }
+    for (const char* op : {"\"qrt.sqrt\"", "\"qrt.reciprocal\"", "\"qrt.exp\"", "\"qrt.tanh\"", "\"qrt.erf\"", "\"qrt.neg\"",
+                           "\"qrt.gelu\"", "\"qrt.logistic\"", "\"qrt.relu\"", "\"qrt.abs\"", "\"qrt.floor\"",
+                           "\"qrt.rsqrt\"", "\"qrt.log\"", "\"qrt.sin\"", "\"qrt.atan\""}) {
+      expect_program(check_op(rng, {t("3x41", h)}, op, t("3x41", h)));
+    }
+    expect_program(check_op(rng, {t("3x41", h)}, "\"qrt.clamp\"", t("3x41", h), " {max = 6.1 : f64, min = -0.3 : f64}"));
+    expect_program(check_op(rng, {t("4x19", h), t("19", h)}, "\"qrt.add\"", t("4x19", h),
+                            " {clamp_max = 0.7 : f64, clamp_min = 0.0 : f64}"));
+    // Casts to and from every float type and the integers up to 16 bits; wider integers round
+    // once from the integer on the reference (through f32 would round twice).
+    for (const char* other : {"f32", "bf16", "f16", "i1", "i8", "ui8", "i16", "ui16", "i32"}) {
+      if (h == other) continue;
+      // Between float types the portable cast kernel (cast_f32_bf16 ...) may serve instead.
+      const bool floats = std::string(other) == "f32" || std::string(other).find("f16") != std::string::npos;
+      auto expect_kernel = [&](const std::string& how) {
+        if (floats && how.rfind("cast_", 0) == 0) {
+          ++cases;
+        } else {
+          expect_program(how);
+        }
+      };
+      expect_kernel(check_op(rng, {t("5x13", h)}, "\"qrt.cast\"", t("5x13", other)));
+      const std::string how = check_op(rng, {t("5x13", other)}, "\"qrt.cast\"", t("5x13", h), "", false);
+      if (std::string(other) == "i32") {
+        CHECK(how.find("__") == std::string::npos);  // no program: the reference
+      } else {
+        expect_kernel(how);
+      }
+    }
+  }
+  MESSAGE(cases << " bf16 and f16 element-wise ops checked as programs");
 }

@@ -225,6 +225,48 @@ TEST_CASE("fused element-wise regions give the reference's bytes at every level"
   CHECK(regions >= graphs);  // most chains fuse somewhere
 }
 
+TEST_CASE("bf16 and f16 regions fuse, each op's result rounded to the type as the reference stores it") {
+  std::mt19937 rng(2028);
+  for (const std::string h : {"bf16", "f16"}) {
+    CAPTURE(h);
+    const std::string H = "tensor<4x37x" + h + ">", B = "tensor<37x" + h + ">";
+    // The product and sum round to the type before gelu reads them; a second reader of %a
+    // (the output) keeps it stored too.
+    const std::string text =
+        "func.func @main(%x: tensor<4x37xf32>, %b: tensor<37xf32>) -> (tensor<4x37xf32>, " + H + ") {\n"
+        "  %xh = \"qrt.cast\"(%x) : (tensor<4x37xf32>) -> " + H + "\n"
+        "  %bh = \"qrt.cast\"(%b) : (tensor<37xf32>) -> " + B + "\n"
+        "  %m = \"qrt.mul\"(%xh, %bh) : (" + H + ", " + B + ") -> " + H + "\n"
+        "  %a = \"qrt.add\"(%m, %xh) : (" + H + ", " + H + ") -> " + H + "\n"
+        "  %g = \"qrt.gelu\"(%a) : (" + H + ") -> " + H + "\n"
+        "  %e = \"qrt.exp\"(%g) : (" + H + ") -> " + H + "\n"
+        "  %y = \"qrt.cast\"(%e) : (" + H + ") -> tensor<4x37xf32>\n"
+        "  return %y, %a : tensor<4x37xf32>, " + H + "\n}\n";
+    CAPTURE(text);
+    std::vector<std::vector<uint8_t>> inputs(2);
+    for (size_t k = 0; k < 2; ++k) {
+      const size_t n = k == 0 ? 4 * 37 : 37;
+      inputs[k].resize(n * 4);
+      for (size_t i = 0; i < n; ++i) {
+        const float v = std::uniform_real_distribution<float>(-3.0f, 3.0f)(rng);
+        std::memcpy(&inputs[k][i * 4], &v, 4);
+      }
+    }
+    const Run want = run(text, QRT_BACKEND_REF, 0, nullptr, inputs);
+    size_t regions = 0;
+    for (const std::string& level : levels()) {
+      CAPTURE(level);
+      const Run fused = run(text, QRT_BACKEND_JIT, 0, level.c_str(), inputs);
+      regions += fused.fused_roots;
+      REQUIRE(fused.outputs.size() == want.outputs.size());
+      for (size_t i = 0; i < want.outputs.size(); ++i) {
+        CHECK_MESSAGE(same(fused.outputs[i], want.outputs[i], want.dtypes[i]), "output " << i << " differs");
+      }
+    }
+    CHECK(regions >= 1);
+  }
+}
+
 namespace {
 
 // A chain from a u8 or i8 tensor through float ops (and quantized round trips) to an 8-bit
