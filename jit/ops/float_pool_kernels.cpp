@@ -1,16 +1,22 @@
-// qrt — f32 max and average pooling (qrt.max_pool2d / qrt.avg_pool2d) in either layout, and
-// f32 qrt.mean over any axes, as plain C++ that runs on every host: the reference's formulas
+// qrt — float max and average pooling (qrt.max_pool2d / qrt.avg_pool2d) in either layout, and
+// float qrt.mean and qrt.reduce_* over any axes, as plain C++ that runs on every host: the
+// reference's formulas
 // in its order (pooling: the window's rows, then columns, padding skipped; mean: the input in
 // row-major order): max keeps the first NaN it meets, the averages sum in f32 and divide once.
 // NHWC pooling and means whose innermost dimension is kept work on whole channel rows in
 // generic 4-lane vectors (SSE2 or NEON at the baseline): each lane is one output, its sum in
 // the reference's order. Dynamic sizes are fine; results are the reference's bytes.
+// bf16 and f16 tensors widen to f32 (exact) and each result rounds once to the type, which is
+// how the reference computes them (float_widening.h); reduce_sum and reduce_prod round their
+// double accumulators to the type directly, as the reference does, never through f32.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -68,81 +74,84 @@ class FloatPoolOpKernel final : public OpKernel {
     const auto& yd = y.type.dims;
     const int64_t c = xd[w_.channel_dim()], ih = xd[w_.height_dim()], iw = xd[w_.width_dim()];
     const int64_t oh = yd[w_.height_dim()], ow = yd[w_.width_dim()];
-    const float* xs = reinterpret_cast<const float*>(x.bytes());
-    float* ys = reinterpret_cast<float*>(y.bytes());
-    if (!w_.nchw) return run_nhwc(xs, ys, xd[0], c, ih, iw, oh, ow, parallel);
-    auto at = [&](int64_t n, int64_t ch, int64_t r, int64_t col, int64_t h, int64_t wd) {
-      return ((n * c + ch) * h + r) * wd + col;  // NCHW
-    };
-    // One task per output row of one image.
+    const FloatKind kind = x.type.element.float_kind;
+    const bool wide = kind != FloatKind::kF32;
+    // NHWC: one plane of `c` lanes (a pixel's channels); NCHW: `c` planes of one lane.
+    const int64_t planes = w_.nchw ? c : 1, lanes = w_.nchw ? 1 : c;
+    // One task per output row of one image. bf16/f16 widen the window's input rows per task
+    // (a row is widened kh / sh times in all) and round the output row once: no tensor-sized
+    // buffers, so nothing to allocate or fault in per run.
     parallel.for_each(size_t(xd[0] * oh), [&](size_t t) {
       const int64_t n = int64_t(t) / oh, py = int64_t(t) % oh;
-      for (int64_t px = 0; px < ow; ++px) {
-        for (int64_t ch = 0; ch < c; ++ch) {
-          double best = -INFINITY;
-          float sum = 0.0f;
-          int64_t count = 0;
-          for (int64_t ky = 0; ky < w_.kh; ++ky) {
-            const int64_t r = py * w_.sh - w_.pad_top + ky;
-            if (r < 0 || r >= ih) continue;
-            for (int64_t kx = 0; kx < w_.kw; ++kx) {
-              const int64_t col = px * w_.sw - w_.pad_left + kx;
-              if (col < 0 || col >= iw) continue;
-              const float v = xs[at(n, ch, r, col, ih, iw)];
-              ++count;
-              if (is_max_) {
-                if (double(v) > best || std::isnan(v)) best = std::isnan(best) ? best : double(v);  // NaN propagates
-              } else {
-                sum = sum + v;
-              }
-            }
-          }
-          const int64_t divisor = w_.count_include_pad ? w_.kh * w_.kw : count;
-          ys[at(n, ch, py, px, oh, ow)] = is_max_ ? float(best) : sum / float(divisor);
-        }
+      thread_local std::vector<const float*> rows;
+      thread_local std::vector<float> in_rows, out_row;
+      rows.assign(size_t(w_.kh), nullptr);
+      if (wide) {
+        in_rows.resize(size_t(w_.kh * iw * lanes));
+        out_row.resize(size_t(ow * lanes));
       }
+      for (int64_t p = 0; p < planes; ++p) {
+        for (int64_t ky = 0; ky < w_.kh; ++ky) {
+          const int64_t r = py * w_.sh - w_.pad_top + ky;
+          if (r < 0 || r >= ih) {
+            rows[size_t(ky)] = nullptr;
+            continue;
+          }
+          const int64_t at = w_.nchw ? ((n * c + p) * ih + r) * iw : (n * ih + r) * iw * c;
+          if (!wide) {
+            rows[size_t(ky)] = reinterpret_cast<const float*>(x.bytes()) + at;
+          } else {
+            float* dst = in_rows.data() + ky * iw * lanes;
+            widen_to_f32(x.bytes() + at * 2, kind, iw * lanes, dst);
+            rows[size_t(ky)] = dst;
+          }
+        }
+        const int64_t out_at = w_.nchw ? ((n * c + p) * oh + py) * ow : (n * oh + py) * ow * c;
+        float* out = wide ? out_row.data() : reinterpret_cast<float*>(y.bytes()) + out_at;
+        pool_row(rows.data(), out, lanes, iw, ow);
+        if (wide) narrow_from_f32(out, kind, ow * lanes, y.bytes() + out_at * 2);
+      }
+      release_large(in_rows);
+      release_large(out_row);
     });
     return Status::ok();
   }
 
   std::string describe() const override {
-    return std::string("f32_") + (is_max_ ? "maxpool" : "avgpool") + "_" + std::to_string(w_.kh) + "x" +
-           std::to_string(w_.kw) + " (portable C++; the reference's window order" + (w_.nchw ? "" : ", channel rows in vectors") + ")";
+    return std::string(float_kind_name(result_type_.element.float_kind)) + "_" + (is_max_ ? "maxpool" : "avgpool") + "_" +
+           std::to_string(w_.kh) + "x" + std::to_string(w_.kw) + " (portable C++; " +
+           widening_note(result_type_.element.float_kind) + "the reference's window order" +
+           (w_.nchw ? "" : ", channel rows in vectors") + ")";
   }
 
  private:
-  // NHWC: per output pixel, the window's channel rows in window order into one row of
-  // accumulators (one lane per channel).
-  Status run_nhwc(const float* xs, float* ys, int64_t batch, int64_t c, int64_t ih, int64_t iw, int64_t oh, int64_t ow,
-                  Parallel& parallel) const {
-    parallel.for_each(size_t(batch * oh), [&](size_t t) {
-      const int64_t n = int64_t(t) / oh, py = int64_t(t) % oh;
-      for (int64_t px = 0; px < ow; ++px) {
-        float* out = ys + ((n * oh + py) * ow + px) * c;
-        std::fill(out, out + c, is_max_ ? -INFINITY : 0.0f);
-        int64_t count = 0;
-        for (int64_t ky = 0; ky < w_.kh; ++ky) {
-          const int64_t r = py * w_.sh - w_.pad_top + ky;
-          if (r < 0 || r >= ih) continue;
-          for (int64_t kx = 0; kx < w_.kw; ++kx) {
-            const int64_t col = px * w_.sw - w_.pad_left + kx;
-            if (col < 0 || col >= iw) continue;
-            const float* x = xs + ((n * ih + r) * iw + col) * c;
-            ++count;
-            if (is_max_) {
-              max_row(out, x, c);
-            } else {
-              add_row(out, x, c);
-            }
+  // One output row of `ow` pixels from the window's input rows: rows[ky] is the input row of
+  // window row ky as iw pixels of `lanes` values, or null in the padding. Each output lane
+  // folds its window in the reference's order (rows, then columns; padding skipped).
+  void pool_row(const float* const* rows, float* out_row, int64_t lanes, int64_t iw, int64_t ow) const {
+    for (int64_t px = 0; px < ow; ++px) {
+      float* out = out_row + px * lanes;
+      std::fill(out, out + lanes, is_max_ ? -INFINITY : 0.0f);
+      int64_t count = 0;
+      for (int64_t ky = 0; ky < w_.kh; ++ky) {
+        if (!rows[ky]) continue;
+        for (int64_t kx = 0; kx < w_.kw; ++kx) {
+          const int64_t col = px * w_.sw - w_.pad_left + kx;
+          if (col < 0 || col >= iw) continue;
+          const float* x = rows[ky] + col * lanes;
+          ++count;
+          if (is_max_) {
+            max_row(out, x, lanes);
+          } else {
+            add_row(out, x, lanes);
           }
         }
-        if (!is_max_) {
-          const float divisor = float(w_.count_include_pad ? w_.kh * w_.kw : count);
-          for (int64_t ch = 0; ch < c; ++ch) out[ch] = out[ch] / divisor;
-        }
       }
-    });
-    return Status::ok();
+      if (!is_max_) {
+        const float divisor = float(w_.count_include_pad ? w_.kh * w_.kw : count);
+        for (int64_t ch = 0; ch < lanes; ++ch) out[ch] = out[ch] / divisor;
+      }
+    }
   }
 
   Op op_;
@@ -190,8 +199,11 @@ class FloatMeanOpKernel final : public OpKernel {
     while (split > 0 && !reduced_[split - 1]) inner *= xd[--split];
     int64_t count = 1;
     for (size_t d = 0; d < rank; ++d) count *= reduced_[d] ? xd[d] : 1;
+    // bf16/f16 input rows widen a block of about 4K values at a time (no tensor-sized buffer).
+    thread_local std::vector<float> wide_block, wide_y;
+    const FloatKind in_kind = x.type.element.float_kind, out_kind = y.type.element.float_kind;
     const float* xs = reinterpret_cast<const float*>(x.bytes());
-    float* ys = reinterpret_cast<float*>(y.bytes());
+    float* ys = f32_destination(y, wide_y);
     const int64_t out_n = y.num_elements();
     const OpKind kind = op_.kind;
     const bool is_max = kind == OpKind::kReduceMax, is_min = kind == OpKind::kReduceMin;
@@ -201,11 +213,20 @@ class FloatMeanOpKernel final : public OpKernel {
     std::vector<double> acc(in_double ? size_t(out_n) : 0, kind == OpKind::kReduceProd ? 1.0 : 0.0);
     std::vector<uint8_t> nan(is_max || is_min ? size_t(out_n) : 0, 0);
     const int64_t rows = inner == 0 ? 0 : x.num_elements() / inner;
+    const int64_t block = std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1));
     std::vector<int64_t> idx(split, 0);
     for (int64_t r = 0; r < rows; ++r) {
       int64_t o = 0;  // the output row of input row r: its kept leading indices
       for (size_t d = 0; d < split; ++d) o = reduced_[d] ? o : o * xd[d] + idx[d];
       const float* row = xs + r * inner;
+      if (in_kind != FloatKind::kF32) {
+        if (r % block == 0) {
+          const int64_t values = std::min(block, rows - r) * inner;
+          wide_block.resize(size_t(values));
+          widen_to_f32(x.bytes() + r * inner * 2, in_kind, values, wide_block.data());
+        }
+        row = wide_block.data() + (r % block) * inner;
+      }
       if (kind == OpKind::kReduceSum) {
         double* a = &acc[size_t(o * inner)];
         for (int64_t i = 0; i < inner; ++i) a[i] = a[i] + double(row[i]);
@@ -230,20 +251,26 @@ class FloatMeanOpKernel final : public OpKernel {
       }
     }
     for (int64_t o = 0; o < out_n; ++o) {
-      if (in_double) ys[o] = float(acc[size_t(o)]);
+      // A double result rounds to the type once (through f32 a bf16/f16 result would round twice).
+      if (in_double) ys[o] = out_kind == FloatKind::kF32 ? float(acc[size_t(o)]) : rounded_to(acc[size_t(o)], out_kind);
       else if (is_max || is_min) ys[o] = nan[size_t(o)] ? NAN : ys[o];
       else ys[o] = ys[o] / float(count);
     }
+    store_f32_results(y, wide_y);
+    release_large(wide_block);
+    release_large(wide_y);
     return Status::ok();
   }
 
   std::string describe() const override {
-    const char* what = op_.kind == OpKind::kReduceMax    ? "f32_reduce_max"
-                       : op_.kind == OpKind::kReduceMin  ? "f32_reduce_min"
-                       : op_.kind == OpKind::kReduceSum  ? "f32_reduce_sum"
-                       : op_.kind == OpKind::kReduceProd ? "f32_reduce_prod"
-                                                         : "f32_mean";
-    return std::string(what) + " (portable C++; the reference's row-major order, kept innermost rows together)";
+    const char* what = op_.kind == OpKind::kReduceMax    ? "reduce_max"
+                       : op_.kind == OpKind::kReduceMin  ? "reduce_min"
+                       : op_.kind == OpKind::kReduceSum  ? "reduce_sum"
+                       : op_.kind == OpKind::kReduceProd ? "reduce_prod"
+                                                         : "mean";
+    const FloatKind kind = result_type_.element.float_kind;
+    return std::string(float_kind_name(kind)) + "_" + what + " (portable C++; " + widening_note(kind) +
+           "the reference's row-major order, kept innermost rows together)";
   }
 
  private:
@@ -268,8 +295,8 @@ class FloatPoolFamily final : public OpFamily {
   Result<std::unique_ptr<PreparedOp>> prepare(const Graph& graph, const Op& op, std::string* why_not) const override {
     const ElementType& ex = graph.values[size_t(op.operands[0])].type.element;
     const ElementType& eo = graph.values[size_t(op.results[0])].type.element;
-    if (!ex.is_float() || ex.float_kind != FloatKind::kF32 || !(ex == eo)) {
-      return refuse(why_not, "only f32 float pooling has a kernel");
+    if (!ex.is_float() || !is_f32_or_narrower(ex.float_kind) || !(ex == eo)) {
+      return refuse(why_not, "only f32, bf16 and f16 pooling and reductions with the result of the input's type have a kernel");
     }
     auto p = std::make_unique<PreparedFloatPool>();
     if (is_reduction(op.kind)) {

@@ -12,6 +12,52 @@ namespace {
 // f32 elements of a widening buffer a thread keeps between calls (1 MiB).
 constexpr size_t kKeptWideFloats = size_t(1) << 18;
 
+// Four lanes in generic 16-byte vectors (SSE2 or NEON at the baseline, no F16C): the scalar
+// formulas below, lane by lane, with selects for their branches, so the array conversions give
+// the scalar functions' bits. (Wider generic vectors than the baseline's registers went
+// through the stack.)
+using u16x4 = uint16_t __attribute__((vector_size(8)));
+using u32x4 = uint32_t __attribute__((vector_size(16)));
+using i32x4 = int32_t __attribute__((vector_size(16)));
+using f32x4 = float __attribute__((vector_size(16)));
+
+template <typename To, typename From>
+To bits_as(From v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To t;
+  std::memcpy(&t, &v, sizeof t);
+  return t;
+}
+
+u32x4 splat(uint32_t v) { return u32x4{} + v; }
+
+// f16_to_f32 on four lanes.
+u32x4 widen_f16x4(u16x4 h16) {
+  const u32x4 h = __builtin_convertvector(h16, u32x4);
+  const u32x4 sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, frac = h & 0x3FFu;
+  const u32x4 special = splat(0x7F800000u) | (frac << 13), normal = ((exp + 112u) << 23) | (frac << 13);
+  const u32x4 sub = bits_as<u32x4>(__builtin_convertvector(bits_as<i32x4>(frac), f32x4) * 5.9604644775390625e-08f);
+  return (exp == 0x1Fu ? special : exp != 0u ? normal : sub) | sign;
+}
+
+// f32_to_f16 on four lanes.
+u16x4 narrow_f16x4(u32x4 x) {
+  const u32x4 sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
+  const u32x4 small = bits_as<u32x4>(bits_as<f32x4>(mag) + 0.5f) - 0x3F000000u;
+  const u32x4 normal = (mag + 0xFFFu + ((mag >> 13) & 1u) - (112u << 23)) >> 13;
+  const u32x4 r = mag > 0x7F800000u    ? splat(0x7E00u)
+                  : mag >= 0x477FF000u ? splat(0x7C00u)
+                  : mag < 0x38800000u  ? small
+                                       : normal;
+  return __builtin_convertvector(r | sign, u16x4);
+}
+
+// The bf16 narrowing of narrow_from_f32 on four lanes.
+u16x4 narrow_bf16x4(u32x4 u) {
+  const u32x4 r = (u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  return __builtin_convertvector(r, u16x4);
+}
+
 }  // namespace
 
 bool is_f32_or_narrower(FloatKind k) { return k == FloatKind::kF32 || k == FloatKind::kBF16 || k == FloatKind::kF16; }
@@ -56,28 +102,60 @@ uint16_t f32_to_f16(float v) {
 }
 
 void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
-  for (int64_t i = 0; i < count; ++i) {
+  int64_t i = 0;
+  if (kind == FloatKind::kBF16) {
+    for (; i + 4 <= count; i += 4) {
+      u16x4 h;
+      std::memcpy(&h, src + 2 * i, sizeof h);
+      const u32x4 w = __builtin_convertvector(h, u32x4) << 16;
+      std::memcpy(dst + i, &w, sizeof w);
+    }
+    for (; i < count; ++i) {
+      uint16_t b;
+      std::memcpy(&b, src + 2 * i, 2);
+      dst[i] = bits_as<float>(uint32_t(b) << 16);
+    }
+    return;
+  }
+  for (; i + 4 <= count; i += 4) {
+    u16x4 h;
+    std::memcpy(&h, src + 2 * i, sizeof h);
+    const u32x4 w = widen_f16x4(h);
+    std::memcpy(dst + i, &w, sizeof w);
+  }
+  for (; i < count; ++i) {
     uint16_t b;
     std::memcpy(&b, src + 2 * i, 2);
-    if (kind == FloatKind::kBF16) {
-      const uint32_t u = uint32_t(b) << 16;
-      std::memcpy(dst + i, &u, 4);
-    } else {
-      dst[i] = f16_to_f32(b);
-    }
+    dst[i] = f16_to_f32(b);
   }
 }
 
 void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
-  for (int64_t i = 0; i < count; ++i) {
-    uint16_t b;
-    if (kind == FloatKind::kBF16) {
-      uint32_t u;
-      std::memcpy(&u, src + i, 4);
-      b = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-    } else {
-      b = f32_to_f16(src[i]);
+  int64_t i = 0;
+  if (kind == FloatKind::kBF16) {
+    for (; i + 4 <= count; i += 4) {
+      u32x4 u;
+      std::memcpy(&u, src + i, sizeof u);
+      const u16x4 h = narrow_bf16x4(u);
+      std::memcpy(dst + 2 * i, &h, sizeof h);
     }
+    for (; i < count; ++i) {
+      const uint32_t u = bits_as<uint32_t>(src[i]);
+      // A NaN keeps its sign and top payload and turns quiet; else nearest even.
+      const uint16_t b = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u)
+                                                          : uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+      std::memcpy(dst + 2 * i, &b, 2);
+    }
+    return;
+  }
+  for (; i + 4 <= count; i += 4) {
+    u32x4 u;
+    std::memcpy(&u, src + i, sizeof u);
+    const u16x4 h = narrow_f16x4(u);
+    std::memcpy(dst + 2 * i, &h, sizeof h);
+  }
+  for (; i < count; ++i) {
+    const uint16_t b = f32_to_f16(src[i]);
     std::memcpy(dst + 2 * i, &b, 2);
   }
 }

@@ -3,15 +3,18 @@
 // or double sums, as docs/numerics.md defines them) in C++; their element-wise passes are
 // element-wise programs of the chosen level (exp of the shifted row, the division by the sum,
 // quantization with a scale and zero point known only at run time), so results are the
-// reference's bytes.
+// reference's bytes. bf16 and f16 values load widened to f32 (exact) and each result rounds
+// once to its type, as the reference computes them (docs/numerics.md, compute precision).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "ir/ops.h"
 #include "jit/core/code_cache.h"
 #include "jit/ops/ew_ops.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/op_kernel.h"
 
 namespace qrt::jit {
@@ -60,6 +63,8 @@ class SoftmaxKernel final : public OpKernel {
                 std::shared_ptr<const CompiledKernel> kb, std::optional<RowQuant> in, std::string level)
       : OpKernel(g.values[size_t(op.results[0])].type), a_(std::move(a)), b_(std::move(b)), ka_(std::move(ka)),
         kb_(std::move(kb)), in_(in), level_(std::move(level)) {
+    const ElementType& xe = g.values[size_t(op.operands[0])].type.element;
+    if (xe.is_float()) in_float_ = xe.float_kind;
     const int64_t rank = int64_t(result_type_.rank());
     int64_t axis = op.attr("axis") ? op.attr("axis")->i : -1;
     if (axis < 0) axis += rank;
@@ -128,7 +133,7 @@ class SoftmaxKernel final : public OpKernel {
   // `n` contiguous rows of `len` elements from `in` into `out`.
   void rows_into(const uint8_t* in, uint8_t* out, int64_t n, int64_t len, unsigned in_bytes, unsigned out_bytes) const {
     // Scratch per worker thread, reused across runs (steady-state runs allocate nothing).
-    thread_local std::vector<float> m, e, sum;
+    thread_local std::vector<float> m, e, sum, widened;
     m.resize(size_t(n));
     e.resize(size_t(n * len));
     sum.resize(size_t(n));
@@ -140,9 +145,14 @@ class SoftmaxKernel final : public OpKernel {
         int64_t q = INT64_MIN;
         for (int64_t k = 0; k < len; ++k) q = std::max<int64_t>(q, stored_at(row, k));
         if (len > 0) best = std::max(best, numerics::dequantize_f32(q, in_->zp, in_->scale));
-      } else {
+      } else if (in_bytes == 4) {
         const float* v = reinterpret_cast<const float*>(row);
         for (int64_t k = 0; k < len; ++k) best = std::max(best, v[k]);
+      } else {
+        // bf16 / f16: the widened values (program A widens them the same way).
+        widened.resize(size_t(len));
+        widen_to_f32(row, in_float_, len, widened.data());
+        for (int64_t k = 0; k < len; ++k) best = std::max(best, widened[size_t(k)]);
       }
       m[size_t(r)] = best;
     }
@@ -172,6 +182,7 @@ class SoftmaxKernel final : public OpKernel {
   EwProgram a_, b_;
   std::shared_ptr<const CompiledKernel> ka_, kb_;
   std::optional<RowQuant> in_;
+  FloatKind in_float_ = FloatKind::kF32;  // a float input's kind
   std::string level_;
   size_t axis_ = 0;
   bool inner_axis_ = false;
@@ -194,13 +205,27 @@ class LayerNormKernel final : public OpKernel {
     int64_t n = 1;
     for (size_t d = size_t(axis_); d < x.type.dims.size(); ++d) n *= x.type.dims[d];
     const int64_t rows = n == 0 ? 0 : x.num_elements() / n;
-    const float* xs = reinterpret_cast<const float*>(x.bytes());
-    const float* scale = reinterpret_cast<const float*>(operands[1]->bytes());
-    const float* bias = operands.size() > 2 ? reinterpret_cast<const float*>(operands[2]->bytes()) : nullptr;
-    float* ys = reinterpret_cast<float*>(y.bytes());
+    // Scale and bias (one row) widened once per run; bf16/f16 rows widen and round per task,
+    // so no tensor-sized buffer is allocated.
+    thread_local std::vector<float> wide_scale, wide_bias;
+    const float* scale = f32_elements(*operands[1], wide_scale);
+    const float* bias = operands.size() > 2 ? f32_elements(*operands[2], wide_bias) : nullptr;
+    const FloatKind xk = x.type.element.float_kind, yk = y.type.element.float_kind;
     for_row_blocks(parallel, rows, n, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* v = xs + r * n;
+      thread_local std::vector<float> in_block, out_block;
+      const float* xb = reinterpret_cast<const float*>(x.bytes()) + r0 * n;
+      if (xk != FloatKind::kF32) {
+        in_block.resize(size_t((r1 - r0) * n));
+        widen_to_f32(x.bytes() + r0 * n * 2, xk, (r1 - r0) * n, in_block.data());
+        xb = in_block.data();
+      }
+      float* yb = reinterpret_cast<float*>(y.bytes()) + r0 * n;
+      if (yk != FloatKind::kF32) {
+        out_block.resize(size_t((r1 - r0) * n));
+        yb = out_block.data();
+      }
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        const float* v = xb + r * n;
         double sum = 0.0;
         for (int64_t i = 0; i < n; ++i) sum += double(v[i]);
         const double mean = sum / double(n);
@@ -210,17 +235,25 @@ class LayerNormKernel final : public OpKernel {
           sq += c * c;
         }
         const double rstd = 1.0 / std::sqrt(sq / double(n) + eps_);
-        float* out = ys + r * n;
+        float* out = yb + r * n;
         for (int64_t i = 0; i < n; ++i) {
           const float normalized = float((double(v[i]) - mean) * rstd);
           out[i] = normalized * scale[i] + (bias ? bias[i] : 0.0f);
         }
       }
+      if (yk != FloatKind::kF32) narrow_from_f32(yb, yk, (r1 - r0) * n, y.bytes() + r0 * n * 2);
+      release_large(in_block);
+      release_large(out_block);
     });
+    release_large(wide_scale);
+    release_large(wide_bias);
     return Status::ok();
   }
 
-  std::string describe() const override { return "f32_layernorm (double row statistics in order, f32 affine)"; }
+  std::string describe() const override {
+    const FloatKind kind = result_type_.element.float_kind;
+    return std::string(float_kind_name(kind)) + "_layernorm (" + widening_note(kind) + "double row statistics in order, f32 affine)";
+  }
 
  private:
   int64_t axis_;
@@ -323,11 +356,15 @@ class RowFamily final : public OpFamily {
       if (axis < 0) axis += int64_t(x.rank());
       if (x.rank() > 0 && (axis < 0 || axis >= int64_t(x.rank()))) return refuse(why_not, "the softmax axis is out of range");
       const std::optional<RowQuant> qi = row_quant(x.element, true), qo = row_quant(y.element, true);
-      if ((!qi && !is_f32(x.element)) || (!qo && !is_f32(y.element))) {
-        return refuse(why_not, "softmax kernels take f32 or 8- or 16-bit per-tensor quantized values");
+      auto float_storage = [](const ElementType& e) {
+        return e.is_float() && is_f32_or_narrower(e.float_kind) ? value_storage(e) : std::nullopt;
+      };
+      const std::optional<EwStorage> fi = float_storage(x.element), fo = float_storage(y.element);
+      if ((!qi && !fi) || (!qo && !fo)) {
+        return refuse(why_not, "softmax kernels take f32, bf16, f16 or 8- or 16-bit per-tensor quantized values");
       }
       ProgramBuilder a;
-      uint8_t v = a.load(qi ? qi->storage : EwStorage::kF32, false);
+      uint8_t v = a.load(qi ? qi->storage : *fi, false);
       if (qi) {
         EwInstr dq;
         dq.op = EwOp::kDequant;
@@ -360,12 +397,18 @@ class RowFamily final : public OpFamily {
         r = b.add(q);
       }
       b.p.result = r;
-      b.p.out = qo ? qo->storage : EwStorage::kF32;
+      b.p.out = qo ? qo->storage : *fo;  // a bf16/f16 store rounds the f32 quotient once
       p->programs = {a.p, b.p};
       p->softmax_in = qi;
     } else if (op.kind == OpKind::kLayerNorm) {
+      if (!y.element.is_float() || !is_f32_or_narrower(y.element.float_kind)) {
+        return refuse(why_not, "layer norm kernels give f32, bf16 and f16 results");
+      }
       for (int v : op.operands) {
-        if (!is_f32(g.values[size_t(v)].type.element)) return refuse(why_not, "layer norm kernels take f32 operands");
+        const ElementType& e = g.values[size_t(v)].type.element;
+        if (!e.is_float() || !is_f32_or_narrower(e.float_kind)) {
+          return refuse(why_not, "layer norm kernels take f32, bf16 and f16 operands");
+        }
         if (!g.values[size_t(v)].type.has_static_shape()) return refuse(why_not, "dynamic shapes run on the reference");
       }
     } else if (op.kind == OpKind::kDynamicQuantize) {

@@ -58,6 +58,38 @@ std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng, int b
   return qrt_test::check_last_op(text, input);
 }
 
+// A float pooling op over `kind` ("f32", "bf16", "f16") values in either layout; returns the
+// kernel's description.
+std::string check_float_pool(const PoolCase& pc, bool is_max, const std::string& kind, bool nchw, std::mt19937& rng) {
+  using qrt_test::shape;
+  const int64_t oh = (pc.h + pc.pt + pc.pb - pc.kh) / pc.sh + 1, ow = (pc.w + pc.pl + pc.pr - pc.kw) / pc.sw + 1;
+  const std::string xt = "tensor<" + (nchw ? shape({pc.n, pc.c, pc.h, pc.w}) : shape({pc.n, pc.h, pc.w, pc.c})) + kind + ">";
+  const std::string ot = "tensor<" + (nchw ? shape({pc.n, pc.c, oh, ow}) : shape({pc.n, oh, ow, pc.c})) + kind + ">";
+  auto list = [](std::vector<int64_t> v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  const std::string text = "func.func @main(%x: " + xt + ") -> " + ot + " {\n  %y = \"qrt." + (is_max ? "max" : "avg") +
+                           "_pool2d\"(%x) {" +
+                           (is_max ? "" : "count_include_pad = " + std::to_string(pc.include_pad ? 1 : 0) + " : i64, ") +
+                           "kernel = " + list({pc.kh, pc.kw}) + (nchw ? ", layout = \"NCHW\"" : "") +
+                           ", pads = " + list({pc.pt, pc.pl, pc.pb, pc.pr}) + ", strides = " + list({pc.sh, pc.sw}) +
+                           "} : (" + xt + ") -> " + ot + "\n  return %y : " + ot + "\n}\n";
+  CAPTURE(text);
+  auto t = qrt::parse_type(xt);
+  REQUIRE(t.is_ok());
+  qrt::Tensor input = qrt::Tensor::zeros(*t);
+  std::uniform_real_distribution<float> any(-3.0f, 3.0f);
+  // Magnitudes over decades (f16 overflows past 65504 and keeps subnormals), some specials.
+  for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
+    input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 11) - 6))));
+  }
+  const double specials[] = {NAN, -NAN, INFINITY, -INFINITY, -0.0, 65504.0, 70000.0, 1e-7};
+  for (int k = 0; k < 4; ++k) input.set_float(size_t(rng() % uint64_t(input.num_elements())), specials[rng() % 8]);
+  return qrt_test::check_last_op(text, input);
+}
+
 }  // namespace
 
 TEST_CASE("quantized max and average pooling kernels are bit-exact with the reference") {
@@ -102,46 +134,81 @@ TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exac
   }
 }
 
-TEST_CASE("f32 mean and reduce_{sum,max,min,prod} over any axes are bit-exact with the reference, NaN and infinities included") {
+TEST_CASE("f32, bf16 and f16 max and average pooling in both layouts are bit-exact with the reference") {
+  std::mt19937 rng(31);
+  int cases = 0;
+  for (const char* kind : {"f32", "bf16", "f16"}) {
+    for (int variant = 0; variant < 6; ++variant) {
+      PoolCase pc;
+      pc.c = 1 + variant * 3;  // 1 to 16 channels: vector tails in NHWC
+      switch (variant) {
+        case 0: break;
+        case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;
+        case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
+        case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;
+        case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;
+        default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;
+      }
+      for (bool nchw : {false, true}) {
+        for (bool is_max : {true, false}) {
+          const std::string how = check_float_pool(pc, is_max, kind, nchw, rng);
+          CHECK_MESSAGE(how.find(std::string(kind) + (is_max ? "_maxpool_" : "_avgpool_")) == 0, how);
+          CHECK_MESSAGE((how.find("widened to f32") != std::string::npos) == (std::string(kind) != "f32"), how);
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " float pooling cases");
+}
+
+TEST_CASE("f32, bf16 and f16 mean and reduce_{sum,max,min,prod} over any axes are bit-exact with the reference, NaN and infinities included") {
   std::mt19937 rng(30);
   std::uniform_real_distribution<float> any(-3.0f, 3.0f);
   // (dims, axes): global pools of NHWC and NCHW, the last axis alone, every axis, the first.
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2, 5, 7, 35}, {1, 2}}, {{2, 35, 5, 7}, {2, 3}}, {{3, 4, 9}, {2}}, {{3, 4, 9}, {0, 1, 2}}, {{6, 17}, {0}},
-      {{1, 7, 7, 1280}, {1, 2}}};
-  for (const char* op : {"mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}) {
-    for (const auto& [dims, axes] : cases) {
-      for (bool keepdims : {false, true}) {
-        std::string x = "tensor<", y = "tensor<", list;
-        for (size_t d = 0; d < dims.size(); ++d) {
-          x += std::to_string(dims[d]) + "x";
-          const bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-          if (!reduced) y += std::to_string(dims[d]) + "x";
-          else if (keepdims) y += "1x";
+      {{1, 7, 7, 1280}, {1, 2}}, {{2, 3001}, {1}}};  // the last: bf16/f16 widened in blocks of 4096 rows and a tail
+  int count = 0;
+  for (const std::string kind : {"f32", "bf16", "f16"}) {
+    for (const char* op : {"mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}) {
+      for (const auto& [dims, axes] : cases) {
+        for (bool keepdims : {false, true}) {
+          std::string x = "tensor<", y = "tensor<", list;
+          for (size_t d = 0; d < dims.size(); ++d) {
+            x += std::to_string(dims[d]) + "x";
+            const bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+            if (!reduced) y += std::to_string(dims[d]) + "x";
+            else if (keepdims) y += "1x";
+          }
+          for (size_t a = 0; a < axes.size(); ++a) list += (a ? ", " : "") + std::to_string(axes[a]);
+          x += kind + ">";
+          y += kind + ">";
+          const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"qrt." + op + "\"(%x) {axes = [" + list + "]" +
+                                   (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
+                                   "\n  return %y : " + y + "\n}\n";
+          CAPTURE(text);
+          auto t = qrt::parse_type(x);
+          REQUIRE(t.is_ok());
+          qrt::Tensor input = qrt::Tensor::zeros(*t);
+          // Magnitudes over decades (the order of the f32 sums shows; f16 sums and products
+          // overflow, and reduce_sum's double rounds to bf16/f16 directly), and a few specials.
+          for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
+            input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
+          }
+          // Specials in some rounds only: a NaN makes a whole reduce_max / reduce_min output NaN.
+          if (rng() % 2) {
+            const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
+            for (double s : specials) input.set_float(size_t(rng() % uint64_t(input.num_elements())), s);
+          }
+          const std::string how = qrt_test::check_last_op(text, input);
+          CHECK_MESSAGE(how.find(kind + "_" + op) == 0, how);
+          ++count;
         }
-        for (size_t a = 0; a < axes.size(); ++a) list += (a ? ", " : "") + std::to_string(axes[a]);
-        x += "f32>";
-        y += "f32>";
-        const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %y = \"qrt." + op + "\"(%x) {axes = [" + list + "]" +
-                                 (keepdims ? ", keepdims = 1 : i64" : "") + "} : (" + x + ") -> " + y +
-                                 "\n  return %y : " + y + "\n}\n";
-        CAPTURE(text);
-        auto t = qrt::parse_type(x);
-        REQUIRE(t.is_ok());
-        qrt::Tensor input = qrt::Tensor::zeros(*t);
-        // Magnitudes over decades (the order of the f32 sums shows), and a few specials.
-        for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
-          input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
-        }
-        // Specials in some rounds only: a NaN makes a whole reduce_max / reduce_min output NaN.
-        if (rng() % 2) {
-          const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
-          for (double s : specials) input.set_float(size_t(rng() % uint64_t(input.num_elements())), s);
-        }
-        CHECK(qrt_test::check_last_op(text, input).find(std::string("f32_") + op) == 0);
       }
     }
   }
+  MESSAGE(count << " float reduction cases");
 }
 
 TEST_CASE("16-bit pooling and means over other axes run in portable C++, bit-exact") {

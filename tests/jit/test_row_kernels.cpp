@@ -60,6 +60,29 @@ TEST_CASE("softmax and layer norm kernels are bit-exact with the reference") {
     CHECK(check_op(rng, {xt, wt}, "\"qrt.layer_norm\"", xt, attrs).find("layernorm") != std::string::npos);
     cases += 2;
   }
+  // bf16 and f16 (loads widened exactly, each result rounded once) over the last and an inner
+  // axis (the verifier wants the input's type for the result); layer norm with and without bias.
+  for (const char* kind : {"bf16", "f16"}) {
+    for (const auto& [dims, axis] : std::vector<std::pair<std::string, int>>{{"3x77", -1}, {"2x9x5", 1}, {"1x1", -1}}) {
+      const std::string h = "tensor<" + dims + "x" + kind + ">";
+      for (const char* beta : {"", ", beta = 0.75 : f64"}) {
+        const std::string attrs = " {axis = " + std::to_string(axis) + " : i64" + beta + "}";
+        const std::string how = check_op(rng, {h}, "\"qrt.softmax\"", h, attrs);
+        CHECK_MESSAGE(how.find(std::string(kind) + "_" + kind + "_softmax__") == 0, how);
+        ++cases;
+      }
+    }
+    for (const auto& [x, w, axis] : std::vector<std::tuple<std::string, std::string, int>>{
+             {"3x64", "64", 1}, {"2x5x6", "5x6", 1}, {"41x600", "600", 1}}) {  // the last: several row blocks
+      const std::string xt = "tensor<" + x + "x" + kind + ">", wt = "tensor<" + w + "x" + kind + ">";
+      const std::string attrs = " {axis = " + std::to_string(axis) + " : i64, epsilon = 1.0e-05 : f64}";
+      std::string how = check_op(rng, {xt, wt, wt}, "\"qrt.layer_norm\"", xt, attrs);
+      CHECK_MESSAGE(how.find(std::string(kind) + "_layernorm (" + kind + " operands widened") == 0, how);
+      how = check_op(rng, {xt, wt}, "\"qrt.layer_norm\"", xt, attrs);
+      CHECK_MESSAGE(how.find(std::string(kind) + "_layernorm") == 0, how);
+      cases += 2;
+    }
+  }
   MESSAGE(cases << " softmax and layer norm cases");
 }
 

@@ -543,6 +543,35 @@ TEST_CASE("qrun on an f16 model and its weight-only form: convolution and matmul
   CHECK(qj.out == qr.out);
 }
 
+TEST_CASE("qrun on a bf16 and an f16 head (pooling, layer norm, mean, softmax): every op on a kernel, as the reference") {
+  for (const std::string kind : {"bf16", "f16"}) {
+    CAPTURE(kind);
+    std::string text = R"(func.func @main(%x: tensor<1x16x16x8xT>, %g: tensor<64xT>) -> tensor<1x8xT> {
+  %p = "qrt.max_pool2d"(%x) {kernel = [2, 2], strides = [2, 2]} : (tensor<1x16x16x8xT>) -> tensor<1x8x8x8xT>
+  %a = "qrt.avg_pool2d"(%p) {kernel = [3, 3], pads = [1, 1, 1, 1]} : (tensor<1x8x8x8xT>) -> tensor<1x8x8x8xT>
+  %r = "qrt.reshape"(%a) : (tensor<1x8x8x8xT>) -> tensor<8x64xT>
+  %n = "qrt.layer_norm"(%r, %g) {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x64xT>, tensor<64xT>) -> tensor<8x64xT>
+  %m = "qrt.mean"(%n) {axes = [1]} : (tensor<8x64xT>) -> tensor<8xT>
+  %s = "qrt.reshape"(%m) : (tensor<8xT>) -> tensor<1x8xT>
+  %y = "qrt.softmax"(%s) {axis = -1 : i64} : (tensor<1x8xT>) -> tensor<1x8xT>
+  return %y : tensor<1x8xT>
+}
+)";
+    for (size_t at = text.find("xT>"); at != std::string::npos; at = text.find("xT>", at)) text.replace(at + 1, 1, kind);
+    const fs::path model = write_file("head_" + kind + ".mlir", text);
+    const Run kernels = run(kQrun + " " + model.string() + " --random 11 --kernels");
+    REQUIRE_MESSAGE(kernels.exit_code == 0, kernels.err);
+    for (const std::string& name : std::vector<std::string>{"_maxpool_2x2", "_avgpool_3x3", "_layernorm", "_mean", "_" + kind + "_softmax__"}) {
+      CHECK_MESSAGE(kernels.out.find(": " + kind + name) != std::string::npos, name << "\n" << kernels.out);
+    }
+    CHECK_MESSAGE(kernels.out.find(": reference") == std::string::npos, kernels.out);
+    const Run jit = run(kQrun + " " + model.string() + " --random 11");
+    const Run ref = run(kQrun + " " + model.string() + " --random 11 --backend ref");
+    REQUIRE(jit.exit_code == 0);
+    CHECK(jit.out == ref.out);
+  }
+}
+
 TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named by --kernels") {
   const fs::path model = write_file("qcast_profiles.mlir", kQcastGraph);
   const fs::path x = write_f32("xp.npy", {4}, {0.25f, 0.75f, 100.0f, -1.3f});
