@@ -64,6 +64,7 @@ class Generator {
   std::string summary_;
 
   void note(const char* word) { summary_ += (summary_.empty() ? "" : " ") + std::string(word); }
+  void note(const std::string& word) { note(word.c_str()); }
 
   // --- types and data ---------------------------------------------------------------------
 
@@ -578,7 +579,39 @@ class Generator {
       const Val m = g_.emit("qrt.matmul", operands, "", {rows, co}, h);
       yh = g_.emit("qrt.reshape", {m}, "", {s[0], s[1], s[2], co}, h);
     }
+    if (c_.chance(1, 2)) yh = half_float_step(yh, h, bf16);
     return g_.emit("qrt.cast", {yh}, "", yh.shape, Elem::f32());
+  }
+
+  // One op of a bf16/f16 region after its contraction: a max or average pool, a mean over
+  // H and W, a softmax over the channels, or a layer norm over them (the widening kernels).
+  Val half_float_step(const Val& x, const Elem& h, bool bf16) {
+    const Shape& s = x.shape;
+    const std::string kind = bf16 ? "bf16_" : "f16_";
+    switch (c_.range(0, 4)) {
+      case 0:
+      case 1: {
+        const bool is_max = c_.chance(1, 2);
+        note(kind + (is_max ? "max_pool" : "avg_pool"));
+        const Window win = random_window(s[1], s[2], true, 3);
+        std::string attrs = "kernel = " + list_text({win.kh, win.kw}) + ", pads = " + list_text({win.pt, win.pl, win.pb, win.pr}) +
+                            ", strides = " + list_text({win.sh, win.sw});
+        if (!is_max && c_.chance(1, 3)) attrs = "count_include_pad = 1 : i64, " + attrs;
+        return g_.emit(is_max ? "qrt.max_pool2d" : "qrt.avg_pool2d", {x}, attrs, {s[0], win.oh, win.ow, s[3]}, h);
+      }
+      case 2:
+        note(kind + "mean");
+        return g_.emit("qrt.mean", {x}, "axes = [1, 2], keepdims = 1 : i64", {s[0], 1, 1, s[3]}, h);
+      case 3:
+        note(kind + "softmax");
+        return g_.emit("qrt.softmax", {x}, "axis = 3 : i64", s, h);
+      default: {
+        note(kind + "layer_norm");
+        std::vector<Val> operands{x, sixty_fourths({s[3]}, h)};
+        if (c_.chance(1, 2)) operands.push_back(sixty_fourths({s[3]}, h));
+        return g_.emit("qrt.layer_norm", operands, "axis = 3 : i64, epsilon = " + f32_attr(1.0e-5), s, h);
+      }
+    }
   }
 
   // dcast -> float op -> qcast: what QDQ models hold; fold-qdq turns most of it into

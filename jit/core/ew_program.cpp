@@ -25,6 +25,10 @@ unsigned ew_storage_bytes(EwStorage s) {
 
 bool ew_storage_is_float(EwStorage s) { return s == EwStorage::kF32 || s == EwStorage::kBf16 || s == EwStorage::kF16; }
 
+FloatKind ew_storage_float_kind(EwStorage s) {
+  return s == EwStorage::kBf16 ? FloatKind::kBF16 : s == EwStorage::kF16 ? FloatKind::kF16 : FloatKind::kF32;
+}
+
 EwType ew_storage_type(EwStorage s) {
   if (ew_storage_is_float(s)) return EwType::kF32;
   return s == EwStorage::kBool ? EwType::kBool : EwType::kI64;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
+
 namespace qrt::jit {
 
 /// Inputs a program can read.
@@ -32,6 +34,8 @@ unsigned ew_storage_bytes(EwStorage s);
 bool ew_storage_is_float(EwStorage s);
 /// The register type a storage loads into (and stores from).
 EwType ew_storage_type(EwStorage s);
+/// The float kind a float storage holds: f32, bf16 or f16 (ew_storage_is_float(s) holds).
+FloatKind ew_storage_float_kind(EwStorage s);
 /// The storage's name in program names, e.g. "f32", "u8", "bool".
 const char* ew_storage_name(EwStorage s);
 

@@ -37,9 +37,6 @@ int64_t load_int(const uint8_t* p, EwStorage s) {
   return 0;
 }
 
-// The float kind of a bf16/f16 storage.
-FloatKind half_kind(EwStorage s) { return s == EwStorage::kBf16 ? FloatKind::kBF16 : FloatKind::kF16; }
-
 // A float storage's element at `p` as f32 (bf16 and f16 exactly, as the reference reads them).
 float load_float(const uint8_t* p, EwStorage s) {
   if (s == EwStorage::kF32) {
@@ -49,7 +46,7 @@ float load_float(const uint8_t* p, EwStorage s) {
   }
   uint16_t bits;
   std::memcpy(&bits, p, 2);
-  return float(float_kind_from_bits(bits, half_kind(s)));
+  return float(float_kind_from_bits(bits, ew_storage_float_kind(s)));
 }
 
 void store(uint8_t* p, EwStorage s, const Reg& r) {
@@ -57,7 +54,7 @@ void store(uint8_t* p, EwStorage s, const Reg& r) {
     std::memcpy(p, &r.f, 4);
   } else if (s == EwStorage::kBf16 || s == EwStorage::kF16) {
     // The reference's store of an f32 result: one rounding to the element type.
-    const uint16_t bits = uint16_t(float_kind_bits(double(r.f), half_kind(s)));
+    const uint16_t bits = uint16_t(float_kind_bits(double(r.f), ew_storage_float_kind(s)));
     std::memcpy(p, &bits, 2);
   } else if (s == EwStorage::kBool) {
     *p = r.i != 0 ? 1 : 0;

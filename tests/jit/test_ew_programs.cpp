@@ -178,7 +178,7 @@ std::vector<uint8_t> random_elements(std::mt19937& rng, EwStorage s, size_t coun
       // Any pattern (NaNs, infinities, subnormals), or a special f32 value rounded to the type.
       const uint16_t h = rng() % 2 ? uint16_t(rng())
                                    : uint16_t(qrt::float_kind_bits(double(special_f32(rng)),
-                                                                   s == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16));
+                                                                   ew_storage_float_kind(s)));
       std::memcpy(&v[i * 2], &h, 2);
     } else {
       const int64_t x = special_int(rng);
@@ -225,7 +225,7 @@ void check_against_twin(std::mt19937& rng, const EwProgram& p, const CompiledKer
       uint16_t a, b;
       std::memcpy(&a, &got[i / 2 * 2], 2);
       std::memcpy(&b, &want[i / 2 * 2], 2);
-      const qrt::FloatKind kind = p.out == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16;
+      const qrt::FloatKind kind = ew_storage_float_kind(p.out);
       if (std::isnan(qrt::float_kind_from_bits(a, kind)) && std::isnan(qrt::float_kind_from_bits(b, kind))) {
         i = i / 2 * 2 + 1;
         continue;
@@ -385,8 +385,8 @@ TEST_CASE("rounding to bf16 and f16 in programs equals the IR's conversions on e
         int64_t first = -1;
         for (int64_t i = 0; i < n; ++i) {
           const double v = from == EwStorage::kF32 ? double(edges[size_t(i)])
-                                                   : qrt::float_kind_from_bits(patterns[size_t(i)], from == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : qrt::FloatKind::kF16);
-          const qrt::FloatKind kt = to == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : to == EwStorage::kF16 ? qrt::FloatKind::kF16 : qrt::FloatKind::kF32;
+                                                   : qrt::float_kind_from_bits(patterns[size_t(i)], ew_storage_float_kind(from));
+          const qrt::FloatKind kt = ew_storage_float_kind(to);
           const uint64_t bits = qrt::float_kind_bits(v, kt);
           uint64_t have = 0;
           std::memcpy(&have, &got[size_t(i) * ew_storage_bytes(to)], ew_storage_bytes(to));
@@ -398,7 +398,7 @@ TEST_CASE("rounding to bf16 and f16 in programs equals the IR's conversions on e
         // And the twin gives the same values (which NaN is not part of the contract).
         args.out = want.data();
         twin_ew_program(&args, &p);
-        const qrt::FloatKind kt = to == EwStorage::kBf16 ? qrt::FloatKind::kBF16 : to == EwStorage::kF16 ? qrt::FloatKind::kF16 : qrt::FloatKind::kF32;
+        const qrt::FloatKind kt = ew_storage_float_kind(to);
         size_t twin_bad = 0;
         for (int64_t i = 0; i < n; ++i) {
           uint64_t x = 0, y = 0;
