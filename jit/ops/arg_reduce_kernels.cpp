@@ -1,20 +1,32 @@
 // qrt — argmax / argmin in portable C++ (see arg_reduce_kernels.h). Each outer block keeps the
 // best value and index of every inner position while it walks the axis, so the loads run along
-// contiguous memory whatever the axis.
+// contiguous memory whatever the axis. bf16 and f16 blocks widen to f32 first: exact, so every
+// comparison, and so every index, is the one the reference makes.
 #include "jit/ops/arg_reduce_kernels.h"
 
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "ir/nn_params.h"
 #include "ir/ops.h"
+#include "jit/ops/float_widening.h"
 
 namespace qrt::jit {
 
 namespace {
 
-// Calls fn with the bytes of elements of type `e` typed (f32, or integer / stored values).
+// A bf16 or f16 element type (widened to f32 by the kernels below).
+bool is_half(const ElementType& e) { return e.is_float() && e.float_kind != FloatKind::kF32; }
+
+// What describe() says of widened values: "" for other types.
+std::string half_note(const ElementType& e) {
+  return is_half(e) ? std::string(float_kind_name(e.float_kind)) + " values widened to f32 (exact); " : "";
+}
+
+// Calls fn with the bytes of elements of type `e` typed (f32, or integer / stored values; not
+// bf16/f16, which the kernels widen first).
 template <typename Fn>
 void visit_elements(const ElementType& e, const uint8_t* bytes, Fn&& fn) {
   if (e.is_float()) return fn(reinterpret_cast<const float*>(bytes));
@@ -49,6 +61,16 @@ class ArgReduceKernel final : public OpKernel {
     const int64_t outer = in_.num_elements() / (len * inner);
     Parallel& par = in_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
     auto* y = reinterpret_cast<int64_t*>(out.bytes());
+    if (is_half(in_.element)) {
+      par.for_each(size_t(outer), [&](size_t o) {
+        thread_local std::vector<float> wide;
+        wide.resize(size_t(len * inner));
+        widen_to_f32(operands[0]->bytes() + int64_t(o) * len * inner * 2, in_.element.float_kind, len * inner, wide.data());
+        block(wide.data(), y + int64_t(o) * inner, len, inner);
+        release_large(wide);
+      });
+      return Status::ok();
+    }
     par.for_each(size_t(outer), [&](size_t o) {
       visit_elements(in_.element, operands[0]->bytes(), [&](const auto* x) { block(x + int64_t(o) * len * inner, y + int64_t(o) * inner, len, inner); });
     });
@@ -56,8 +78,8 @@ class ArgReduceKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return std::string(is_max_ ? "argmax" : "argmin") + " (portable C++: a NaN wins, ties to the " +
-           (last_ ? "last" : "first") + " index)";
+    return std::string(is_max_ ? "argmax" : "argmin") + " (portable C++; " + half_note(in_.element) +
+           "a NaN wins, ties to the " + (last_ ? "last" : "first") + " index)";
   }
 
  private:
@@ -115,6 +137,19 @@ class TopKKernel final : public OpKernel {
     int64_t* y = reinterpret_cast<int64_t*>(out.bytes());
     const int64_t k = k_;
     const bool largest = largest_;
+    if (is_half(in_.element)) {
+      par.for_each(size_t(outer), [&](size_t o) {
+        thread_local std::vector<float> wide;
+        wide.resize(size_t(n * inner));
+        widen_to_f32(operands[0]->bytes() + int64_t(o) * n * inner * 2, in_.element.float_kind, n * inner, wide.data());
+        std::vector<int64_t> scratch;
+        for (int64_t j = 0; j < inner; ++j) {
+          select_topk(wide.data() + j, n, inner, k, largest, y + int64_t(o) * k * inner + j, inner, scratch);
+        }
+        release_large(wide);
+      });
+      return Status::ok();
+    }
     visit_elements(in_.element, operands[0]->bytes(), [&](const auto* x) {
       par.for_each(size_t(outer), [&](size_t o) {
         std::vector<int64_t> scratch;
@@ -127,7 +162,7 @@ class TopKKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    return std::string("topk (portable C++: the ") + (largest_ ? "largest" : "smallest") +
+    return std::string("topk (portable C++; ") + half_note(in_.element) + "the " + (largest_ ? "largest" : "smallest") +
            " k, ties in index order, NaN above all)";
   }
 
@@ -147,7 +182,7 @@ std::unique_ptr<OpKernel> make_topk_kernel(const Graph& graph, const Op& op) {
   if (!x.has_static_shape() || !y.has_static_shape()) return nullptr;
   const ElementType& e = x.element;
   // u64 stays with the reference (which orders integers as int64).
-  const bool ok = (e.is_float() && e.float_kind == FloatKind::kF32) ||
+  const bool ok = (e.is_float() && is_f32_or_narrower(e.float_kind)) ||
                   (e.is_integer() && e.int_width >= 8 && !(e.int_width == 64 && e.int_sign == Signedness::kUnsigned)) ||
                   (e.kind == ElementKind::kUniform && (e.storage.width == 8 || e.storage.width == 16));
   const int64_t axis = op.attr("axis")->i;
@@ -161,7 +196,7 @@ std::unique_ptr<OpKernel> make_arg_reduce_kernel(const Graph& graph, const Op& o
   const Type& y = graph.values[size_t(op.results[0])].type;
   if (!x.has_static_shape() || !y.has_static_shape() || x.num_elements() == 0 || !op.attr("axis")) return nullptr;
   const ElementType& e = x.element;
-  const bool ok = (e.is_float() && e.float_kind == FloatKind::kF32) || (e.is_integer() && e.int_width >= 8) ||
+  const bool ok = (e.is_float() && is_f32_or_narrower(e.float_kind)) || (e.is_integer() && e.int_width >= 8) ||
                   (e.kind == ElementKind::kUniform && (e.storage.width == 8 || e.storage.width == 16));
   const int64_t axis = op.attr("axis")->i;
   if (!ok || axis < 0 || axis >= int64_t(x.rank())) return nullptr;

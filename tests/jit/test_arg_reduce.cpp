@@ -1,6 +1,7 @@
 // Tests: qrt.argmax / qrt.argmin — the verifier's rules, the reference on hand-computed cases
 // (a NaN wins, ties to the first or last index, keepdims), and the portable kernel against the
-// reference on random f32 (ties and NaN), integer and quantized tensors along every axis.
+// reference on random f32, bf16 and f16 (ties and NaN), integer and quantized tensors along
+// every axis; topk likewise.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -54,7 +55,7 @@ TEST_CASE("argmax and argmin on the reference: NaN wins, ties to the first or la
 TEST_CASE("the argmax and argmin kernels are bit-exact with the reference") {
   std::mt19937 rng(1621);
   int cases = 0;
-  const std::vector<std::string> elements = {"f32", "i32", "i8", "!quant.uniform<u8:f32, 0.1:3>",
+  const std::vector<std::string> elements = {"f32", "bf16", "f16", "i32", "i8", "!quant.uniform<u8:f32, 0.1:3>",
                                              "!quant.uniform<i16:f32, 0.01>", "i64"};
   for (const std::string& e : elements) {
     for (int axis = 0; axis < 3; ++axis) {
@@ -72,16 +73,18 @@ TEST_CASE("the argmax and argmin kernels are bit-exact with the reference") {
         REQUIRE(t.is_ok());
         qrt::Tensor x = qrt::Tensor::zeros(*t);
         for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-          // Few distinct values (ties), a NaN now and then for floats.
+          // Few distinct values (ties; bf16/f16 round some of the thousandths together), a NaN
+          // now and then for floats.
           const int v = int(rng() % 7) - 3;
-          if (e == "f32") {
-            x.set_float(i, rng() % 23 == 0 ? NAN : double(v));
+          if (t->element.is_float()) {
+            x.set_float(i, rng() % 23 == 0 ? NAN : double(v) + 0.001 * double(rng() % 3));
           } else {
             x.set_int(i, v + (e.find("u8") != std::string::npos ? 3 : 0));
           }
         }
         const std::string how = qrt_test::check_last_op(text, x);
         CHECK_MESSAGE(how.find(std::string(op + 4) + " (portable C++") == 0, how);
+        if (e == "bf16" || e == "f16") CHECK_MESSAGE(how.find(e + " values widened to f32") != std::string::npos, how);
         ++cases;
       }
     }
@@ -108,7 +111,8 @@ TEST_CASE("topk: the verifier's rules, hand-computed orders (ties by index, NaN 
 
   std::mt19937 rng(1622);
   int cases = 0;
-  for (const std::string& e : {std::string("f32"), std::string("i32"), std::string("!quant.uniform<u8:f32, 0.1:3>"), std::string("i64")}) {
+  for (const std::string& e : {std::string("f32"), std::string("bf16"), std::string("f16"), std::string("i32"),
+                               std::string("!quant.uniform<u8:f32, 0.1:3>"), std::string("i64")}) {
     for (int axis = 0; axis < 3; ++axis) {
       for (int largest : {0, 1}) {
         const std::vector<int64_t> dims = {3, 17, 6};
@@ -125,7 +129,7 @@ TEST_CASE("topk: the verifier's rules, hand-computed orders (ties by index, NaN 
         qrt::Tensor in = qrt::Tensor::zeros(*t);
         for (size_t i = 0; i < size_t(in.num_elements()); ++i) {
           const int val = int(rng() % 7) - 3;  // few distinct values: ties
-          if (e == "f32") in.set_float(i, rng() % 23 == 0 ? NAN : double(val));
+          if (t->element.is_float()) in.set_float(i, rng() % 23 == 0 ? NAN : double(val) + 0.001 * double(rng() % 3));
           else in.set_int(i, val + (e.find("u8") != std::string::npos ? 3 : 0));
         }
         const std::string how = qrt_test::check_last_op(text, in);
@@ -134,5 +138,5 @@ TEST_CASE("topk: the verifier's rules, hand-computed orders (ties by index, NaN 
       }
     }
   }
-  CHECK(cases == 24);
+  CHECK(cases == 36);
 }
