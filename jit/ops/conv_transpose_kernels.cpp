@@ -21,6 +21,7 @@
 #include "ir/nn_params.h"
 #include "ir/ops.h"
 #include "jit/core/parallel.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ref/reference_profiles.h"
 
 namespace qrt::jit {
@@ -182,14 +183,23 @@ class ConvTransposeKernel final : public OpKernel {
     });
   }
 
-  // A float phase without taps: every output (sh·m + rh, sw·q + rw) holds p.fill.
+  // A float phase without taps: every output (sh·m + rh, sw·q + rw) holds p.fill (values of the
+  // result's type: bf16/f16 store them narrowed, exactly).
   void fill(const Phase& p, Tensor& out) const {
     const std::vector<int64_t>& d = out.type.dims;
-    float* y = reinterpret_cast<float*>(out.bytes());
+    const FloatKind kind = out.type.element.float_kind;
+    const size_t elem = out.element_size();
+    std::vector<uint8_t> pixel(p.fill.size() * elem);
+    if (kind == FloatKind::kF32) {
+      std::memcpy(pixel.data(), p.fill.data(), pixel.size());
+    } else {
+      narrow_from_f32(p.fill.data(), kind, int64_t(p.fill.size()), pixel.data());
+    }
     for (int64_t n = 0; n < d[0]; ++n) {
       for (int64_t m = 0; m < p.mh; ++m) {
         for (int64_t q = 0; q < p.mw; ++q) {
-          std::memcpy(y + ((n * d[1] + m * sh_ + p.rh) * d[2] + q * sw_ + p.rw) * d[3], p.fill.data(), p.fill.size() * 4);
+          std::memcpy(out.bytes() + ((n * d[1] + m * sh_ + p.rh) * d[2] + q * sw_ + p.rw) * d[3] * int64_t(elem), pixel.data(),
+                      pixel.size());
         }
       }
     }
@@ -205,8 +215,9 @@ std::string unsupported(const Graph& graph, const Op& op) {
   const Type& x = graph.values[size_t(op.operands[0])].type;
   const Type& y = graph.values[size_t(op.results[0])].type;
   const bool quantized = x.element.kind == ElementKind::kUniform && y.element.is_uniform();
-  const bool f32 = x.element.is_float() && x.element.float_kind == FloatKind::kF32 && x.element == y.element;
-  if (!quantized && !f32) return "only quantized and f32 transposed convolutions have kernels, not " + x.to_string();
+  // bf16/f16 phases run the float convolution kernels on widened operands.
+  const bool f32 = x.element.is_float() && is_f32_or_narrower(x.element.float_kind) && x.element == y.element;
+  if (!quantized && !f32) return "only quantized, f32, bf16 and f16 transposed convolutions have kernels, not " + x.to_string();
   if (!x.has_static_shape() || !y.has_static_shape()) return "dynamic shapes (" + x.to_string() + ")";
   if (graph.numerics == NumericsProfile::kStableHlo && !profile_formula(graph, op).empty()) {
     return "numerics profile " + profile_formula(graph, op) + "; the kernels sum integers";
@@ -324,10 +335,15 @@ Result<KernelChoice> select_conv_transpose_kernel(const Graph& graph, const Op& 
       if (x.element.is_float() && (ah.taps.empty() || aw.taps.empty())) {
         // No product reaches these outputs: the reference's +0 plus the bias, then the fused
         // clamp as qrt.clamp applies it (NaN passes).
+        // Bounds round to the result's type, as the reference's clamp rounds them.
         const std::optional<FusedClamp> clamp = fused_clamp(op);
+        const FloatKind kind = y.element.float_kind;
         for (int64_t o = 0; o < ft.dims[0]; ++o) {
-          float v = 0.0f + (bias ? float(bias->float_at(size_t(o))) : 0.0f);
-          if (clamp) v = v < float(clamp->min) ? float(clamp->min) : v > float(clamp->max) ? float(clamp->max) : v;
+          float v = rounded_to(double(0.0f + (bias ? float(bias->float_at(size_t(o))) : 0.0f)), kind);
+          if (clamp) {
+            const float lo = rounded_to(clamp->min, kind), hi = rounded_to(clamp->max, kind);
+            v = v < lo ? lo : v > hi ? hi : v;
+          }
           p.fill.push_back(v);
         }
         phases.push_back(std::move(p));

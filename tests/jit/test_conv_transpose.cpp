@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #include "ir/numerics.h"
 #include "tests/jit/op_kernel_check.h"
 #include "tests/jit/tensor_util.h"
@@ -259,23 +260,28 @@ namespace {
 // Runs an f32 case `k` (magnitudes over nine decades, so that any other summation order
 // shows; a bias where `bias`; a fused clamp `clamp`, e.g. ", clamp_max = ..., clamp_min = ...")
 // through check_last_op; returns the kernel's description.
-std::string check_f32(const Case& k, std::mt19937& rng, bool bias, const std::string& clamp = "") {
+// `kind` "f32", "bf16" or "f16": the type of every operand and the result (bf16/f16 values are
+// the f32 ones rounded to the type; f16's exponents stay within range).
+std::string check_f32(const Case& k, std::mt19937& rng, bool bias, const std::string& clamp = "",
+                      const std::string& kind = "f32") {
   std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
   auto value = [&] { return double(mag(rng) * std::pow(10.0f, float(int(rng() % 9) - 4))); };
   const int64_t cg = k.c / k.groups, taps = k.o * k.kh * k.kw * cg;
-  const std::string xt = "tensor<" + dims_text({k.n, k.h, k.w, k.c}) + "f32>";
-  const std::string ft = "tensor<" + dims_text({k.o, k.kh, k.kw, cg}) + "f32>";
-  const std::string yt = "tensor<" + dims_text({k.n, k.oh(), k.ow(), k.o}) + "f32>";
-  std::vector<uint8_t> filter(size_t(taps) * 4);
+  const std::string xt = "tensor<" + dims_text({k.n, k.h, k.w, k.c}) + kind + ">";
+  const std::string ft = "tensor<" + dims_text({k.o, k.kh, k.kw, cg}) + kind + ">";
+  const std::string yt = "tensor<" + dims_text({k.n, k.oh(), k.ow(), k.o}) + kind + ">";
+  const qrt::FloatKind fk = kind == "bf16" ? qrt::FloatKind::kBF16 : kind == "f16" ? qrt::FloatKind::kF16 : qrt::FloatKind::kF32;
+  const size_t elem = fk == qrt::FloatKind::kF32 ? 4 : 2;
+  std::vector<uint8_t> filter(size_t(taps) * elem);
   for (int64_t i = 0; i < taps; ++i) {
-    const float v = float(value());
-    std::memcpy(filter.data() + i * 4, &v, 4);
+    const uint64_t bits = qrt::float_kind_bits(value(), fk);
+    std::memcpy(filter.data() + i * int64_t(elem), &bits, elem);  // little-endian: the low bytes
   }
   std::string text = "func.func @main(%x: " + xt + ") -> " + yt + " {\n";
   text += "  %f = \"qrt.constant\"() {value = " + qrt_test::hex_dense(filter) + " : " + ft + "} : () -> " + ft + "\n";
   std::string operands = "%x, %f", types = xt + ", " + ft;
   if (bias) {
-    const std::string bt = "tensor<" + std::to_string(k.o) + "xf32>";
+    const std::string bt = "tensor<" + std::to_string(k.o) + "x" + kind + ">";
     std::string values = "dense<[";
     for (int64_t o = 0; o < k.o; ++o) values += (o ? ", " : "") + std::to_string(double(int(mag(rng) * 100.0f)) / 8.0);
     text += "  %b = \"qrt.constant\"() {value = " + values + "]> : " + bt + "} : () -> " + bt + "\n";
@@ -316,17 +322,39 @@ TEST_CASE("f32 conv_transpose2d on the kernels keeps the reference's order: the 
   }
 }
 
-TEST_CASE("conv_transpose2d says why it stays on the reference (f16 operands); StableHLO's formula wraps the f32 kernel") {
-  auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16> {
-  %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf16>} : () -> tensor<1x2x2x1xf16>
-  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf16>, tensor<1x2x2x1xf16>) -> tensor<1x4x4x1xf16>
-  return %y : tensor<1x4x4x1xf16>
+TEST_CASE("bf16 and f16 conv_transpose2d: the phases on the float kernels (widened operands), the reference's bytes") {
+  std::mt19937 rng(37);
+  int on_kernels = 0, ones = 0;
+  const int iterations = qrt_test::slow_host() ? 8 : 16;
+  for (const char* kind : {"bf16", "f16"}) {
+    for (int iter = 0; iter < iterations; ++iter) {
+      const Case k = random_case(rng);
+      CAPTURE(k.attrs());
+      const std::string clamp = iter % 3 == 0 ? ", clamp_max = 2.5 : f64, clamp_min = -0.75 : f64" : "";
+      const std::string how = check_f32(k, rng, iter % 2 == 0, clamp, kind);
+      on_kernels += how.find("over the input reversed") != std::string::npos;
+      ones += k.groups == 1;
+    }
+    // Phases without taps (their outputs hold +0 + bias, clamped, in the type).
+    const Case k{1, 3, 4, 5, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1};
+    CHECK(check_f32(k, rng, true, ", clamp_max = 3.1 : f64, clamp_min = -2.05 : f64", kind).find("sub-pixel phases") !=
+          std::string::npos);
+  }
+  CHECK(on_kernels >= ones);
+  MESSAGE(on_kernels << " bf16/f16 cases on the phase kernels");
+}
+
+TEST_CASE("conv_transpose2d says why it stays on the reference (f64 operands); StableHLO's formula wraps the f32 kernel") {
+  auto g = qrt::parse_graph(R"(func.func @main(%x: tensor<1x2x2x1xf64>) -> tensor<1x4x4x1xf64> {
+  %w = "qrt.constant"() {value = dense<1.0> : tensor<1x2x2x1xf64>} : () -> tensor<1x2x2x1xf64>
+  %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1xf64>, tensor<1x2x2x1xf64>) -> tensor<1x4x4x1xf64>
+  return %y : tensor<1x4x4x1xf64>
 })");
   REQUIRE(g.is_ok());
   auto choice = qrt::jit::select_kernel(*g, g->ops.back());
   REQUIRE(choice.is_ok());
   CHECK(!choice->kernel);
-  CHECK(choice->why_not.find("only quantized and f32 transposed convolutions have kernels") != std::string::npos);
+  CHECK(choice->why_not.find("only quantized, f32, bf16 and f16 transposed convolutions have kernels") != std::string::npos);
   const std::string quantized = R"(func.func @main(%x: tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>> {
   %w = "qrt.constant"() {value = dense<[[[[1], [2]], [[3], [4]]]]> : tensor<1x2x2x1xi8>} : () -> tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>
   %y = "qrt.conv_transpose2d"(%x, %w) {strides = [2, 2]} : (tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>, tensor<1x2x2x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x4x4x1x!quant.uniform<i8:f32, 0.25:-3>>
@@ -338,17 +366,13 @@ TEST_CASE("conv_transpose2d says why it stays on the reference (f16 operands); S
   qrt::Tensor x = qrt_test::random_stored_tensor(rng, "tensor<1x2x2x1x!quant.uniform<i8:f32, 0.5:1>>", -128, 127);
   const std::string how = qrt_test::check_last_op(qrt_test::with_profile(quantized, "stablehlo"), x);
   CHECK_MESSAGE(how.find("stablehlo dequantize-op-quantize: dequantize (1 byte table)") == 0, how);
-  // f16 expressed: no float kernel to wrap, and the reason says so.
+  // f16 expressed: the f16 transposed convolution (phases on widened operands) wrapped the same way.
   std::string f16 = quantized;
   for (size_t at; (at = f16.find(":f32,")) != std::string::npos;) f16.replace(at, 5, ":f16,");
-  auto s = qrt::parse_graph(qrt_test::with_profile(f16, "stablehlo"));
-  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
-  auto stablehlo = qrt::jit::select_kernel(*s, s->ops.back());
-  REQUIRE(stablehlo.is_ok());
-  CHECK(!stablehlo->kernel);
-  CHECK_MESSAGE(stablehlo->why_not.find("numerics profile stablehlo") != std::string::npos, stablehlo->why_not);
-  CHECK_MESSAGE(stablehlo->why_not.find("only quantized and f32 transposed convolutions") != std::string::npos,
-                stablehlo->why_not);
+  qrt::Tensor xh = qrt_test::random_stored_tensor(rng, "tensor<1x2x2x1x!quant.uniform<i8:f16, 0.5:1>>", -128, 127);
+  const std::string how16 = qrt_test::check_last_op(qrt_test::with_profile(f16, "stablehlo"), xh);
+  CHECK_MESSAGE(how16.find("stablehlo dequantize-op-quantize: dequantize (1 byte table)") == 0, how16);
+  CHECK_MESSAGE(how16.find("f16 operands widened to f32") != std::string::npos, how16);
   // The default profile runs it on the kernels.
   auto d = qrt::parse_graph(quantized);
   REQUIRE(d.is_ok());
