@@ -499,13 +499,14 @@ Status verify_gather_nd(const Graph& g, const Op& op) {
   const Type& idx = operand_type(g, op, 1);
   const Type& out = result_type(g, op);
   QRT_RETURN_IF_ERROR(check_tensors(op, {&data, &idx, &out}));
-  if (data.element.kind == ElementKind::kUniformPerAxis || data.element.is_sub_channel() || !(data.element == out.element)) {
-    return op_error(op, "result element type must equal the data's (per-axis data is not supported), got " +
-                            data.to_string() + " -> " + out.to_string());
-  }
   QRT_ASSIGN_OR_RETURN(int64_t b, int_attr(op, "batch_dims", 0));
   if (!idx.element.is_integer() || is_bool(idx.element) || idx.rank() == 0) {
     return op_error(op, "indices must be integers [..., k], got " + idx.to_string());
+  }
+  const bool per_axis = data.element.kind == ElementKind::kUniformPerAxis;
+  if (data.element.is_sub_channel() || (!per_axis && !(data.element == out.element))) {
+    return op_error(op, "result element type must equal the data's (sub-channel data is not supported), got " +
+                            data.to_string() + " -> " + out.to_string());
   }
   if (b < 0 || b >= int64_t(idx.rank()) || b >= int64_t(data.rank())) {
     return op_error(op, "batch_dims " + std::to_string(b) + " must be below the ranks of data and indices, got " +
@@ -520,6 +521,23 @@ Status verify_gather_nd(const Graph& g, const Op& op) {
     if (data.dims[d] >= 0 && idx.dims[d] >= 0 && data.dims[d] != idx.dims[d]) {
       return op_error(op, "batch dimension " + std::to_string(d) + " differs: data " + data.to_string() + ", indices " +
                               idx.to_string());
+    }
+  }
+  if (per_axis) {
+    // Per-axis data keeps its channels where whole slices of them move: a batch dimension stays
+    // in place, a copied trailing dimension follows the indices' leading ones. An indexed
+    // channel axis would mix the channels' parameters in one result dimension.
+    const int64_t a = data.element.axis;
+    if (a >= b && a < b + k) {
+      return op_error(op, "per-axis data's channel axis " + std::to_string(a) + " is indexed (dimensions " + std::to_string(b) +
+                              " to " + std::to_string(b + k - 1) + "), so the result's channels would mix, got " +
+                              data.to_string());
+    }
+    ElementType want = data.element;
+    want.axis = int32_t(a < b ? a : int64_t(idx.rank()) - 1 + (a - b - k));
+    if (!(want == out.element)) {
+      return op_error(op, "result element type must be the data's with the channel axis at " + std::to_string(want.axis) +
+                              ", got " + data.to_string() + " -> " + out.to_string());
     }
   }
   return check_shape_equals(op, gather_nd_result_dims(data.dims, idx.dims, size_t(b)), out);

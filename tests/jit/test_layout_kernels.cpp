@@ -396,6 +396,32 @@ TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, 
     }
   }
   CHECK(cases == 5 * (4 + 3));
+  // Per-axis data whose channels move as whole slices: a batch dimension (axis 0, b = 1) stays
+  // in place; a trailing one (axis 3) follows the indices' leading dimensions. Stored bytes
+  // are copied, so the parameters go with them.
+  const std::string scales4 = "{0.5:1, 0.25:-3, 0.125:7}";
+  for (const auto& [b, k, data_axis, out_axis] : std::vector<std::tuple<int, int, int, int>>{{1, 2, 0, 0}, {0, 2, 3, 2}, {1, 1, 3, 3}}) {
+    const std::vector<int64_t> dd = data_axis == 0 ? std::vector<int64_t>{3, 4, 5, 6} : std::vector<int64_t>{2, 4, 5, 3};
+    std::vector<int64_t> id;
+    if (b == 1) id.push_back(dd[0]);
+    id.insert(id.end(), {7, int64_t(k)});
+    std::vector<int64_t> yd(id.begin(), id.end() - 1);
+    yd.insert(yd.end(), dd.begin() + b + k, dd.end());
+    auto qtype = [&](int axis) { return "!quant.uniform<i8:f32:" + std::to_string(axis) + ", " + scales4 + ">"; };
+    const std::string dt = "tensor<" + dims(dd) + qtype(data_axis) + ">", it = "tensor<" + dims(id) + "i64>",
+                      yt = "tensor<" + dims(yd) + qtype(out_axis) + ">";
+    const std::string text = "func.func @main(%d: " + dt + ", %i: " + it + ") -> " + yt + " {\n  %y = \"qrt.gather_nd\"(%d, %i) {batch_dims = " +
+                             std::to_string(b) + " : i64} : (" + dt + ", " + it + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+    CAPTURE(text);
+    auto dtype = qrt::parse_type(dt), itype = qrt::parse_type(it);
+    REQUIRE((dtype.is_ok() && itype.is_ok()));
+    qrt::Tensor d = qrt::Tensor::zeros(*dtype), idx = qrt::Tensor::zeros(*itype);
+    for (size_t i = 0; i < size_t(d.num_elements()); ++i) d.set_int(i, int64_t(rng() % 256) - 128);
+    for (size_t t = 0; t < size_t(idx.num_elements()) / size_t(k); ++t) {
+      for (int j = 0; j < k; ++j) idx.set_int(t * size_t(k) + size_t(j), int64_t(rng() % uint64_t(dd[size_t(b + j)])));
+    }
+    CHECK(qrt_test::check_last_op(text, {d, idx}).find("gather_nd (portable C++") == 0);
+  }
 }
 
 TEST_CASE("the gather_nd kernel reports the first index out of range, whatever the threads") {

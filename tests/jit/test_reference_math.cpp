@@ -138,6 +138,20 @@ TEST_CASE("gather_nd: elements and slices at index tuples, batch_dims, negative 
   auto batch = run_one_op("qrt.gather_nd", "{batch_dims = 2 : i64}", {d2, {"tensor<2x1xi64>", {0, 0}}}, "tensor<2xi32>");
   REQUIRE_FALSE(batch.is_ok());
   CHECK(batch.status().message().find("batch_dims 2 must be below the ranks") != std::string::npos);
+  // Per-axis data: an indexed channel axis would mix the channels; a moved one must be named
+  // at its new place.
+  const std::pair<std::string, std::vector<double>> pa{"tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25, 0.125}>>",
+                                                       {1, 2, 3, 4, 5, 6}};
+  CHECK(run1("qrt.gather_nd", "", {pa, {"tensor<2x1xi64>", {1, 0}}},
+             "tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25, 0.125}>>") == std::vector<double>{4, 5, 6, 1, 2, 3});
+  auto mixed = run_one_op("qrt.gather_nd", "", {pa, {"tensor<2x2xi64>", {0, 0, 1, 1}}}, "tensor<2x!quant.uniform<i8:f32, 0.5>>");
+  REQUIRE_FALSE(mixed.is_ok());
+  CHECK_MESSAGE(mixed.status().message().find("channel axis 1 is indexed (dimensions 0 to 1)") != std::string::npos,
+                mixed.status().message());
+  auto moved = run_one_op("qrt.gather_nd", "", {pa, {"tensor<3x1xi64>", {1, 0, 0}}},
+                          "tensor<3x3x!quant.uniform<i8:f32:0, {0.5, 0.25, 0.125}>>");
+  REQUIRE_FALSE(moved.is_ok());
+  CHECK_MESSAGE(moved.status().message().find("with the channel axis at 1") != std::string::npos, moved.status().message());
   auto shape = run_one_op("qrt.gather_nd", "", {d2, {"tensor<2x1xi64>", {0, 0}}}, "tensor<2xi32>");
   REQUIRE_FALSE(shape.is_ok());
   CHECK(shape.status().message().find("does not match the expected shape [2x2]") != std::string::npos);
