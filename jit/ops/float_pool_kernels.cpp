@@ -1,8 +1,8 @@
 // qrt — float max and average pooling (qrt.max_pool2d / qrt.avg_pool2d) in either layout, and
 // float qrt.mean and qrt.reduce_* over any axes, as plain C++ that runs on every host: the
-// reference's formulas
-// in its order (pooling: the window's rows, then columns, padding skipped; mean: the input in
-// row-major order): max keeps the first NaN it meets, the averages sum in f32 and divide once.
+// reference's formulas in its order (pooling: the window's rows, then columns, padding skipped;
+// mean: the input in row-major order): max keeps the first NaN it meets, the averages sum in
+// f32 and divide once.
 // NHWC pooling and means whose innermost dimension is kept work on whole channel rows in
 // generic 4-lane vectors (SSE2 or NEON at the baseline): each lane is one output, its sum in
 // the reference's order. Dynamic sizes are fine; results are the reference's bytes.
@@ -130,22 +130,43 @@ class FloatPoolOpKernel final : public OpKernel {
   // folds its window in the reference's order (rows, then columns; padding skipped).
   void pool_row(const float* const* rows, float* out_row, int64_t lanes, int64_t iw, int64_t ow) const {
     for (int64_t px = 0; px < ow; ++px) {
+      // The window's columns inside the input: kx in [k0, k1).
+      const int64_t c0 = px * w_.sw - w_.pad_left;
+      const int64_t k0 = std::max<int64_t>(0, -c0), k1 = std::min<int64_t>(w_.kw, iw - c0);
       float* out = out_row + px * lanes;
-      std::fill(out, out + lanes, is_max_ ? -INFINITY : 0.0f);
       int64_t count = 0;
+      if (lanes == 1) {
+        // NCHW: one value per position, in scalars (the same rule as max_row / add_row).
+        float best = -INFINITY, sum = 0.0f;
+        for (int64_t ky = 0; ky < w_.kh; ++ky) {
+          if (!rows[ky]) continue;
+          const float* x = rows[ky] + c0;
+          for (int64_t kx = k0; kx < k1; ++kx) {
+            const float v = x[kx];
+            if (is_max_) {
+              if ((v > best || v != v) && best == best) best = v;
+            } else {
+              sum = sum + v;
+            }
+          }
+          count += std::max<int64_t>(0, k1 - k0);
+        }
+        const float divisor = float(w_.count_include_pad ? w_.kh * w_.kw : count);
+        out[0] = is_max_ ? best : sum / divisor;
+        continue;
+      }
+      std::fill(out, out + lanes, is_max_ ? -INFINITY : 0.0f);
       for (int64_t ky = 0; ky < w_.kh; ++ky) {
         if (!rows[ky]) continue;
-        for (int64_t kx = 0; kx < w_.kw; ++kx) {
-          const int64_t col = px * w_.sw - w_.pad_left + kx;
-          if (col < 0 || col >= iw) continue;
-          const float* x = rows[ky] + col * lanes;
-          ++count;
+        for (int64_t kx = k0; kx < k1; ++kx) {
+          const float* x = rows[ky] + (c0 + kx) * lanes;
           if (is_max_) {
             max_row(out, x, lanes);
           } else {
             add_row(out, x, lanes);
           }
         }
+        count += std::max<int64_t>(0, k1 - k0);
       }
       if (!is_max_) {
         const float divisor = float(w_.count_include_pad ? w_.kh * w_.kw : count);
