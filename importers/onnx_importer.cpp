@@ -413,6 +413,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
   if (moved) return Status::ok();
   QRT_ASSIGN_OR_RETURN(bool composed, composite_op(node, a));
   if (composed) return Status::ok();
+  QRT_ASSIGN_OR_RETURN(bool loss, loss_op(node, a));
+  if (loss) return Status::ok();
   return error(node, "unsupported ONNX op '" + op + "' (see docs/importers.md for the supported set)");
 }
 

@@ -149,6 +149,9 @@ class Importer {
   /// Tan, IsNaN, IsInf, Hardmax, OneHot, Tile, InstanceNormalization, LRN, EyeLike, TopK, CumSum,
   /// Mod, ScatterND, ScatterElements, GatherND, Einsum); false for other ops.
   Result<bool> composite_op(const onnx::NodeProto& node, const Attrs& a);
+  /// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss as gathers, selects and reductions
+  /// (onnx_loss_ops.cpp); false for other ops.
+  Result<bool> loss_op(const onnx::NodeProto& node, const Attrs& a);
   /// Einsum as reduce_sums, transposes, reshapes and batched matmuls (onnx_einsum.cpp).
   Status einsum(const onnx::NodeProto& node, const Attrs& a);
   /// ONNX Pad (every mode) as qrt.pad, or slices, broadcasts and concats (onnx_layout_ops.cpp).
