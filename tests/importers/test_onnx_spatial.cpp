@@ -476,3 +476,39 @@ TEST_CASE("QDQ 1-D and 3-D Convs fold into integer convolutions with the referen
     }
   }
 }
+
+TEST_CASE("NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss refuse malformed nodes, naming what is wrong") {
+  // Targets of the wrong shape, float targets, an unknown reduction, weights of the wrong size.
+  {
+    OneNode m("NegativeLogLikelihoodLoss", {2, 3, 4}, {"t"});
+    add_value(m.g->mutable_input(), "t", onnx::TensorProto::INT64, {2, 3});
+    CHECK_MESSAGE(import_error(m).find("targets must have shape [2x4] (the input's without C), got tensor<2x3xi64>") !=
+                      std::string::npos,
+                  import_error(m));
+  }
+  {
+    OneNode m("SoftmaxCrossEntropyLoss", {2, 3}, {"t"});
+    add_value(m.g->mutable_input(), "t", onnx::TensorProto::FLOAT, {2});
+    CHECK(import_error(m).find("expects integer targets") != std::string::npos);
+  }
+  {
+    OneNode m("NegativeLogLikelihoodLoss", {2, 3}, {"t"});
+    add_value(m.g->mutable_input(), "t", onnx::TensorProto::INT64, {2});
+    auto* attr = m.node->add_attribute();
+    attr->set_name("reduction");
+    attr->set_type(onnx::AttributeProto::STRING);
+    attr->set_s("average");
+    CHECK(import_error(m).find("unknown reduction 'average'") != std::string::npos);
+  }
+  {
+    OneNode m("NegativeLogLikelihoodLoss", {2, 3}, {"t", "w"});
+    add_value(m.g->mutable_input(), "t", onnx::TensorProto::INT64, {2});
+    add_floats(m.g, "w", {4}, {1, 2, 3, 4});
+    CHECK(import_error(m).find("weights must be [3] of the input's type") != std::string::npos);
+  }
+  {
+    OneNode m("NegativeLogLikelihoodLoss", {3}, {"t"});
+    add_value(m.g->mutable_input(), "t", onnx::TensorProto::INT64, {1});
+    CHECK(import_error(m).find("expects a float input [N, C, d...]") != std::string::npos);
+  }
+}
