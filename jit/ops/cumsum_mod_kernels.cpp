@@ -111,14 +111,14 @@ class CumSumKernel final : public OpKernel {
 };
 
 // Calls fn(i, ia, ib) for each element i of `dims` in row-major order with the offsets of the
-// operands broadcast to it (strides sa, sb).
+// operands broadcast to it (strides sa, sb), until fn returns false.
 template <typename Fn>
 void for_each_broadcast(const std::vector<int64_t>& dims, const std::vector<size_t>& sa, const std::vector<size_t>& sb, Fn fn) {
   std::vector<int64_t> idx(dims.size(), 0);
   size_t ia = 0, ib = 0, total = 1;
   for (int64_t d : dims) total *= size_t(d);
   for (size_t i = 0; i < total; ++i) {
-    fn(i, ia, ib);
+    if (!fn(i, ia, ib)) return;
     for (size_t k = dims.size(); k-- > 0;) {
       ++idx[k];
       ia += sa[k];
@@ -153,7 +153,10 @@ class ModKernel final : public OpKernel {
       const float* a = f32_elements(*operands[0], wa);
       const float* b = f32_elements(*operands[1], wb);
       float* y = f32_destination(out, wy);
-      for_each_broadcast(dims, sa, sb, [&](size_t i, size_t ia, size_t ib) { y[i] = std::fmod(a[ia], b[ib]); });
+      for_each_broadcast(dims, sa, sb, [&](size_t i, size_t ia, size_t ib) {
+        y[i] = std::fmod(a[ia], b[ib]);
+        return true;
+      });
       store_f32_results(out, wy);
       for (std::vector<float>* w : {&wa, &wb, &wy}) release_large(*w);
       return status;
@@ -163,10 +166,7 @@ class ModKernel final : public OpKernel {
       const T* a = reinterpret_cast<const T*>(operands[0]->bytes());
       const T* b = reinterpret_cast<const T*>(operands[1]->bytes());
       T* y = reinterpret_cast<T*>(out.bytes());
-      std::vector<int64_t> idx(dims.size(), 0);
-      size_t ia = 0, ib = 0;
-      const size_t total = size_t(result_type_.num_elements());
-      for (size_t i = 0; i < total; ++i) {
+      for_each_broadcast(dims, sa, sb, [&](size_t i, size_t ia, size_t ib) {
         if constexpr (std::is_floating_point_v<T>) {
           y[i] = std::fmod(a[ia], b[ib]);
         } else {
@@ -174,22 +174,14 @@ class ModKernel final : public OpKernel {
           const int64_t x = int64_t(a[ia]), z = int64_t(b[ib]);
           if (z == 0) {
             status = Status::error_at(op_.loc, "'qrt.mod' op integer modulo by zero at element " + std::to_string(i));
-            return;
+            return false;
           }
           int64_t v = z == -1 ? 0 : x % z;
           if (!fmod_ && v != 0 && (v < 0) != (z < 0)) v += z;
           y[i] = T(v);
         }
-        for (size_t k = dims.size(); k-- > 0;) {
-          ++idx[k];
-          ia += sa[k];
-          ib += sb[k];
-          if (idx[k] < dims[k]) break;
-          ia -= sa[k] * size_t(dims[k]);
-          ib -= sb[k] * size_t(dims[k]);
-          idx[k] = 0;
-        }
-      }
+        return true;
+      });
     });
     return status;
   }

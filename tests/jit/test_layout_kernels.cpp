@@ -362,6 +362,11 @@ TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, 
     for (int64_t v : d) s += std::to_string(v) + "x";
     return s;
   };
+  // The one-op graph gather_nd(%d: dt, %i: it) -> yt.
+  auto gather_nd_text = [](const std::string& dt, const std::string& it, const std::string& yt, int b) {
+    return "func.func @main(%d: " + dt + ", %i: " + it + ") -> " + yt + " {\n  %y = \"qrt.gather_nd\"(%d, %i) {batch_dims = " +
+           std::to_string(b) + " : i64} : (" + dt + ", " + it + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+  };
   for (const std::string el : {"f32", "i64", "i8", "f16", "!quant.uniform<u8:f32, 0.5:128>"}) {
     for (int b = 0; b <= 1; ++b) {
       const std::vector<int64_t> dd = {3, 4, 5, 6};
@@ -374,8 +379,7 @@ TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, 
         yd.insert(yd.end(), dd.begin() + b + k, dd.end());
         const std::string dt = "tensor<" + dims(dd) + el + ">", it = "tensor<" + dims(id) + "i32>",
                           yt = yd.empty() ? "tensor<" + el + ">" : "tensor<" + dims(yd) + el + ">";
-        const std::string text = "func.func @main(%d: " + dt + ", %i: " + it + ") -> " + yt + " {\n  %y = \"qrt.gather_nd\"(%d, %i) {batch_dims = " +
-                                 std::to_string(b) + " : i64} : (" + dt + ", " + it + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+        const std::string text = gather_nd_text(dt, it, yt, b);
         CAPTURE(text);
         auto dtype = qrt::parse_type(dt), itype = qrt::parse_type(it);
         REQUIRE((dtype.is_ok() && itype.is_ok()));
@@ -410,8 +414,7 @@ TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, 
     auto qtype = [&](int axis) { return "!quant.uniform<i8:f32:" + std::to_string(axis) + ", " + scales4 + ">"; };
     const std::string dt = "tensor<" + dims(dd) + qtype(data_axis) + ">", it = "tensor<" + dims(id) + "i64>",
                       yt = "tensor<" + dims(yd) + qtype(out_axis) + ">";
-    const std::string text = "func.func @main(%d: " + dt + ", %i: " + it + ") -> " + yt + " {\n  %y = \"qrt.gather_nd\"(%d, %i) {batch_dims = " +
-                             std::to_string(b) + " : i64} : (" + dt + ", " + it + ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+    const std::string text = gather_nd_text(dt, it, yt, b);
     CAPTURE(text);
     auto dtype = qrt::parse_type(dt), itype = qrt::parse_type(it);
     REQUIRE((dtype.is_ok() && itype.is_ok()));

@@ -17,6 +17,22 @@ struct PoolCase {
   bool include_pad = false;
 };
 
+// Pooling case `variant` (0..5) over `c` channels: 3x3 unpadded, 3x3 pad 1 (without and with
+// count_include_pad), 2x2 stride 2 with end padding, a global 7x9 window, a one-sided pad.
+PoolCase pool_variant(int variant, int64_t c) {
+  PoolCase pc;
+  pc.c = c;
+  switch (variant) {
+    case 0: break;
+    case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;
+    case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
+    case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;
+    case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;
+    default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;
+  }
+  return pc;
+}
+
 // `bits`: the storage of the input (and of the result, or 8 for an average in one case of two).
 std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng, int bits = 8) {
   using qrt_test::shape;
@@ -97,16 +113,7 @@ TEST_CASE("quantized max and average pooling kernels are bit-exact with the refe
   int cases = 0;
   for (int64_t c : {1, 5, 16, 17, 40}) {
     for (int variant = 0; variant < 6; ++variant) {
-      PoolCase pc;
-      pc.c = c;
-      switch (variant) {
-        case 0: break;                                                          // 3x3, no padding
-        case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;                       // 3x3 pad 1
-        case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
-        case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;   // 2x2 stride 2
-        case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;                          // global
-        default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;             // one-sided pad
-      }
+      const PoolCase pc = pool_variant(variant, c);
       for (bool is_max : {true, false}) {
         const std::string how = check_pool(pc, is_max, rng);
         CHECK(how.find(is_max ? "_maxpool_" : "_avgpool_") != std::string::npos);
@@ -139,16 +146,7 @@ TEST_CASE("f32, bf16 and f16 max and average pooling in both layouts are bit-exa
   int cases = 0;
   for (const char* kind : {"f32", "bf16", "f16"}) {
     for (int variant = 0; variant < 6; ++variant) {
-      PoolCase pc;
-      pc.c = 1 + variant * 3;  // 1 to 16 channels: vector tails in NHWC
-      switch (variant) {
-        case 0: break;
-        case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;
-        case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
-        case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;
-        case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;
-        default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;
-      }
+      const PoolCase pc = pool_variant(variant, 1 + variant * 3);  // 1 to 16 channels: vector tails in NHWC
       for (bool nchw : {false, true}) {
         for (bool is_max : {true, false}) {
           const std::string how = check_float_pool(pc, is_max, kind, nchw, rng);
@@ -215,16 +213,7 @@ TEST_CASE("16-bit pooling and means over other axes run in portable C++, bit-exa
   std::mt19937 rng(1619);
   int cases = 0;
   for (int variant = 0; variant < 6; ++variant) {
-    PoolCase pc;
-    pc.c = 3 + variant * 5;
-    switch (variant) {
-      case 0: break;
-      case 1: pc.pt = pc.pl = pc.pb = pc.pr = 1; break;
-      case 2: pc.pt = pc.pl = pc.pb = pc.pr = 1, pc.include_pad = true; break;
-      case 3: pc.kh = pc.kw = 2, pc.sh = pc.sw = 2, pc.pb = pc.pr = 1; break;
-      case 4: pc.kh = 7, pc.kw = 9, pc.n = 2; break;
-      default: pc.kh = 1, pc.kw = 3, pc.sw = 2, pc.pl = 2; break;
-    }
+    const PoolCase pc = pool_variant(variant, 3 + variant * 5);
     for (bool is_max : {true, false}) {
       const std::string how = check_pool(pc, is_max, rng, 16);
       CHECK_MESSAGE(how.find("(portable C++") != std::string::npos, how);
