@@ -17,12 +17,9 @@ namespace qrt::jit {
 
 namespace {
 
-// A bf16 or f16 element type (widened to f32 by the kernels below).
-bool is_half(const ElementType& e) { return e.is_float() && e.float_kind != FloatKind::kF32; }
-
 // What describe() says of widened values: "" for other types.
 std::string half_note(const ElementType& e) {
-  return is_half(e) ? std::string(float_kind_name(e.float_kind)) + " values widened to f32 (exact); " : "";
+  return is_half_float(e) ? std::string(float_kind_name(e.float_kind)) + " values widened to f32 (exact); " : "";
 }
 
 // Calls fn with the bytes of elements of type `e` typed (f32, or integer / stored values; not
@@ -61,7 +58,7 @@ class ArgReduceKernel final : public OpKernel {
     const int64_t outer = in_.num_elements() / (len * inner);
     Parallel& par = in_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
     auto* y = reinterpret_cast<int64_t*>(out.bytes());
-    if (is_half(in_.element)) {
+    if (is_half_float(in_.element)) {
       par.for_each(size_t(outer), [&](size_t o) {
         thread_local std::vector<float> wide;
         wide.resize(size_t(len * inner));
@@ -137,7 +134,7 @@ class TopKKernel final : public OpKernel {
     int64_t* y = reinterpret_cast<int64_t*>(out.bytes());
     const int64_t k = k_;
     const bool largest = largest_;
-    if (is_half(in_.element)) {
+    if (is_half_float(in_.element)) {
       par.for_each(size_t(outer), [&](size_t o) {
         thread_local std::vector<float> wide;
         wide.resize(size_t(n * inner));

@@ -38,7 +38,7 @@ class CumSumKernel final : public OpKernel {
     const size_t len = size_t(d[axis_]);
     Parallel& par = result_type_.num_elements() >= (int64_t(1) << 18) ? parallel : serial();
     const ElementType& e = result_type_.element;
-    if (e.is_float() && e.float_kind != FloatKind::kF32 && e.float_kind != FloatKind::kF64) {
+    if (is_half_float(e)) {
       // bf16 / f16: each outer block widened, summed in f32 as the reference sums, rounded once.
       par.for_each(outer, [&](size_t o) {
         thread_local std::vector<float> x, y;
@@ -80,8 +80,8 @@ class CumSumKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    const FloatKind k = result_type_.element.is_float() ? result_type_.element.float_kind : FloatKind::kF32;
-    const bool half = k != FloatKind::kF32 && k != FloatKind::kF64;
+    const FloatKind k = result_type_.element.float_kind;
+    const bool half = is_half_float(result_type_.element);
     return std::string("cumsum (portable C++") + (half ? "; " + std::string(float_kind_name(k)) + " widened to f32, f32 sums, each output rounded once" : "") +
            (exclusive_ ? ", exclusive" : "") + (reverse_ ? ", reverse" : "") + ")";
   }
@@ -147,7 +147,7 @@ class ModKernel final : public OpKernel {
     const std::vector<size_t> sa = broadcast_strides(a_, dims), sb = broadcast_strides(b_, dims);
     Status status = Status::ok();
     const ElementType& e = result_type_.element;
-    if (e.is_float() && e.float_kind != FloatKind::kF32 && e.float_kind != FloatKind::kF64) {
+    if (is_half_float(e)) {
       // bf16 / f16: fmod of the widened values is exact, so its one rounding changes nothing.
       thread_local std::vector<float> wa, wb, wy;
       const float* a = f32_elements(*operands[0], wa);
@@ -187,8 +187,8 @@ class ModKernel final : public OpKernel {
   }
 
   std::string describe() const override {
-    const FloatKind k = result_type_.element.is_float() ? result_type_.element.float_kind : FloatKind::kF32;
-    const bool half = k != FloatKind::kF32 && k != FloatKind::kF64;
+    const FloatKind k = result_type_.element.float_kind;
+    const bool half = is_half_float(result_type_.element);
     return std::string("mod (portable C++, ") + (half ? widening_note(k) : "") + (fmod_ ? "fmod)" : "floor)");
   }
 

@@ -17,6 +17,11 @@ namespace qrt::jit {
 /// f16 widened to f32 exactly, results rounded once).
 bool is_f32_or_narrower(FloatKind k);
 
+/// Whether `e` is a bf16 or f16 float type: the types these kernels widen to f32.
+inline bool is_half_float(const ElementType& e) {
+  return e.is_float() && (e.float_kind == FloatKind::kBF16 || e.float_kind == FloatKind::kF16);
+}
+
 /// The f16 `h` as an f32 (exact; a NaN keeps its payload). Equals f16_bits_to_float
 /// (ir/float_format.h) without its double arithmetic.
 float f16_to_f32(uint16_t h);
