@@ -32,13 +32,29 @@ Tensor Tensor::clone() const {
 }
 
 int64_t Tensor::int_at(size_t i) const {
+  // One fixed-size load per width: the reference reads every operand through here.
   const unsigned n = element_size();
-  uint64_t raw = 0;
-  std::memcpy(&raw, bytes() + i * n, n);
-  if (n < 8 && !element_is_unsigned(type.element) && ((raw >> (8 * n - 1)) & 1u)) {
-    raw |= ~uint64_t(0) << (8 * n);
+  const uint8_t* p = bytes() + i * n;
+  const bool is_unsigned = element_is_unsigned(type.element);
+  switch (n) {
+    case 1: return is_unsigned ? int64_t(p[0]) : int64_t(int8_t(p[0]));
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return is_unsigned ? int64_t(v) : int64_t(int16_t(v));
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return is_unsigned ? int64_t(v) : int64_t(int32_t(v));
+    }
+    case 8: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default: return 0;  // no storage (calibrated, any)
   }
-  return int64_t(raw);
 }
 
 namespace {
@@ -74,8 +90,23 @@ std::vector<int32_t> Tensor::int32_values() const {
 
 void Tensor::set_int(size_t i, int64_t v) {
   const unsigned n = element_size();
-  const uint64_t raw = uint64_t(v);
-  std::memcpy(bytes() + i * n, &raw, n);
+  uint8_t* p = bytes() + i * n;
+  // The low n bytes (little-endian), one fixed-size store per width.
+  switch (n) {
+    case 1: *p = uint8_t(v); break;
+    case 2: {
+      const uint16_t w = uint16_t(v);
+      std::memcpy(p, &w, 2);
+      break;
+    }
+    case 4: {
+      const uint32_t w = uint32_t(v);
+      std::memcpy(p, &w, 4);
+      break;
+    }
+    case 8: std::memcpy(p, &v, 8); break;
+    default: break;
+  }
 }
 
 double Tensor::float_at(size_t i) const {

@@ -276,15 +276,22 @@ Status eval_quant_matmul(const Op& op, const MatmulShape& s, const Tensor& lhs, 
   }
   const AccumulatorRequant requant(profile, el, er, eo, s.n, bias ? &bias->type.element : nullptr);
   const AccumulatorWidth width(profile, el, er, bias, accumulator_out);
+  // The operands read once as centred integers; each row's sums run along k over whole rows of
+  // the right-hand side (exact in int64, so the order is free).
+  std::vector<int64_t> a(size_t(lhs.num_elements())), r(size_t(rhs.num_elements())), sums(s.n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = lhs.int_at(i) - za;
+  for (size_t i = 0; i < r.size(); ++i) r[i] = rhs.int_at(i) - rv.zp(i);
   Status status;
   for_each_batch(s, [&](size_t b, size_t il, size_t ir) {
     for (size_t i = 0; i < s.m && status.is_ok(); ++i) {
+      std::fill(sums.begin(), sums.end(), 0);
+      for (size_t kk = 0; kk < s.k; ++kk) {
+        const int64_t av = a[(il * s.m + i) * s.k + kk];
+        const int64_t* row = r.data() + (ir * s.k + kk) * s.n;
+        for (size_t j = 0; j < s.n; ++j) sums[j] += av * row[j];
+      }
       for (size_t j = 0; j < s.n; ++j) {
-        int64_t acc = 0;
-        for (size_t kk = 0; kk < s.k; ++kk) {
-          const size_t ri = (ir * s.k + kk) * s.n + j;
-          acc += (lhs.int_at((il * s.m + i) * s.k + kk) - za) * (rhs.int_at(ri) - rv.zp(ri));
-        }
+        int64_t acc = sums[j];
         if (!width.add_bias_and_check(acc, bias ? bias->int_at(j) : 0)) {
           status = op_error(op, std::string(width.name()) + " accumulator overflow at output row " + std::to_string(i) +
                                     ", column " + std::to_string(j) + " (value " +
@@ -364,9 +371,14 @@ Tensor eval_clamp(const Op& op, const Tensor& x, double lo, double hi) {
   }
   const QuantView view(e, x.type.dims);
   const bool relu = op.kind == OpKind::kRelu;
-  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-    const auto [ql, qh] = relu ? std::pair<int64_t, int64_t>(view.zp(i), e.storage.max)
-                               : clamp_stored_bounds(e, view.channel(i), lo, hi);
+  // The stored bounds of each channel, computed once.
+  std::vector<std::pair<int64_t, int64_t>> bounds(e.num_channels());
+  for (size_t c = 0; c < bounds.size(); ++c) {
+    bounds[c] = relu ? std::pair<int64_t, int64_t>(e.zero_points[c], e.storage.max) : clamp_stored_bounds(e, c, lo, hi);
+  }
+  const size_t count = size_t(x.num_elements());
+  for (size_t i = 0; i < count; ++i) {
+    const auto [ql, qh] = bounds[bounds.size() == 1 ? 0 : view.channel(i)];
     y.set_int(i, numerics::clamp_i64(x.int_at(i), ql, qh));
   }
   return y;

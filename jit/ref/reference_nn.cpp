@@ -24,12 +24,6 @@ struct Act4 {
   }
 };
 
-// Offset of filter element (o, i, kh, kw): OIHW for NCHW graphs, OHWI for NHWC graphs.
-size_t filter_at(const std::vector<int64_t>& f, bool nchw, int64_t o, int64_t i, int64_t y, int64_t x) {
-  if (nchw) return size_t(((o * f[1] + i) * f[2] + y) * f[3] + x);
-  return size_t(((o * f[1] + y) * f[2] + x) * f[3] + i);
-}
-
 float weight_f32(const Tensor& w, size_t i, const QuantView& view) {
   const ElementType& e = w.type.element;
   if (e.is_float()) return float(w.float_at(i));
@@ -74,7 +68,7 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   }
   QRT_RETURN_IF_ERROR(check_result_shape(op, rt, dims));
   Tensor y = make_result(rt, dims);
-  const Act4 xa{x.type.dims, w.nchw}, ya{dims, w.nchw};
+  const Act4 ya{dims, w.nchw};
   const int64_t oc_per_group = out_c / w.groups;
   const int64_t oc_per_batch_group = out_c / w.batch_groups;
   const bool quant = rt.element.is_uniform();
@@ -101,7 +95,8 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   std::vector<int64_t> xq, fq;
   std::vector<float> xs, fs;
   std::vector<double> xd, fd;
-  for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+  const size_t x_count = size_t(x.num_elements()), f_count = size_t(f.num_elements());
+  for (size_t i = 0; i < x_count; ++i) {
     if (quant) {
       xq.push_back(x.int_at(i) - zx);
     } else if (f64) {
@@ -110,7 +105,7 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
       xs.push_back(float(x.float_at(i)));
     }
   }
-  for (size_t i = 0; i < size_t(f.num_elements()); ++i) {
+  for (size_t i = 0; i < f_count; ++i) {
     if (quant) {
       fq.push_back(f.int_at(i) - fv.zp(i));
     } else if (f64) {
@@ -119,48 +114,77 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
       fs.push_back(weight_f32(f, i, fv));
     }
   }
+  // Element strides of the input (n, c, h, w) and the filter (o, i, kh, kw) in their layouts.
+  const int64_t xh = x.type.dims[w.height_dim()], xw = x.type.dims[w.width_dim()];
+  const int64_t xc = x.type.dims[w.channel_dim()];
+  const int64_t x_n = xc * xh * xw, x_c = w.nchw ? xh * xw : 1, x_h = w.nchw ? xw : xw * xc, x_w = w.nchw ? 1 : xc;
+  const int64_t f_o = ig * w.kh * w.kw, f_i = w.nchw ? w.kh * w.kw : 1, f_y = w.nchw ? w.kw : w.kw * ig,
+                f_x = w.nchw ? 1 : ig;
+  // The taps of one output position that reach the input, in accumulation order (kernel row,
+  // then kernel column), as offsets into the input and the filter.
+  struct Tap {
+    int64_t x, f;
+  };
+  std::vector<Tap> taps;
+  // Σ over input channel, then taps, of x·f in the type of `acc`: one f32/f64 rounding per
+  // product and per sum, in this order.
+  auto dot = [&](const auto* xv, const auto* fv, int64_t x0, int64_t f0, auto acc) {
+    for (int64_t ci = 0; ci < ig; ++ci) {
+      const auto* xc_row = xv + x0 + ci * x_c;
+      const auto* fc_row = fv + f0 + ci * f_i;
+      for (const Tap& t : taps) {
+        const auto prod = xc_row[t.x] * fc_row[t.f];
+        acc = acc + prod;
+      }
+    }
+    return acc;
+  };
+  // The same sum of exact integers, in any order: taps, then contiguous channels where the
+  // layout (NHWC) makes them so.
+  auto int_dot = [&](int64_t x0, int64_t f0) {
+    int64_t acc = 0;
+    for (const Tap& t : taps) {
+      const int64_t* xp = xq.data() + x0 + t.x;
+      const int64_t* fp = fq.data() + f0 + t.f;
+      if (x_c == 1 && f_i == 1) {
+        for (int64_t ci = 0; ci < ig; ++ci) acc += xp[ci] * fp[ci];
+      } else {
+        for (int64_t ci = 0; ci < ig; ++ci) acc += xp[ci * x_c] * fp[ci * f_i];
+      }
+    }
+    return acc;
+  };
   for (int64_t n = 0; n < dims[0]; ++n) {
     for (int64_t oh = 0; oh < dims[w.height_dim()]; ++oh) {
       for (int64_t ow = 0; ow < dims[w.width_dim()]; ++ow) {
+        // Positions in the padding (or that no input reaches) are skipped.
+        taps.clear();
+        for (int64_t ky = 0; ky < w.kh; ++ky) {
+          const int64_t ih = input_at(oh, ky, w.sh, w.pad_top, w.dh, xh);
+          if (ih < 0) continue;
+          for (int64_t kx = 0; kx < w.kw; ++kx) {
+            const int64_t iw = input_at(ow, kx, w.sw, w.pad_left, w.dw, xw);
+            if (iw >= 0) taps.push_back({ih * x_h + iw * x_w, ky * f_y + kx * f_x});
+          }
+        }
         for (int64_t o = 0; o < out_c; ++o) {
           const int64_t g = o / oc_per_group;
           // The input sample: batch group o / (O / B) holds samples [bg·N/B, (bg+1)·N/B).
           const int64_t xn = o / oc_per_batch_group * dims[0] + n;
-          int64_t iacc = 0;
-          float facc = 0.0f;
-          double dacc = 0.0;
-          // Accumulation order: input channel, then kernel row, then kernel column;
-          // positions in the padding (or that no input reaches) are skipped.
-          for (int64_t ci = 0; ci < ig; ++ci) {
-            for (int64_t ky = 0; ky < w.kh; ++ky) {
-              const int64_t ih = input_at(oh, ky, w.sh, w.pad_top, w.dh, x.type.dims[w.height_dim()]);
-              if (ih < 0) continue;
-              for (int64_t kx = 0; kx < w.kw; ++kx) {
-                const int64_t iw = input_at(ow, kx, w.sw, w.pad_left, w.dw, x.type.dims[w.width_dim()]);
-                if (iw < 0) continue;
-                const size_t xi = xa.at(xn, g * ig + ci, ih, iw);
-                const size_t fi = filter_at(f.type.dims, w.nchw, o, ci, ky, kx);
-                if (quant) {
-                  iacc += xq[xi] * fq[fi];
-                } else if (f64) {
-                  const double prod = xd[xi] * fd[fi];
-                  dacc = dacc + prod;
-                } else {
-                  const float prod = xs[xi] * fs[fi];
-                  facc = facc + prod;
-                }
-              }
-            }
-          }
+          const int64_t x0 = xn * x_n + g * ig * x_c, f0 = o * f_o;
           const size_t yi = ya.at(n, o, oh, ow);
+          // Accumulation order: input channel, then kernel row, then kernel column.
           if (!quant) {
             if (f64) {
+              const double dacc = dot(xd.data(), fd.data(), x0, f0, 0.0);
               y.set_float(yi, bias ? dacc + bias->float_at(size_t(o)) : dacc);
             } else {
+              const float facc = dot(xs.data(), fs.data(), x0, f0, 0.0f);
               y.set_float(yi, double(bias ? facc + float(bias->float_at(size_t(o))) : facc));
             }
             continue;
           }
+          int64_t iacc = int_dot(x0, f0);
           if (!width.add_bias_and_check(iacc, bias ? bias->int_at(size_t(o)) : 0)) {
             return op_error(op, std::string(width.name()) + " accumulator overflow at output channel " + std::to_string(o) +
                                     " (value " + std::to_string(iacc) + ")");
