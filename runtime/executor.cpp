@@ -1,5 +1,6 @@
 // qrt — running a plan: constants evaluated once, an arena planned by liveness, each op on
 // its generated kernel (spread over the context's thread pool) or on the reference.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -146,6 +147,15 @@ Status Context::run_static() {
     const uint64_t start = now_ns();
     operands.clear();
     for (int v : plan->operands[o]) operands.push_back(value[size_t(v)]);
+    // An op whose results are all empty (a zero in their shapes) has nothing to compute; its
+    // kernel is not asked to split zero rows into tasks.
+    const bool nothing_to_compute = std::all_of(op.results.begin(), op.results.end(), [&](int r) {
+      return arena_views[size_t(r)].num_elements() == 0;
+    });
+    if (nothing_to_compute && plan->kernels[o]) {
+      op_ns[o] = now_ns() - start;
+      continue;
+    }
     if (const jit::OpKernel* k = plan->kernels[o].get()) {
       Status s = Status::ok();
       if (op.results.size() == 1) {
@@ -190,7 +200,8 @@ Status Context::run_dynamic() {
     Type t = p.kernels[o]->result_type();
     t.dims = *dims;
     Tensor y = Tensor::zeros(t);
-    Status s = p.kernels[o]->run_into(operands, y, *pool);
+    // An empty result has nothing to compute (as in run_static).
+    Status s = y.num_elements() == 0 ? Status::ok() : p.kernels[o]->run_into(operands, y, *pool);
     op_ns[o] = now_ns() - start;
     if (!s.is_ok()) return Result<Tensor>(s);
     return Result<Tensor>(std::move(y));

@@ -406,6 +406,7 @@ Result<Tensor> eval_softmax_logistic(const Op& op, const Tensor& x, const Type& 
   const size_t len = size_t(x.type.dims[size_t(axis)]);
   size_t inner = 1;
   for (size_t d = size_t(axis) + 1; d < x.type.rank(); ++d) inner *= size_t(x.type.dims[d]);
+  if (n == 0) return y;  // an empty row or an empty dimension around it
   std::vector<float> e(len);
   for (size_t outer = 0; outer < n / (len * inner); ++outer) {
     for (size_t in = 0; in < inner; ++in) {

@@ -268,7 +268,7 @@ Result<Tensor> eval_softmax_logistic_tflite(const Op& op, const Tensor& x, const
   const size_t len = size_t(x.type.dims[size_t(axis)]);
   size_t inner = 1;
   for (size_t d = size_t(axis) + 1; d < x.type.rank(); ++d) inner *= size_t(x.type.dims[d]);
-  if (len == 0) return y;
+  if (n == 0) return y;  // an empty row or an empty dimension around it
   std::vector<int32_t> row(len);
   std::vector<int64_t> out(len);
   for (size_t outer = 0; outer < n / (len * inner); ++outer) {
