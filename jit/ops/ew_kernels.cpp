@@ -502,7 +502,13 @@ class EwFamily final : public OpFamily {
     // storage, mixed widths): their integer formulas as a program.
     std::string integer_why;
     if (!program) program = quantized_program_for(graph, op, &integer_why);
-    if (!program) return refuse(why_not, integer_why.empty() || integer_why == "no integer program for this op" ? why : integer_why);
+    // A float op's reason is the float programs' (the integer ones never take it).
+    const bool quantized_result = graph.values[size_t(op.results[0])].type.element.is_any_uniform();
+    if (!program) {
+      return refuse(why_not, !quantized_result || integer_why.empty() || integer_why == "no integer program for this op"
+                                 ? why
+                                 : integer_why);
+    }
     // Dynamic dimensions only where an operand has the result's own dimensions (a batch
     // dimension running through): the loops are planned as if they were 2 and checked per call.
     const Type& result = graph.values[size_t(op.results[0])].type;

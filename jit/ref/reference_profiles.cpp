@@ -139,9 +139,18 @@ std::string profile_formula(const Graph& graph, const Op& op) {
   const ElementType& out = graph.values[size_t(op.results[0])].type.element;
   const bool q_in0 = !op.operands.empty() && graph.values[size_t(op.operands[0])].type.element.is_any_uniform();
   if (graph.numerics == NumericsProfile::kStableHlo) return stablehlo_formula(graph, op, out, q_in0);
-  if (is_tflite(graph.numerics)) return tflite_formula(graph, op, out, q_in0);
-  // onnx: QLinearMatMul / QLinearConv's requantization.
-  const bool contraction = op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d;
+  if (is_tflite(graph.numerics)) {
+    // Every reason names the graph's profile, the single-rounding one included.
+    std::string formula = tflite_formula(graph, op, out, q_in0);
+    const std::string tflite = "tflite: ";
+    if (graph.numerics == NumericsProfile::kTfliteSingleRounding && formula.rfind(tflite, 0) == 0) {
+      formula = "tflite-single-rounding: " + formula.substr(tflite.size());
+    }
+    return formula;
+  }
+  // onnx: QLinearMatMul / QLinearConv's requantization (ConvTranspose's too: the reference
+  // requantizes every quantized contraction with the profile's formula).
+  const bool contraction = op.kind == OpKind::kMatmul || op.kind == OpKind::kConv2d || op.kind == OpKind::kConvTranspose2d;
   return contraction && q_in0 && out.is_any_uniform() && out.storage.width < 32
              ? "onnx: f32 multiplier f32(f32(s_x·s_w) / s_y) applied in f64"
              : "";

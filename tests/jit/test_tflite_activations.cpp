@@ -329,6 +329,10 @@ TEST_CASE("the reference under tflite: softmax and logistic use TFLite's integer
   auto g = qrt::parse_graph(qrt_test::with_profile(text, "tflite"));
   REQUIRE(g.is_ok());
   CHECK(qrt::profile_formula(*g, g->ops.back()).find("tflite: fixed-point softmax") != std::string::npos);
+  // Under the single-rounding profile the formula (and so a plan's reason) names that profile.
+  auto single = qrt::parse_graph(qrt_test::with_profile(text, "tflite-single-rounding"));
+  REQUIRE(single.is_ok());
+  CHECK(qrt::profile_formula(*single, single->ops.back()).rfind("tflite-single-rounding: fixed-point softmax", 0) == 0);
   // A result type TFLite's softmax does not produce (zero point 0) keeps the default formula.
   const std::string other = "tensor<2x5x!quant.uniform<i8:f32, 0.00390625>>";
   CHECK(qrt_test::run1("qrt.softmax", "{axis = 1 : i64}", {{xt, x}}, other, NumericsProfile::kTflite) ==
