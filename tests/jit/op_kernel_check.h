@@ -29,6 +29,7 @@ struct QuantSpec {
   std::vector<int> zps{0};
   int axis = -1;                    ///< channel axis when per channel
   int bits = 8;                     ///< storage width
+  std::string expressed = "f32";    ///< the expressed type
 
   /// The `!quant.uniform<...>` spelling.
   std::string type() const {
@@ -37,7 +38,7 @@ struct QuantSpec {
     const bool full = lo == bottom && hi == top;
     std::string s = "!quant.uniform<" + std::string(is_signed ? "i" : "u") + std::to_string(bits);
     if (!full) s += "<" + std::to_string(lo) + ":" + std::to_string(hi) + ">";
-    s += ":f32";
+    s += ":" + expressed;
     auto param = [&](size_t i) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.17g:%d", scales[i], zps[i]);

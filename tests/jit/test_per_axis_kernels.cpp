@@ -1,7 +1,8 @@
 // Tests: per-axis quant.qcast, quant.dcast and qrt.requantize in portable C++
 // (jit/ops/per_axis_kernels.cpp) are bit-exact with the reference: per-axis to per-tensor, per
 // tensor to per-axis and per-axis to per-axis along the axis, the first, a middle and the last
-// axis, 8-, 16- and 32-bit storage, extreme zero points, under the default and tflite profiles.
+// axis, 8-, 16- and 32-bit storage, extreme zero points, under the default and tflite profiles;
+// with bf16, f16 and f64 expressed types too.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -79,4 +80,52 @@ TEST_CASE("per-axis qcast, dcast and requantize are bit-exact with the reference
     }
   }
   MESSAGE(cases << " per-axis conversions");
+}
+
+TEST_CASE("per-axis qcast, dcast and requantize with bf16, f16 and f64 expressed types run on kernels, bit-exact") {
+  std::mt19937 rng(1621);
+  int cases = 0;
+  const std::vector<int64_t> dims = {3, 4, 1100};  // runs of 1100 elements: a 1024-value block and a tail
+  for (const char* profile : {"default", "tflite", "stablehlo"}) {
+    for (const char* expressed : {"bf16", "f16", "f64"}) {
+      for (int kind = 0; kind < 3; ++kind) {  // dcast, qcast, requantize
+        for (int axis : {0, 1}) {
+          CAPTURE(std::string(profile));
+          CAPTURE(std::string(expressed));
+          CAPTURE(kind);
+          CAPTURE(axis);
+          const int bits = kind == 2 ? 16 : axis ? 8 : 16;
+          QuantSpec a = random_spec(rng, bits, axis, dims[size_t(axis)]);
+          QuantSpec b = random_spec(rng, 8, -1, 1);
+          a.expressed = b.expressed = expressed;
+          const std::string shape = qrt_test::shape(dims);
+          const std::string ft = "tensor<" + shape + expressed + ">", at = "tensor<" + shape + a.type() + ">",
+                            bt = "tensor<" + shape + b.type() + ">";
+          const std::string in_type = kind == 1 ? ft : at, out_type = kind == 0 ? ft : kind == 1 ? at : bt;
+          const char* name = kind == 0 ? "quant.dcast" : kind == 1 ? "quant.qcast" : "qrt.requantize";
+          const std::string text = "func.func @main(%x: " + in_type + ") -> " + out_type + " {\n  %y = \"" + name +
+                                   "\"(%x) : (" + in_type + ") -> " + out_type + "\n  return %y : " + out_type + "\n}\n";
+          auto t = qrt::parse_type(in_type);
+          REQUIRE(t.is_ok());
+          qrt::Tensor x = qrt::Tensor::zeros(*t);
+          for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
+            if (kind == 1) {
+              // Around the stored range, with ties, specials and values past f16's range.
+              const double s = a.scales[0];
+              const int p = int(rng() % 10);
+              x.set_float(i, p == 0 ? NAN : p == 1 ? -INFINITY : p == 2 ? 1e6 : (int(rng() % 4001) - 2000 + (p == 3 ? 0.5 : 0.37)) * s * 17);
+            } else {
+              x.set_int(i, std::uniform_int_distribution<int64_t>(a.lo, a.hi)(rng));
+            }
+          }
+          const std::string how = qrt_test::check_last_op(qrt_test::with_profile(text, profile), x);
+          // StableHLO redefines qcast and requantize (its own kernels) and the bf16/f16 dcast.
+          const bool stablehlo_own = std::string(profile) == "stablehlo" && (kind != 0 || std::string(expressed) != "f64");
+          if (!stablehlo_own) CHECK_MESSAGE(how.find("per-axis") != std::string::npos, how);
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " per-axis conversions with bf16, f16 and f64 expressed types");
 }
