@@ -4,6 +4,7 @@
 # protobuf, onnx, flatbuffers) downloaded as arm64 .debs and unpacked into a sysroot.
 #   bash scripts/arm64_sysroot.sh              # sysroot in build-arm64-sysroot/
 #   QRT_ARM64_SYSROOT=/opt/arm64 bash scripts/arm64_sysroot.sh
+#   QRT_ARM64_LLVM=1 bash scripts/arm64_sysroot.sh   # with arm64 LLVM 19 for the ORC backend
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sysroot=${QRT_ARM64_SYSROOT:-$PWD/build-arm64-sysroot}
@@ -35,6 +36,13 @@ packages=(
   libflatbuffers-dev libflatbuffers2
   libgemmlowp-dev
 )
+# LLVM 19 for the ORC backend (about 80 MB more): its libraries and headers, and the arm64
+# llvm-config, which meson runs under qemu-user through the wrapper written below.
+llvm=${QRT_ARM64_LLVM:-0}
+if [ "$llvm" = 1 ]; then
+  packages+=(libllvm19 llvm-19 llvm-19-dev libedit2 libffi8 libxml2 libz3-4 libzstd1 libicu72 liblzma5 libtinfo6
+             libbsd0 libmd0)
+fi
 # Architecture-independent headers, so that the cross build finds nothing of the host's.
 headers=(doctest-dev nlohmann-json3-dev)
 stamp="$sysroot/.qrt-sysroot"
@@ -59,5 +67,17 @@ find "$sysroot/usr/lib" -type l | while read -r link; do
 done
 # The cross file (meson/aarch64-linux-gnu.ini) reads the sysroot's path from here.
 printf "[constants]\nsysroot = '%s'\n" "$sysroot" > "$sysroot/sysroot.ini"
+if [ "$llvm" = 1 ]; then
+  # The arm64 llvm-config reports the sysroot's paths (it locates itself), so meson's LLVM
+  # dependency finds the arm64 headers and libLLVM there.
+  cat > "$sysroot/llvm-config" <<WRAPPER
+#!/bin/sh
+exec env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \\
+  QEMU_SET_ENV=LD_LIBRARY_PATH=$sysroot/usr/lib/aarch64-linux-gnu:$sysroot/lib/aarch64-linux-gnu \\
+  qemu-aarch64-static $sysroot/usr/lib/llvm-19/bin/llvm-config "\$@"
+WRAPPER
+  chmod +x "$sysroot/llvm-config"
+  printf "[binaries]\nllvm-config = '%s'\n" "$sysroot/llvm-config" > "$sysroot/llvm.ini"
+fi
 echo "$want" > "$stamp"
 echo "arm64_sysroot: ready in $sysroot" >&2

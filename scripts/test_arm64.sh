@@ -6,24 +6,35 @@
 # different machine. Exits non-zero on any failure.
 #   bash scripts/test_arm64.sh                       # QEMU CPUs: cortex-a53 neoverse-n1 max
 #   QRT_QEMU_CPUS=max bash scripts/test_arm64.sh     # one CPU model
+#   QRT_ARM64_LLVM=1 bash scripts/test_arm64.sh      # with the LLVM ORC backend (build-arm64-llvm)
 # QRT_TEST_EMULATED=1 tells data-heavy tests to use a slice of their data sets (400 test samples,
 # tests/slow_host.h); every ISA level still runs.
 # The x86 comparison needs build/tools/qrun (scripts/bootstrap.sh); without it, it is skipped
 # and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export QRT_ARM64_SYSROOT=${QRT_ARM64_SYSROOT:-$PWD/build-arm64-sysroot}
+export QRT_ARM64_LLVM=${QRT_ARM64_LLVM:-0}
+if [ "$QRT_ARM64_LLVM" = 1 ]; then
+  export QRT_ARM64_SYSROOT=${QRT_ARM64_SYSROOT:-$PWD/build-arm64-llvm-sysroot}
+  build=build-arm64-llvm
+  llvm_options=(--cross-file "$QRT_ARM64_SYSROOT/llvm.ini" -Dllvm=enabled -Dllvm_kernels=enabled)
+else
+  export QRT_ARM64_SYSROOT=${QRT_ARM64_SYSROOT:-$PWD/build-arm64-sysroot}
+  build=build-arm64
+  llvm_options=(-Dllvm=disabled -Dllvm_kernels=disabled)
+fi
 sysroot=$QRT_ARM64_SYSROOT
 bash scripts/arm64_sysroot.sh
-if [ ! -f build-arm64/build.ninja ]; then
-  # LLVM's ORC backend is not cross-built: the arm64 tree has the asmjit a64 backend and the
-  # scalar twins (qrun --version says "llvm: not built"). A unity build, one source file per
-  # target, as CI's other test-only trees (.ci/run); for incremental work on ARM code,
+if [ ! -f $build/build.ninja ]; then
+  # By default LLVM's ORC backend is not cross-built: the arm64 tree has the asmjit a64 backend
+  # and the scalar twins (qrun --version says "llvm: not built"); QRT_ARM64_LLVM=1 builds it
+  # against the arm64 LLVM 19 (docs/aarch64.md). A unity build, one source file per target, as
+  # CI's other test-only trees (.ci/run); for incremental work on ARM code,
   # `meson configure build-arm64 -Dunity=off`.
-  meson setup build-arm64 --cross-file "$sysroot/sysroot.ini" --cross-file meson/aarch64-linux-gnu.ini \
-    -Dllvm=disabled -Dllvm_kernels=disabled -Dbench=disabled -Dunity=on -Dunity_size=10000
+  meson setup $build --cross-file "$sysroot/sysroot.ini" --cross-file meson/aarch64-linux-gnu.ini \
+    "${llvm_options[@]}" -Dbench=disabled -Dunity=on -Dunity_size=10000
 fi
-ninja -C build-arm64
+ninja -C $build
 
 # `max` has every AArch64 level, so it runs the whole suite but the levels the smaller CPUs
 # run themselves: each jit-<level> test caps the JIT to its level, and the importer and runtime
@@ -45,18 +56,18 @@ tests_for() {
       [ "$skip" = " " ] && return
       # Every test name (meson's list: "qrt:suite / name") but those; the x86 levels skip
       # on an AArch64 CPU anyway.
-      meson test -C build-arm64 --no-rebuild --list 2>/dev/null | sed -n 's|^qrt:[^ ]* / ||p' |
+      meson test -C $build --no-rebuild --list 2>/dev/null | sed -n 's|^qrt:[^ ]* / ||p' |
         grep -v -x -e 'jit-avx.*' $(for t in $skip; do echo "-e $t"; done) | tr '\n' ' ' ;;
   esac
 }
 
 failed=0
-# run_on CPU PROCESSES: the CPU's tests, logged as build-arm64/meson-logs/testlog-CPU.json.
+# run_on CPU PROCESSES: the CPU's tests, logged as $build/meson-logs/testlog-CPU.json.
 run_on() {
   local cpu=$1 processes=$2
   echo "== $(date -u +%H:%M:%S) the test suite under qemu-aarch64, QEMU_CPU=$cpu ($(tests_for "$cpu" | grep . || echo every test))"
   # shellcheck disable=SC2046  # the test names split into arguments
-  QRT_TEST_EMULATED=1 QEMU_CPU=$cpu meson test -C build-arm64 --no-rebuild --print-errorlogs --num-processes "$processes" \
+  QRT_TEST_EMULATED=1 QEMU_CPU=$cpu meson test -C $build --no-rebuild --print-errorlogs --num-processes "$processes" \
     --timeout-multiplier 3 --logbase "testlog-$cpu" $(tests_for "$cpu")
 }
 # The smaller CPUs run one long test each (their jit level) beside a few short ones: on two
@@ -71,14 +82,14 @@ if [ ${#small[@]} -gt 0 ]; then
   for cpu in "${small[@]}"; do
     if [ ${#small[@]} -gt 1 ]; then
       # Each one's output whole, after it ends, not interleaved with the other's.
-      run_on "$cpu" 1 > "build-arm64/meson-logs/qemu-$cpu.out" 2>&1 & pids+=($!)
+      run_on "$cpu" 1 > "$build/meson-logs/qemu-$cpu.out" 2>&1 & pids+=($!)
     else
       run_on "$cpu" 2 & pids+=($!)
     fi
   done
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || failed=1
-    [ ${#small[@]} -gt 1 ] && cat "build-arm64/meson-logs/qemu-${small[$i]}.out"
+    [ ${#small[@]} -gt 1 ] && cat "$build/meson-logs/qemu-${small[$i]}.out"
   done
 fi
 for cpu in "${big[@]}"; do
@@ -106,7 +117,7 @@ else
     for cpu in ${QRT_QEMU_CPUS:-cortex-a53 neoverse-n1 max}; do
       env QEMU_CPU="$cpu" QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \
         "QEMU_SET_ENV=LD_LIBRARY_PATH=$sysroot/usr/lib/aarch64-linux-gnu:$sysroot/lib/aarch64-linux-gnu" \
-        qemu-aarch64-static build-arm64/tools/qrun "$model" "${inputs[@]}" --output-dir "$out/$name/$cpu" > /dev/null
+        qemu-aarch64-static $build/tools/qrun "$model" "${inputs[@]}" --output-dir "$out/$name/$cpu" > /dev/null
       cmp -s <(outputs "$out/$name/x86") <(outputs "$out/$name/$cpu") || same=0
     done
     if [ $same -eq 1 ]; then
