@@ -35,6 +35,14 @@ QuantSpec random_spec(std::mt19937& rng, int bits, int axis, int64_t channels) {
   return q;
 }
 
+// A one-op graph of conversion `kind` (0 dcast, 1 qcast, 2 requantize) from `in_type` to
+// `out_type`.
+std::string conversion_text(int kind, const std::string& in_type, const std::string& out_type) {
+  const char* name = kind == 0 ? "quant.dcast" : kind == 1 ? "quant.qcast" : "qrt.requantize";
+  return "func.func @main(%x: " + in_type + ") -> " + out_type + " {\n  %y = \"" + name + "\"(%x) : (" + in_type +
+         ") -> " + out_type + "\n  return %y : " + out_type + "\n}\n";
+}
+
 }  // namespace
 
 TEST_CASE("per-axis qcast, dcast and requantize are bit-exact with the reference") {
@@ -56,9 +64,7 @@ TEST_CASE("per-axis qcast, dcast and requantize are bit-exact with the reference
       const std::string at = "tensor<" + shape + a.type() + ">", bt = "tensor<" + shape + b.type() + ">";
       std::string in_type = kind == 1 ? f32 : at, out_type = kind == 0 ? f32 : kind == 1 ? at : bt;
       if (kind == 1) a = random_spec(rng, bits == 32 ? 16 : bits, axis, channels), out_type = "tensor<" + shape + a.type() + ">";
-      const char* name = kind == 0 ? "quant.dcast" : kind == 1 ? "quant.qcast" : "qrt.requantize";
-      const std::string text = "func.func @main(%x: " + in_type + ") -> " + out_type + " {\n  %y = \"" + name + "\"(%x) : (" +
-                               in_type + ") -> " + out_type + "\n  return %y : " + out_type + "\n}\n";
+      const std::string text = conversion_text(kind == 3 ? 2 : kind, in_type, out_type);
       CAPTURE(text);
       auto t = qrt::parse_type(in_type);
       REQUIRE(t.is_ok());
@@ -102,9 +108,7 @@ TEST_CASE("per-axis qcast, dcast and requantize with bf16, f16 and f64 expressed
           const std::string ft = "tensor<" + shape + expressed + ">", at = "tensor<" + shape + a.type() + ">",
                             bt = "tensor<" + shape + b.type() + ">";
           const std::string in_type = kind == 1 ? ft : at, out_type = kind == 0 ? ft : kind == 1 ? at : bt;
-          const char* name = kind == 0 ? "quant.dcast" : kind == 1 ? "quant.qcast" : "qrt.requantize";
-          const std::string text = "func.func @main(%x: " + in_type + ") -> " + out_type + " {\n  %y = \"" + name +
-                                   "\"(%x) : (" + in_type + ") -> " + out_type + "\n  return %y : " + out_type + "\n}\n";
+          const std::string text = conversion_text(kind, in_type, out_type);
           auto t = qrt::parse_type(in_type);
           REQUIRE(t.is_ok());
           qrt::Tensor x = qrt::Tensor::zeros(*t);
