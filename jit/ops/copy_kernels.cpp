@@ -147,6 +147,7 @@ class ConcatOpKernel final : public StaticShapeKernel {
     int64_t offset = 0;
     for (const Tensor* t : operands) {
       const int64_t len = t->type.dims[size_t(axis_)];
+      if (len * inner == 0) continue;  // an empty piece: no bytes (and perhaps no pointer) to copy
       const ElementType& ie = t->type.element;
       const bool same = !oe.is_uniform() || ie == oe;
       const float m = oe.is_uniform() ? numerics::multiplier(ie.scales[0], oe.scales[0]) : 1.0f;

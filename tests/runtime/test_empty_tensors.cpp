@@ -123,6 +123,9 @@ TEST_CASE("empty tensors: every level and profile gives the reference's bytes, w
   for (const Case& c : cases()) {
     CAPTURE(c.name);
     for (const char* profile : {"default", "tflite", "stablehlo", "onnx"}) {
+      // onnx redefines only the contractions.
+      const bool contraction = c.text.find("qrt.matmul") != std::string::npos || c.text.find("qrt.conv2d") != std::string::npos;
+      if (std::string(profile) == "onnx" && !contraction) continue;
       CAPTURE(profile);
       const std::vector<uint8_t> want = run(c.text, QRT_BACKEND_REF, nullptr, profile);
       for (const std::string& level : qrt_test::tested_levels()) {
