@@ -126,7 +126,7 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     // Each right-hand matrix once, in 16-column panels padded with zeros.
     std::vector<float> packed(size_t(b_mats * k * n_padded), 0.0f);
     parallel.for_each(size_t(b_mats), [&](size_t b) {
-      float* dst = &packed[b * size_t(k * n_padded)];
+      float* dst = packed.data() + b * size_t(k * n_padded);  // (no element to name when k = 0)
       for (int64_t kk = 0; kk < k; ++kk) {
         const float* src = w + (int64_t(b) * k + kk) * n;
         for (int64_t j0 = 0; j0 < n; j0 += kF32PanelCols) {
@@ -146,7 +146,7 @@ class BatchedFloatMatmulOpKernel final : public OpKernel {
     const int64_t tiles = (m + kRows - 1) / kRows;
     parallel.for_each(size_t(entries * tiles), [&](size_t t) {
       const int64_t e = int64_t(t) / tiles, m0 = int64_t(t) % tiles * kRows;
-      const F32GemmArgs args{x + (a_mat[size_t(e)] * m + m0) * k, &packed[size_t(b_mat[size_t(e)] * k * n_padded)],
+      const F32GemmArgs args{x + (a_mat[size_t(e)] * m + m0) * k, packed.data() + size_t(b_mat[size_t(e)] * k * n_padded),
                              bias.empty() ? nullptr : bias.data(), out + (e * m + m0) * n, std::min(kRows, m - m0), k, n,
                              n_padded, k, n, lo_, hi_};
       call_microkernel(code_->entry(), args, desc_);
