@@ -126,6 +126,9 @@ const CpuFeatures& host_cpu_features() {
     __builtin_cpu_init();
     // libgcc's detection also checks that the OS saves the wider registers (XGETBV).
     f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    unsigned leaf1[4];
+    cpuid(1, 0, leaf1);
+    f.f16c = f.avx2 && ((leaf1[2] >> 29) & 1u);  // CPUID.1:ECX bit 29
     f.avx512f = __builtin_cpu_supports("avx512f");
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512_vnni = f.avx512f && f.avx512bw && __builtin_cpu_supports("avx512vl") &&

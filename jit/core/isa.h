@@ -77,6 +77,7 @@ struct CpuFeatures {
   bool x86 = false;            ///< an x86-64 host
   bool aarch64 = false;        ///< an AArch64 host
   bool avx2 = false;           ///< AVX2 and FMA
+  bool f16c = false;           ///< F16C (vcvtph2ps/vcvtps2ph), with AVX2
   bool avx512f = false;        ///< AVX-512 Foundation
   bool avx512bw = false;       ///< AVX-512 BW
   bool avx512_vnni = false;    ///< AVX-512 VNNI

@@ -896,66 +896,77 @@ TEST_CASE("the f16 widening and narrowing around the f32 kernels equal the IR's 
   MESSAGE(checked << " f32 values narrowed, 65536 f16 widened");
 }
 
-TEST_CASE("the array widening and narrowing (four lanes at a time, then a scalar tail) give the scalar conversions' bits") {
-  // Every bf16 and f16 pattern, from offsets 0..3 so that each pattern meets a vector lane and
-  // the tail; then f32 values (specials, ties, subnormal and overflow regions) narrowed.
-  std::vector<uint8_t> patterns(2 * 0x10000u);
-  for (uint32_t h = 0; h < 0x10000u; ++h) {
-    const uint16_t b = uint16_t(h);
-    std::memcpy(&patterns[2 * h], &b, 2);
-  }
-  std::vector<float> wide(0x10000u);
-  for (qrt::FloatKind kind : {qrt::FloatKind::kBF16, qrt::FloatKind::kF16}) {
-    for (int64_t offset = 0; offset < 4; ++offset) {
-      const int64_t count = 0x10000 - offset - (offset == 3 ? 2 : 0);  // tails of 0..3 elements
-      qrt::jit::widen_to_f32(patterns.data() + 2 * offset, kind, count, wide.data());
+TEST_CASE("the array widening and narrowing (AVX2+F16C or portable vectors, then a scalar tail) give the scalar conversions' bits") {
+  // Every bf16 and f16 pattern, from offsets 0..7 so that each pattern meets every vector lane
+  // and the tail; then f32 values (specials, ties, subnormal and overflow regions) narrowed.
+  // Both the host's path and the portable one (what other hosts run) are checked.
+  MESSAGE("AVX2+F16C conversions on this host: " << (qrt::jit::conversions_use_avx2_f16c() ? "yes" : "no"));
+  struct Path {
+    const char* name;
+    void (*widen)(const uint8_t*, qrt::FloatKind, int64_t, float*);
+    void (*narrow)(const float*, qrt::FloatKind, int64_t, uint8_t*);
+  };
+  for (const Path& path : {Path{"dispatched", qrt::jit::widen_to_f32, qrt::jit::narrow_from_f32},
+                           Path{"portable", qrt::jit::widen_to_f32_portable, qrt::jit::narrow_from_f32_portable}}) {
+    CAPTURE(path.name);
+    std::vector<uint8_t> patterns(2 * 0x10000u);
+    for (uint32_t h = 0; h < 0x10000u; ++h) {
+      const uint16_t b = uint16_t(h);
+      std::memcpy(&patterns[2 * h], &b, 2);
+    }
+    std::vector<float> wide(0x10000u);
+    for (qrt::FloatKind kind : {qrt::FloatKind::kBF16, qrt::FloatKind::kF16}) {
+      for (int64_t offset = 0; offset < 8; ++offset) {
+        const int64_t count = 0x10000 - offset - (offset >= 5 ? 3 : 0);  // tails of 0..7 elements
+        path.widen(patterns.data() + 2 * offset, kind, count, wide.data());
+        int wrong = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          const uint16_t h = uint16_t(offset + i);
+          const float want = kind == qrt::FloatKind::kF16 ? qrt::jit::f16_to_f32(h) : [&] {
+            const uint32_t u = uint32_t(h) << 16;
+            float f;
+            std::memcpy(&f, &u, 4);
+            return f;
+          }();
+          wrong += std::memcmp(&wide[size_t(i)], &want, 4) != 0;
+        }
+        CHECK_MESSAGE(wrong == 0, std::string(qrt::float_kind_name(kind)) << " widening from offset " << offset << ": " << wrong << " wrong");
+      }
+    }
+    std::vector<float> values = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 6.103515625e-05f, 6.1032e-05f,
+                                 2.9802322e-08f, 2.9802326e-08f, 5.96e-08f, 1.0e-9f, 3.4028235e38f, -3.4028235e38f, INFINITY,
+                                 -INFINITY, NAN, -NAN, 1.00048828125f, 1.00146484375f, 1.0009765625f, 1.00390625f, 1.01171875f};
+    std::mt19937 rng(71);
+    while (values.size() < 300003) {
+      uint32_t bits = uint32_t(rng());
+      if (values.size() % 2) bits = (bits & 0x80000000u) | (uint32_t(0x32000000u + (rng() % 0x0E000000u)) & 0x7FFFFFFFu);
+      if (values.size() % 8 == 3) bits = (bits & ~0x1FFFu) | (values.size() % 16 == 3 ? 0x1000u : 0x0u);  // f16 ties
+      if (values.size() % 8 == 5) bits = (bits & ~0xFFFFu) | (values.size() % 16 == 5 ? 0x8000u : 0x0u);  // bf16 ties
+      float v;
+      std::memcpy(&v, &bits, 4);
+      values.push_back(v);
+    }
+    std::vector<uint8_t> narrow(2 * values.size());
+    for (qrt::FloatKind kind : {qrt::FloatKind::kBF16, qrt::FloatKind::kF16}) {
+      path.narrow(values.data(), kind, int64_t(values.size()), narrow.data());
       int wrong = 0;
-      for (int64_t i = 0; i < count; ++i) {
-        const uint16_t h = uint16_t(offset + i);
-        const float want = kind == qrt::FloatKind::kF16 ? qrt::jit::f16_to_f32(h) : [&] {
-          const uint32_t u = uint32_t(h) << 16;
-          float f;
-          std::memcpy(&f, &u, 4);
-          return f;
-        }();
-        wrong += std::memcmp(&wide[size_t(i)], &want, 4) != 0;
+      for (size_t i = 0; i < values.size(); ++i) {
+        uint16_t got;
+        std::memcpy(&got, &narrow[2 * i], 2);
+        if (std::isnan(values[i])) {
+          // NaN stays NaN (quiet) in both.
+          const bool nan = kind == qrt::FloatKind::kF16 ? (got & 0x7C00u) == 0x7C00u && (got & 0x3FFu) != 0
+                                                        : (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu) != 0;
+          wrong += !nan;
+          continue;
+        }
+        const uint16_t want = kind == qrt::FloatKind::kF16 ? qrt::f16_bits_from_double(double(values[i]))
+                                                           : qrt::bf16_bits_from_double(double(values[i]));
+        if (got != want && wrong < 5) MESSAGE(std::string(qrt::float_kind_name(kind)) << " of " << values[i] << ": " << got << " vs " << want);
+        wrong += got != want;
       }
-      CHECK_MESSAGE(wrong == 0, std::string(qrt::float_kind_name(kind)) << " widening from offset " << offset << ": " << wrong << " wrong");
+      CHECK_MESSAGE(wrong == 0, std::string(qrt::float_kind_name(kind)) << " narrowing: " << wrong << " of " << values.size() << " wrong");
     }
-  }
-  std::vector<float> values = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 6.103515625e-05f, 6.1032e-05f,
-                               2.9802322e-08f, 2.9802326e-08f, 5.96e-08f, 1.0e-9f, 3.4028235e38f, -3.4028235e38f, INFINITY,
-                               -INFINITY, NAN, -NAN, 1.00048828125f, 1.00146484375f, 1.0009765625f, 1.00390625f, 1.01171875f};
-  std::mt19937 rng(71);
-  while (values.size() < 300003) {
-    uint32_t bits = uint32_t(rng());
-    if (values.size() % 2) bits = (bits & 0x80000000u) | (uint32_t(0x32000000u + (rng() % 0x0E000000u)) & 0x7FFFFFFFu);
-    if (values.size() % 8 == 3) bits = (bits & ~0x1FFFu) | (values.size() % 16 == 3 ? 0x1000u : 0x0u);  // f16 ties
-    if (values.size() % 8 == 5) bits = (bits & ~0xFFFFu) | (values.size() % 16 == 5 ? 0x8000u : 0x0u);  // bf16 ties
-    float v;
-    std::memcpy(&v, &bits, 4);
-    values.push_back(v);
-  }
-  std::vector<uint8_t> narrow(2 * values.size());
-  for (qrt::FloatKind kind : {qrt::FloatKind::kBF16, qrt::FloatKind::kF16}) {
-    qrt::jit::narrow_from_f32(values.data(), kind, int64_t(values.size()), narrow.data());
-    int wrong = 0;
-    for (size_t i = 0; i < values.size(); ++i) {
-      uint16_t got;
-      std::memcpy(&got, &narrow[2 * i], 2);
-      if (std::isnan(values[i])) {
-        // NaN stays NaN (quiet) in both.
-        const bool nan = kind == qrt::FloatKind::kF16 ? (got & 0x7C00u) == 0x7C00u && (got & 0x3FFu) != 0
-                                                      : (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu) != 0;
-        wrong += !nan;
-        continue;
-      }
-      const uint16_t want = kind == qrt::FloatKind::kF16 ? qrt::f16_bits_from_double(double(values[i]))
-                                                         : qrt::bf16_bits_from_double(double(values[i]));
-      if (got != want && wrong < 5) MESSAGE(std::string(qrt::float_kind_name(kind)) << " of " << values[i] << ": " << got << " vs " << want);
-      wrong += got != want;
-    }
-    CHECK_MESSAGE(wrong == 0, std::string(qrt::float_kind_name(kind)) << " narrowing: " << wrong << " of " << values.size() << " wrong");
   }
 }
 
