@@ -19,7 +19,7 @@
 #include <vector>
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "jit/asmjit_x86/bf16_hardware.h"
 #endif
 
 namespace {
@@ -48,25 +48,6 @@ float contract_dot(const std::vector<uint16_t>& a, const std::vector<uint16_t>& 
   return acc;
 }
 
-#if defined(__x86_64__)
-__attribute__((target("avx512f,avx512vl,avx512bf16"))) uint16_t hw_to_bf16(float f) {
-  const __m128bh r = _mm_cvtneps_pbh(_mm_set1_ps(f));
-  uint16_t out[8];
-  std::memcpy(out, &r, sizeof out);
-  return out[0];
-}
-
-// One lane of vdpbf16ps over pairs (k, k+1): what a bf16 GEMM on it accumulates per column.
-__attribute__((target("avx512f,avx512vl,avx512bf16"))) float hw_dot(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
-  __m128 acc = _mm_setzero_ps();
-  for (size_t k = 0; k + 1 < a.size(); k += 2) {
-    const __m128i pa = _mm_set1_epi32(int32_t(a[k] | uint32_t(a[k + 1]) << 16));
-    const __m128i pb = _mm_set1_epi32(int32_t(b[k] | uint32_t(b[k + 1]) << 16));
-    acc = _mm_dpbf16_ps(acc, reinterpret_cast<const __m128bh&>(pa), reinterpret_cast<const __m128bh&>(pb));
-  }
-  return _mm_cvtss_f32(acc);
-}
-#endif
 
 }  // namespace
 
@@ -86,8 +67,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512bf16")) {
+  using qrt::jit::avx512_bf16_dot;
+  using qrt::jit::avx512_bf16_narrow;
+  if (!qrt::jit::host_has_avx512_bf16()) {
     std::printf("this CPU lacks AVX512-BF16: nothing to compare\n");
     return 0;
   }
@@ -106,7 +88,7 @@ int main(int argc, char** argv) {
     }
     float f;
     std::memcpy(&f, &bits, 4);
-    const bool differs = hw_to_bf16(f) != to_bf16(f);
+    const bool differs = avx512_bf16_narrow(f) != to_bf16(f);
     narrow_diff += differs;
     subnormal_diff += differs && t % 10 == 0;
   }
@@ -121,7 +103,7 @@ int main(int argc, char** argv) {
         a[size_t(i)] = to_bf16(normal(rng));
         b[size_t(i)] = to_bf16(normal(rng));
       }
-      differ += hw_dot(a, b) != contract_dot(a, b);
+      differ += avx512_bf16_dot(a.data(), b.data(), int64_t(a.size())) != contract_dot(a, b);
     }
     std::printf("| vdpbf16ps | %d dot products of %d terms (N(0,1) bf16) | %d (%.1f%%) |\n", n, k, differ, 100.0 * differ / n);
   }
@@ -130,7 +112,7 @@ int main(int argc, char** argv) {
   for (int t = 0; t < trials; ++t) {
     std::vector<uint16_t> a = {to_bf16(std::ldexp(1.0f + float(t % 97) / 97.0f, -60 - t % 20)), 0};
     std::vector<uint16_t> b = {to_bf16(std::ldexp(1.0f + float(t % 89) / 89.0f, -70 - t % 9)), 0};
-    tiny_diff += hw_dot(a, b) != contract_dot(a, b);
+    tiny_diff += avx512_bf16_dot(a.data(), b.data(), int64_t(a.size())) != contract_dot(a, b);
   }
   std::printf("| vdpbf16ps | %d products below 2^-126 | %d |\n", trials, tiny_diff);
 #else

@@ -29,6 +29,8 @@ std::vector<KernelListRow> make_rows() {
     }
   };
 #if QRT_BACKEND_X86
+  // The host's bf16/f16 array conversions, which every widening kernel uses.
+  install_half_conversions(x86_half_conversions());
   // AMX: the GEMM tiles and their packing; avx512-vnni serves the rest.
   rows.push_back({KernelOp::kGemm, Isa::kAvx512Amx, &x86_avx512_amx_backend()});
   rows.push_back({KernelOp::kPackRows, Isa::kAvx512Amx, &x86_avx512_amx_backend()});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "jit/core/backend.h"
+#include "jit/core/half_conversions.h"
 
 namespace qrt::jit {
 
@@ -17,5 +18,9 @@ const Backend& x86_avx512_vnni_backend();
 /// The AMX level: GEMM tiles on AMX-INT8 tdpbusd and their activation packing; every other
 /// kind comes from the AVX-512 VNNI level.
 const Backend& x86_avx512_amx_backend();
+
+/// The bf16/f16 array conversions on AVX2 and F16C (half_convert_x86.cpp), or nullptr where the
+/// host lacks either.
+const HalfConversions* x86_half_conversions();
 
 }  // namespace qrt::jit

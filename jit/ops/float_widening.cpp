@@ -3,12 +3,8 @@
 
 #include <cstring>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "ir/float_format.h"
-#include "jit/core/isa.h"
+#include "jit/core/half_conversions.h"
 
 namespace qrt::jit {
 
@@ -165,98 +161,37 @@ void narrow_from_f32_portable(const float* src, FloatKind kind, int64_t count, u
   }
 }
 
-#if defined(__x86_64__)
-namespace {
-
-// Eight lanes with AVX2 and F16C (every AVX2 CPU but a few early VIA parts has F16C). The
-// blocks give the portable conversions' bits: vcvtph2ps and vcvtps2ph round to nearest even
-// whatever MXCSR says (the immediate picks the mode; DAZ only matters for f32 subnormals,
-// which narrow to ±0 either way), but vcvtph2ps quiets a signalling NaN and vcvtps2ph keeps
-// a NaN's payload where f32_to_f16 makes it canonical, so a block holding an f16 inf/NaN or
-// an f32 NaN goes through the portable code. Both return how many elements they converted
-// (a multiple of 8); the caller converts the tail.
-
-__attribute__((target("avx2,f16c"))) int64_t widen_f16_x8(const uint8_t* src, int64_t count, float* dst) {
-  const __m128i exp_mask = _mm_set1_epi16(0x7C00);
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
-    const __m128i all_ones_exp = _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask);
-    if (!_mm_testz_si128(all_ones_exp, all_ones_exp)) {
-      widen_to_f32_portable(src + 2 * i, FloatKind::kF16, 8, dst + i);
-      continue;
-    }
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-  }
-  return i;
-}
-
-__attribute__((target("avx2,f16c"))) int64_t narrow_f16_x8(const float* src, int64_t count, uint8_t* dst) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m256 v = _mm256_loadu_ps(src + i);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-      narrow_from_f32_portable(src + i, FloatKind::kF16, 8, dst + 2 * i);
-      continue;
-    }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-  return i;
-}
-
-__attribute__((target("avx2"))) int64_t widen_bf16_x8(const uint8_t* src, int64_t count, float* dst) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
-  return i;
-}
-
-// narrow_bf16x4's formula on eight lanes: nearest even on the bits (a carry moves into the
-// exponent; the sum cannot wrap, as only NaNs lie that high), a NaN made quiet.
-__attribute__((target("avx2"))) int64_t narrow_bf16_x8(const float* src, int64_t count, uint8_t* dst) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
-  const __m256i half = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x40);
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(half, odd)), 16);
-    const __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet), nan);
-    // Pack the two 128-bit halves' 16-bit results (vpackusdw works per half) into one.
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm256_castsi256_si128(packed));
-  }
-  return i;
-}
-
-}  // namespace
-#endif
-
-bool conversions_use_avx2_f16c() {
-#if defined(__x86_64__)
-  static const bool use = host_cpu_features().avx2 && host_cpu_features().f16c;
-  return use;
-#else
-  return false;
-#endif
+const char* host_half_conversions_name() {
+  const HalfConversions* c = installed_half_conversions();
+  return c ? c->name : "portable";
 }
 
 void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
   int64_t done = 0;
-#if defined(__x86_64__)
-  if (conversions_use_avx2_f16c()) done = kind == FloatKind::kBF16 ? widen_bf16_x8(src, count, dst) : widen_f16_x8(src, count, dst);
-#endif
+  if (const HalfConversions* c = installed_half_conversions()) {
+    auto* const fast = kind == FloatKind::kBF16 ? c->widen_bf16 : c->widen_f16;
+    while (true) {
+      done += fast(src + 2 * done, count - done, dst + done);
+      if (count - done < c->block) break;
+      // A block it leaves (inf or NaN): the portable code's bits.
+      widen_to_f32_portable(src + 2 * done, kind, c->block, dst + done);
+      done += c->block;
+    }
+  }
   widen_to_f32_portable(src + 2 * done, kind, count - done, dst + done);
 }
 
 void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
   int64_t done = 0;
-#if defined(__x86_64__)
-  if (conversions_use_avx2_f16c()) done = kind == FloatKind::kBF16 ? narrow_bf16_x8(src, count, dst) : narrow_f16_x8(src, count, dst);
-#endif
+  if (const HalfConversions* c = installed_half_conversions()) {
+    auto* const fast = kind == FloatKind::kBF16 ? c->narrow_bf16 : c->narrow_f16;
+    while (true) {
+      done += fast(src + done, count - done, dst + 2 * done);
+      if (count - done < c->block) break;
+      narrow_from_f32_portable(src + done, kind, c->block, dst + 2 * done);
+      done += c->block;
+    }
+  }
   narrow_from_f32_portable(src + done, kind, count - done, dst + 2 * done);
 }
 

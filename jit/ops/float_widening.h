@@ -30,20 +30,22 @@ float f16_to_f32(uint16_t h);
 /// f16_bits_from_double(v) (ir/float_format.h) on the bits, for the kernels' results.
 uint16_t f32_to_f16(float v);
 
-/// `count` bf16 or f16 values (2 bytes each) widened to f32 (exact): f16_to_f32's bits, eight
-/// lanes at a time with AVX2 and F16C where the host has them (conversions_use_avx2_f16c()).
+/// `count` bf16 or f16 values (2 bytes each) widened to f32 (exact): f16_to_f32's bits, with
+/// the host's conversions where the kernel list installed them (jit/core/half_conversions.h:
+/// x86's AVX2 and F16C, eight lanes per step), else portable code.
 void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst);
 
 /// `count` f32 values rounded once to bf16 or f16 (nearest even; NaN stays NaN): f32_to_f16's
-/// (or the bf16 rounding's) bits, with AVX2 and F16C where the host has them.
+/// (or the bf16 rounding's) bits, with the host's conversions where installed.
 void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst);
 
-/// Whether widen_to_f32 and narrow_from_f32 use AVX2 and F16C on this host (any x86 with both,
-/// whatever ISA level a plan is capped at: the bits are the same).
-bool conversions_use_avx2_f16c();
+/// The name of the conversions widen_to_f32 and narrow_from_f32 use: the installed ones' (e.g.
+/// "avx2+f16c", whatever ISA level a plan is capped at: the bits are the same) or "portable".
+const char* host_half_conversions_name();
 
 /// The two conversions in portable code (four-lane generic vectors, SSE2 or NEON at the
-/// baseline): what other hosts run, and the x86 path's fallback for blocks holding inf or NaN.
+/// baseline): what hosts without installed conversions run, and the fallback for the blocks
+/// those leave (inf or NaN).
 /// Tests check both paths against the scalar functions.
 void widen_to_f32_portable(const uint8_t* src, FloatKind kind, int64_t count, float* dst);
 void narrow_from_f32_portable(const float* src, FloatKind kind, int64_t count, uint8_t* dst);

@@ -900,7 +900,8 @@ TEST_CASE("the array widening and narrowing (AVX2+F16C or portable vectors, then
   // Every bf16 and f16 pattern, from offsets 0..7 so that each pattern meets every vector lane
   // and the tail; then f32 values (specials, ties, subnormal and overflow regions) narrowed.
   // Both the host's path and the portable one (what other hosts run) are checked.
-  MESSAGE("AVX2+F16C conversions on this host: " << (qrt::jit::conversions_use_avx2_f16c() ? "yes" : "no"));
+  (void)qrt::jit::kernel_list();  // installs the host's conversions
+  MESSAGE("the host's bf16/f16 conversions: " << std::string(qrt::jit::host_half_conversions_name()));
   struct Path {
     const char* name;
     void (*widen)(const uint8_t*, qrt::FloatKind, int64_t, float*);
