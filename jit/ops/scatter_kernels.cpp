@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ir/ops.h"
+#include "jit/ops/float_widening.h"
 #include "jit/ops/plain_element.h"
 
 namespace qrt::jit {
@@ -53,6 +54,19 @@ class ScatterNdKernel final : public OpKernel {
       const uint8_t* from = upd.bytes() + t * slice * es;
       if (combine_ == Combine::kNone) {
         std::memcpy(to, from, slice * es);
+      } else if (is_half_float(result_type_.element)) {
+        // bf16/f16: both slices widened (exact), combined in f32 and each result rounded once,
+        // as the reference computes them.
+        thread_local std::vector<float> y_wide, u_wide;
+        const FloatKind kind = result_type_.element.float_kind;
+        y_wide.resize(slice);
+        u_wide.resize(slice);
+        widen_to_f32(to, kind, int64_t(slice), y_wide.data());
+        widen_to_f32(from, kind, int64_t(slice), u_wide.data());
+        combine_slice(y_wide.data(), u_wide.data(), slice);
+        narrow_from_f32(y_wide.data(), kind, int64_t(slice), to);
+        release_large(y_wide);
+        release_large(u_wide);
       } else {
         with_plain_element(result_type_.element, [&](auto* tag) {
           using T = std::remove_pointer_t<decltype(tag)>;
@@ -65,7 +79,8 @@ class ScatterNdKernel final : public OpKernel {
 
   std::string describe() const override {
     static const char* names[] = {"none", "add", "mul", "max", "min"};
-    return std::string("scatter_nd (portable C++, reduction ") + names[int(combine_)] + ")";
+    const std::string note = combine_ == Combine::kNone ? "" : widening_note(result_type_.element.float_kind);
+    return std::string("scatter_nd (portable C++, ") + note + "reduction " + names[int(combine_)] + ")";
   }
 
  private:
@@ -187,7 +202,7 @@ std::unique_ptr<OpKernel> make_scatter_nd_kernel(const Graph& graph, const Op& o
   const std::string r = op.attr("reduction") ? op.attr("reduction")->s : "none";
   const Combine c = r == "add" ? Combine::kAdd : r == "mul" ? Combine::kMul : r == "max" ? Combine::kMax : r == "min" ? Combine::kMin : Combine::kNone;
   const ElementType& e = graph.values[size_t(op.results[0])].type.element;
-  const bool typed = (e.is_float() && (e.float_kind == FloatKind::kF32 || e.float_kind == FloatKind::kF64)) ||
+  const bool typed = (e.is_float() && (is_f32_or_narrower(e.float_kind) || e.float_kind == FloatKind::kF64)) ||
                      (e.is_integer() && e.int_width >= 8 && !(e.int_width == 64 && e.int_sign == Signedness::kUnsigned));
   if (c != Combine::kNone && !typed) return nullptr;
   return std::make_unique<ScatterNdKernel>(graph, op, c);

@@ -11,8 +11,8 @@
 namespace qrt::jit {
 
 /// A kernel for `op` when it is a qrt.scatter_nd with static shapes: any element type with
-/// reduction "none" (slices move as bytes), f32, f64 and 8- to 64-bit integers with "add",
-/// "mul", "max" or "min"; nullptr otherwise.
+/// reduction "none" (slices move as bytes), f32, f64, bf16, f16 (widened to f32, each result
+/// rounded once) and 8- to 64-bit integers with "add", "mul", "max" or "min"; nullptr otherwise.
 std::unique_ptr<OpKernel> make_scatter_nd_kernel(const Graph& graph, const Op& op);
 
 /// A kernel for `op` when it is a qrt.gather_nd: any element type (slices move as bytes), any

@@ -306,7 +306,7 @@ TEST_CASE("cumsum and mod kernels are bit-exact with the reference: every axis a
 TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths, reductions, duplicates, quantized bytes") {
   std::mt19937 rng(4343);
   int cases = 0;
-  for (const std::string el : {"f32", "i32", "i8", "f64", "!quant.uniform<i8:f32, 0.5:3>"}) {
+  for (const std::string el : {"f32", "i32", "i8", "f64", "bf16", "f16", "!quant.uniform<i8:f32, 0.5:3>"}) {
     for (int q = 1; q <= 3; ++q) {
       for (const char* red : {"none", "add", "mul", "max", "min"}) {
         const bool quant = el[0] == '!';
@@ -331,8 +331,14 @@ TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths,
           REQUIRE(t.is_ok());
           qrt::Tensor x = qrt::Tensor::zeros(*t);
           for (size_t i = 0; i < size_t(x.num_elements()); ++i) {
-            if (el[0] == 'f') x.set_float(i, rng() % 17 == 0 ? NAN : double(int(rng() % 41) - 20) / 4);
-            else x.set_int(i, int64_t(rng() % 200) - 100);
+            // Quarters up to ±5 (products need up to 9 significant bits: bf16 rounds them); in f16
+            // a few up to ±20480, whose products overflow to ±inf.
+            if (el[0] == 'f' || el[0] == 'b') {
+              const double big = el == "f16" && rng() % 13 == 0 ? 4096.0 : 1.0;
+              x.set_float(i, rng() % 17 == 0 ? NAN : big * double(int(rng() % 41) - 20) / 4);
+            } else {
+              x.set_int(i, int64_t(rng() % 200) - 100);
+            }
           }
           return x;
         };
@@ -351,7 +357,7 @@ TEST_CASE("the scatter_nd kernel is bit-exact with the reference: tuple lengths,
       }
     }
   }
-  CHECK(cases == 4 * 3 * 5 + 3);
+  CHECK(cases == 6 * 3 * 5 + 3);
 }
 
 TEST_CASE("the gather_nd kernel is bit-exact with the reference: tuple lengths, batch_dims, element types, threads") {
