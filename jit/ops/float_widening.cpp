@@ -198,7 +198,7 @@ void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* d
 float rounded_to(double v, FloatKind kind) { return float(round_to_float_kind(v, kind)); }
 
 std::string widening_note(FloatKind kind) {
-  if (kind == FloatKind::kF32) return "";
+  if (kind != FloatKind::kBF16 && kind != FloatKind::kF16) return "";
   const std::string name = float_kind_name(kind);
   return name + " operands widened to f32, results rounded once to " + name + "; ";
 }

@@ -56,7 +56,7 @@ void narrow_from_f32_portable(const float* src, FloatKind kind, int64_t count, u
 /// after the rounding gives: rounding is monotonic).
 float rounded_to(double v, FloatKind kind);
 
-/// What `describe()` says of a kernel whose operands and results are `kind`: "" for f32, else
+/// What `describe()` says of a kernel whose operands and results are `kind`: "" for f32 and f64,
 /// "bf16 operands widened to f32, results rounded once to bf16; ".
 std::string widening_note(FloatKind kind);
 

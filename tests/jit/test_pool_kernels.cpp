@@ -74,7 +74,7 @@ std::string check_pool(const PoolCase& pc, bool is_max, std::mt19937& rng, int b
   return qrt_test::check_last_op(text, input);
 }
 
-// A float pooling op over `kind` ("f32", "bf16", "f16") values in either layout; returns the
+// A float pooling op over `kind` ("f32", "f64", "bf16", "f16") values in either layout; returns the
 // kernel's description.
 std::string check_float_pool(const PoolCase& pc, bool is_max, const std::string& kind, bool nchw, std::mt19937& rng) {
   using qrt_test::shape;
@@ -99,7 +99,9 @@ std::string check_float_pool(const PoolCase& pc, bool is_max, const std::string&
   std::uniform_real_distribution<float> any(-3.0f, 3.0f);
   // Magnitudes over decades (f16 overflows past 65504 and keeps subnormals), some specials.
   for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
-    input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 11) - 6))));
+    double v = double(any(rng) * std::pow(10.0f, float(int(rng() % 11) - 6)));
+    if (kind == "f64") v *= 1.0 + double(rng() % 1000003) * 1e-13;  // all 53 bits, so double sums round
+    input.set_float(i, v);
   }
   const double specials[] = {NAN, -NAN, INFINITY, -INFINITY, -0.0, 65504.0, 70000.0, 1e-7};
   for (int k = 0; k < 4; ++k) input.set_float(size_t(rng() % uint64_t(input.num_elements())), specials[rng() % 8]);
@@ -141,17 +143,18 @@ TEST_CASE("a quantized mean over H and W runs as a global average pool, bit-exac
   }
 }
 
-TEST_CASE("f32, bf16 and f16 max and average pooling in both layouts are bit-exact with the reference") {
+TEST_CASE("f32, f64, bf16 and f16 max and average pooling in both layouts are bit-exact with the reference") {
   std::mt19937 rng(31);
   int cases = 0;
-  for (const char* kind : {"f32", "bf16", "f16"}) {
+  for (const char* kind : {"f32", "bf16", "f16", "f64"}) {
     for (int variant = 0; variant < 6; ++variant) {
       const PoolCase pc = pool_variant(variant, 1 + variant * 3);  // 1 to 16 channels: vector tails in NHWC
       for (bool nchw : {false, true}) {
         for (bool is_max : {true, false}) {
           const std::string how = check_float_pool(pc, is_max, kind, nchw, rng);
           CHECK_MESSAGE(how.find(std::string(kind) + (is_max ? "_maxpool_" : "_avgpool_")) == 0, how);
-          CHECK_MESSAGE((how.find("widened to f32") != std::string::npos) == (std::string(kind) != "f32"), how);
+          const bool half = std::string(kind) == "bf16" || std::string(kind) == "f16";
+          CHECK_MESSAGE((how.find("widened to f32") != std::string::npos) == half, how);
           ++cases;
         }
       }
@@ -160,7 +163,7 @@ TEST_CASE("f32, bf16 and f16 max and average pooling in both layouts are bit-exa
   MESSAGE(cases << " float pooling cases");
 }
 
-TEST_CASE("f32, bf16 and f16 mean and reduce_{sum,max,min,prod} over any axes are bit-exact with the reference, NaN and infinities included") {
+TEST_CASE("f32, f64, bf16 and f16 mean and reduce_{sum,max,min,prod} over any axes are bit-exact with the reference, NaN and infinities included") {
   std::mt19937 rng(30);
   std::uniform_real_distribution<float> any(-3.0f, 3.0f);
   // (dims, axes): global pools of NHWC and NCHW, the last axis alone, every axis, the first.
@@ -168,7 +171,7 @@ TEST_CASE("f32, bf16 and f16 mean and reduce_{sum,max,min,prod} over any axes ar
       {{2, 5, 7, 35}, {1, 2}}, {{2, 35, 5, 7}, {2, 3}}, {{3, 4, 9}, {2}}, {{3, 4, 9}, {0, 1, 2}}, {{6, 17}, {0}},
       {{1, 7, 7, 1280}, {1, 2}}, {{2, 3001}, {1}}};  // the last: bf16/f16 widened in blocks of 4096 rows and a tail
   int count = 0;
-  for (const std::string kind : {"f32", "bf16", "f16"}) {
+  for (const std::string kind : {"f32", "bf16", "f16", "f64"}) {
     for (const char* op : {"mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}) {
       for (const auto& [dims, axes] : cases) {
         for (bool keepdims : {false, true}) {
@@ -192,7 +195,9 @@ TEST_CASE("f32, bf16 and f16 mean and reduce_{sum,max,min,prod} over any axes ar
           // Magnitudes over decades (the order of the f32 sums shows; f16 sums and products
           // overflow, and reduce_sum's double rounds to bf16/f16 directly), and a few specials.
           for (size_t i = 0; i < size_t(input.num_elements()); ++i) {
-            input.set_float(i, double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3))));
+            double v = double(any(rng) * std::pow(10.0f, float(int(rng() % 7) - 3)));
+            if (kind == "f64") v *= 1.0 + double(rng() % 1000003) * 1e-13;  // all 53 bits, so double sums round
+            input.set_float(i, v);
           }
           // Specials in some rounds only: a NaN makes a whole reduce_max / reduce_min output NaN.
           if (rng() % 2) {

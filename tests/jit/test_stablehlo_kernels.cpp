@@ -227,6 +227,29 @@ TEST_CASE("stablehlo add, mul, pools, mean, softmax, logistic and concat run deq
   CHECK(narrow_cases >= 40);
 }
 
+TEST_CASE("stablehlo average pools and means with f64 expressed types wrap the f64 float kernels") {
+  std::mt19937 rng(74);
+  for (int rep = 0; rep < 16; ++rep) {
+    const int64_t n = 1 + int64_t(rng() % 2), h = 2 + int64_t(rng() % 6), w = 2 + int64_t(rng() % 6), c = 1 + int64_t(rng() % 19);
+    const std::string dims = std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + "x";
+    auto qtype = [&] {
+      const unsigned bits = rng() % 4 == 0 ? 16 : 8;
+      return random_qtype(rng, bits, bits == 16 || rng() % 2, "f64", -1, c);
+    };
+    const QType a = qtype(), out = qtype();
+    const std::string at = "tensor<" + dims + a.text + ">";
+    const bool pool = rep % 2 == 0;
+    const std::string name = pool ? "qrt.avg_pool2d" : "qrt.mean";
+    const std::string attrs = pool ? " {kernel = [2, 2], pads = [0, 1, 1, 0], strides = [1, 1]}" : " {axes = [1, 2], keepdims = 1 : i64}";
+    const std::string yt = pool ? "tensor<" + dims + out.text + ">"
+                                : "tensor<" + std::to_string(n) + "x1x1x" + std::to_string(c) + "x" + out.text + ">";
+    CAPTURE(rep);
+    const std::string how = check({at}, {random_input(rng, at, a.lo, a.hi, 0)}, name, attrs, yt, false);
+    CHECK_MESSAGE(how.find(kWrapper) == 0, how);
+    CHECK_MESSAGE(how.find(pool ? "f64_avgpool_2x2" : "f64_mean") != std::string::npos, how);
+  }
+}
+
 TEST_CASE("stablehlo ops the wrapper cannot run say why and stay on the reference") {
   // f8 expressed types: no float kernels compute in them.
   auto g = qrt::parse_graph(qrt_test::with_profile(R"(func.func @main(%x: tensor<4x!quant.uniform<i8:f8E4M3FN, 0.5:1>>) -> tensor<4x!quant.uniform<i8:f8E4M3FN, 0.25:-3>> {
