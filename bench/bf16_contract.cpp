@@ -18,25 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "ir/float_format.h"
 #if defined(__x86_64__)
 #include "jit/asmjit_x86/bf16_hardware.h"
 #endif
 
 namespace {
 
-float from_bf16(uint16_t b) {
-  const uint32_t u = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-// Nearest even on the bits (the contract's narrowing; finite inputs only here).
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
+// The contract's conversions (ir/float_format.h): exact widening, nearest-even narrowing.
+float from_bf16(uint16_t b) { return qrt::bf16_bits_to_float(b); }
+uint16_t to_bf16(float f) { return qrt::bf16_bits_from_double(double(f)); }
 
 // The contract's bf16 dot product: each product is exact in f32, sums rounded one at a time.
 float contract_dot(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
