@@ -21,6 +21,7 @@
 #include "ir/float_format.h"
 #if defined(__x86_64__)
 #include "jit/asmjit_x86/bf16_hardware.h"
+#include "jit/core/isa.h"
 #endif
 
 namespace {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
 #if defined(__x86_64__)
   using qrt::jit::avx512_bf16_dot;
   using qrt::jit::avx512_bf16_narrow;
-  if (!qrt::jit::host_has_avx512_bf16()) {
+  if (!qrt::jit::host_cpu_features().avx512_bf16) {
     std::printf("this CPU lacks AVX512-BF16: nothing to compare\n");
     return 0;
   }

@@ -108,7 +108,7 @@ const char* qrt_build_info(void) {
     s += "cpu features:";
     const std::pair<const char*, bool> flags[] = {
         {"x86-64", cpu.x86}, {"avx2+fma", cpu.avx2}, {"f16c", cpu.f16c}, {"avx512f", cpu.avx512f}, {"avx512bw", cpu.avx512bw},
-        {"avx512-vnni", cpu.avx512_vnni}, {"avx-vnni", cpu.avx_vnni},
+        {"avx512-vnni", cpu.avx512_vnni}, {"avx-vnni", cpu.avx_vnni}, {"avx512-bf16", cpu.avx512_bf16},
         {"amx-int8", cpu.amx_int8}, {"amx-granted", cpu.amx_granted}, {"aarch64", cpu.aarch64},
         {"neon", cpu.neon}, {"dotprod", cpu.neon_dot}, {"i8mm", cpu.neon_i8mm}};
     for (const auto& [name, present] : flags) {

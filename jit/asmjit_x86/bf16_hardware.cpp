@@ -7,11 +7,6 @@
 
 namespace qrt::jit {
 
-bool host_has_avx512_bf16() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-}
-
 __attribute__((target("avx512f,avx512vl,avx512bf16"))) uint16_t avx512_bf16_narrow(float f) {
   const __m128bh r = _mm_cvtneps_pbh(_mm_set1_ps(f));
   uint16_t out[8];

@@ -7,14 +7,11 @@
 
 namespace qrt::jit {
 
-/// Whether this CPU has AVX512-BF16 (with AVX512-F and VL).
-bool host_has_avx512_bf16();
-
-/// vcvtneps2bf16 of one f32 (host_has_avx512_bf16() only).
+/// vcvtneps2bf16 of one f32 (host_cpu_features().avx512_bf16 only).
 uint16_t avx512_bf16_narrow(float f);
 
 /// One lane of vdpbf16ps over a[k]·b[k], k = 0..count-1 in pairs (count even), starting from 0
-/// (host_has_avx512_bf16() only).
+/// (host_cpu_features().avx512_bf16 only).
 float avx512_bf16_dot(const uint16_t* a, const uint16_t* b, int64_t count);
 
 }  // namespace qrt::jit

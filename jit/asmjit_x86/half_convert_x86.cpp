@@ -8,8 +8,6 @@
 // nearest-even formula on the bits with a blend for NaN.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "jit/asmjit_x86/x86_backend.h"
 #include "jit/core/isa.h"
 

@@ -135,6 +135,7 @@ const CpuFeatures& host_cpu_features() {
                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
     f.avx_vnni = f.avx2 && __builtin_cpu_supports("avxvnni");
     f.avx512_vbmi = f.avx512bw && __builtin_cpu_supports("avx512vbmi");
+    f.avx512_bf16 = f.avx512f && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
     f.amx_int8 = cpu_has_amx_int8();
     f.amx_granted = f.amx_int8 && f.avx512_vnni && request_amx_permission();
     f.vendor = cpuinfo_field("vendor_id");

@@ -83,6 +83,7 @@ struct CpuFeatures {
   bool avx512_vnni = false;    ///< AVX-512 VNNI
   bool avx_vnni = false;       ///< VEX-encoded VNNI
   bool avx512_vbmi = false;    ///< AVX-512 VBMI (vpermb, vpermi2b: byte tables of 64/128 entries)
+  bool avx512_bf16 = false;    ///< AVX512-BF16 with VL (no kernel uses it: docs/numerics.md)
   bool amx_int8 = false;       ///< AMX-TILE + AMX-INT8 in the CPU
   bool amx_granted = false;    ///< and Linux let this process use the tile data (ARCH_REQ_XCOMP_PERM)
   bool neon = false;           ///< AArch64 Advanced SIMD
