@@ -166,33 +166,39 @@ const char* host_half_conversions_name() {
   return c ? c->name : "portable";
 }
 
-void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
+namespace {
+
+// Elements [0, count): `fast(at)` converts whole blocks from `at` and returns how many it did,
+// stopping at a block it leaves (inf or NaN); `portable(at, n)` converts those blocks and the
+// tail. Without installed conversions (block 0) everything is portable.
+template <typename Fast, typename Portable>
+void convert_in_blocks(int64_t count, int64_t block, Fast fast, Portable portable) {
   int64_t done = 0;
-  if (const HalfConversions* c = installed_half_conversions()) {
-    auto* const fast = kind == FloatKind::kBF16 ? c->widen_bf16 : c->widen_f16;
-    while (true) {
-      done += fast(src + 2 * done, count - done, dst + done);
-      if (count - done < c->block) break;
-      // A block it leaves (inf or NaN): the portable code's bits.
-      widen_to_f32_portable(src + 2 * done, kind, c->block, dst + done);
-      done += c->block;
-    }
+  while (block > 0) {
+    done += fast(done);
+    if (count - done < block) break;
+    portable(done, block);
+    done += block;
   }
-  widen_to_f32_portable(src + 2 * done, kind, count - done, dst + done);
+  portable(done, count - done);
+}
+
+}  // namespace
+
+void widen_to_f32(const uint8_t* src, FloatKind kind, int64_t count, float* dst) {
+  const HalfConversions* c = installed_half_conversions();
+  auto* const fast = c ? (kind == FloatKind::kBF16 ? c->widen_bf16 : c->widen_f16) : nullptr;
+  convert_in_blocks(
+      count, c ? c->block : 0, [&](int64_t at) { return fast(src + 2 * at, count - at, dst + at); },
+      [&](int64_t at, int64_t n) { widen_to_f32_portable(src + 2 * at, kind, n, dst + at); });
 }
 
 void narrow_from_f32(const float* src, FloatKind kind, int64_t count, uint8_t* dst) {
-  int64_t done = 0;
-  if (const HalfConversions* c = installed_half_conversions()) {
-    auto* const fast = kind == FloatKind::kBF16 ? c->narrow_bf16 : c->narrow_f16;
-    while (true) {
-      done += fast(src + done, count - done, dst + 2 * done);
-      if (count - done < c->block) break;
-      narrow_from_f32_portable(src + done, kind, c->block, dst + 2 * done);
-      done += c->block;
-    }
-  }
-  narrow_from_f32_portable(src + done, kind, count - done, dst + 2 * done);
+  const HalfConversions* c = installed_half_conversions();
+  auto* const fast = c ? (kind == FloatKind::kBF16 ? c->narrow_bf16 : c->narrow_f16) : nullptr;
+  convert_in_blocks(
+      count, c ? c->block : 0, [&](int64_t at) { return fast(src + at, count - at, dst + 2 * at); },
+      [&](int64_t at, int64_t n) { narrow_from_f32_portable(src + at, kind, n, dst + 2 * at); });
 }
 
 float rounded_to(double v, FloatKind kind) { return float(round_to_float_kind(v, kind)); }
