@@ -3,11 +3,14 @@
 // and a stack of 4096x11008 layers too big for the last-level cache, beside the f32 path the
 // weight-only kernel replaced (weights dequantized to f32 once: the f32 GEMM) and oneDNN's f32
 // matmul (bench_peers.cpp). Rows report GOPS and the weights' stream rate (bytes_per_second:
-// the weights' bytes as stored, scales included); set it beside BM_read_bandwidth
+// the bytes the kernel streams per call: its packed records, or the weights as stored plus its
+// scales and zero points); set it beside BM_read_bandwidth
 // (bench_peak.cpp) at the same size.
 //   BM_wo_matmul/<level>/<weights>/M:../K:../N:../layers:../threads:..
-// <weights>: i4_b32 (4-bit, a scale and zero point per 32 weights along K), i8 (per column),
-// f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
+// <weights>: i4_b32 (4-bit, an f32 scale and a zero point per 32 weights along K), i4_b32_sym
+// (4-bit, symmetric, a scale per 32 that is exactly an f16 value: llama.cpp's Q4_0 form and an
+// f16 MatMulNBits export's; the dynamic kernel's records then hold f16 scales and no zero
+// points, 4.5 bits per weight), i8 (per column), f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
 // row and block, integer dot products: kDynGemm); _bf16 / _f16: activations, weights' expressed
 // type and results in that type (weight-only: each dequantized weight rounded to it, sums in
 // f32; dynamic: the rows widened to f32 before their quantization, results rounded once).
@@ -29,7 +32,7 @@
 
 namespace {
 
-enum class Weights { kI4Block32, kI8, kF32 };
+enum class Weights { kI4Block32, kI4Block32Sym, kI8, kF32 };
 
 // The weights' form and whether the matmul quantizes its activations per call (activations =
 // "dynamic_i8": i8 per row and block, integer dot products) instead of the exact weight-only
@@ -54,16 +57,17 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) 
     we = ElementType::make_float(FloatKind::kF32);
     stored = Type::tensor({k, n}, we);
   } else {
-    const unsigned bits = form == Weights::kI4Block32 ? 4 : 8;
-    const int64_t block = form == Weights::kI4Block32 ? 32 : k, blocks = k / block;
+    const bool i4 = form == Weights::kI4Block32 || form == Weights::kI4Block32Sym;
+    const unsigned bits = i4 ? 4 : 8;
+    const int64_t block = i4 ? 32 : k, blocks = k / block;
     std::vector<double> scales(size_t(blocks * n));
     std::vector<int64_t> zps(size_t(blocks * n));
     for (size_t i = 0; i < scales.size(); ++i) {
-      scales[i] = 0.001 * double(1 + i % 7);
+      scales[i] = form == Weights::kI4Block32Sym ? double(1 + i % 7) / 1024.0 : 0.001 * double(1 + i % 7);
       zps[i] = form == Weights::kI4Block32 ? int64_t(i % 3) - 1 : 0;
     }
     const QuantStorage s = QuantStorage::full_range(bits, true);
-    we = form == Weights::kI4Block32
+    we = i4
              ? ElementType::make_sub_channel(s, f.act, {0, 1}, {block, 1}, {blocks, n}, std::move(scales), std::move(zps))
              : ElementType::make_per_axis(s, f.act, 1, std::move(scales), std::move(zps));
     stored = Type::tensor({k, n}, ElementType::make_int(bits, Signedness::kSignless));
@@ -91,11 +95,12 @@ qrt::Graph matmul_graph(int64_t m, int64_t k, int64_t n, Form f, uint64_t seed) 
   return g;
 }
 
-// The weights' bytes as stored per layer, with their scales and zero points (f32 + i16).
+// The weights' bytes as stored per layer (4-bit: two per byte), scales and zero points apart.
 int64_t weight_bytes(int64_t k, int64_t n, Weights form) {
   switch (form) {
-    case Weights::kI4Block32: return k * n / 2 + k / 32 * n * 6;
-    case Weights::kI8: return k * n + n * 4;
+    case Weights::kI4Block32:
+    case Weights::kI4Block32Sym: return k * n / 2;
+    case Weights::kI8: return k * n;
     case Weights::kF32: return k * n * 4;
   }
   return 0;
@@ -130,7 +135,12 @@ void BM_wo_matmul(benchmark::State& state, qrt::jit::Isa level, Form f) {
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k * layers), benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
-  state.SetBytesProcessed(int64_t(state.iterations()) * weight_bytes(k, n, form) * layers);
+  // What a call streams: the kernel's own packed copy (dynamic records, the f32 GEMM's panels),
+  // or the weights read in place plus the scales and zero points it holds.
+  int64_t streamed = 0;
+  for (const auto& kernel : kernels) streamed += int64_t(kernel->owned_bytes()) + (kernel->holds_operand_copy(1) ? 0 : weight_bytes(k, n, form));
+  state.SetBytesProcessed(int64_t(state.iterations()) * streamed);
+  state.counters["bits/weight"] = double(streamed) * 8.0 / double(k * n * layers);
   const std::string name = kernels[0]->describe();
   state.SetLabel(name.substr(0, name.find(' ')));
 }
@@ -157,15 +167,18 @@ void shapes_only(benchmark::internal::Benchmark* b) { add_shapes(b, false); }
 
 const bool registered = [] {
   const qrt::jit::IsaSet& host = qrt::jit::host_isas();
+  bool best = true;  // the first level the host has: the highest of those the kernels differ on
   for (qrt::jit::Isa level : {qrt::jit::Isa::kAvx512Vnni, qrt::jit::Isa::kAvx2, qrt::jit::Isa::kNeonDot, qrt::jit::Isa::kScalar}) {
     if (!host.has(level)) continue;
     const std::string l = qrt::jit::isa_name(level);
-    const bool best = level == qrt::jit::host_best_isa();
     auto* const shapes = best ? shapes_and_stack : shapes_only;  // the stack at the best level
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32").c_str(), BM_wo_matmul, level, Form{Weights::kI4Block32})
         ->Apply(shapes);
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32_dyn").c_str(), BM_wo_matmul, level,
                                  Form{Weights::kI4Block32, true})
+        ->Apply(shapes);
+    benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i4_b32_sym_dyn").c_str(), BM_wo_matmul, level,
+                                 Form{Weights::kI4Block32Sym, true})
         ->Apply(shapes);
     benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/i8").c_str(), BM_wo_matmul, level, Form{Weights::kI8})
         ->Apply(shapes);
@@ -184,6 +197,7 @@ const bool registered = [] {
       benchmark::RegisterBenchmark(("BM_wo_matmul/" + l + "/f32").c_str(), BM_wo_matmul, level, Form{Weights::kF32})
           ->Apply(shapes_and_stack);
     }
+    best = false;
   }
   return true;
 }();

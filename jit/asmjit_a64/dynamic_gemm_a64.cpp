@@ -69,21 +69,40 @@ inline int32x4_t dot4_lane(int32x4_t acc, int8x16_t w, int8x8_t x, int lane) {
   return vaddq_s32(acc, vpaddq_s32(lo, hi));
 }
 
+// What a call's records hold (microkernel.h): where the parameters are, f16 or f32 scales,
+// z' bytes or the storage offset for every column.
+struct RecordFormat {
+  DynRecordLayout layout;
+  bool scale_f16 = false, zps = false;
+  int32_t offset = 0;
+};
+
 // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale) for block b's quarter (accumulators
 // acc of rows r0..), as numerics::dynamic_i8_block_term.
 template <int kBits, int kRows>
-inline void add_block_terms(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
+inline void add_block_terms(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
                             const int32x4_t (&acc)[kRows][4], float* sums) {
-  constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
-  const uint8_t* params = rec + a.block_padded / 8 * kGroupBytes;
-  const float* scales = reinterpret_cast<const float*>(params) + 16 * quarter;
-  const int16_t* zps = reinterpret_cast<const int16_t*>(params + kDynStripCols * 4) + 16 * quarter;
   float32x4_t scale[4];
   int32x4_t zp[4];
+  if (f.zps) {
+    const uint8x16_t z = vld1q_u8(rec + f.layout.zps + 16 * quarter);
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(z)), hi = vmovl_high_u8(z);
+    zp[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    zp[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
+    zp[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    zp[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
+  } else {
+    zp[0] = zp[1] = zp[2] = zp[3] = vdupq_n_s32(f.offset);
+  }
   #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
-    scale[j] = vld1q_f32(scales + 4 * j);
-    zp[j] = vmovl_s16(vld1_s16(zps + 4 * j));
+    if (f.scale_f16) {
+      // Positive normal f16 widened exactly (f32_of_normal_f16): the exponent rebiased.
+      const uint32x4_t h = vmovl_u16(vld1_u16(reinterpret_cast<const uint16_t*>(rec + f.layout.scales) + 16 * quarter + 4 * j));
+      scale[j] = vreinterpretq_f32_u32(vaddq_u32(vshlq_n_u32(h, 13), vdupq_n_u32(0x38000000)));
+    } else {
+      scale[j] = vld1q_f32(reinterpret_cast<const float*>(rec + f.layout.scales) + 16 * quarter + 4 * j);
+    }
     if constexpr (kBits == 8) zp[j] = vsubq_s32(zp[j], vdupq_n_s32(128));
   }
   #pragma GCC unroll 4
@@ -105,8 +124,8 @@ inline void add_block_terms(const DynGemmArgs& a, const uint8_t* rec, int64_t b,
 // vector) through `dot(acc, first, second, x)`. Always inlined, and the quarters below are
 // flattened, so that `dot` runs inline under its quarter's target.
 template <int kBits, int kRows, typename Dot>
-__attribute__((always_inline)) inline void quarter_sums(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0,
-                                                        int quarter, float* sums, const Dot& dot) {
+__attribute__((always_inline)) inline void quarter_sums(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* rec,
+                                                        int64_t b, int64_t r0, int quarter, float* sums, const Dot& dot) {
   constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
   int32x4_t acc[kRows][4];
   const int8_t* xq[kRows];
@@ -126,7 +145,7 @@ __attribute__((always_inline)) inline void quarter_sums(const DynGemmArgs& a, co
       for (int j = 0; j < 4; ++j) acc[r][j] = dot(acc[r][j], first[j], second[j], x);
     }
   }
-  add_block_terms<kBits, kRows>(a, rec, b, r0, quarter, acc, sums);
+  add_block_terms<kBits, kRows>(a, f, rec, b, r0, quarter, acc, sums);
 }
 
 // sdot by element, under the dotprod target.
@@ -144,19 +163,22 @@ struct WideningStep {
 };
 
 template <int kBits, int kRows>
-QRT_A64_DOT __attribute__((flatten)) void dot_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0,
-                                                      int quarter, float* sums) {
-  quarter_sums<kBits, kRows>(a, rec, b, r0, quarter, sums, SdotStep());
+QRT_A64_DOT __attribute__((flatten)) void dot_quarter(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* rec,
+                                                      int64_t b, int64_t r0, int quarter, float* sums) {
+  quarter_sums<kBits, kRows>(a, f, rec, b, r0, quarter, sums, SdotStep());
 }
 template <int kBits, int kRows>
-void neon_quarter(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, int quarter, float* sums) {
-  quarter_sums<kBits, kRows>(a, rec, b, r0, quarter, sums, WideningStep());
+void neon_quarter(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* rec, int64_t b, int64_t r0, int quarter,
+                  float* sums) {
+  quarter_sums<kBits, kRows>(a, f, rec, b, r0, quarter, sums, WideningStep());
 }
 
 template <int kBits, bool kDot>
-void run_dyn(const DynGemmArgs& a) {
+void run_dyn(const DynGemmArgs& a, const KernelDesc& d) {
   alignas(64) float sums[kRowChunk * 64];
-  const int64_t record = dyn_record_bytes(a.block_padded, kBits);
+  const RecordFormat f{dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp,
+                       d.storage_signed ? 1 << (d.weight_bits - 1) : 0};
+  const int64_t record = f.layout.bytes;
   const float32x4_t lo = vdupq_n_f32(a.lo), hi = vdupq_n_f32(a.hi);
   for (int64_t j0 = 0; j0 < a.n; j0 += kDynStripCols) {
     const uint8_t* strip = a.w + j0 / kDynStripCols * a.blocks * record;
@@ -170,8 +192,8 @@ void run_dyn(const DynGemmArgs& a) {
         for (int q = 0; q < quarters; ++q) {
           auto quarter = [&](auto rows_here, int64_t r) {
             constexpr int kRows = decltype(rows_here)::value;
-            if constexpr (kDot) dot_quarter<kBits, kRows>(a, rec, b, c0 + r, q, sums + r * 64);
-            else neon_quarter<kBits, kRows>(a, rec, b, c0 + r, q, sums + r * 64);
+            if constexpr (kDot) dot_quarter<kBits, kRows>(a, f, rec, b, c0 + r, q, sums + r * 64);
+            else neon_quarter<kBits, kRows>(a, f, rec, b, c0 + r, q, sums + r * 64);
           };
           int64_t r = 0;
           for (; r + 4 <= rows; r += 4) quarter(std::integral_constant<int, 4>(), r);
@@ -207,11 +229,11 @@ void run_dyn(const DynGemmArgs& a) {
 }  // namespace
 
 void a64_dot_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? run_dyn<4, true>(*args) : run_dyn<8, true>(*args);
+  desc->weight_bits == 4 ? run_dyn<4, true>(*args, *desc) : run_dyn<8, true>(*args, *desc);
 }
 
 void a64_neon_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? run_dyn<4, false>(*args) : run_dyn<8, false>(*args);
+  desc->weight_bits == 4 ? run_dyn<4, false>(*args, *desc) : run_dyn<8, false>(*args, *desc);
 }
 
 }  // namespace qrt::jit::a64gen

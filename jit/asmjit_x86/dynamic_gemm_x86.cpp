@@ -10,7 +10,7 @@
 // as numerics::dynamic_i8_block_term and the reference do (-ffp-contract=off: no FMA).
 //
 // Loop order: a strip of 64 columns, a chunk of up to 64 rows, then block by block (one record,
-// ~1.4 KiB for 4-bit blocks of 32) every row group of the chunk, so a record is read from
+// 1.1–1.3 KiB for 4-bit blocks of 32) every row group of the chunk, so a record is read from
 // memory once per chunk and the rows' f32 sums wait in a 16 KiB buffer in L1.
 #include <immintrin.h>
 
@@ -34,10 +34,33 @@ inline int32_t quad_at(const int8_t* q) {
   return v;
 }
 
+// What a call's records hold (microkernel.h): where the parameters are, f16 or f32 scales,
+// z' bytes or the storage offset for every column.
+struct RecordFormat {
+  DynRecordLayout layout;
+  bool scale_f16 = false, zps = false;
+  int32_t offset = 0;
+};
+
+RecordFormat record_format(const DynGemmArgs& a, const KernelDesc& d) {
+  return {dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp, d.storage_signed ? 1 << (d.weight_bits - 1) : 0};
+}
+
+// The records are one sequential stream (a strip's blocks, then the next strip's). A GEMV
+// spends little time per record, and the hardware prefetcher alone kept fewer lines in flight
+// than one core can: each record's lines are requested kPrefetchBytes ahead of their use.
+// (Prefetches past the end of the records do not fault.)
+constexpr int64_t kPrefetchBytes = 4096;
+
+inline void prefetch_ahead(const uint8_t* rec, int64_t record) {
+  for (int64_t i = 0; i < record; i += 64) _mm_prefetch(reinterpret_cast<const char*>(rec + kPrefetchBytes + i), _MM_HINT_T0);
+}
+
 // ---- AVX-512 VNNI: 64 columns, up to 4 rows ----
 
 template <int kBits, int kRows>
-QRT_AVX512VNNI inline void avx512_block(const DynGemmArgs& a, const uint8_t* rec, int64_t b, int64_t r0, float* sums) {
+QRT_AVX512VNNI inline void avx512_block(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* rec, int64_t b, int64_t r0,
+                                        float* sums) {
   constexpr int64_t kGroupBytes = kBits == 4 ? 256 : 512;
   const int64_t groups = a.block_padded / 8;
   __m512i acc[kRows][4];
@@ -76,13 +99,21 @@ QRT_AVX512VNNI inline void avx512_block(const DynGemmArgs& a, const uint8_t* rec
     }
   }
   // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale).
-  const uint8_t* params = rec + groups * kGroupBytes;
+  // The scales: f32, or positive normal f16 widened exactly (f32_of_normal_f16: the exponent
+  // rebiased by integer adds, no F16C needed); z': bytes, or the offset for every column.
+  const uint8_t* scales = rec + f.layout.scales;
   __m512 scale[4];
   __m512i zp[4];
   #pragma GCC unroll 4
   for (int s = 0; s < 4; ++s) {
-    scale[s] = _mm512_loadu_ps(reinterpret_cast<const float*>(params) + 16 * s);
-    zp[s] = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(params + 256 + 32 * s)));
+    if (f.scale_f16) {
+      const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * s)));
+      scale[s] = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(h, 13), _mm512_set1_epi32(0x38000000)));
+    } else {
+      scale[s] = _mm512_loadu_ps(reinterpret_cast<const float*>(scales) + 16 * s);
+    }
+    zp[s] = f.zps ? _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + f.layout.zps + 16 * s)))
+                  : _mm512_set1_epi32(f.offset);
   }
   #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
@@ -105,9 +136,9 @@ QRT_AVX512VNNI inline __m512 clamp16(__m512 v, __m512 lo, __m512 hi) {
 }
 
 template <int kBits>
-QRT_AVX512VNNI void avx512_dyn(const DynGemmArgs& a) {
+QRT_AVX512VNNI void avx512_dyn(const DynGemmArgs& a, const RecordFormat& f) {
   alignas(64) float sums[kRowChunk * 64];
-  const int64_t record = dyn_record_bytes(a.block_padded, kBits);
+  const int64_t record = f.layout.bytes;
   const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
   for (int64_t j0 = 0; j0 < a.n; j0 += 64) {
     const uint8_t* strip = a.w + j0 / 64 * a.blocks * record;
@@ -117,12 +148,13 @@ QRT_AVX512VNNI void avx512_dyn(const DynGemmArgs& a) {
       std::memset(sums, 0, size_t(rows * 64) * sizeof(float));
       for (int64_t b = 0; b < a.blocks; ++b) {
         const uint8_t* rec = strip + b * record;
+        prefetch_ahead(rec, record);
         int64_t r = 0;
-        for (; r + 4 <= rows; r += 4) avx512_block<kBits, 4>(a, rec, b, c0 + r, sums + r * 64);
+        for (; r + 4 <= rows; r += 4) avx512_block<kBits, 4>(a, f, rec, b, c0 + r, sums + r * 64);
         switch (rows - r) {
-          case 3: avx512_block<kBits, 3>(a, rec, b, c0 + r, sums + r * 64); break;
-          case 2: avx512_block<kBits, 2>(a, rec, b, c0 + r, sums + r * 64); break;
-          case 1: avx512_block<kBits, 1>(a, rec, b, c0 + r, sums + r * 64); break;
+          case 3: avx512_block<kBits, 3>(a, f, rec, b, c0 + r, sums + r * 64); break;
+          case 2: avx512_block<kBits, 2>(a, f, rec, b, c0 + r, sums + r * 64); break;
+          case 1: avx512_block<kBits, 1>(a, f, rec, b, c0 + r, sums + r * 64); break;
           default: break;
         }
       }
@@ -159,15 +191,18 @@ constexpr bool kVnni = true;
 }  // namespace
 
 void avx512_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? avx512_dyn<4>(*args) : avx512_dyn<8>(*args);
+  const RecordFormat f = record_format(*args, *desc);
+  desc->weight_bits == 4 ? avx512_dyn<4>(*args, f) : avx512_dyn<8>(*args, f);
 }
 
 void avx2_vnni_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? vnni::avx2_dyn<4>(*args) : vnni::avx2_dyn<8>(*args);
+  const RecordFormat f = record_format(*args, *desc);
+  desc->weight_bits == 4 ? vnni::avx2_dyn<4>(*args, f) : vnni::avx2_dyn<8>(*args, f);
 }
 
 void avx2_dyn_gemm(const DynGemmArgs* args, const KernelDesc* desc) {
-  desc->weight_bits == 4 ? plain::avx2_dyn<4>(*args) : plain::avx2_dyn<8>(*args);
+  const RecordFormat f = record_format(*args, *desc);
+  desc->weight_bits == 4 ? plain::avx2_dyn<4>(*args, f) : plain::avx2_dyn<8>(*args, f);
 }
 
 }  // namespace qrt::jit::x86gen

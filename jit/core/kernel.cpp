@@ -12,7 +12,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
          row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && channels == o.channels &&
          weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding && q31 == o.q31 && k_tail == o.k_tail &&
-         weight_round == o.weight_round;
+         weight_round == o.weight_round && scale_f16 == o.scale_f16;
 }
 
 size_t KernelDesc::hash() const {
@@ -25,7 +25,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(scale_f16) << 49) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
        0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
@@ -159,12 +159,14 @@ std::string KernelDesc::name() const {
            (weight_zp ? "_zp" : "") + round + "_f32_wogemm_" + tile + suffix;
   }
   if (op == KernelOp::kDynGemm) {
-    // e.g. f32_qs4w_f32_dyngemm_4x64__avx512vnni (activations quantized per call, packed weights, output).
+    // e.g. f32_qs4w_zp_h_f32_dyngemm_4x64__avx512vnni (activations quantized per call, packed
+    // weights with zero points and f16 scales, output).
     const char* tile = isa == Isa::kAvx512Vnni                           ? "4x64"
                        : isa == Isa::kNeonDot || isa == Isa::kNeonI8mm ? "4x16"
                        : isa == Isa::kScalar                           ? "1x1"
                                                                        : "2x16";
-    return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w_f32_dyngemm_" + tile + suffix;
+    return std::string("f32_") + (storage_signed ? "qs" : "qu") + std::to_string(weight_bits) + "w" + (weight_zp ? "_zp" : "") +
+           (scale_f16 ? "_h" : "") + "_f32_dyngemm_" + tile + suffix;
   }
   const std::string body = op == KernelOp::kQuantize ? "f32_" + q + "_quantize" : q + "_f32_dequantize";
   return body + suffix;

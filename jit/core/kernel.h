@@ -130,7 +130,11 @@ struct KernelDesc {
   uint8_t kh = 0;               ///< window height (kDwRows)
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
-  bool weight_zp = false;       ///< kWoGemm: the weights have zero points (an int16 per block and column)
+  /// kWoGemm: the weights have zero points (an int16 per block and column); kDynGemm: the
+  /// records hold a u8 z' per column (without them z' is the storage offset: symmetric weights).
+  bool weight_zp = false;
+  /// kDynGemm: the records hold f16 scales (each exactly the f32 compute scale) instead of f32.
+  bool scale_f16 = false;
   /// kWoGemm: the float type each dequantized weight rounds to before its product (the
   /// weights' expressed type: kNone for f32, else bf16 or f16; docs/numerics.md, hybrid matmul).
   WeightRound weight_round = WeightRound::kNone;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "jit/core/kernel.h"
 
@@ -309,17 +310,64 @@ struct WoGemmArgs {
 /// kDynGemm's weight layout: strips of kDynStripCols columns; each strip holds one record per
 /// block of k (the weights' blocks along K, each padded with zero weights to block_padded, a
 /// multiple of 8), records in block order, strips one after another. A record is
-/// block_padded / 8 groups of 8 k values, then the block's 64 f32 compute scales, then 64 int16
-/// zero points z' = zp + offset. The stored weight q enters as u = q + offset, offset being
-/// 2^(bits−1) for signed storage and 0 for unsigned, so u ∈ [0, 2^bits) and u − z' = q − zp.
+/// block_padded / 8 groups of 8 k values, then the block's 64 compute scales, then (with
+/// desc.weight_zp) 64 u8 zero points z' = zp + offset (DynRecordLayout). The scales are f32, or
+/// with desc.scale_f16 f16: positive normal f16 values, each exactly its f32 compute scale
+/// (dyn_record_scale). The stored weight q enters as u = q + offset, offset being 2^(bits−1)
+/// for signed storage and 0 for unsigned, so u ∈ [0, 2^bits) and u − z' = q − zp; without
+/// desc.weight_zp every z' is the offset (zero points 0). A verified type's zero points lie in
+/// its storage range, so z' ∈ [0, 2^bits) fits a byte.
 /// A group is 256 bytes (4-bit) or 512 (8-bit); byte c·4 + i (c < 64, i < 4) holds, for
 /// column c: 4-bit: u(8g + i) in the low nibble and u(8g + 4 + i) in the high one; 8-bit: byte
 /// c·4 + i is u(8g + i) and byte 256 + c·4 + i is u(8g + 4 + i). Pad columns are zero.
 constexpr int64_t kDynStripCols = 64;
 
-/// Bytes of one kDynGemm record (see kDynStripCols).
-inline int64_t dyn_record_bytes(int64_t block_padded, unsigned bits) {
-  return block_padded / 8 * (bits == 4 ? 256 : 512) + kDynStripCols * (4 + 2);
+/// Where a kDynGemm record keeps its parameters (see kDynStripCols), in bytes from its start.
+struct DynRecordLayout {
+  int64_t scales = 0;  ///< the 64 scales (after the groups)
+  int64_t zps = 0;     ///< the 64 z' bytes (after the scales; meaningful with desc.weight_zp)
+  int64_t bytes = 0;   ///< the whole record
+};
+
+/// The layout of a kDynGemm record of `block_padded` k values of `bits`-bit weights, with f16
+/// or f32 scales and with or without zero points.
+inline DynRecordLayout dyn_record_layout(int64_t block_padded, unsigned bits, bool scale_f16, bool zps) {
+  DynRecordLayout l;
+  l.scales = block_padded / 8 * (bits == 4 ? 256 : 512);
+  l.zps = l.scales + kDynStripCols * (scale_f16 ? 2 : 4);
+  l.bytes = l.zps + (zps ? kDynStripCols : 0);
+  return l;
+}
+
+/// The layout of the records kernel `d` reads.
+inline DynRecordLayout dyn_record_layout(int64_t block_padded, const KernelDesc& d) {
+  return dyn_record_layout(block_padded, d.weight_bits, d.scale_f16, d.weight_zp);
+}
+
+/// The f32 value of a positive normal f16 `h`: the exponent rebiased (15 → 127) and the
+/// mantissa widened, which is exact — the only f16 values a record holds (kDynStripCols).
+inline float f32_of_normal_f16(uint16_t h) {
+  const uint32_t bits = (uint32_t(h) << 13) + 0x38000000u;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Column c's scale in the parameters of a record (at its DynRecordLayout::scales).
+inline float dyn_record_scale(const uint8_t* scales, int64_t c, bool scale_f16) {
+  if (scale_f16) {
+    uint16_t h;
+    std::memcpy(&h, scales + c * 2, 2);
+    return f32_of_normal_f16(h);
+  }
+  float s;
+  std::memcpy(&s, scales + c * 4, 4);
+  return s;
+}
+
+/// Column c's z' in a record of kernel `d` (zps: the record's DynRecordLayout::zps).
+inline int32_t dyn_record_zp(const uint8_t* zps, int64_t c, const KernelDesc& d) {
+  return d.weight_zp ? int32_t(zps[c]) : d.storage_signed ? int32_t(1) << (d.weight_bits - 1) : 0;
 }
 
 /// kDynGemm: y[r][j] for rows r < rows and columns j < n of a matmul with activations =

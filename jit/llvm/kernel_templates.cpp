@@ -367,7 +367,8 @@ void qrt_kt_f32_gemm(const F32GemmArgs* args, const KernelDesc* d) {
 // innermost (the loop the vectorizer widens), then twin_dyn_gemm's block terms in block order.
 void qrt_kt_dyn_gemm(const DynGemmArgs* a, const KernelDesc* d) {
   const int64_t group_bytes = d->weight_bits == 4 ? 256 : 512;
-  const int64_t record = dyn_record_bytes(a->block_padded, d->weight_bits);
+  const DynRecordLayout layout = dyn_record_layout(a->block_padded, *d);
+  const int64_t record = layout.bytes;
   for (int64_t j0 = 0; j0 < a->n; j0 += kDynStripCols) {
     const int64_t cols = a->n - j0 < kDynStripCols ? a->n - j0 : kDynStripCols;
     for (int64_t r = 0; r < a->rows; ++r) {
@@ -388,15 +389,12 @@ void qrt_kt_dyn_gemm(const DynGemmArgs* a, const KernelDesc* d) {
             }
           }
         }
-        const uint8_t* params = rec + a->block_padded / 8 * group_bytes;
         const int32_t xsum = a->xsum[r * a->blocks + b];
         const float xd = a->xd[r * a->blocks + b];
         for (int c = 0; c < kDynStripCols; ++c) {
-          float scale;
-          int16_t zp;
-          std::memcpy(&scale, params + c * 4, 4);
-          std::memcpy(&zp, params + kDynStripCols * 4 + c * 2, 2);
-          acc[c] = acc[c] + qrt::numerics::dynamic_i8_block_term(t[c] - int32_t(zp) * xsum, xd, scale);
+          const float scale = dyn_record_scale(rec + layout.scales, c, d->scale_f16);
+          const int32_t zp = dyn_record_zp(rec + layout.zps, c, *d);
+          acc[c] = acc[c] + qrt::numerics::dynamic_i8_block_term(t[c] - zp * xsum, xd, scale);
         }
       }
       for (int64_t c = 0; c < cols; ++c) {

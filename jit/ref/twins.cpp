@@ -301,7 +301,8 @@ void twin_wo_gemm(const WoGemmArgs* args, const KernelDesc* d) {
 void twin_dyn_gemm(const DynGemmArgs* args, const KernelDesc* d) {
   const DynGemmArgs& a = *args;
   const int64_t group_bytes = d->weight_bits == 4 ? 256 : 512;
-  const int64_t record = dyn_record_bytes(a.block_padded, d->weight_bits);
+  const DynRecordLayout layout = dyn_record_layout(a.block_padded, *d);
+  const int64_t record = layout.bytes;
   for (int64_t r = 0; r < a.rows; ++r) {
     for (int64_t j = 0; j < a.n; ++j) {
       const int64_t c = j % kDynStripCols;
@@ -316,12 +317,8 @@ void twin_dyn_gemm(const DynGemmArgs* args, const KernelDesc* d) {
           const int32_t u = d->weight_bits == 4 ? (g[c * 4 + i] >> (upper * 4)) & 15 : g[upper * 256 + c * 4 + i];
           t += int32_t(q[kk]) * u;
         }
-        const uint8_t* params = rec + a.block_padded / 8 * group_bytes;
-        float scale;
-        int16_t zp;
-        std::memcpy(&scale, params + c * 4, 4);
-        std::memcpy(&zp, params + kDynStripCols * 4 + c * 2, 2);
-        t -= int32_t(zp) * a.xsum[r * a.blocks + b];
+        const float scale = dyn_record_scale(rec + layout.scales, c, d->scale_f16);
+        t -= dyn_record_zp(rec + layout.zps, c, *d) * a.xsum[r * a.blocks + b];
         acc = acc + numerics::dynamic_i8_block_term(t, a.xd[r * a.blocks + b], scale);
       }
       if (a.bias) acc = acc + a.bias[j];

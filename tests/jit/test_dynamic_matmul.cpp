@@ -12,12 +12,15 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/float_format.h"
+#include "ir/numerics.h"
 #include "ir/numerics_dynamic.h"
 #include "ir/ops.h"
 #include "ir/text_format.h"
+#include "jit/core/microkernel.h"
 #include "op_kernel_check.h"
 
 namespace {
@@ -31,18 +34,33 @@ struct DynCase {
   int form = 0;             // 0 per-layer, 1 per column, 2 blocks along K, 3 blocks along K and N
   int64_t block = 32;       // forms 2 and 3
   int zp_kind = 0;          // 0 zero, 1 random, 2 the storage's bounds
+  /// 0 any f32 value; 1 normal f16 values (llama.cpp's Q4_0, f16 MatMulNBits): the records
+  /// hold f16 scales; 2 f16 values, the first subnormal in f16: the records keep f32 scales.
+  int scale_kind = 0;
   bool bias = false, clamp = false;
   FloatKind fk = FloatKind::kF32;  // activations, the weights' expressed type, bias and result
 };
 
-ElementType weight_type(const DynCase& c, std::mt19937& rng) {
+// The weights' type; *f16_scales: whether every compute scale is a normal f16 value (the
+// records then hold f16 scales), judged apart from the packer.
+ElementType weight_type(const DynCase& c, std::mt19937& rng, bool* f16_scales) {
   const QuantStorage s = QuantStorage::full_range(c.bits, c.is_signed);
+  bool first_scale = true;
+  *f16_scales = true;
   auto zp = [&]() -> int64_t {
     if (c.zp_kind == 0) return c.is_signed ? 0 : (int64_t(1) << (c.bits - 1));
     if (c.zp_kind == 2) return rng() % 2 ? s.min : s.max;
     return std::uniform_int_distribution<int64_t>(s.min, s.max)(rng);
   };
-  auto scale = [&] { return std::ldexp(1.0 + double(rng() % 1000) / 1000.0, int(rng() % 12) - 10); };
+  auto scale = [&] {
+    const bool first = std::exchange(first_scale, false);
+    double v = std::ldexp(1.0 + double(rng() % 1000) / 1000.0, int(rng() % 12) - 10);
+    if (c.scale_kind == 2 && first) v = std::ldexp(1.0 + double(rng() % 4) / 4.0, -20);  // f16 subnormal
+    else if (c.scale_kind >= 1) v = std::ldexp(1.0 + double(rng() % 1024) / 1024.0, int(rng() % 12) - 10);
+    const float f = numerics::compute_scale_f32(v, c.fk);
+    *f16_scales = *f16_scales && f >= 0x1p-14f && f16_bits_to_float(f16_bits_from_double(double(f))) == f;
+    return v;
+  };
   if (c.form == 0) return ElementType::make_uniform(s, c.fk, scale(), zp());
   if (c.form == 1) {
     std::vector<double> scales;
@@ -60,11 +78,12 @@ ElementType weight_type(const DynCase& c, std::mt19937& rng) {
 }
 
 // The graph text of a case: y = matmul(x, w (, b)) {activations = "dynamic_i8"}.
-std::string dyn_text(const DynCase& c, std::mt19937& rng) {
+// *f16_scales: as weight_type says.
+std::string dyn_text(const DynCase& c, std::mt19937& rng, bool* f16_scales) {
   Graph g;
   const ElementType f32 = ElementType::make_float(c.fk);
   const int x = g.add_input(Type::tensor({c.m, c.k}, f32), "x");
-  const ElementType we = weight_type(c, rng);
+  const ElementType we = weight_type(c, rng, f16_scales);
   DenseElements d = DenseElements::zeros(Type::tensor({c.k, c.n}, ElementType::make_int(c.bits, Signedness::kSignless)));
   for (size_t i = 0; i < size_t(c.k * c.n); ++i) {
     d.set_int(i, std::uniform_int_distribution<int64_t>(we.storage.min, we.storage.max)(rng));
@@ -177,6 +196,7 @@ TEST_CASE("dynamic i8 matmul kernels are bit-exact with the reference") {
   const int64_t ks[] = {5, 32, 40, 100, 257};
   const int64_t ns[] = {1, 17, 64, 100, 130};
   const int64_t blocks[] = {32, 20, 64, 7, 128};
+  int f16_cases = 0;
   for (int i = 0; i < 72; ++i) {
     DynCase c;
     c.bits = i % 2 ? 4 : 8;
@@ -190,17 +210,30 @@ TEST_CASE("dynamic i8 matmul kernels are bit-exact with the reference") {
       c.k = c.block * (1 + i % 4);
     }
     c.zp_kind = i / 2 % 3;
+    c.scale_kind = i / 5 % 3;
     c.bias = i % 3 == 0;
     c.clamp = i % 5 == 0;
-    const std::string text = dyn_text(c, rng);
+    bool f16_scales = false;
+    const std::string text = dyn_text(c, rng, &f16_scales);
     CAPTURE(text.substr(0, 600));
     const Tensor x = dyn_input(c, rng, i % 6 == 1);
     const std::string how = qrt_test::check_last_op(text, x);
-    const std::string expect = std::string("f32_") + (c.is_signed ? "qs" : "qu") + std::to_string(c.bits) + "w_f32_dyngemm";
+    const std::string expect = std::string("f32_") + (c.is_signed ? "qs" : "qu") + std::to_string(c.bits) + "w";
     CHECK_MESSAGE(how.find(expect) == 0, how);
+    CHECK_MESSAGE(how.find("_dyngemm") != std::string::npos, how);
+    // The record format: f16 scales exactly where every scale is a normal f16 (kind 1 always,
+    // kind 2 never), zero-point bytes where some zero point is not 0.
+    if (c.scale_kind == 1) CHECK(f16_scales);
+    if (c.scale_kind == 2) CHECK(!f16_scales);
+    CHECK_MESSAGE((how.find(" f16 scales") != std::string::npos) == f16_scales, how);
+    CHECK_MESSAGE((how.find("_h_f32_dyngemm") != std::string::npos) == f16_scales, how);
+    if (c.is_signed && c.zp_kind == 0) CHECK_MESSAGE(how.find("zero points") == std::string::npos, how);
+    if (!c.is_signed && c.zp_kind == 0) CHECK_MESSAGE(how.find("and zero points") != std::string::npos, how);
+    f16_cases += f16_scales;
     ++cases;
   }
-  MESSAGE(cases << " dynamic i8 matmul cases");
+  MESSAGE(cases << " dynamic i8 matmul cases, " << f16_cases << " with f16 scales");
+  CHECK(f16_cases >= 20);
 }
 
 TEST_CASE("dynamic i8 matmul kernels with bf16 and f16 activations and results are bit-exact with the reference") {
@@ -219,14 +252,29 @@ TEST_CASE("dynamic i8 matmul kernels with bf16 and f16 activations and results a
     c.n = ns[size_t(i / 5) % 4];
     c.k = c.form >= 2 ? c.block * (1 + i % 3) : 40 + i;
     c.zp_kind = i % 3;
+    c.scale_kind = i / 7 % 2;
     c.bias = i % 3 != 1;
     c.clamp = i % 4 == 1;
-    const std::string text = dyn_text(c, rng);
+    bool f16_scales = false;
+    const std::string text = dyn_text(c, rng, &f16_scales);
     CAPTURE(text.substr(0, 600));
     const Tensor x = dyn_input(c, rng, i % 5 == 2);
     const std::string how = qrt_test::check_last_op(text, x);
     CHECK_MESSAGE(how.find("_dyngemm") != std::string::npos, how);
     CHECK_MESSAGE(how.find(std::string(float_kind_name(c.fk)) + " activations widened to f32") != std::string::npos, how);
     CHECK_MESSAGE(how.find(std::string("results rounded once to ") + float_kind_name(c.fk)) != std::string::npos, how);
+    CHECK_MESSAGE((how.find(" f16 scales") != std::string::npos) == f16_scales, how);
   }
+}
+
+TEST_CASE("dynamic i8 records widen every positive normal f16 scale exactly") {
+  // The kernels widen f16 scales by rebiasing the exponent (f32_of_normal_f16), which is exact
+  // only for positive normal values — the only ones the packer stores.
+  int checked = 0;
+  for (uint32_t h = 0x0400; h < 0x7C00; ++h) {
+    const uint8_t bytes[2] = {uint8_t(h), uint8_t(h >> 8)};
+    REQUIRE(qrt::jit::dyn_record_scale(bytes, 0, true) == f16_bits_to_float(uint16_t(h)));
+    ++checked;
+  }
+  CHECK(checked == 30720);
 }

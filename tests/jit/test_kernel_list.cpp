@@ -742,10 +742,10 @@ void check_wo_gemm(const Backend& b, std::mt19937& rng) {
   MESSAGE(cases << " weight-only GEMM cases (" << declined << " descriptions with rounded weights declined)");
 }
 
-// kDynGemm: random records (any weight byte, scales over decades, zero points z' across the
-// unsigned range), i8 activations with their block sums and scales (NaN now and then), rows
-// around the row groups and past the 64-row chunk, columns around every step and strip,
-// strided output rows, bias or none, fused clamps.
+// kDynGemm: random records (any weight byte, scales over decades as f32 or as normal f16
+// values, zero points z' across the unsigned range as bytes or none), i8 activations with their
+// block sums and scales (NaN now and then), rows around the row groups and past the 64-row
+// chunk, columns around every step and strip, strided output rows, bias or none, fused clamps.
 void check_dyn_gemm(const Backend& b, std::mt19937& rng) {
   int cases = 0;
   for (unsigned bits : {8u, 4u}) {
@@ -757,17 +757,25 @@ void check_dyn_gemm(const Backend& b, std::mt19937& rng) {
     d.weight_bits = uint8_t(bits);
     for (int64_t rows : {1, 2, 3, 4, 5, 9, 70}) {
       for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) {
+        // Every record format in turn: f32 or f16 scales, with or without z' bytes.
+        d.scale_f16 = cases % 2 == 1;
+        d.weight_zp = cases / 2 % 2 == 1;
         const int64_t blocks = 1 + int64_t(rng() % 4), block_padded = 8 * (1 + int64_t(rng() % (rng() % 3 == 0 ? 40 : 5)));
-        const int64_t record = dyn_record_bytes(block_padded, bits), strips = (n + kDynStripCols - 1) / kDynStripCols;
+        const DynRecordLayout layout = dyn_record_layout(block_padded, d);
+        const int64_t record = layout.bytes, strips = (n + kDynStripCols - 1) / kDynStripCols;
         std::vector<uint8_t> w(size_t(strips * blocks * record));
         for (auto& e : w) e = uint8_t(rng());
         for (int64_t r = 0; r < strips * blocks; ++r) {
-          uint8_t* params = w.data() + r * record + block_padded / 8 * (bits == 4 ? 256 : 512);
+          uint8_t* rec = w.data() + r * record;
           for (int64_t c = 0; c < kDynStripCols; ++c) {
-            const float scale = std::ldexp(float(1 + rng() % 1000) / 1000.0f, -int(rng() % 12));
-            const int16_t zp = int16_t(rng() % (1u << bits));
-            std::memcpy(params + c * 4, &scale, 4);
-            std::memcpy(params + kDynStripCols * 4 + c * 2, &zp, 2);
+            if (d.scale_f16) {
+              const uint16_t h = uint16_t((1 + rng() % 30) << 10 | rng() % 1024);  // positive normal f16
+              std::memcpy(rec + layout.scales + c * 2, &h, 2);
+            } else {
+              const float scale = std::ldexp(float(1 + rng() % 1000) / 1000.0f, -int(rng() % 12));
+              std::memcpy(rec + layout.scales + c * 4, &scale, 4);
+            }
+            if (d.weight_zp) rec[layout.zps + c] = uint8_t(rng() % (1u << bits));
           }
         }
         const int64_t x_stride = blocks * block_padded, ys = n + int64_t(rng() % 3);
