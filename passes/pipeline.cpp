@@ -119,6 +119,8 @@ Result<Graph> run_quantize_weights(const Graph& g, const PassOptions& o, PassLog
   w.symmetric = sym == "true";
   QRT_ASSIGN_OR_RETURN(std::string search, o.choice("quantize-weights", "search", {"rtn", "mse"}, "rtn"));
   w.mse = search == "mse";
+  QRT_ASSIGN_OR_RETURN(std::string scales, o.choice("quantize-weights", "scales", {"f32", "f16"}, "f32"));
+  w.f16_scales = scales == "f16";
   return quantize_weights(g, w, log);
 }
 
@@ -143,7 +145,7 @@ const std::vector<PassInfo>& registered_passes() {
                        "(mode=dynamic-range: u8 per tensor; mode=dynamic-i8: i8 per row and weight block)",
        {"mode"}, run_lower_hybrid},
       {"quantize-weights", "float matmul weights and conv filters -> 8- or 4-bit constants, per column or block-wise along K (weight-only)",
-       {"bits", "block", "symmetric", "search"}, run_quantize_weights},
+       {"bits", "block", "symmetric", "search", "scales"}, run_quantize_weights},
       {"lower-reduce", "dcast -> mean -> qcast -> quantized mean accumulating in i32 (explicit accumulator type)", {},
        run_lower_reduce},
       {"fold-pad", "explicit pads into quantized convolutions", {}, run_fold_pad},

@@ -50,6 +50,11 @@ GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range 
     p.scale = hi > lo ? (hi - lo) / double(r.qmax - r.qmin) : 1.0;
     p.zp = numerics::clamp_i64(int64_t(numerics::round_half_even(double(r.qmin) - lo / p.scale)), r.qmin, r.qmax);
   }
+  if (o.f16_scales) {
+    // A normal f16 value (65504 at most; 2^-14 at least: a smaller range's steps coarsen to it,
+    // at most 2^-15 of error per weight), which an f16 or bf16 expressed type keeps exactly.
+    p.scale = std::clamp(round_to_float_kind(p.scale, FloatKind::kF16), std::ldexp(1.0, -14), 65504.0);
+  }
   // The scale as the kernels see it (rounded to the expressed type, then f32), stored so. One
   // that underflows to 0 there would be illegal: the type's least positive value instead.
   p.scale = double(float(round_to_float_kind(p.scale, kind)));
@@ -57,6 +62,10 @@ GroupParams params_for(double lo, double hi, const WeightQuantOptions& o, Range 
     p.scale = kind == FloatKind::kF16 ? std::ldexp(1.0, -24) : kind == FloatKind::kBF16 ? std::ldexp(1.0, -133) : std::ldexp(1.0, -149);
   }
   if (!(p.scale > 0.0) || !std::isfinite(p.scale)) p.scale = 1.0;
+  if (o.f16_scales && !o.symmetric) {
+    // The zero point follows the rounded scale.
+    p.zp = numerics::clamp_i64(int64_t(numerics::round_half_even(double(r.qmin) - lo / p.scale)), r.qmin, r.qmax);
+  }
   return p;
 }
 

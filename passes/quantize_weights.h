@@ -18,6 +18,10 @@ struct WeightQuantOptions {
   int64_t block = 0;        ///< matmul: weights per block along K (0: one block, per column)
   bool symmetric = false;   ///< zero point at the storage's middle (0 for signed), scale amax / (2^(bits-1) - 1)
   bool mse = false;         ///< search the clipping range for the least squared error per block
+  /// Every scale an f16 value (rounded to nearest, raised to f16's least normal 2^-14 if
+  /// below): llama.cpp's Q4_0 form, and what lets the dynamic-i8 kernel's records hold 16-bit
+  /// scales (4.5 bits per 4-bit weight in blocks of 32, symmetric; 4.75 with zero points).
+  bool f16_scales = false;
 };
 
 /// Quantizes every float constant weight of a qrt.matmul with f32 activations (the constant

@@ -15,7 +15,7 @@ namespace {
 const char* kUsage =
     "usage: qopt FILE [-o OUT] [--emit text|binary] [--passes LIST | --pass NAME ...]\n"
     "            [--calibrate DATA.npy ... [--samples N] [--batch N] [--activations u8|i8]]\n"
-    "            [--weight-only i8|u8|i4|u4 [--block N] [--symmetric] [--mse]]\n"
+    "            [--weight-only i8|u8|i4|u4 [--block N] [--symmetric] [--mse] [--f16-scales]]\n"
     "            [--report | --quant-report] [--print-ir-after-all] [--timing]\n"
     "       e.g. qopt model.onnx -o model.qrt    (convert to the binary container)\n"
     "            qopt model_f32.onnx --calibrate data.npy -o model_q.qrt --quant-report\n"
@@ -54,6 +54,9 @@ const char* kUsage =
     "                 scale from the largest magnitude. Default: asymmetric min/max\n"
     "  --mse          weight-only: search each group's clipping range for the least squared\n"
     "                 error (slower) instead of rounding the min/max range\n"
+    "  --f16-scales   weight-only: every scale an f16 value (llama.cpp's Q4_0 form); the\n"
+    "                 dynamic-i8 kernel then streams 16-bit scales (4-bit, blocks of 32,\n"
+    "                 symmetric: 4.5 bits per weight instead of 5). Default: f32 scales\n"
     "  --numerics P   record numerics profile P in the output (default, stablehlo, tflite,\n"
     "                 tflite-single-rounding, onnx; docs/numerics.md): plans made from it\n"
     "                 compute that profile's formulas. Default: keep FILE's\n"
@@ -96,7 +99,7 @@ void print_report(const char* lines, bool all, bool quant_only, bool timing) {
 int run_main(int argc, char** argv) {
   std::string input, output, emit, passes, activations, weight_bits, numerics;
   long long weight_block = 0;
-  bool weight_symmetric = false, weight_mse = false;
+  bool weight_symmetric = false, weight_mse = false, weight_f16_scales = false;
   bool report = false, quant_report = false, print_ir = false, timing = false, passes_given = false;
   qrt_tools::CalibrationOptions calibration;
   auto number = [&](int& i, long long& out) {
@@ -148,6 +151,8 @@ int run_main(int argc, char** argv) {
       weight_symmetric = true;
     } else if (a == "--mse") {
       weight_mse = true;
+    } else if (a == "--f16-scales") {
+      weight_f16_scales = true;
     } else if (a == "--numerics") {
       if (i + 1 >= argc) return fail("--numerics needs a profile (default, stablehlo, tflite, tflite-single-rounding, onnx)", 2);
       numerics = argv[++i];
@@ -174,15 +179,16 @@ int run_main(int argc, char** argv) {
   if (calibration.files.empty() && (calibration.samples > 0 || !activations.empty())) {
     return fail("--samples and --activations need --calibrate", 2);
   }
-  if (weight_bits.empty() && (weight_block > 0 || weight_symmetric || weight_mse)) {
-    return fail("--block, --symmetric and --mse need --weight-only", 2);
+  if (weight_bits.empty() && (weight_block > 0 || weight_symmetric || weight_mse || weight_f16_scales)) {
+    return fail("--block, --symmetric, --mse and --f16-scales need --weight-only", 2);
   }
   if (!weight_bits.empty() && !calibration.files.empty()) {
     return fail("--weight-only and --calibrate do not combine: weight-only keeps float activations", 2);
   }
   if (!weight_bits.empty() && !passes_given) {
     passes = "quantize-weights{bits=" + weight_bits + " block=" + std::to_string(weight_block) +
-             " symmetric=" + (weight_symmetric ? "true" : "false") + " search=" + (weight_mse ? "mse" : "rtn") + "}";
+             " symmetric=" + (weight_symmetric ? "true" : "false") + " search=" + (weight_mse ? "mse" : "rtn") +
+             (weight_f16_scales ? " scales=f16" : "") + "}";
   }
   // Without --emit, the output's extension decides: .qrt is binary, anything else text.
   if (emit.empty()) {

@@ -218,6 +218,43 @@ TEST_CASE("quantize-weights: symmetric zero points, blocks that do not divide K,
   CHECK(qrt::print_graph(out).find("tensor<4x2x3x3x!quant.uniform<i4:f32:0, {") != std::string::npos);
 }
 
+TEST_CASE("quantize-weights: scales=f16 stores every scale as a normal f16 value, zero points following it") {
+  // qopt --f16-scales: llama.cpp's Q4_0 form, which the dynamic-i8 kernel packs with 16-bit
+  // scales. The scales round to f16 (to nearest; below 2^-14 raised to it), the weights are
+  // quantized with the rounded scale, so they stay within half a step (plus the rounding).
+  std::mt19937 rng(8);
+  const int64_t k = 64, n = 6;
+  std::vector<float> w = random_weights(rng, size_t(k * n));
+  for (int64_t c = 0; c < n; ++c) w[size_t(5 * n + c)] = 3e-7f * float(c);  // column blocks are not all tiny
+  for (int64_t r = 32; r < k; ++r) w[size_t(r * n + 1)] = 1e-6f * float(r % 3);  // one tiny block: scale 2^-14
+  const qrt::Graph g = parse(matmul_graph(2, k, n, w, false));
+  for (const char* spec : {"quantize-weights{bits=i4 block=32 symmetric=true scales=f16}", "quantize-weights{bits=u4 block=32 scales=f16}",
+                           "quantize-weights{bits=i8 scales=f16 search=mse}"}) {
+    const std::string name = spec;
+    CAPTURE(name);
+    std::vector<std::string> report;
+    const qrt::Graph out = run_pipeline(g, spec, report);
+    const Weights d = weight_constant(out);
+    bool saw_least = false;
+    for (double s : d.type.element.scales) {
+      CHECK(s >= std::ldexp(1.0, -14));
+      CHECK(double(qrt::f16_bits_to_float(qrt::f16_bits_from_double(s))) == s);
+      saw_least = saw_least || s == std::ldexp(1.0, -14);
+    }
+    if (name.find("block=32 symmetric") != std::string::npos) CHECK(saw_least);
+    // (The clipping search saturates outliers on purpose: no bound per weight there.)
+    if (name.find("mse") == std::string::npos) CHECK(worst_half_steps(d, w, k, n, false) <= 1.02);
+    // The text form keeps them.
+    CHECK(qrt::print_graph(parse(qrt::print_graph(out))) == qrt::print_graph(out));
+  }
+  // Without the option the same weights keep f32 scales that f16 cannot hold.
+  std::vector<std::string> report;
+  const Weights d = weight_constant(run_pipeline(g, "quantize-weights{bits=i4 block=32 symmetric=true}", report));
+  int not_f16 = 0;
+  for (double s : d.type.element.scales) not_f16 += double(qrt::f16_bits_to_float(qrt::f16_bits_from_double(s))) != s;
+  CHECK(not_f16 > 0);
+}
+
 TEST_CASE("quantize-weights: bf16 and f16 matmul weights and conv filters keep their type as the expressed type") {
   for (const char* kind : {"bf16", "f16"}) {
     CAPTURE(std::string(kind));
@@ -289,6 +326,10 @@ TEST_CASE("quantize-weights: weights that are not float constants are kept, bad 
   bad = qrt::passes::run_pipeline(g, "quantize-weights{block=-4}", &report);
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "pass 'quantize-weights': option block=-4 must be a block size >= 0 (0: per column)");
+  bad = qrt::passes::run_pipeline(g, "quantize-weights{scales=f8}", &report);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("scales") != std::string::npos);
+  CHECK(bad.status().message().find("f8") != std::string::npos);
   bad = qrt::passes::run_pipeline(g, "quantize-weights{group=32}", &report);
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message() == "pass 'quantize-weights' has no option 'group'");

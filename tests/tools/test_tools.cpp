@@ -467,9 +467,25 @@ TEST_CASE("qopt --weight-only: 4-bit block-wise weights that qrun runs packed, w
   const Run jit = run(kQrun + " " + out.string() + " --random 3");
   const Run ref = run(kQrun + " " + out.string() + " --random 3 --backend ref");
   CHECK(jit.out == ref.out);
+  // --f16-scales: llama.cpp's Q4_0 form; the dynamic-i8 kernel's records then hold the scales
+  // as f16 (symmetric: no zero points), and the outputs are still the reference's.
+  const fs::path q40 = temp_dir() / "wo_i4_f16s.qrt";
+  const Run h = run(kQopt + " " + model.string() + " --weight-only i4 --block 2 --symmetric --f16-scales -o " + q40.string());
+  REQUIRE_MESSAGE(h.exit_code == 0, h.err);
+  const std::string dyn = " --passes 'lower-hybrid{mode=dynamic-i8}'";
+  const Run hk = run(kQrun + " " + q40.string() + " --random 3 --kernels" + dyn);
+  REQUIRE_MESSAGE(hk.exit_code == 0, hk.err);
+  CHECK_MESSAGE(hk.out.find("_h_f32_dyngemm_") != std::string::npos, hk.out);
+  CHECK_MESSAGE(hk.out.find(" bytes with f16 scales; ") != std::string::npos, hk.out);
+  CHECK(run(kQrun + " " + q40.string() + " --random 3" + dyn).out == run(kQrun + " " + q40.string() + " --random 3 --backend ref" + dyn).out);
+  // Without it the same model's dynamic kernel keeps f32 scales.
+  const Run fk = run(kQrun + " " + out.string() + " --random 3 --kernels" + dyn);
+  CHECK_MESSAGE(fk.out.find(" bytes with f32 scales") != std::string::npos, fk.out);
+
   // Bad combinations are usage errors (exit 2) with one line.
   CHECK(run(kQopt + " " + model.string() + " --weight-only i3").exit_code == 2);
   CHECK(run(kQopt + " " + model.string() + " --block 32").exit_code == 2);
+  CHECK(run(kQopt + " " + model.string() + " --f16-scales").exit_code == 2);
   const Run both = run(kQopt + " " + model.string() + " --weight-only i8 --calibrate x.npy");
   check_one_error_line(both, "qopt", "--weight-only and --calibrate do not combine");
 }
