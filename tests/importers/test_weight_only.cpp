@@ -105,7 +105,9 @@ double points_lost(const std::string& model, const std::string& dataset, std::ve
   CHECK(r.find("kept float") == std::string::npos);  // every matmul and conv weight quantized
   const WeightOnlyOutcome ref = run(plan_for(m, QRT_BACKEND_REF, nullptr), x, dims, y);
   // Activations quantized per call (lower-hybrid{mode=dynamic-i8}) run the dynamic i8 kernels.
-  const std::string kernel = spec.find("dynamic-i8") != std::string::npos ? "_dyngemm_" : "_wogemm_";
+  // f16 scales reach the dynamic kernel's records as f16 (the "_h" in its name).
+  const bool dynamic = spec.find("dynamic-i8") != std::string::npos;
+  const std::string kernel = !dynamic ? "_wogemm_" : spec.find("scales=f16") != std::string::npos ? "_h_f32_dyngemm_" : "_dyngemm_";
   for (const std::string& level : tested_levels()) {
     CAPTURE(level);
     const WeightOnlyOutcome jit = run(plan_for(m, QRT_BACKEND_JIT, level.c_str()), x, dims, y);
@@ -140,6 +142,9 @@ TEST_CASE("qopt --weight-only on the bundled float models: the reference's bytes
   // The same weights with activations quantized to i8 per row and block (llama.cpp's Q8 form).
   CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=i4 block=16},lower-hybrid{mode=dynamic-i8}") <= 2.0);
   CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64}, "quantize-weights{bits=u4 block=32 search=mse},lower-hybrid{mode=dynamic-i8}") <= 2.0);
+  // llama.cpp's Q4_0 form: symmetric, f16 scales (the dynamic kernel's 4.5-bit records).
+  CHECK(points_lost("digits_mlp_f32.onnx", "digits", {64},
+                    "quantize-weights{bits=i4 block=32 symmetric=true scales=f16},lower-hybrid{mode=dynamic-i8}") <= 2.0);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i8}") <= 0.5);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4}") <= 2.0);
   CHECK(points_lost("digits_cnn_f32.onnx", "digits", {1, 8, 8}, "quantize-weights{bits=i4 block=32}") <= 1.5);
