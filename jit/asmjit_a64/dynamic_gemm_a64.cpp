@@ -70,11 +70,11 @@ inline int32x4_t dot4_lane(int32x4_t acc, int8x16_t w, int8x8_t x, int lane) {
 }
 
 // What a call's records hold (microkernel.h): where the parameters are, f16 or f32 scales,
-// z' bytes or the storage offset for every column.
+// z' bytes or one z' for every column.
 struct RecordFormat {
   DynRecordLayout layout;
   bool scale_f16 = false, zps = false;
-  int32_t offset = 0;
+  int32_t common_zp = 0;  ///< every column's z' without zps (KernelDesc::zero_point)
 };
 
 // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale) for block b's quarter (accumulators
@@ -92,7 +92,7 @@ inline void add_block_terms(const DynGemmArgs& a, const RecordFormat& f, const u
     zp[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
     zp[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
   } else {
-    zp[0] = zp[1] = zp[2] = zp[3] = vdupq_n_s32(f.offset);
+    zp[0] = zp[1] = zp[2] = zp[3] = vdupq_n_s32(f.common_zp);
   }
   #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
@@ -176,8 +176,7 @@ void neon_quarter(const DynGemmArgs& a, const RecordFormat& f, const uint8_t* re
 template <int kBits, bool kDot>
 void run_dyn(const DynGemmArgs& a, const KernelDesc& d) {
   alignas(64) float sums[kRowChunk * 64];
-  const RecordFormat f{dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp,
-                       d.storage_signed ? 1 << (d.weight_bits - 1) : 0};
+  const RecordFormat f{dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp, d.zero_point};
   const int64_t record = f.layout.bytes;
   const float32x4_t lo = vdupq_n_f32(a.lo), hi = vdupq_n_f32(a.hi);
   for (int64_t j0 = 0; j0 < a.n; j0 += kDynStripCols) {

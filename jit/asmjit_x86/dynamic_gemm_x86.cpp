@@ -35,15 +35,15 @@ inline int32_t quad_at(const int8_t* q) {
 }
 
 // What a call's records hold (microkernel.h): where the parameters are, f16 or f32 scales,
-// z' bytes or the storage offset for every column.
+// z' bytes or one z' for every column.
 struct RecordFormat {
   DynRecordLayout layout;
   bool scale_f16 = false, zps = false;
-  int32_t offset = 0;
+  int32_t common_zp = 0;  ///< every column's z' without zps (KernelDesc::zero_point)
 };
 
 RecordFormat record_format(const DynGemmArgs& a, const KernelDesc& d) {
-  return {dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp, d.storage_signed ? 1 << (d.weight_bits - 1) : 0};
+  return {dyn_record_layout(a.block_padded, d), d.scale_f16, d.weight_zp, d.zero_point};
 }
 
 // The records are one sequential stream (a strip's blocks, then the next strip's). A GEMV
@@ -100,7 +100,7 @@ QRT_AVX512VNNI inline void avx512_block(const DynGemmArgs& a, const RecordFormat
   }
   // t = Σ q·u − z'·Σ q; sum = sum + f32(t) · f32(d · scale).
   // The scales: f32, or positive normal f16 widened exactly (f32_of_normal_f16: the exponent
-  // rebiased by integer adds, no F16C needed); z': bytes, or the offset for every column.
+  // rebiased by integer adds, no F16C needed); z': bytes, or one for every column.
   const uint8_t* scales = rec + f.layout.scales;
   __m512 scale[4];
   __m512i zp[4];
@@ -113,7 +113,7 @@ QRT_AVX512VNNI inline void avx512_block(const DynGemmArgs& a, const RecordFormat
       scale[s] = _mm512_loadu_ps(reinterpret_cast<const float*>(scales) + 16 * s);
     }
     zp[s] = f.zps ? _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + f.layout.zps + 16 * s)))
-                  : _mm512_set1_epi32(f.offset);
+                  : _mm512_set1_epi32(f.common_zp);
   }
   #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {

@@ -315,8 +315,9 @@ struct WoGemmArgs {
 /// with desc.scale_f16 f16: positive normal f16 values, each exactly its f32 compute scale
 /// (dyn_record_scale). The stored weight q enters as u = q + offset, offset being 2^(bits−1)
 /// for signed storage and 0 for unsigned, so u ∈ [0, 2^bits) and u − z' = q − zp; without
-/// desc.weight_zp every z' is the offset (zero points 0). A verified type's zero points lie in
-/// its storage range, so z' ∈ [0, 2^bits) fits a byte.
+/// desc.weight_zp every column's z' is desc.zero_point (one zero point for the whole weight:
+/// 0, or u4's 8 as ONNX's MatMulNBits defaults it). A verified type's zero points lie in its
+/// storage range, so z' ∈ [0, 2^bits) fits a byte.
 /// A group is 256 bytes (4-bit) or 512 (8-bit); byte c·4 + i (c < 64, i < 4) holds, for
 /// column c: 4-bit: u(8g + i) in the low nibble and u(8g + 4 + i) in the high one; 8-bit: byte
 /// c·4 + i is u(8g + i) and byte 256 + c·4 + i is u(8g + 4 + i). Pad columns are zero.
@@ -367,7 +368,7 @@ inline float dyn_record_scale(const uint8_t* scales, int64_t c, bool scale_f16) 
 
 /// Column c's z' in a record of kernel `d` (zps: the record's DynRecordLayout::zps).
 inline int32_t dyn_record_zp(const uint8_t* zps, int64_t c, const KernelDesc& d) {
-  return d.weight_zp ? int32_t(zps[c]) : d.storage_signed ? int32_t(1) << (d.weight_bits - 1) : 0;
+  return d.weight_zp ? int32_t(zps[c]) : d.zero_point;
 }
 
 /// kDynGemm: y[r][j] for rows r < rows and columns j < n of a matmul with activations =

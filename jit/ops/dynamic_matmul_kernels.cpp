@@ -39,7 +39,8 @@ struct DynWeights {
   unsigned bits = 8;
   bool is_signed = true;
   bool scale_f16 = false;  // the records hold f16 scales (each exactly its f32 compute scale)
-  bool has_zps = false;    // the records hold a z' byte per column (some zero point is not 0)
+  bool has_zps = false;    // the records hold a z' byte per column (the zero points differ)
+  int32_t common_zp = 0;   // without them, every column's z' (KernelDesc::zero_point)
 };
 
 // Whether f32 `s` is a positive normal f16 value exactly (the records' f16 scales).
@@ -190,6 +191,7 @@ KernelDesc dyn_desc(const DynWeights& w, const Backend* backend) {
   d.storage_signed = w.is_signed;
   d.weight_bits = uint8_t(w.bits);
   d.weight_zp = w.has_zps;
+  d.zero_point = w.has_zps ? 0 : w.common_zp;
   d.scale_f16 = w.scale_f16;
   return d;
 }
@@ -219,7 +221,6 @@ class DynamicMatmulFamily final : public OpFamily {
     w->block_padded = (w->block + 7) / 8 * 8;
     w->blocks = (w->k + w->block - 1) / w->block;
     w->scale_f16 = std::all_of(params.scales.begin(), params.scales.end(), exact_normal_f16);
-    w->has_zps = !params.zps.empty();
     const int32_t offset = w->is_signed ? 1 << (w->bits - 1) : 0;
     for (int16_t zp : params.zps) {
       // The verifier keeps zero points in the storage range; a record's z' byte relies on it.
@@ -227,6 +228,11 @@ class DynamicMatmulFamily final : public OpFamily {
         return refuse(why_not, "zero point " + std::to_string(zp) + " outside the " + std::to_string(w->bits) + "-bit storage range");
       }
     }
+    // One zero point for every block and column (0, or u4's 8 as ONNX's MatMulNBits defaults
+    // it) goes in the kernel's description instead of a byte per column in every record.
+    const bool common = std::all_of(params.zps.begin(), params.zps.end(), [&](int16_t z) { return z == params.zps.front(); });
+    w->has_zps = !common;
+    w->common_zp = (params.zps.empty() ? 0 : params.zps.front()) + offset;
     const int64_t n = w->n;
     const int pv = graph.values[size_t(op.operands[1])].producer;
     const DenseElements* dense = pv >= 0 && graph.ops[size_t(pv)].kind == OpKind::kConstant ? &graph.ops[size_t(pv)].attr("value")->dense : nullptr;

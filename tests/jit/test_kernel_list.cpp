@@ -743,7 +743,7 @@ void check_wo_gemm(const Backend& b, std::mt19937& rng) {
 }
 
 // kDynGemm: random records (any weight byte, scales over decades as f32 or as normal f16
-// values, zero points z' across the unsigned range as bytes or none), i8 activations with their
+// values, zero points z' across the unsigned range as bytes or one for all), i8 activations with their
 // block sums and scales (NaN now and then), rows around the row groups and past the 64-row
 // chunk, columns around every step and strip, strided output rows, bias or none, fused clamps.
 void check_dyn_gemm(const Backend& b, std::mt19937& rng) {
@@ -760,6 +760,7 @@ void check_dyn_gemm(const Backend& b, std::mt19937& rng) {
         // Every record format in turn: f32 or f16 scales, with or without z' bytes.
         d.scale_f16 = cases % 2 == 1;
         d.weight_zp = cases / 2 % 2 == 1;
+        d.zero_point = d.weight_zp ? 0 : int32_t(rng() % (1u << bits));  // one z' for every column
         const int64_t blocks = 1 + int64_t(rng() % 4), block_padded = 8 * (1 + int64_t(rng() % (rng() % 3 == 0 ? 40 : 5)));
         const DynRecordLayout layout = dyn_record_layout(block_padded, d);
         const int64_t record = layout.bytes, strips = (n + kDynStripCols - 1) / kDynStripCols;

@@ -109,14 +109,27 @@ TEST_CASE("weight-only plans keep the weights packed: resident bytes = stored by
   CHECK(s8.memory.kernel_bytes == size_t(n) * 4);
 
   // Dynamic i8 activations: the kernel's records hold the 4-bit weights as stored plus an f32
-  // scale and an i16 zero point per block and column, and the plan keeps nothing else.
+  // scale and a zero-point byte per block and column, and the plan keeps nothing else.
   const Measured dyn = measure(text, "quantize-weights{bits=i4 block=32},lower-hybrid{mode=dynamic-i8}");
   CAPTURE(dyn.kernel);
-  CHECK(dyn.kernel.find("_dyngemm_") != std::string::npos);
+  CHECK(dyn.kernel.find("_zp_f32_dyngemm_") != std::string::npos);
   CHECK(dyn.memory.constant_bytes == 0);
   CHECK(dyn.memory.parameter_bytes == params * 16);  // the value's type keeps its scales
-  CHECK(dyn.memory.kernel_bytes == weights / 2 + params * (4 + 2));
+  CHECK(dyn.memory.kernel_bytes == weights / 2 + params * (4 + 1));
   MESSAGE("i4 block 32, dynamic i8: " << dyn.memory.kernel_bytes << " B in kernels, no constant bytes");
+  // llama.cpp's Q4_0 form (symmetric, f16 scales): an f16 scale per block and column, no zero
+  // points: 4.5 bits per weight.
+  const Measured q40 = measure(text, "quantize-weights{bits=i4 block=32 symmetric=true scales=f16},lower-hybrid{mode=dynamic-i8}");
+  CAPTURE(q40.kernel);
+  CHECK(q40.kernel.find("f32_qs4w_h_f32_dyngemm_") == 0);
+  CHECK(q40.memory.kernel_bytes == weights / 2 + params * 2);
+  CHECK(double(q40.memory.kernel_bytes) * 8 / double(weights) == 4.5);
+  // u4 symmetric: one zero point (8) for the whole weight, as ONNX's MatMulNBits defaults it: no
+  // zero-point bytes either.
+  const Measured u4 = measure(text, "quantize-weights{bits=u4 block=32 symmetric=true scales=f16},lower-hybrid{mode=dynamic-i8}");
+  CAPTURE(u4.kernel);
+  CHECK(u4.kernel.find("f32_qu4w_h_f32_dyngemm_") == 0);
+  CHECK(u4.memory.kernel_bytes == weights / 2 + params * 2);
   // Per column, 8-bit: resident = the packed size plus the type's scales, within 5%.
   const Measured dyn8 = measure(text, "quantize-weights{bits=i8},lower-hybrid{mode=dynamic-i8}");
   CHECK(dyn8.kernel.find("_dyngemm_") != std::string::npos);
