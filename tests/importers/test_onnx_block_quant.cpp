@@ -291,6 +291,53 @@ TEST_CASE("MatMulNBits: the ONNX definition, the reference's bytes on every back
   CHECK(found);
 }
 
+TEST_CASE("MatMulNBits from an fp16 export under dynamic i8: 16-bit scales, no zero-point bytes, the reference's bytes") {
+  // An fp16 export's scales are f16 values and its zero points default to 8: the dynamic
+  // kernel's records keep the scales at 16 bits and the one zero point in the kernel, 4.5 bits
+  // per weight (one 64-column strip of 3 blocks of 32: 3 x (1024 + 128) bytes).
+  NBits c;
+  c.half = true;
+  c.zp = NBits::Zp::kNone;
+  const NBitsModel nm = make_nbits(c);
+  std::string bytes;
+  nm.model.SerializeToString(&bytes);
+  std::vector<uint16_t> x16;
+  for (float v : nm.x) x16.push_back(qrt::f16_bits_from_double(v));
+  std::vector<uint8_t> ref_out;
+  std::vector<std::string> levels = {"ref"};
+  for (const std::string& l : tested_levels()) levels.push_back(l);
+  for (const std::string& level : levels) {
+    CAPTURE(level);
+    qrt_model_t* m = nullptr;
+    REQUIRE(qrt_model_load_buffer(bytes.data(), bytes.size(), "nbits_f16.onnx", &m) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_model_apply_passes(m, "lower-hybrid{mode=dynamic-i8}", nullptr) == QRT_OK, qrt_last_error_message());
+    qrt_plan_options o;
+    qrt_plan_options_init(&o);
+    o.backend = level == "ref" ? QRT_BACKEND_REF : QRT_BACKEND_JIT;
+    o.isa = level == "ref" ? nullptr : level.c_str();
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(m, &o, &plan) == QRT_OK, qrt_last_error_message());
+    if (level != "ref") {
+      const std::vector<std::string> kernels = onnx_builders::matmul_kernels(plan);
+      REQUIRE(kernels.size() == 1);
+      CHECK_MESSAGE(kernels[0].find("f32_qu4w_h_f32_dyngemm_") == 0, kernels[0]);
+      CHECK_MESSAGE(kernels[0].find("weights packed: 3456 bytes with f16 scales;") != std::string::npos, kernels[0]);
+    }
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F16, nm.dims.size(), nm.dims.data(), x16.data(), x16.size() * 2) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+    const std::vector<uint8_t> out(static_cast<const uint8_t*>(view.data), static_cast<const uint8_t*>(view.data) + view.bytes);
+    if (level == "ref") ref_out = out;
+    else CHECK(out == ref_out);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(m);
+  }
+}
+
 TEST_CASE("MatMulNBits: malformed nodes are clear errors naming the node and value") {
   NBits c;
   NBitsModel m = make_nbits(c);
