@@ -7,9 +7,10 @@
 // Memory: the weights are repacked once, at plan time, into kDynGemm's record layout
 // (microkernel.h): the same bits per weight as stored, plus per block and column a scale (f16
 // where every scale is exactly a normal f16, as in llama.cpp's Q4_0 and ONNX's f16
-// MatMulNBits, else f32) and a u8 zero point (none where all are 0), so a plan holds the packed
-// weights and nothing wider. For 4-bit blocks of 32 that is 4.5 bits per weight (f16 scales,
-// symmetric) to 5.25 (f32 scales, zero points), against f32's 32: the bytes a GEMV streams.
+// MatMulNBits, else f32) and a u8 zero point (none where one serves the whole weight), so a
+// plan holds the packed weights and nothing wider. For 4-bit blocks of 32 that is 4.5 bits per
+// weight (f16 scales, one zero point) to 5.25 (f32 scales, zero points that differ), against
+// f32's 32: the bytes a GEMV streams.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
