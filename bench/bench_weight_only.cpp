@@ -10,8 +10,9 @@
 // <weights>: i4_b32 (4-bit, an f32 scale and a zero point per 32 weights along K), i4_b32_sym
 // (4-bit, symmetric, a scale per 32 that is exactly an f16 value: llama.cpp's Q4_0 form and an
 // f16 MatMulNBits export's; the dynamic kernel's records then hold f16 scales and no zero
-// points, 4.5 bits per weight), i8 (per column), f32 (the dequantized path); _dyn: the same weights with activations = "dynamic_i8" (i8 per
-// row and block, integer dot products: kDynGemm); _bf16 / _f16: activations, weights' expressed
+// points, 4.5 bits per weight), i8 (per column), f32 (the dequantized path); _dyn: the same
+// weights with activations = "dynamic_i8" (i8 per row and block, integer dot products:
+// kDynGemm); _bf16 / _f16: activations, weights' expressed
 // type and results in that type (weight-only: each dequantized weight rounded to it, sums in
 // f32; dynamic: the rows widened to f32 before their quantization, results rounded once).
 #include <benchmark/benchmark.h>
