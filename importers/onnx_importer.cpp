@@ -233,7 +233,7 @@ Status Importer::import_node(const onnx::NodeProto& node) {
       for (int i : {1, 2}) {
         if (i < node.input_size() && !node.input(i).empty() && !constant(node, i)) runtime_bounds = true;
       }
-      const ElementType& e = type(x).element;
+      const ElementType e = type(x).element;  // a copy: value() below may emit a constant and grow g_.values
       if (e.is_integer() || (e.is_float() && runtime_bounds)) {
         for (int i : {1, 2}) {
           if (i >= node.input_size() || node.input(i).empty()) continue;
