@@ -46,10 +46,7 @@ struct DynWeights {
 
 // Whether f32 `s` is a positive normal f16 value exactly (the records' f16 scales).
 bool exact_normal_f16(float s) {
-  if (!(s >= 0x1p-14f && s <= 65504.0f)) return false;  // NaN fails too
-  uint32_t bits;
-  std::memcpy(&bits, &s, 4);
-  return (bits & 0x1FFF) == 0;  // no mantissa bits below f16's ten
+  return s >= 0x1p-14f && round_to_float_kind(double(s), FloatKind::kF16) == double(s);  // NaN fails too
 }
 
 // Writes the records of `w` ([k, n] stored values `stored(kk, j)`, parameters `p`).
@@ -86,9 +83,7 @@ void pack_records(DynWeights& w, const WeightBlocks& p, Stored stored) {
         const size_t pi = size_t(b * w.n + s * kDynStripCols + c);
         const float scale = p.scales[pi];
         if (w.scale_f16) {
-          uint32_t bits;
-          std::memcpy(&bits, &scale, 4);
-          const uint16_t h = uint16_t((bits >> 13) - 0x1C000);  // f32_of_normal_f16's inverse
+          const uint16_t h = f16_bits_from_double(double(scale));  // exact: exact_normal_f16 held
           std::memcpy(rec + layout.scales + c * 2, &h, 2);
         } else {
           std::memcpy(rec + layout.scales + c * 4, &scale, 4);
