@@ -5,6 +5,9 @@
 # target: text (MLIR; also every bundled model converted by qopt and a few generated graphs),
 # binary (.qrt containers of the same), onnx, tflite (the models under 400 KB), npy, c_api
 # (a mix of all formats) and diff (empty: the structured target's bytes are choices).
+# QRT_CORPUS_ONNX_NODE_TESTS=1 also seeds onnx and c_api with ONNX's backend node tests
+# (libonnx-testdata: about 930 one-op models of 0.5 KB on average, every ONNX op the importer
+# reads and many it refuses), for the long runs outside CI (docs/testing.md).
 set -euo pipefail
 build=$1
 out=$2
@@ -25,4 +28,13 @@ for model in "$out"/onnx/*.onnx "$out"/tflite/*.tflite "$out"/text/*.mlir; do
   "$qopt" "$model" -o "$out/binary/${name%.*}.qrt" 2>/dev/null || true
 done
 cp "$out"/text/*.mlir "$out"/binary/*.qrt "$out"/onnx/*.onnx "$out"/tflite/*.tflite "$out/c_api/"
+if [ "${QRT_CORPUS_ONNX_NODE_TESTS:-0}" = 1 ]; then
+  node_tests=/usr/share/libonnx-testdata/data/node
+  [ -d "$node_tests" ] || { echo "make_corpus.sh: no $node_tests (apt-get install libonnx-testdata)" >&2; exit 1; }
+  for model in "$node_tests"/*/model.onnx; do
+    name=node_$(basename "$(dirname "$model")").onnx
+    cp "$model" "$out/onnx/$name"
+    cp "$model" "$out/c_api/$name"
+  done
+fi
 for d in "$out"/*/; do echo "$(basename "$d"): $(ls "$d" | wc -l) files"; done
