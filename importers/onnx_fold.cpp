@@ -18,7 +18,29 @@ namespace qrt::importers::onnx_detail {
 
 namespace {
 
+// The most elements a folded result may have: folding is for shape arithmetic and small
+// masks, and the sizes come from the file, so each result's count is checked before anything
+// is allocated for it.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 20;
+
+// The element count of `dims` when every extent lies in [0, 2^48] (a qrt type's) and the
+// count is at most kMaxFoldedElements; -1 otherwise (also when the count overflows).
+int64_t foldable_count(const std::vector<int64_t>& dims) {
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0 || d > kMaxTensorElements; })) return -1;
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; })) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (n > kMaxFoldedElements / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
 
 DenseElements zeros(const Type& t) {
   DenseElements d;
@@ -122,14 +144,27 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
   // reference defines its rounding); the comparison and creation ops fold any input.
   if (!int_result_ops && !x.type.element.is_integer()) return false;
   if (op == "ConstantOfShape") {
+    if (x.type.rank() != 1) return error(node, "its shape input has rank " + std::to_string(x.type.rank()) + ", not 1", ErrorCode::kVerify);
     const std::vector<int64_t> dims = ints(x);
+    const int64_t count = foldable_count(dims);
+    if (count < 0) {
+      const bool negative = std::any_of(dims.begin(), dims.end(), [](int64_t e) { return e < 0; });
+      const bool huge = std::any_of(dims.begin(), dims.end(), [](int64_t e) { return e > kMaxTensorElements; });
+      return error(node, "shape " + dims_text(dims) +
+                             (negative ? " has a negative extent"
+                              : huge   ? " has an extent over qrt's limit of 2^48"
+                                       : " has more than the " + std::to_string(kMaxFoldedElements) + " elements qrt folds at import"),
+                   ErrorCode::kVerify);
+    }
     DenseElements d = zeros(Type::tensor(dims, ElementType::make_float(FloatKind::kF32)));
     auto it = a.find("value");
     if (it != a.end()) {
       QRT_ASSIGN_OR_RETURN(DenseElements v, dense_of(it->second->t(), node.name() + " value"));
+      if (v.type.num_elements() != 1) {
+        return error(node, "value has " + std::to_string(v.type.num_elements()) + " elements, not 1", ErrorCode::kVerify);
+      }
       d = zeros(Type::tensor(dims, v.type.element));
-      if (d.type.num_elements() < 0 || d.type.num_elements() > kMaxFoldedElements) return false;
-      for (size_t i = 0; i < size_t(d.type.num_elements()); ++i) {
+      for (size_t i = 0; i < size_t(count); ++i) {
         std::memcpy(d.bytes.data() + i * v.size(), v.data(), v.size());
       }
     }
@@ -137,10 +172,24 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
   }
   if (op == "Range") {
     if (!in[1] || !in[2] || !x.type.element.is_integer()) return false;
+    for (size_t i = 0; i < 3; ++i) {
+      if (in[i]->type.num_elements() != 1) {
+        return error(node, "input " + std::to_string(i) + " has " + std::to_string(in[i]->type.num_elements()) +
+                               " elements, not 1", ErrorCode::kVerify);
+      }
+    }
     const int64_t start = x.int_at(0), limit = in[1]->int_at(0), delta = in[2]->int_at(0);
     if (delta == 0) return error(node, "delta is 0", ErrorCode::kVerify);
-    std::vector<int64_t> v;
-    for (int64_t i = start; delta > 0 ? i < limit : i > limit; i += delta) v.push_back(i);
+    // ceil((limit - start) / delta) elements, in 128 bits: the operands come from the file.
+    const __int128 span = __int128(limit) - __int128(start);
+    const __int128 count = span == 0 || (span > 0) != (delta > 0) ? 0 : (span + delta + (delta > 0 ? -1 : 1)) / delta;
+    if (count > kMaxFoldedElements) {
+      return error(node, "Range(" + std::to_string(start) + ", " + std::to_string(limit) + ", " + std::to_string(delta) +
+                             ") has more than the " + std::to_string(kMaxFoldedElements) + " elements qrt folds at import",
+                   ErrorCode::kVerify);
+    }
+    std::vector<int64_t> v(static_cast<size_t>(count));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(__int128(start) + __int128(i) * delta);
     DenseElements d = i64_vector(v);
     d.type.element = x.type.element;
     DenseElements typed = zeros(d.type);
@@ -173,7 +222,8 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
       int64_t known = 1;
       for (size_t i = 0; i < shape.size(); ++i) {
         dims.push_back(shape[i] == 0 && i < x.type.rank() ? x.type.dims[i] : shape[i]);
-        if (dims.back() >= 0) known *= dims.back();
+        // A product past the input's count cannot match it: the op's own import reports it.
+        if (dims.back() >= 0 && __builtin_mul_overflow(known, dims.back(), &known)) return false;
       }
       for (int64_t& d : dims) {
         if (d < 0) d = known == 0 ? 0 : x.type.num_elements() / known;
@@ -190,6 +240,8 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
       for (int64_t ax : axes) {
         ax = ax < 0 ? ax + int64_t(marked.size()) : ax;
         if (ax < 0 || ax >= int64_t(marked.size())) return error(node, "axis out of range", ErrorCode::kVerify);
+        // (Unsqueeze would otherwise take more dimensions from the input than it has.)
+        if (marked[size_t(ax)]) return error(node, "axis " + std::to_string(ax) + " is listed twice", ErrorCode::kVerify);
         marked[size_t(ax)] = true;
       }
       size_t next = 0;
@@ -201,9 +253,7 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
         }
       }
     }
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    if (n != x.type.num_elements()) return false;  // the op's own import reports the error
+    if (foldable_count(dims) != x.type.num_elements()) return false;  // the op's own import reports the error
     DenseElements d = x;
     d.type.dims = dims;
     return done(std::move(d));
@@ -217,6 +267,7 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
     std::vector<int64_t> dims(dd.begin(), dd.begin() + axis);
     dims.insert(dims.end(), in[1]->type.dims.begin(), in[1]->type.dims.end());
     dims.insert(dims.end(), dd.begin() + axis + 1, dd.end());
+    if (foldable_count(dims) < 0) return false;  // a qrt op then, not a constant
     DenseElements d = zeros(Type::tensor(dims, x.type.element));
     size_t outer = 1, inner = element_byte_size(x.type.element);
     for (int64_t k = 0; k < axis; ++k) outer *= size_t(dd[size_t(k)]);
@@ -251,6 +302,10 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
   }
   if (op == "Slice") {
     if (x.type.rank() != 1 || in.size() < 3 || !in[1] || !in[2]) return false;
+    // One start, end (and step) for the one axis; the op's own import reports other counts.
+    for (size_t i : {size_t(1), size_t(2), size_t(4)}) {
+      if (i < in.size() && in[i] && in[i]->type.num_elements() != 1) return false;
+    }
     const int64_t start = in[1]->int_at(0), end = in[2]->int_at(0);
     const int64_t step = in.size() > 4 && in[4] ? in[4]->int_at(0) : 1;
     if (step == 0) return error(node, "step is 0", ErrorCode::kVerify);
@@ -275,6 +330,7 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
   const ElementType bool_type = ElementType::make_int(1);
   const ElementType out_e = compare ? bool_type : op == "Where" ? in[1]->type.element : x.type.element;
   if (op == "Where" && !out_e.is_integer()) return false;
+  if (foldable_count(dims) < 0) return false;  // a qrt op then, not a constant
   DenseElements d = zeros(Type::tensor(dims, out_e));
   for (size_t i = 0; i < size_t(d.type.num_elements()); ++i) {
     auto at = [&](size_t k) { return broadcast_index(in[k]->type.dims, dims, i); };

@@ -1,0 +1,137 @@
+// Tests: the ONNX importer's import-time folding of shape sub-graphs (importers/onnx_fold.cpp)
+// on sizes taken from the file: results are checked against the folding limit before anything
+// is allocated, hostile extents and counts are refused naming the node, and the folds that
+// legitimate exporters rely on still give the right constants.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "importers/onnx_importer.h"
+#include "ir/text_format.h"
+#include "tests/importers/onnx_builders.h"
+
+namespace {
+
+using namespace onnx_builders;
+
+/// A model whose one output "y" is node `op` over the INT64 initializers `inits` (1-D each,
+/// in input order; an empty name leaves that input out).
+struct FoldModel {
+  onnx::ModelProto model = empty_model(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  onnx::NodeProto* node = nullptr;
+  FoldModel(const std::string& op, const std::vector<std::pair<std::string, std::vector<int64_t>>>& inits,
+            bool scalars = false) {
+    std::vector<std::string> names;
+    for (const auto& [name, values] : inits) {
+      if (!name.empty()) add_int64s(g, name, values, scalars);
+      names.push_back(name);
+    }
+    node = add_node(g, op, names, {"y"});
+    g->add_output()->set_name("y");
+  }
+};
+
+/// The import error of `m`, "" when it imports.
+std::string error_of(const FoldModel& m) {
+  auto g = import(m.model);
+  return g.is_ok() ? "" : g.status().message();
+}
+
+/// The integers of the constant `m`'s output folded to (the graph's output is a qrt constant).
+std::vector<int64_t> folded(const FoldModel& m) {
+  auto g = import(m.model);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  const int producer = g->values[size_t(g->outputs.at(0))].producer;
+  REQUIRE(producer >= 0);
+  const qrt::Op& op = g->ops[size_t(producer)];
+  REQUIRE_MESSAGE(op.kind == qrt::OpKind::kConstant, qrt::print_graph(*g));
+  const qrt::DenseElements& d = op.attr("value")->dense;
+  std::vector<int64_t> v;
+  for (size_t i = 0; i < size_t(d.type.num_elements()); ++i) v.push_back(d.int_at(i));
+  return v;
+}
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+
+}  // namespace
+
+TEST_CASE("ONNX folding: a size from the file is checked before anything is allocated for it") {
+  // The fuzzer's finding (2026-11-29): a ConstantOfShape of ~2^59 elements asked for 864 PB.
+  const std::string too_many = "elements qrt folds at import";
+  CHECK(error_of(FoldModel("ConstantOfShape", {{"s", {int64_t(1) << 40, int64_t(1) << 40, 3}}}))
+            .find("'ConstantOfShape_node' (ConstantOfShape): shape [1099511627776, 1099511627776, 3] has more than the "
+                  "1048576 " + too_many) != std::string::npos);
+  CHECK(error_of(FoldModel("ConstantOfShape", {{"s", {1024, 1025}}})).find(too_many) != std::string::npos);
+  CHECK(error_of(FoldModel("ConstantOfShape", {{"s", {4, -2}}})).find("shape [4, -2] has a negative extent") !=
+        std::string::npos);
+  CHECK(error_of(FoldModel("ConstantOfShape", {{"s", {kMax, 0}}})).find("shape [9223372036854775807, 0] has an extent over "
+                                                                          "qrt's limit of 2^48") != std::string::npos);
+  // A zero extent makes the count 0, however large the others.
+  CHECK(folded(FoldModel("ConstantOfShape", {{"s", {int64_t(1) << 40, 0}}})).empty());
+  // Range's count, in 128 bits: INT64_MAX elements are refused, not pushed one by one.
+  CHECK(error_of(FoldModel("Range", {{"a", {0}}, {"b", {kMax}}, {"c", {1}}}, true))
+            .find("Range(0, 9223372036854775807, 1) has more than the 1048576 " + too_many) != std::string::npos);
+  CHECK(error_of(FoldModel("Range", {{"a", {kMax}}, {"b", {kMin}}, {"c", {-1}}}, true)).find(too_many) !=
+        std::string::npos);
+  // The largest span with a step that keeps it short: no intermediate overflows.
+  CHECK(folded(FoldModel("Range", {{"a", {kMin}}, {"b", {kMax}}, {"c", {kMax}}}, true)) ==
+        std::vector<int64_t>{kMin, -1, kMax - 1});
+  // Inputs that are not scalars were read past their end.
+  CHECK(error_of(FoldModel("Range", {{"a", {}}, {"b", {4}}, {"c", {1}}})).find("input 0 has 0 elements, not 1") !=
+        std::string::npos);
+  // Unsqueeze with a repeated axis took more dimensions from its input than it has.
+  {
+    FoldModel m("Unsqueeze", {{"x", {7, 8}}, {"axes", {0, 0}}});
+    CHECK(error_of(m).find("axis 0 is listed twice") != std::string::npos);
+  }
+  // A Reshape target whose product overflows int64 is left to the op's own import.
+  CHECK_FALSE(error_of(FoldModel("Reshape", {{"x", {1, 2, 3, 4}}, {"shape", {int64_t(1) << 40, int64_t(1) << 40}}})).empty());
+}
+
+TEST_CASE("ONNX folding: a ConstantOfShape value must be one element") {
+  FoldModel m("ConstantOfShape", {{"s", {2, 3}}});
+  auto* a = m.node->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(2);
+  a->mutable_t()->add_int64_data(7);
+  a->mutable_t()->add_int64_data(8);
+  CHECK(error_of(m).find("value has 2 elements, not 1") != std::string::npos);
+  a->mutable_t()->clear_int64_data();
+  a->mutable_t()->clear_dims();
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(7);
+  CHECK(folded(m) == std::vector<int64_t>(6, 7));
+}
+
+TEST_CASE("ONNX folding: what exporters compute still folds to the right constants") {
+  CHECK(folded(FoldModel("Range", {{"a", {10}}, {"b", {0}}, {"c", {-3}}}, true)) == std::vector<int64_t>{10, 7, 4, 1});
+  CHECK(folded(FoldModel("Range", {{"a", {0}}, {"b", {7}}, {"c", {2}}}, true)) == std::vector<int64_t>{0, 2, 4, 6});
+  CHECK(folded(FoldModel("Range", {{"a", {5}}, {"b", {5}}, {"c", {1}}}, true)).empty());
+  CHECK(folded(FoldModel("Range", {{"a", {5}}, {"b", {9}}, {"c", {-1}}}, true)).empty());
+  CHECK(folded(FoldModel("Unsqueeze", {{"x", {7, 8}}, {"axes", {0, 2}}})) == std::vector<int64_t>{7, 8});
+  CHECK(folded(FoldModel("Reshape", {{"x", {1, 2, 3, 4}}, {"shape", {2, -1}}})) == std::vector<int64_t>{1, 2, 3, 4});
+  CHECK(folded(FoldModel("Gather", {{"x", {5, 6, 7}}, {"i", {2, 0, 2}}})) == std::vector<int64_t>{7, 5, 7});
+  CHECK(folded(FoldModel("Mul", {{"x", {2, 3}}, {"y", {4}}})) == std::vector<int64_t>{8, 12});
+  // The limit itself still folds: 1024 x 1024 by broadcasting.
+  FoldModel big("Add", {{"x", std::vector<int64_t>(1024, 1)}, {"y", std::vector<int64_t>(1024, 2)}});
+  big.g->mutable_initializer(0)->clear_dims();
+  big.g->mutable_initializer(0)->add_dims(1024);
+  big.g->mutable_initializer(0)->add_dims(1);
+  CHECK(folded(big).size() == size_t(1) << 20);
+  // One past it by broadcasting is not folded: the sum is a qrt op over two constants.
+  FoldModel bigger("Add", {{"x", std::vector<int64_t>(2048, 1)}, {"y", std::vector<int64_t>(1024, 2)}});
+  bigger.g->mutable_initializer(0)->clear_dims();
+  bigger.g->mutable_initializer(0)->add_dims(2048);
+  bigger.g->mutable_initializer(0)->add_dims(1);
+  auto g = import(bigger.model);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  CHECK(qrt::print_graph(*g).find("qrt.add") != std::string::npos);
+}
