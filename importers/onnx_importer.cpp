@@ -394,8 +394,8 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     for (int64_t d : target) {
       if (d < 0) {
         ++unknown;
-      } else {
-        known *= d;
+      } else if (__builtin_mul_overflow(known, d, &known)) {  // the entries come from the file
+        return error(node, "the target shape's element count overflows int64", ErrorCode::kParse);
       }
     }
     if (unknown == 1 && n >= 0) {
