@@ -312,7 +312,7 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
     return done(std::move(d));
   }
   if (op == "Slice") {
-    if (x.type.rank() != 1 || in.size() < 3 || !in[1] || !in[2]) return false;
+    if (x.type.rank() != 1 || !in[1] || !in[2]) return false;
     // One start, end (and step) for the one axis; the op's own import reports other counts.
     for (size_t i : {size_t(1), size_t(2), size_t(4)}) {
       if (i < in.size() && in[i] && in[i]->type.num_elements() != 1) return false;
