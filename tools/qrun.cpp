@@ -64,7 +64,7 @@ const char* kUsage =
     "  --bench ITER           print the load and plan-creation times and the first run's\n"
     "                         latency, then time ITER more runs and print latency\n"
     "                         min/median/p90/max (ms) and throughput (runs/s)\n"
-    "  --profile              print per op: kernel, mean time, share and GOPS (matmul/conv),\n"
+    "  --profile              print per op: kernel, median time, share and GOPS (matmul/conv),\n"
     "                         and the arena against the sum of all intermediates\n"
     "  --trace FILE.json      write the last run's ops as a Chrome trace (chrome://tracing,\n"
     "                         Perfetto)\n"

@@ -39,12 +39,14 @@ std::string bench_and_profile(qrt_context_t* context, const qrt_plan_t* plan, si
                               const BenchOptions& options) {
   size_t ops = 0;
   qrt_plan_num_ops(plan, &ops);
-  std::vector<double> op_total_us(ops, 0.0);
+  // Each op's time in each measured run. The profile prints per-op medians: a mean lets one
+  // preempted run (a shared host's 45 ms stall) double the op it hit.
+  std::vector<std::vector<double>> op_us(ops);
   auto add_op_times = [&] {
     for (size_t i = 0; i < ops; ++i) {
       uint64_t ns = 0;
       qrt_context_op_time(context, i, &ns);
-      op_total_us[i] += double(ns) / 1000.0;
+      op_us[i].push_back(double(ns) / 1000.0);
     }
   };
   int measured = 0;
@@ -69,21 +71,28 @@ std::string bench_and_profile(qrt_context_t* context, const qrt_plan_t* plan, si
     measured = 1;
   }
   if (options.profile) {
+    std::vector<double> op_median(ops, 0.0);
     double total = 0;
-    for (double t : op_total_us) total += t;
-    std::printf("profile (mean of %d run%s):\n%5s  %-16s %-44s %10s %7s %8s\n", measured, measured == 1 ? "" : "s", "op",
-                "name", "kernel", "time us", "share", "GOPS");
+    for (size_t i = 0; i < ops; ++i) {
+      std::vector<double>& v = op_us[i];
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      op_median[i] = n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      total += op_median[i];
+    }
+    std::printf("profile (median of %d run%s per op; total: their sum):\n%5s  %-16s %-44s %10s %7s %8s\n", measured,
+                measured == 1 ? "" : "s", "op", "name", "kernel", "time us", "share", "GOPS");
     for (size_t i = 0; i < ops; ++i) {
       qrt_op_info info;
       qrt_plan_op_info(plan, i, &info);
-      const double us = op_total_us[i] / measured;
+      const double us = op_median[i];
       if (us == 0.0) continue;  // constants and skipped ops
       char gops[32] = "";
       if (info.ops > 0) std::snprintf(gops, sizeof gops, "%.2f", double(info.ops) / (us * 1000.0));
       std::printf("%5zu  %-16s %-44s %10.1f %6.1f%% %8s\n", i, info.op, short_kernel(info.kernel).c_str(), us,
-                  100.0 * op_total_us[i] / total, gops);
+                  100.0 * us / total, gops);
     }
-    std::printf("%5s  %-16s %-44s %10.1f\n", "", "total", "", total / measured);
+    std::printf("%5s  %-16s %-44s %10.1f\n", "", "total", "", total);
     qrt_memory_info mem;
     qrt_plan_memory_info(plan, &mem);
     std::printf("memory: arena %.1f KiB for intermediates of %.1f KiB in all (%.1f%%), %zu in place\n",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tools/npy.h"
 
@@ -400,6 +402,39 @@ TEST_CASE("qrun --bench prints the startup costs, the latency statistics and thr
   // Without --bench there is no timing line: outputs stay comparable between runs.
   const Run quiet = run(kQrun + " " + kExamples + "/mlp.mlir --random 7");
   CHECK(quiet.out.find("startup:") == std::string::npos);
+}
+
+TEST_CASE("qrun --profile prints each op's median over the runs, and their sum as the total") {
+  const Run r = run(kQrun + " " + kExamples + "/mlp.mlir --random 7 --bench 5 --profile");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const size_t head = r.out.find("profile (median of 5 runs per op; total: their sum):\n");
+  REQUIRE_MESSAGE(head != std::string::npos, r.out);
+  // The op rows end in "time share% [GOPS]"; the total row's one number is their sum.
+  std::istringstream lines(r.out.substr(head));
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::getline(lines, line);  // the column names
+  double sum = 0, share = 0, total = -1;
+  int rows = 0;
+  while (std::getline(lines, line) && total < 0) {
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    REQUIRE(!w.empty());
+    if (w[0] == "total") {
+      total = std::stod(w.back());
+      break;
+    }
+    const size_t pct = w.back().back() == '%' ? w.size() - 1 : w.size() - 2;
+    REQUIRE_MESSAGE(w[pct].back() == '%', line);
+    sum += std::stod(w[pct - 1]);
+    share += std::stod(w[pct].substr(0, w[pct].size() - 1));
+    ++rows;
+  }
+  CHECK(rows >= 2);
+  CHECK(total > 0);
+  CHECK(std::abs(sum - total) <= 0.05 * rows + 0.1);  // each row printed to 0.1 us
+  CHECK(std::abs(share - 100.0) <= 0.05 * rows + 0.1);
 }
 
 TEST_CASE("parse_npy: hostile headers give an error, never an exception or a wrapped size") {
