@@ -84,13 +84,25 @@ inline int64_t part_start(int64_t n, int64_t parts, int64_t i, int64_t quantum =
   return std::min(n, n * i / parts / quantum * quantum);
 }
 
-/// Activation rows per task when `rows` rows split into `worth` tasks (worthwhile_tasks):
-/// whole tiles of `tile` rows, at most an L2 block of `block` rows; one block at a time when
-/// the work is worth one task.
-inline int64_t rows_per_task(int64_t rows, int64_t tile, int64_t block, int64_t worth) {
-  if (worth <= 1) return block;
-  const int64_t share = ((rows + worth - 1) / worth + tile - 1) / tile * tile;
-  return std::min(block, std::max(tile, share));
+/// How many near-equal tasks `items` items (rows, pixels, output rows) split into on
+/// `parallel`'s threads, for `worth` tasks (worthwhile_tasks), at least `least` items each where
+/// there are enough (else one task for each thread), and at most `most` (an L2 block): a multiple of the threads once there are
+/// that many tasks, so that every thread gets as many items. Task t covers
+/// [part_start(items, tasks, t, q), part_start(items, tasks, t + 1, q)). Fixed chunks left the
+/// last task short instead: 128 GEMM rows in chunks of 24 ran 72 rows on one of two threads and
+/// 56 on the other, at most 1.78x one thread (performance.md, the Zen 4 section).
+/// Under split_small_work (tests) every item may be a task of its own.
+inline int64_t balanced_tasks(int64_t items, int64_t least, int64_t most, int64_t worth, const Parallel& parallel) {
+  if (items <= 0) return 1;
+  const int64_t threads = int64_t(parallel.threads());
+  if (parallel.split_small_work()) least = 1;
+  // Every thread gets a task where there are items for it (49 rows of a wide GEMM: 2 of 24).
+  if (threads > 1) least = std::min(least, std::max<int64_t>(1, items / threads));
+  int64_t n = std::min(worth, std::max<int64_t>(1, items / std::max<int64_t>(least, 1)));
+  if (threads > 1 && n >= threads) n = n / threads * threads;
+  const int64_t by_most = (items + std::max<int64_t>(most, 1) - 1) / std::max<int64_t>(most, 1);
+  if (n < by_most) n = threads > 1 ? (by_most + threads - 1) / threads * threads : by_most;
+  return std::max<int64_t>(1, std::min(n, items));
 }
 
 /// A process-wide Serial.

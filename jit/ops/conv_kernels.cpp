@@ -134,13 +134,14 @@ class ConvOpKernel final : public SinkableKernel {
     if (!sink && part.window_cols == ow) return run_windows(part, x, y, parallel);
     const PackedGemm& p = gemm.packed();
     const int64_t row_bytes = p.a_row_bytes(), tile = p.tile_rows();
-    // Tasks of output pixels: an L2 block each, smaller when that leaves threads idle, but
-    // no smaller than the work is worth (see worthwhile_tasks).
+    // Tasks of output pixels: an L2 block each on one thread; on more, near-equal tasks, as
+    // many for each thread (balanced_tasks), no more than the work is worth (worthwhile_tasks).
     const int64_t worth = worthwhile_tasks(pixels * p.n * p.k, kMinConvTaskMacs, parallel);
     Parallel& par = worth > 1 ? parallel : serial();
-    const int64_t chunk =
-        rows_per_task(pixels, tile, std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile), worth);
-    const int64_t chunks = (pixels + chunk - 1) / chunk;
+    const int64_t block = std::max<int64_t>(tile, kIm2colBlockBytes / row_bytes / tile * tile);
+    const int64_t chunks =
+        worth > 1 ? balanced_tasks(pixels, 2 * tile, block, worth, par) : (pixels + block - 1) / block;
+    auto chunk_start = [&](int64_t t) { return worth > 1 ? part_start(pixels, chunks, t, 4) : std::min(pixels, t * block); };
     // NHWC writes the part's columns straight into y; NCHW stages [pixels, n] and transposes.
     const int64_t ldc = (w_.nchw ? p.n : out_c) * ob;
     thread_local std::vector<uint8_t> staged;  // NCHW only; the caller's, filled by the workers
@@ -150,7 +151,8 @@ class ConvOpKernel final : public SinkableKernel {
       par.for_each(size_t(chunks), [&](size_t t) {
         thread_local std::vector<uint8_t> packed, rows;
         thread_local std::vector<int32_t> sums;
-        const int64_t m0 = int64_t(t) * chunk, mc = std::min(chunk, pixels - m0);
+        const int64_t m0 = chunk_start(int64_t(t)), mc = chunk_start(int64_t(t) + 1) - m0;
+        if (mc <= 0) return;
         uint8_t* packed_rows = scratch(packed, size_t(mc * row_bytes) + kIm2colSlack);
         int32_t* row_sums = scratch(sums, size_t(mc));
         // The task's output rows into y, or through the sink.
@@ -259,11 +261,17 @@ class ConvOpKernel final : public SinkableKernel {
     while (most < oh && band_rows(most + 1) * band_row <= kIm2colBlockBytes) ++most;
     const int64_t worth = worthwhile_tasks(d[0] * oh * ow * p.n * p.k, kMinConvTaskMacs, parallel);
     Parallel& par = worth > 1 ? parallel : serial();
+    // Near-equal bands of output rows, as many for each thread (balanced_tasks: 28 rows in
+    // bands of 4 gave one of two threads 16 rows and the other 12).
     const int64_t per_image = std::max<int64_t>(1, worth / std::max<int64_t>(d[0], 1));
-    const int64_t chunk = rows_per_task(oh, 1, most, per_image), chunks = (oh + chunk - 1) / chunk;
+    const int64_t chunks =
+        worth > 1 ? balanced_tasks(oh, 1, most, per_image, par) : (oh + most - 1) / most;
     const int64_t ldc = od[3] * part.gemm->out_bytes();
+    auto band_start = [&](int64_t i) { return worth > 1 ? part_start(oh, chunks, i) : std::min(oh, i * most); };
     par.for_each(size_t(d[0] * chunks), [&](size_t t) {
-      const int64_t n = int64_t(t) / chunks, oy0 = int64_t(t) % chunks * chunk, rows = std::min(chunk, oh - oy0);
+      const int64_t n = int64_t(t) / chunks, oy0 = band_start(int64_t(t) % chunks),
+                    rows = band_start(int64_t(t) % chunks + 1) - oy0;
+      if (rows <= 0) return;
       thread_local std::vector<uint8_t> band_bytes;
       uint8_t* band = scratch(band_bytes, size_t(band_rows(rows) * band_row) + slack);
       for (int64_t r = 0; r < band_rows(rows); ++r) {

@@ -42,11 +42,15 @@ void for_each_f32_row_block(Parallel& parallel, int64_t rows, int64_t k, int64_t
   constexpr int64_t kTile = 12, kBlockBytes = 256 * 1024;
   const int64_t block = std::max(kTile, kBlockBytes / (4 * std::max<int64_t>(k, 1)) / kTile * kTile);
   const int64_t worth = worthwhile_tasks(rows * k * n, kMinF32TaskMacs, parallel);
-  const int64_t chunk = rows_per_task(rows, kTile, block, worth);
-  Parallel& par = worth > 1 ? parallel : serial();
-  par.for_each(size_t((rows + chunk - 1) / chunk), [&](size_t t) {
-    const int64_t first = int64_t(t) * chunk, count = std::min(chunk, rows - first);
-    for (int64_t r = 0; r < count; r += block) fn(first + r, std::min(block, count - r));
+  if (worth <= 1) {  // one thread: L2 blocks in order
+    for (int64_t r = 0; r < rows; r += block) fn(r, std::min(block, rows - r));
+    return;
+  }
+  // Near-equal row tasks, as many for each thread (balanced_tasks).
+  const int64_t tasks = balanced_tasks(rows, 2 * kTile, block, worth, parallel);
+  parallel.for_each(size_t(tasks), [&](size_t t) {
+    const int64_t first = part_start(rows, tasks, int64_t(t), 4), last = part_start(rows, tasks, int64_t(t) + 1, 4);
+    for (int64_t r = first; r < last; r += block) fn(r, std::min(block, last - r));
   });
 }
 
