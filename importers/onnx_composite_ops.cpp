@@ -122,12 +122,24 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     Type work = t;
     if (opset_ < 13) {
       int64_t outer = 1, inner = 1;
-      for (size_t d = 0; d < t.rank(); ++d) (int64_t(d) < axis ? outer : inner) *= t.dims[d];
+      for (size_t d = 0; d < t.rank(); ++d) {
+        int64_t& side = int64_t(d) < axis ? outer : inner;
+        if (__builtin_mul_overflow(side, t.dims[d], &side)) {
+          return error(node, "the input " + t.to_string() + " read as 2-D overflows int64", ErrorCode::kVerify);
+        }
+      }
       work = Type::tensor({outer, inner}, t.element);
       v = emit(OpKind::kReshape, {x}, work);
       axis = 1;
     }
     const size_t ax = size_t(axis);
+    // The axis' indices become an int64 constant of its length: bounded as OneHot's depth
+    // (a fuzzed input declared an axis of 251 million elements: 2 GB before any check).
+    if (work.dims[ax] > (int64_t(1) << 24)) {
+      return error(node, "axis " + std::to_string(axis) + " of " + work.to_string() + " has " +
+                             std::to_string(work.dims[ax]) + " elements, over qrt's limit of 2^24 for Hardmax",
+                   ErrorCode::kUnsupported);
+    }
     std::vector<int64_t> kept = work.dims;
     kept[ax] = 1;
     const int arg = emit(OpKind::kArgMax, {v}, Type::tensor(kept, ElementType::make_int(64)),
@@ -192,7 +204,12 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
       if (repeats[d] < 0) return error(node, "repeats[" + std::to_string(d) + "] is negative", ErrorCode::kVerify);
       spread.insert(spread.end(), {1, t.dims[d]});
       copies.insert(copies.end(), {repeats[d], t.dims[d]});
-      out.push_back(repeats[d] * t.dims[d]);
+      int64_t extent = 0;
+      if (__builtin_mul_overflow(repeats[d], t.dims[d], &extent)) {
+        return error(node, "repeats[" + std::to_string(d) + "] = " + std::to_string(repeats[d]) + " times extent " +
+                               std::to_string(t.dims[d]) + " overflows int64", ErrorCode::kVerify);
+      }
+      out.push_back(extent);
     }
     const int s = emit(OpKind::kReshape, {x}, Type::tensor(spread, t.element));
     const int b = emit(OpKind::kBroadcastTo, {s}, Type::tensor(copies, t.element));

@@ -142,3 +142,40 @@ TEST_CASE("ONNX folding: what exporters compute still folds to the right constan
   REQUIRE_MESSAGE(g.is_ok(), g.status().message());
   CHECK(qrt::print_graph(*g).find("qrt.add") != std::string::npos);
 }
+
+TEST_CASE("ONNX composite ops: sizes from the file are checked before constants are built for them") {
+  // Hardmax compares argmax with an int64 constant of the axis' indices. The fuzzer's finding
+  // (2026-11-29, fuzz_load_onnx -seed=52): an input declared [251624180] asked for 2 GB.
+  auto hardmax = [](int opset, const std::vector<int64_t>& dims, int64_t axis) {
+    onnx::ModelProto m = empty_model(opset);
+    onnx::GraphProto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, dims);
+    onnx::NodeProto* n = add_node(g, "Hardmax", {"x"}, {"y"});
+    auto* a = n->add_attribute();
+    a->set_name("axis");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(axis);
+    g->add_output()->set_name("y");
+    auto r = import(m);
+    return r.is_ok() ? std::string() : r.status().message();
+  };
+  CHECK(hardmax(13, {251624180}, 0).find("axis 0 of tensor<251624180xf32> has 251624180 elements, over qrt's limit of "
+                                         "2^24 for Hardmax") != std::string::npos);
+  CHECK(hardmax(13, {2, 1 << 24}, 1).empty());  // the limit itself
+  // Before opset 13 the input is read as 2-D: the product of the trailing dimensions.
+  CHECK(hardmax(11, {3, 1 << 12, 1 << 13}, 1).find("has 33554432 elements, over") != std::string::npos);
+  // Inputs past 2^48 elements are refused before (the 2-D product is checked all the same).
+  CHECK(hardmax(11, {2, int64_t(1) << 40, int64_t(1) << 40}, 1).find("has more elements than qrt supports (2^48)") !=
+        std::string::npos);
+  // Tile's output extents are repeats times extents, from the file.
+  onnx::ModelProto m = empty_model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {3, 5});
+  add_int64s(g, "r", {int64_t(1) << 62, 1});
+  add_node(g, "Tile", {"x", "r"}, {"y"});
+  g->add_output()->set_name("y");
+  auto tiled = import(m);
+  REQUIRE_FALSE(tiled.is_ok());
+  CHECK(tiled.status().message().find("repeats[0] = 4611686018427387904 times extent 3 overflows int64") !=
+        std::string::npos);
+}
