@@ -235,7 +235,7 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     }
     QRT_ASSIGN_OR_RETURN(float eps, attr_float(node, a, "epsilon", 1e-5f));
     const std::vector<int64_t> spatial(t.dims.begin() + 2, t.dims.end());
-    DenseElements ones = DenseElements::zeros(Type::tensor(spatial, t.element));
+    QRT_ASSIGN_OR_RETURN(DenseElements ones, built_constant(node, Type::tensor(spatial, t.element), "the spatial ones"));
     const uint64_t one = float_kind_bits(1.0, t.element.float_kind);
     const size_t es = element_byte_size(t.element);
     for (size_t i = 0; i < size_t(ones.type.num_elements()); ++i) std::memcpy(ones.bytes.data() + i * es, &one, es);
@@ -355,7 +355,7 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
         parts.push_back(emit(OpKind::kReshape, {idx}, column));
         continue;
       }
-      DenseElements grid = DenseElements::zeros(column);
+      QRT_ASSIGN_OR_RETURN(DenseElements grid, built_constant(node, column, "the index grid"));
       std::vector<int64_t> at(ti.rank(), 0);
       for (size_t i = 0; i < size_t(grid.type.num_elements()); ++i) {
         grid.set_int(i, at[d]);
@@ -415,7 +415,7 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
       QRT_ASSIGN_OR_RETURN(e, element_type_of(int(dtype)));
     }
     if (!e.is_float() && !e.is_integer()) return error(node, "makes float or integer tensors, not " + e.to_string());
-    DenseElements eye = DenseElements::zeros(Type::tensor(t.dims, e));
+    QRT_ASSIGN_OR_RETURN(DenseElements eye, built_constant(node, Type::tensor(t.dims, e), "the identity"));
     const uint64_t one = e.is_float() ? float_kind_bits(1.0, e.float_kind) : 1;
     const size_t es = element_byte_size(e);
     for (int64_t i = 0; i < t.dims[0]; ++i) {

@@ -36,6 +36,19 @@ class Importer {
     const std::string who = node.name().empty() ? "#" + std::to_string(node_index_) : "'" + node.name() + "'";
     return Status::error("node " + who + " (" + node.op_type() + "): " + message).with_code(code);
   }
+  /// Zeros of `type` for a constant the importer builds from sizes declared in the file (an
+  /// identity, a mask, an index grid), refused naming the node before anything is allocated
+  /// when it would take more than kMaxBuiltConstantBytes (docs/importers.md).
+  Result<DenseElements> built_constant(const onnx::NodeProto& node, const Type& type, const std::string& what) const {
+    // Declared types hold at most 2^48 elements of at most 8 bytes: the product fits.
+    const int64_t bytes = type.num_elements() * int64_t(element_byte_size(type.element));
+    if (bytes > kMaxBuiltConstantBytes) {
+      return error(node, what + " would be a constant " + type.to_string() + " of " + std::to_string(bytes) +
+                             " bytes, over qrt's limit of 256 MiB for constants the importer builds");
+    }
+    return DenseElements::zeros(type);
+  }
+  static constexpr int64_t kMaxBuiltConstantBytes = int64_t(1) << 28;
   std::string ssa_name(const std::string& onnx_name);
   Result<int> value(const onnx::NodeProto& node, int input);
   const DenseElements* constant(const onnx::NodeProto& node, int input) const;

@@ -460,9 +460,6 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
     }
     const int64_t rows = tx.dims[tx.rank() - 2], cols = tx.dims.back();
     if (rows < 0 || cols < 0) return error(node, "needs static sizes of the last two dimensions, got " + tx.to_string());
-    if (rows * cols > (int64_t(1) << 28)) {
-      return error(node, "a " + std::to_string(rows) + "x" + std::to_string(cols) + " mask is above qrt's limit of 2^28 elements");
-    }
     int64_t k = 0;
     if (node.input_size() > 1 && !node.input(1).empty()) {
       const DenseElements* kd = constant(node, 1);
@@ -472,7 +469,7 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       k = kd->int_at(0);
     }
     QRT_ASSIGN_OR_RETURN(int64_t upper, attr_int(node, a, "upper", 1));
-    DenseElements mask = DenseElements::zeros(Type::tensor({rows, cols}, ElementType::make_int(1)));
+    QRT_ASSIGN_OR_RETURN(DenseElements mask, built_constant(node, Type::tensor({rows, cols}, ElementType::make_int(1)), "the triangle mask"));
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < cols; ++j) {
         // Upper: on or above the k-th diagonal (j - i >= k); lower: on or below it.

@@ -179,3 +179,27 @@ TEST_CASE("ONNX composite ops: sizes from the file are checked before constants 
   CHECK(tiled.status().message().find("repeats[0] = 4611686018427387904 times extent 3 overflows int64") !=
         std::string::npos);
 }
+
+TEST_CASE("ONNX import: constants built from declared sizes are refused past 256 MiB, before allocating") {
+  // One node over a float input "x" of `dims`, its outputs listed; the import error or "".
+  auto import_error = [](const std::string& op, const std::vector<int64_t>& dims, std::vector<std::string> outputs) {
+    onnx::ModelProto m = empty_model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, dims);
+    add_node(g, op, {"x"}, outputs);
+    for (const std::string& o : outputs) g->add_output()->set_name(o);
+    auto r = import(m);
+    return r.is_ok() ? std::string() : r.status().message();
+  };
+  const std::string limit = "bytes, over qrt's limit of 256 MiB for constants the importer builds";
+  CHECK(import_error("EyeLike", {8193, 8192}, {"y"}).find("(EyeLike): the identity would be a constant tensor<8193x8192xf32> "
+                                                         "of 268468224 " + limit) != std::string::npos);
+  CHECK(import_error("EyeLike", {3, 5}, {"y"}).empty());
+  CHECK(import_error("Trilu", {int64_t(1) << 20, int64_t(1) << 20}, {"y"}).find("the triangle mask would be a constant "
+                                                                                "tensor<1048576x1048576xi1> of 1099511627776 " +
+                                                                                limit) != std::string::npos);
+  CHECK(import_error("Trilu", {2, 4, 4}, {"y"}).empty());
+  CHECK(import_error("Dropout", {int64_t(1) << 30, 64}, {"y", "mask"}).find("the mask output would be a constant") !=
+        std::string::npos);
+  CHECK(import_error("Dropout", {2, 3}, {"y", "mask"}).empty());
+}
