@@ -51,7 +51,9 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
   QRT_RETURN_IF_ERROR(d.type.verify().with_prefix("tensor '" + what + "': "));
   const size_t n = size_t(d.type.num_elements());
   const unsigned es = element_byte_size(d.type.element);
-  d.bytes.assign(dense_byte_size(d.type), 0);
+  // The dimensions come from the file: the values it holds are counted before anything is
+  // allocated for them (a fuzzed 16-byte tensor declared 8 GB).
+  const size_t bytes = dense_byte_size(d.type);
   auto wrong_count = [&](size_t got) {
     return Status::error("tensor '" + what + "' of shape [" + dims_to_string(d.type.dims) + "] holds " +
                          std::to_string(got) + " values, expected " + std::to_string(n))
@@ -60,44 +62,48 @@ Result<DenseElements> dense_of(const onnx::TensorProto& t, const std::string& wh
   if (t.has_raw_data()) {
     // raw_data is little-endian in the element's own width (bool: one byte each).
     // 4-bit elements are packed two per byte, the first in the low nibble: qrt's own layout.
-    if (t.raw_data().size() != d.bytes.size()) {
-      return d.bytes.size() == n * es ? wrong_count(t.raw_data().size() / (es ? es : 1))
-                                      : Status::error("tensor '" + what + "' of shape [" + dims_to_string(d.type.dims) + "] holds " +
-                                                      std::to_string(t.raw_data().size()) + " bytes of packed 4-bit values, expected " +
-                                                      std::to_string(d.bytes.size())).with_code(ErrorCode::kParse);
+    if (t.raw_data().size() != bytes) {
+      return bytes == n * es ? wrong_count(t.raw_data().size() / (es ? es : 1))
+                             : Status::error("tensor '" + what + "' of shape [" + dims_to_string(d.type.dims) + "] holds " +
+                                             std::to_string(t.raw_data().size()) + " bytes of packed 4-bit values, expected " +
+                                             std::to_string(bytes)).with_code(ErrorCode::kParse);
     }
-    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), t.raw_data().data(), d.bytes.size());  // (no pointer when empty)
+    d.bytes.assign(t.raw_data().begin(), t.raw_data().end());
     return d;
   }
   using T = onnx::TensorProto;
+  // The repeated field holding the values, and how many it must hold (4-bit: one byte, two
+  // elements, per entry).
+  const bool packed4 = t.data_type() == kOnnxUint4 || t.data_type() == kOnnxInt4;
+  const size_t held = t.data_type() == T::FLOAT                               ? size_t(t.float_data_size())
+                      : t.data_type() == T::DOUBLE                            ? size_t(t.double_data_size())
+                      : t.data_type() == T::INT64                             ? size_t(t.int64_data_size())
+                      : t.data_type() == T::UINT32 || t.data_type() == T::UINT64 ? size_t(t.uint64_data_size())
+                                                                              : size_t(t.int32_data_size());
+  if (held != (packed4 ? bytes : n)) return wrong_count(packed4 ? held * 2 : held);
+  d.bytes.assign(bytes, 0);
   auto store = [&](size_t i, uint64_t bits) { std::memcpy(d.bytes.data() + i * es, &bits, es); };
   switch (t.data_type()) {
     case T::FLOAT:
-      if (size_t(t.float_data_size()) != n) return wrong_count(size_t(t.float_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, float_kind_bits(t.float_data(int(i)), FloatKind::kF32));
       return d;
     case T::DOUBLE:
-      if (size_t(t.double_data_size()) != n) return wrong_count(size_t(t.double_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, float_kind_bits(t.double_data(int(i)), FloatKind::kF64));
       return d;
     case T::INT64:
-      if (size_t(t.int64_data_size()) != n) return wrong_count(size_t(t.int64_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, uint64_t(t.int64_data(int(i))));
       return d;
     case T::UINT32:
     case T::UINT64:
-      if (size_t(t.uint64_data_size()) != n) return wrong_count(size_t(t.uint64_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, t.uint64_data(int(i)));
       return d;
     case kOnnxUint4:
     case kOnnxInt4:
       // Packed as in raw_data, one byte (two elements) per int32_data entry.
-      if (size_t(t.int32_data_size()) != d.bytes.size()) return wrong_count(size_t(t.int32_data_size()) * 2);
       for (size_t i = 0; i < d.bytes.size(); ++i) d.bytes[i] = uint8_t(t.int32_data(int(i)));
       return d;
     default:
       // int8/uint8/int16/uint16/int32/bool and the 16-bit float bit patterns use int32_data.
-      if (size_t(t.int32_data_size()) != n) return wrong_count(size_t(t.int32_data_size()));
       for (size_t i = 0; i < n; ++i) store(i, uint64_t(int64_t(t.int32_data(int(i)))));
       return d;
   }
