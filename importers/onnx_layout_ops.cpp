@@ -236,7 +236,8 @@ Result<bool> Importer::layout_op(const onnx::NodeProto& node, const Attrs& a) {
     if (node.output_size() > 1 && !node.output(1).empty()) {
       const Type& t = type(x);
       if (!t.has_static_shape()) return error(node, "the mask output of a dynamic shape is not supported");
-      QRT_ASSIGN_OR_RETURN(DenseElements mask, built_constant(node, Type::tensor(t.dims, ElementType::make_int(1)), "the mask output"));
+      const Type mask_type = Type::tensor(t.dims, ElementType::make_int(1));
+      QRT_ASSIGN_OR_RETURN(DenseElements mask, built_constant(node, mask_type, "the mask output"));
       for (size_t i = 0; i < size_t(t.num_elements()); ++i) mask.set_int(i, 1);
       bind(node, 1, emit(OpKind::kConstant, {}, mask.type, {{"value", Attribute::make_dense(mask)}}));
     }

@@ -469,7 +469,8 @@ Result<bool> Importer::math_op(const onnx::NodeProto& node, const Attrs& a) {
       k = kd->int_at(0);
     }
     QRT_ASSIGN_OR_RETURN(int64_t upper, attr_int(node, a, "upper", 1));
-    QRT_ASSIGN_OR_RETURN(DenseElements mask, built_constant(node, Type::tensor({rows, cols}, ElementType::make_int(1)), "the triangle mask"));
+    const Type mask_type = Type::tensor({rows, cols}, ElementType::make_int(1));
+    QRT_ASSIGN_OR_RETURN(DenseElements mask, built_constant(node, mask_type, "the triangle mask"));
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < cols; ++j) {
         // Upper: on or above the k-th diagonal (j - i >= k); lower: on or below it.

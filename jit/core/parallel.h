@@ -85,13 +85,14 @@ inline int64_t part_start(int64_t n, int64_t parts, int64_t i, int64_t quantum =
 }
 
 /// How many near-equal tasks `items` items (rows, pixels, output rows) split into on
-/// `parallel`'s threads, for `worth` tasks (worthwhile_tasks), at least `least` items each where
-/// there are enough (else one task for each thread), and at most `most` (an L2 block): a multiple of the threads once there are
-/// that many tasks, so that every thread gets as many items. Task t covers
-/// [part_start(items, tasks, t, q), part_start(items, tasks, t + 1, q)). Fixed chunks left the
-/// last task short instead: 128 GEMM rows in chunks of 24 ran 72 rows on one of two threads and
-/// 56 on the other, at most 1.78x one thread (performance.md, the Zen 4 section).
-/// Under split_small_work (tests) every item may be a task of its own.
+/// `parallel`'s threads: as many as the work is worth (`worth`, from worthwhile_tasks), at
+/// least `least` items each where every thread still gets a task, at most `most` items each
+/// (an L2 block), and a multiple of the threads once there are that many, so that every thread
+/// gets as many items. Task t covers [part_start(items, tasks, t, q), part_start(items, tasks,
+/// t + 1, q)). Fixed chunks left the last task short instead: 128 GEMM rows in chunks of 24 ran
+/// 72 rows on one of two threads and 56 on the other, at most 1.78x one thread
+/// (performance.md, the Zen 4 section). Under split_small_work (tests) every item may be a
+/// task of its own.
 inline int64_t balanced_tasks(int64_t items, int64_t least, int64_t most, int64_t worth, const Parallel& parallel) {
   if (items <= 0) return 1;
   const int64_t threads = int64_t(parallel.threads());

@@ -198,9 +198,9 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
       for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), 0, p.panels, sink);
       return;
     }
-    // Row tasks of near-equal size, as many for each thread (balanced_tasks), of at least four
-    // tiles (each task packs its rows and streams every panel's weights once), in steps of 4
-    // rows: a task's last tile may be short.
+    // Row tasks of near-equal size, as many for each thread (balanced_tasks), of four tiles or
+    // more where the rows allow (each task packs its rows and streams every panel's weights
+    // once), in steps of 4 rows: a task's last tile may be short.
     const int64_t tasks = balanced_tasks(rows, 4 * tile, block_m, worth, par);
     par.for_each(size_t(tasks), [&](size_t t) {
       const int64_t m0 = part_start(rows, tasks, int64_t(t), 4), m1 = part_start(rows, tasks, int64_t(t) + 1, 4);
