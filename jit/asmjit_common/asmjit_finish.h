@@ -31,7 +31,7 @@ inline Result<std::shared_ptr<ExecutableCode>> finish(asmjit::CodeHolder& code, 
       return Status::error(std::string("asmjit: ") + DebugUtils::errorAsString(err) + " copying " + what);
     }
     return Status::ok();
-  });
+  }, what);
 }
 
 }  // namespace qrt::jit::asmjit_common

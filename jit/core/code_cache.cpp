@@ -5,12 +5,44 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace qrt::jit {
 
+namespace {
+
+std::mutex perf_map_mutex;
+
+// perf's map format: one "START SIZE NAME" line per symbol, hex without 0x, the name to the
+// end of the line (so it must hold no newline).
+void record_in_perf_map(const void* start, size_t size, const std::string& name) {
+  const std::string path = perf_map_path();
+  if (path.empty()) return;
+  std::string line = name.empty() ? std::string("qrt_jit_code") : name;
+  for (char& ch : line) {
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  }
+  std::lock_guard<std::mutex> lock(perf_map_mutex);
+  // Best effort, like every JIT that writes the file: a profile loses names, the run goes on.
+  if (FILE* f = std::fopen(path.c_str(), "a")) {
+    std::fprintf(f, "%" PRIxPTR " %zx %s\n", reinterpret_cast<uintptr_t>(start), size, line.c_str());
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+std::string perf_map_path() {
+  const char* flag = std::getenv("QRT_PERF_MAP");
+  if (!flag || std::strcmp(flag, "1") != 0) return "";
+  return "/tmp/perf-" + std::to_string(getpid()) + ".map";
+}
+
 Result<std::shared_ptr<ExecutableCode>> ExecutableCode::create(
-    size_t size, const std::function<Status(void* dst, uint64_t base)>& emit) {
+    size_t size, const std::function<Status(void* dst, uint64_t base)>& emit, const std::string& name) {
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   const size_t mapped = (size + page - 1) / page * page;
   void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -25,6 +57,7 @@ Result<std::shared_ptr<ExecutableCode>> ExecutableCode::create(
     return Status::error(std::string("mprotect for JIT code failed: ") + std::strerror(errno));
   }
   __builtin___clear_cache(static_cast<char*>(p), static_cast<char*>(p) + size);
+  record_in_perf_map(p, size, name);
   return code;
 }
 

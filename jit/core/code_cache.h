@@ -40,9 +40,12 @@ class StaticKernel final : public CompiledKernel {
 class ExecutableCode final : public CompiledKernel {
  public:
   /// Copies `size` bytes of position-independent code produced by `emit(dst, base)`, which
-  /// writes the code for address `base` into `dst`, and seals the pages read-execute.
+  /// writes the code for address `base` into `dst`, and seals the pages read-execute. With
+  /// QRT_PERF_MAP=1 in the environment, `name` and the code's range are appended to
+  /// /tmp/perf-<pid>.map, where `perf report` looks up JIT code (perf_map_path()).
   static Result<std::shared_ptr<ExecutableCode>> create(size_t size,
-                                                        const std::function<Status(void* dst, uint64_t base)>& emit);
+                                                        const std::function<Status(void* dst, uint64_t base)>& emit,
+                                                        const std::string& name = {});
   ~ExecutableCode() override;
 
  private:
@@ -50,6 +53,10 @@ class ExecutableCode final : public CompiledKernel {
   void* pages_ = nullptr;
   size_t mapped_ = 0;
 };
+
+/// The map file `perf` reads for this process's JIT code, /tmp/perf-<pid>.map, where
+/// ExecutableCode::create records each kernel when QRT_PERF_MAP=1; empty when it is off.
+std::string perf_map_path();
 
 /// Maps keys (kernel descriptions, programs) to generated code. The first caller for a key
 /// generates it outside the lock; concurrent callers for the same key wait for that result.

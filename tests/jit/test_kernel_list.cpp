@@ -7,9 +7,16 @@
 
 #include <array>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +24,7 @@
 #include "ir/float_format.h"
 #include "isa_levels.h"
 #include "jit/core/aligned_bytes.h"
+#include "jit/core/code_cache.h"
 #include "jit/core/microkernel.h"
 #include "jit/kernel_list.h"
 #include "jit/llvm/llvm_backend.h"
@@ -1045,4 +1053,39 @@ TEST_CASE("the kernel list has the scalar twins of every kind, and rows name the
     CHECK(twin_entry(KernelOp(k)) != nullptr);
   }
   for (const KernelListRow& row : kernel_list()) CHECK(row.backend->isa() == row.isa);
+}
+
+TEST_CASE("QRT_PERF_MAP=1 names each generated kernel's code range in /tmp/perf-<pid>.map, and only then") {
+  const char* before = std::getenv("QRT_PERF_MAP");
+  const std::string saved = before ? before : "";
+  auto make = [](const std::string& name) {
+    // One byte of code (never called): the map records where it lies and how long it is.
+    auto code = ExecutableCode::create(1, [](void* dst, uint64_t) {
+      *static_cast<uint8_t*>(dst) = 0xC3;
+      return qrt::Status::ok();
+    }, name);
+    REQUIRE(code.is_ok());
+    return code.value();
+  };
+  auto read_map = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  ::unsetenv("QRT_PERF_MAP");
+  CHECK(perf_map_path().empty());
+  ::setenv("QRT_PERF_MAP", "1", 1);
+  const std::string path = perf_map_path();
+  REQUIRE(path == "/tmp/perf-" + std::to_string(::getpid()) + ".map");
+  std::remove(path.c_str());
+  auto named = make("qrt_test_kernel\nsecond line");
+  char expected[96];
+  std::snprintf(expected, sizeof expected, "%" PRIxPTR " 1 qrt_test_kernel second line\n",
+                reinterpret_cast<uintptr_t>(named->entry()));
+  CHECK(read_map(path) == expected);
+  ::setenv("QRT_PERF_MAP", "0", 1);
+  auto unnamed = make("not recorded");
+  CHECK(read_map(path) == expected);
+  std::remove(path.c_str());
+  if (before) ::setenv("QRT_PERF_MAP", saved.c_str(), 1);
+  else ::unsetenv("QRT_PERF_MAP");
 }
