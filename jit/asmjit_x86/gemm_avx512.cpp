@@ -126,8 +126,35 @@ void emit_q31_requant(x86::Assembler& a, const x86::Zmm& v, unsigned j) {
 }  // namespace
 
 bool zmm_stores_row_pairs(const KernelDesc& d, const x86::Zmm& order) {
-  return d.nr == kPanel && !(d.q31 && order.id() >= 24) && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
+  return d.nr > 16 && d.nr <= kPanel && !(d.q31 && order.id() >= 24) &&
+         (d.out == OutKind::kU8 || d.out == OutKind::kS8);
 }
+
+bool zmm_pair_bytes_epilogue(const KernelDesc& d) { return !d.q31; }
+
+namespace {
+
+// kPairZeroWords and kPairLowerBytes (zmm_pair_bytes_epilogue); zmm27 and zmm31 are free here.
+void emit_zmm_pair_constants(x86::Assembler& a, const KernelDesc& d, const x86::Zmm& order) {
+  // The zero points as words in vpackssdw's order of a row's two halves.
+  a.vmovdqa32(kPairZeroWords, ep_field(kEpOutputZeroPoint, 0));
+  a.vmovdqa32(x86::zmm27, ep_field(kEpOutputZeroPoint, 1));
+  if (!(d.saturate & kSatLower)) {
+    // The lower bounds as output bytes, lo = (lo - zo) + zo (whole numbers inside the storage
+    // range), through the narrowing the rows take: both rows of the pair hold them.
+    a.vcvtps2dq(kPairLowerBytes, ep_field(kEpLowerBound, 0));
+    a.vpaddd(kPairLowerBytes, kPairLowerBytes, kPairZeroWords);
+    a.vcvtps2dq(x86::zmm31, ep_field(kEpLowerBound, 1));
+    a.vpaddd(x86::zmm31, x86::zmm31, x86::zmm27);
+    a.vpackssdw(kPairLowerBytes, kPairLowerBytes, x86::zmm31);
+    if (d.out == OutKind::kU8) a.vpackuswb(kPairLowerBytes, kPairLowerBytes, kPairLowerBytes);
+    else a.vpacksswb(kPairLowerBytes, kPairLowerBytes, kPairLowerBytes);
+    a.vpermd(kPairLowerBytes, order, kPairLowerBytes);
+  }
+  a.vpackssdw(kPairZeroWords, kPairZeroWords, x86::zmm27);
+}
+
+}  // namespace
 
 void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const x86::Zmm& acc0, const x86::Zmm& acc1,
                            bool paired) {
@@ -152,10 +179,13 @@ void emit_zmm_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, c
     if (d.out == OutKind::kF32) continue;
     // Clamping to the integer bounds before rounding equals clamping after. With
     // desc.saturate a side's bounds are the storage's and rne(t) + zo fits int32: the narrowing
-    // saturates to them (u8 after a max with 0, vpmovusdb reading its input unsigned).
-    if (!(d.saturate & kSatLower)) a.vmaxps(v, v, ep(kEpLowerBound, j));
+    // saturates to them (u8 after a max with 0, vpmovusdb reading its input unsigned). Paired
+    // rows take the lower bound and the zero point in the pair store (zmm_pair_bytes_epilogue).
+    const bool in_pair_store = paired && zmm_pair_bytes_epilogue(d);
+    if (!(d.saturate & kSatLower) && !in_pair_store) a.vmaxps(v, v, ep(kEpLowerBound, j));
     if (!(d.saturate & kSatUpper)) a.vminps(v, v, ep(kEpUpperBound, j));
     a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
+    if (in_pair_store) continue;
     a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
     if ((d.saturate & kSatLower) && d.out == OutKind::kU8 && !paired) a.vpmaxsd(v, v, x86::zmm24);
   }
@@ -167,11 +197,27 @@ void emit_zmm_row_pair_store(x86::Assembler& a, const KernelDesc& d, const x86::
   // row j / 2; `order` (the pair order) gathers each row's 8 dwords in column order.
   a.vpackssdw(first0, first0, first1);
   a.vpackssdw(second0, second0, second1);
+  const bool bytes_epilogue = zmm_pair_bytes_epilogue(d);
+  if (bytes_epilogue) {
+    a.vpaddsw(first0, first0, kPairZeroWords);
+    a.vpaddsw(second0, second0, kPairZeroWords);
+  }
   if (d.out == OutKind::kU8) a.vpackuswb(first0, first0, second0);
   else a.vpacksswb(first0, first0, second0);
   a.vpermd(first0, order, first0);
-  a.vmovdqu8(x86::ymmword_ptr(x86::r9), first0.ymm());
-  a.vextracti32x8(x86::ymmword_ptr(x86::r9, x86::r10), first0, 1);
+  if (bytes_epilogue && !(d.saturate & kSatLower)) {
+    if (d.out == OutKind::kU8) a.vpmaxub(first0, first0, kPairLowerBytes);
+    else a.vpmaxsb(first0, first0, kPairLowerBytes);
+  }
+  if (d.nr == kPanel) {
+    a.vmovdqu8(x86::ymmword_ptr(x86::r9), first0.ymm());
+    a.vextracti32x8(x86::ymmword_ptr(x86::r9, x86::r10), first0, 1);
+    return;
+  }
+  // A narrower panel (17-31 columns): both rows under the byte mask in k5.
+  a.k(x86::k5).vmovdqu8(x86::ymmword_ptr(x86::r9), first0.ymm());
+  a.vextracti32x8(x86::ymm30, first0, 1);
+  a.k(x86::k5).vmovdqu8(x86::ymmword_ptr(x86::r9, x86::r10), x86::ymm30);
 }
 
 void emit_zmm_pair_order_table(x86::Assembler& a, const Label& pair_order) {
@@ -218,7 +264,14 @@ void emit_zmm_epilogue_setup(x86::Assembler& a, const KernelDesc& d, const Label
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
   if ((d.saturate & kSatLower) && d.out == OutKind::kU8) a.vpxord(x86::zmm24, x86::zmm24, x86::zmm24);
   if (d.q31) emit_q31_setup(a, d);  // the backend refuses q31 with desc.saturate set
-  if (zmm_stores_row_pairs(d, order)) a.vmovdqa32(order, x86::zmmword_ptr(pair_order));
+  if (zmm_stores_row_pairs(d, order)) {
+    if (d.nr < kPanel) {
+      a.mov(x86::r8d, uint32_t((uint64_t(1) << d.nr) - 1));  // r10 holds the C stride by now
+      a.kmovd(x86::k5, x86::r8d);
+    }
+    a.vmovdqa32(order, x86::zmmword_ptr(pair_order));
+    if (zmm_pair_bytes_epilogue(d)) emit_zmm_pair_constants(a, d, order);
+  }
 }
 
 
