@@ -11,7 +11,11 @@
 // Registers:  rdi args   rsi rows 0-2 of A   rax rows 3-5   r9 rows 6-8   r10 rows 9-11
 //             rdx A row stride   r8 weights   rcx k steps left   r11 epilogue block
 //             zmm0-23 accumulators (row r, half j in zmm(2r + j)), zmm28-29 the two 16-column
-//             halves of the weight step, zmm30-31 broadcast activations (alternating)
+//             halves of the weight step, zmm30-31 broadcast activations (alternating); tiles
+//             of one or two rows run 4 or 2 accumulator sets (set s in zmm(2·mr·s + 2r + j))
+//             over interleaved k steps, added into set 0 after the loop
+//   epilogue constants of row pairs: zmm25 the zero points as words, zmm26 the lower bounds
+//             as bytes
 //   epilogue: r11 epilogue block  rax row sums  r9 C row  r10 C stride  k1/k2 the store masks
 //             of the two halves, zmm30-31 temps, zmm24 zero (saturating u8 results), zmm28
 //             the pair order (8-bit rows stored two at a time: gemm_zmm_epilogue.h);
@@ -34,6 +38,19 @@ namespace {
 constexpr unsigned kPanel = 32;
 
 x86::Zmm acc(unsigned row, unsigned half) { return x86::Zmm(2 * row + half); }
+
+// Accumulator sets of the k loop: 4 for one-row tiles, 2 for two rows (8 vpdpbusd chains),
+// 1 otherwise (a tile of 3 rows or more has 6 chains or more already). Window tiles keep one:
+// their tap loop restarts the k loop per tap.
+unsigned accumulator_sets(const KernelDesc& d) {
+  if (d.taps > 0) return 1;
+  return d.mr == 1 ? 4 : d.mr == 2 ? 2 : 1;
+}
+
+// Row r's accumulator for columns 16·half.. in accumulator set `set` (set 0 is acc(r, half)).
+x86::Zmm chain_acc(const KernelDesc& d, unsigned set, unsigned row, unsigned half) {
+  return x86::Zmm(2 * d.mr * set + 2 * row + half);
+}
 
 // The activation dword of row `r` at the current k step: three rows per base register.
 x86::Mem a_row(unsigned r) {
@@ -78,22 +95,69 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     emit_window_tap_head(a, d, tap);
     emit_row_bases(a);
   }
+  const unsigned bases = (d.mr + 2) / 3;
+  const x86::Gp base_regs[] = {x86::rsi, x86::rax, x86::r9, x86::r10};
+  // One k step of every row into accumulator set `set` (k steps `step` ahead of the bases).
+  auto emit_step = [&](unsigned set, unsigned step) {
+    a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4)));
+    a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
+    for (unsigned r = 0; r < d.mr; ++r) {
+      const x86::Zmm bcast = r % 2 == 0 ? x86::zmm30 : x86::zmm31;
+      x86::Mem row = a_row(r);
+      row.addOffset(int64_t(4 * step));
+      a.vpbroadcastd(bcast, row);
+      a.vpdpbusd(chain_acc(d, set, r, 0), bcast, x86::zmm28);
+      a.vpdpbusd(chain_acc(d, set, r, 1), bcast, x86::zmm29);
+    }
+  };
+  auto emit_advance = [&](unsigned steps) {
+    for (unsigned b = 0; b < bases; ++b) a.add(base_regs[b], int32_t(4 * steps));
+    a.add(x86::r8, int32_t(steps * kPanel * 4));
+  };
+  const unsigned sets = accumulator_sets(d);
+  if (sets > 1) {
+    // Few rows (GEMV tiles): each row has only two vpdpbusd chains, which vpdpbusd's latency
+    // would bound; `sets` interleaved k steps run into their own accumulators, added at the
+    // end (int32 sums wrap, so their order does not change the result), then the k steps left.
+    for (unsigned set = 1; set < sets; ++set) {
+      for (unsigned r = 0; r < d.mr; ++r) {
+        for (unsigned j = 0; j < 2; ++j) a.vpxord(chain_acc(d, set, r, j), chain_acc(d, set, r, j), chain_acc(d, set, r, j));
+      }
+    }
+    Label unrolled = a.newLabel(), rest = a.newLabel(), sum = a.newLabel();
+    a.cmp(x86::rcx, int32_t(sets));
+    a.jb(rest);
+    a.align(AlignMode::kCode, 16);
+    a.bind(unrolled);
+    for (unsigned set = 0; set < sets; ++set) emit_step(set, set);
+    emit_advance(sets);
+    a.sub(x86::rcx, int32_t(sets));
+    a.cmp(x86::rcx, int32_t(sets));
+    a.jae(unrolled);
+    a.bind(rest);
+    a.test(x86::rcx, x86::rcx);
+    a.jz(sum);
+    a.bind(loop);
+    emit_step(0, 0);
+    emit_advance(1);
+    a.dec(x86::rcx);
+    a.jnz(loop);
+    a.bind(sum);
+    for (unsigned set = 1; set < sets; ++set) {
+      for (unsigned r = 0; r < d.mr; ++r) {
+        for (unsigned j = 0; j < 2; ++j) a.vpaddd(acc(r, j), acc(r, j), chain_acc(d, set, r, j));
+      }
+    }
+    a.bind(done);
+    if (windows) emit_window_tap_tail(a, tap);
+    return;
+  }
   a.test(x86::rcx, x86::rcx);
   a.jz(done);
   a.align(AlignMode::kCode, 16);
   a.bind(loop);
-  a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(x86::r8));
-  a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, 64));
-  for (unsigned r = 0; r < d.mr; ++r) {
-    const x86::Zmm bcast = r % 2 == 0 ? x86::zmm30 : x86::zmm31;
-    a.vpbroadcastd(bcast, a_row(r));
-    a.vpdpbusd(acc(r, 0), bcast, x86::zmm28);
-    a.vpdpbusd(acc(r, 1), bcast, x86::zmm29);
-  }
-  const unsigned bases = (d.mr + 2) / 3;
-  const x86::Gp base_regs[] = {x86::rsi, x86::rax, x86::r9, x86::r10};
-  for (unsigned b = 0; b < bases; ++b) a.add(base_regs[b], 4);
-  a.add(x86::r8, int32_t(kPanel * 4));
+  emit_step(0, 0);
+  emit_advance(1);
   a.dec(x86::rcx);
   a.jnz(loop);
   a.bind(done);
