@@ -89,7 +89,33 @@ struct RunResult {
   std::vector<std::vector<int64_t>> dims;
   std::string kernels;                    // "op: kernel" lines of the plan
   bool skipped = false;                   // over the memory budget: not run
+  std::string view_error;                 // an output view that contradicts itself or the model
 };
+
+// What is wrong with output `index`'s view, or "": its rank is the model's, its static
+// dimensions match, and it holds exactly its elements' bytes, at a pointer where there are any.
+std::string check_view(const qrt_model_t* model, size_t index, const qrt_tensor_view& view) {
+  qrt_tensor_info info;
+  qrt_model_output_info(model, index, &info);
+  const std::string what = "output " + std::to_string(index) + "'s view";
+  if (view.rank != info.rank) {
+    return what + " has rank " + std::to_string(view.rank) + ", the model's output rank " + std::to_string(info.rank);
+  }
+  size_t count = 1;
+  for (size_t d = 0; d < view.rank; ++d) {
+    if (view.dims[d] < 0 || (info.dims[d] >= 0 && view.dims[d] != info.dims[d])) {
+      return what + " has dimension " + std::to_string(d) + " = " + std::to_string(view.dims[d]) + ", the model's " +
+             std::to_string(info.dims[d]);
+    }
+    count *= size_t(view.dims[d]);
+  }
+  if (info.dtype != QRT_DTYPE_INVALID && view.dtype != info.dtype) return what + " is " + qrt_dtype_name(view.dtype) + ", the model's output " + qrt_dtype_name(info.dtype);
+  if (view.bytes != count * qrt_dtype_size(view.dtype)) {
+    return what + " holds " + std::to_string(view.bytes) + " bytes for " + std::to_string(count) + " elements";
+  }
+  if (view.bytes > 0 && view.data == nullptr) return what + " has " + std::to_string(view.bytes) + " bytes at null";
+  return "";
+}
 
 RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs, qrt_backend backend,
                      const RunConfig& config, KernelCounts* counts, size_t max_memory) {
@@ -155,6 +181,10 @@ RunResult run_config(const qrt_model_t* model, const std::vector<Input>& inputs,
   for (size_t i = 0; i < outputs; ++i) {
     qrt_tensor_view view;
     qrt_context_output(ctx.get(), i, &view);
+    if (std::string bad = check_view(model, i, view); !bad.empty()) {
+      r.view_error = bad;
+      return r;
+    }
     const auto* p = static_cast<const uint8_t*>(view.data);
     r.bytes.emplace_back(p, p + view.bytes);
     r.dims.emplace_back(view.dims, view.dims + view.rank);
@@ -293,6 +323,11 @@ DiffOutcome diff_model(const qrt_model_t* model, uint64_t input_seed, const std:
       refs[which] = run_config(model, inputs, QRT_BACKEND_REF, ref_config, nullptr, budget.max_memory);
       ++out.runs;
       have_ref[which] = true;
+      if (!refs[which].view_error.empty()) {
+        out.kind = DiffOutcome::kMismatch;
+        out.message = std::string("reference") + (which ? " without passes" : "") + ": " + refs[which].view_error;
+        return out;
+      }
       if (refs[which].skipped) {
         out.kind = DiffOutcome::kSkipped;
         out.message = refs[which].error;
@@ -306,6 +341,11 @@ DiffOutcome diff_model(const qrt_model_t* model, uint64_t input_seed, const std:
     }
     const RunResult got = run_config(model, inputs, config.backend, config, kernels, budget.max_memory);
     ++out.runs;
+    if (!got.view_error.empty()) {
+      out.kind = DiffOutcome::kMismatch;
+      out.message = config.label + ": " + got.view_error;
+      return out;
+    }
     if (got.skipped) {
       out.kind = DiffOutcome::kSkipped;
       out.message = config.label + ": " + got.error;

@@ -181,7 +181,11 @@ Status Context::run_static() {
   outputs.resize(g.outputs.size());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Tensor* t = value[size_t(g.outputs[i])];
-    if (outputs[i].view != t->bytes()) outputs[i] = Tensor::view_of(t->type, const_cast<uint8_t*>(t->bytes()));
+    // The view is kept from the last run where it still points at the value. An empty value
+    // has no bytes (nullptr), as has a view never set: the type tells them apart.
+    if (outputs[i].view != t->bytes() || outputs[i].type != t->type) {
+      outputs[i] = Tensor::view_of(t->type, const_cast<uint8_t*>(t->bytes()));
+    }
   }
   return Status::ok();
 }

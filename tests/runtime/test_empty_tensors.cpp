@@ -144,3 +144,44 @@ TEST_CASE("empty tensors: every level and profile gives the reference's bytes, w
   std::memcpy(&first, mean.data(), 4);
   CHECK(first != first);
 }
+
+TEST_CASE("an empty graph output that is an input or a constant reports its shape, type and no bytes") {
+  // fuzz_c_api -seed=48 (tests/data/fuzz_findings/capi-empty-outputs-input-and-constant.onnx):
+  // the outputs' views were kept from run to run while they pointed at the same bytes, and an
+  // empty value has none (nullptr), as has a view never set, so these outputs stayed default
+  // views of 4 bytes at nullptr, rank 0: qrun crashed printing them.
+  const std::string text =
+      "func.func @main(%x: tensor<3x0x5xf32>) -> (tensor<3x0x5xf32>, tensor<3x0x5xi1>) {\n"
+      "  %z = \"qrt.constant\"() {value = dense<> : tensor<3x0x5xi1>} : () -> tensor<3x0x5xi1>\n"
+      "  return %x, %z : tensor<3x0x5xf32>, tensor<3x0x5xi1>\n}\n";
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    CAPTURE(int(backend));
+    qrt_model_t* model = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "empty.mlir", &model) == QRT_OK,
+                    qrt_last_error_message());
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE_MESSAGE(qrt_plan_create(model, &options, &plan) == QRT_OK, qrt_last_error_message());
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[3] = {3, 0, 5};
+    REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 3, dims, nullptr, 0) == QRT_OK, qrt_last_error_message());
+    for (int round = 0; round < 2; ++round) {  // the second run keeps the first run's views
+      CAPTURE(round);
+      REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+      for (size_t i = 0; i < 2; ++i) {
+        qrt_tensor_view view;
+        REQUIRE(qrt_context_output(ctx, i, &view) == QRT_OK);
+        CHECK(view.dtype == (i == 0 ? QRT_DTYPE_F32 : QRT_DTYPE_BOOL));
+        REQUIRE(view.rank == 3);
+        CHECK(std::vector<int64_t>(view.dims, view.dims + 3) == std::vector<int64_t>{3, 0, 5});
+        CHECK(view.bytes == 0);
+      }
+    }
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(model);
+  }
+}

@@ -135,6 +135,26 @@ TEST_CASE("qrun: .npy in, stored integers and floats out") {
   CHECK((raw.size() - 4) % 64 == 0);
 }
 
+TEST_CASE("qrun prints and writes empty outputs: an input and a constant returned as they are") {
+  // fuzz_c_api -seed=48 found qrun crashing on this ONNX model (a Dropout of a 3x0x5 input
+  // with its mask): its outputs reached the C API as default views (rank 0, 4 bytes at null).
+  const std::string model = std::string(FUZZ_FINDINGS_DIR) + "/capi-empty-outputs-input-and-constant.onnx";
+  const fs::path out = temp_dir() / "empty_out";
+  const Run r = run(kQrun + " " + model + " --random 1 --print --output-dir " + out.string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // The first output is the input itself, so it takes the name output0 (docs/c-api.md).
+  CHECK(r.out.find("output output0: tensor<3x0x5xf32> [3, 0, 5] f32\n[[], [], []]") != std::string::npos);
+  CHECK(r.out.find("output z: tensor<3x0x5xi1> [3, 0, 5] bool\n[[], [], []]") != std::string::npos);
+  for (const char* name : {"output0.npy", "z.npy"}) {
+    CAPTURE(name);
+    qrt_tools::NpyArray a;
+    std::string error;
+    REQUIRE_MESSAGE(qrt_tools::read_npy((out / name).string(), a, error), error);
+    CHECK(a.shape == std::vector<int64_t>{3, 0, 5});
+    CHECK(a.data.empty());
+  }
+}
+
 TEST_CASE("qrun --print and --random are deterministic") {
   const Run a = run(kQrun + " " + kExamples + "/mlp.mlir --random 7");
   const Run b = run(kQrun + " " + kExamples + "/mlp.mlir --random 7 --print");
