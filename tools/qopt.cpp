@@ -73,7 +73,9 @@ const char* kUsage =
     "Errors are one line on stderr: FILE:LINE:COL: error: MESSAGE.\n";
 
 int fail(const std::string& message, int code = 1) {
-  std::fprintf(stderr, "qopt: error: %s\n", message.c_str());
+  // Messages without a source location come from the library as "error: …" already.
+  const size_t skip = message.rfind("error: ", 0) == 0 ? 7 : 0;
+  std::fprintf(stderr, "qopt: error: %s\n", message.c_str() + skip);
   return code;
 }
 

@@ -95,7 +95,9 @@ const char* kUsage =
     "error. Errors are one line on stderr.\n";
 
 int fail(const std::string& message, int code = 1) {
-  std::fprintf(stderr, "qrun: error: %s\n", message.c_str());
+  // Messages without a source location come from the library as "error: …" already.
+  const size_t skip = message.rfind("error: ", 0) == 0 ? 7 : 0;
+  std::fprintf(stderr, "qrun: error: %s\n", message.c_str() + skip);
   return code;
 }
 

@@ -244,11 +244,20 @@ Tensor eval_cast(const Tensor& x, const Type& rt) {
   return y;
 }
 
-Tensor eval_layer_norm(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
+Result<Tensor> eval_layer_norm(const Op& op, const std::vector<const Tensor*>& in, const Type& rt) {
   const Tensor& x = *in[0];
-  Tensor y = make_result(rt, x.type.dims);
   const int64_t axis = op.attr("axis")->i;
   const double eps = op.attr("epsilon")->f;
+  // The verifier accepts a scale or bias whose dimensions are left dynamic; at run time they
+  // must be the normalized dimensions, whose elements are read one for one.
+  const std::vector<int64_t> normalized(x.type.dims.begin() + axis, x.type.dims.end());
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i]->type.dims != normalized) {
+      return op_error(op, std::string(i == 1 ? "scale" : "bias") + " has shape [" + dims_to_string(in[i]->type.dims) +
+                              "] at run time; the normalized dimensions are [" + dims_to_string(normalized) + "]");
+    }
+  }
+  Tensor y = make_result(rt, x.type.dims);
   size_t n = 1;
   for (size_t d = size_t(axis); d < x.type.dims.size(); ++d) n *= size_t(x.type.dims[d]);
   const size_t rows = n == 0 ? 0 : size_t(x.num_elements()) / n;

@@ -372,6 +372,30 @@ TEST_CASE("layer_norm over the last axis, with and without bias") {
   CHECK(nb[7] == doctest::Approx(2.0 / std::sqrt(5.0)));
 }
 
+TEST_CASE("layer_norm: a scale or bias left dynamic must have the normalized shape at run time") {
+  // fuzz_c_api -seed=49: a scale declared tensor<?xf32> held one element at run time, and the
+  // reference read five (ASan: heap-buffer-overflow).
+  const std::string text =
+      "func.func @main(%x: tensor<2x5xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<2x5xf32> {\n"
+      "  %y = \"qrt.layer_norm\"(%x, %w, %b) {axis = 1 : i64, epsilon = 1.0e-05 : f64} : "
+      "(tensor<2x5xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<2x5xf32>\n  return %y : tensor<2x5xf32>\n}\n";
+  auto g = qrt::parse_graph(text, "ln.mlir");
+  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
+  auto run = [&](size_t scale_size, size_t bias_size) {
+    std::vector<qrt::Tensor> in;
+    in.push_back(qrt_test::make_tensor("tensor<2x5xf32>", {1, 2, 3, 4, 5, 5, 4, 3, 2, 1}));
+    in.push_back(qrt_test::make_tensor("tensor<" + std::to_string(scale_size) + "xf32>", std::vector<double>(scale_size, 1.0)));
+    in.push_back(qrt_test::make_tensor("tensor<" + std::to_string(bias_size) + "xf32>", std::vector<double>(bias_size, 0.0)));
+    auto out = qrt::run_reference(*g, std::move(in));
+    return out.is_ok() ? std::string("ok") : out.status().to_string();
+  };
+  CHECK(run(5, 5) == "ok");
+  CHECK(run(1, 5) ==
+        "ln.mlir:2:8: error: 'qrt.layer_norm' op scale has shape [1] at run time; the normalized dimensions are [5]");
+  CHECK(run(5, 7) ==
+        "ln.mlir:2:8: error: 'qrt.layer_norm' op bias has shape [7] at run time; the normalized dimensions are [5]");
+}
+
 TEST_CASE("reduce_sum and reduce_max over axes, keepdims") {
   const std::pair<std::string, std::vector<double>> x{"tensor<2x3xf32>", {1, 5, 3, 4, 2, 6}};
   CHECK(run1("qrt.reduce_sum", "{axes = [1], keepdims = 0 : i64}", {x}, "tensor<2xf32>") == std::vector<double>{9, 12});
