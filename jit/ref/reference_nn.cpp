@@ -46,6 +46,11 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
     return op_error(op, "input has " + std::to_string(x.type.dims[w.channel_dim()]) +
                             " channels at run time, the filter expects " + std::to_string(ig * w.groups));
   }
+  // A bias whose length the verifier left dynamic is read once per output channel.
+  if (bias && bias->num_elements() != out_c) {
+    return op_error(op, "bias has " + std::to_string(bias->num_elements()) + " elements at run time, the filter has " +
+                            std::to_string(out_c) + " output channels");
+  }
   const std::vector<int64_t> dims =
       transposed ? transposed_output_dims(x.type.dims, w, out_c) : window_output_dims(x.type.dims, w, out_c);
   // The input position that kernel tap k reaches from output position o along one dimension
