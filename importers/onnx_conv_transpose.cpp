@@ -158,6 +158,7 @@ Status Importer::conv_transpose_3d(const onnx::NodeProto& node, const Attrs& a) 
   for (size_t i = 1; i < 5; ++i) {
     if (tx.dims[i] < 0) return error(node, "3-D transposed convolution needs static C, D, H and W, got " + tx.to_string());
   }
+  QRT_RETURN_IF_ERROR(check_depth_input(node, tx));
   const int64_t c = tw.dims[0], og = tw.dims[1], kd = tw.dims[2], kh = tw.dims[3], kw = tw.dims[4];
   QRT_ASSIGN_OR_RETURN(int64_t group, attr_int(node, a, "group", 1));
   if (c != tx.dims[1] || group < 1 || c % group != 0) {

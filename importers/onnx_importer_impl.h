@@ -114,6 +114,8 @@ class Importer {
   Status conv_3d(const onnx::NodeProto& node, const Attrs& a);
   /// A 3-D MaxPool or AveragePool: the 2-D pool over (H, W), then the depth windows reduced.
   Status pool_3d(const onnx::NodeProto& node, const Attrs& a);
+  /// Refuses a 3-D op's input that pad_depth cannot move: integers other than 8, 16 or 32 bits.
+  Status check_depth_input(const onnx::NodeProto& node, const Type& t);
   /// Pads axis 2 of `x` by `before` and `after` elements of real value `fill` (float, quantized,
   /// or 8/16/32-bit integers, which move as a quantized type of scale 1).
   int pad_depth(int x, int64_t before, int64_t after, double fill);

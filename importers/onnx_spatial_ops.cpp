@@ -209,6 +209,16 @@ Status Importer::lift_1d(const onnx::NodeProto& node, const Attrs& a, int weight
   return Status::ok();
 }
 
+Status Importer::check_depth_input(const onnx::NodeProto& node, const Type& t) {
+  // pad_depth moves integers as a quantized type of scale 1, whose storage holds 8 to 32 bits.
+  const ElementType& e = t.element;
+  if (e.is_integer() && e.int_width != 8 && e.int_width != 16 && e.int_width != 32) {
+    return error(node, "3-D " + node.op_type() + " over " + t.to_string() +
+                           " is not supported: integer inputs must have 8, 16 or 32 bits", ErrorCode::kUnsupported);
+  }
+  return Status::ok();
+}
+
 int Importer::pad_depth(int x, int64_t before, int64_t after, double fill) {
   if (before == 0 && after == 0) return x;
   const Type t = type(x);
@@ -305,6 +315,7 @@ Status Importer::conv_3d(const onnx::NodeProto& node, const Attrs& a) {
   for (size_t i = 1; i < 5; ++i) {
     if (tx.dims[i] < 0) return error(node, "3-D convolution needs static C, D, H and W, got " + tx.to_string());
   }
+  QRT_RETURN_IF_ERROR(check_depth_input(node, tx));
   const int64_t out_c = tw.dims[0], cg = tw.dims[1], kd = tw.dims[2], kh = tw.dims[3], kw = tw.dims[4];
   QRT_ASSIGN_OR_RETURN(int64_t group, attr_int(node, a, "group", 1));
   if (group < 1 || tx.dims[1] % group != 0 || tx.dims[1] / group != cg || out_c % group != 0) {
@@ -392,6 +403,7 @@ Status Importer::pool_3d(const onnx::NodeProto& node, const Attrs& a) {
   for (size_t i = 1; i < 5; ++i) {
     if (tx.dims[i] < 0) return error(node, "3-D pooling needs static C, D, H and W, got " + tx.to_string());
   }
+  QRT_RETURN_IF_ERROR(check_depth_input(node, tx));
   QRT_ASSIGN_OR_RETURN(auto kernel, attr_ints(node, a, "kernel_shape", {}));
   QRT_ASSIGN_OR_RETURN(auto strides, attr_ints(node, a, "strides", {1, 1, 1}));
   QRT_ASSIGN_OR_RETURN(auto pads, attr_ints(node, a, "pads", {0, 0, 0, 0, 0, 0}));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace qrt {
 
@@ -16,12 +17,17 @@ QuantStorage QuantStorage::full_range(unsigned width, bool is_signed) {
   return s;
 }
 
+// Defined for every width, so that a type the verifier will refuse (storage must have 2 to 32
+// bits) can still be built and described: 0 bits hold only 0, and 64 or more saturate int64.
 int64_t QuantStorage::full_min() const {
-  return is_signed ? -(int64_t(1) << (width - 1)) : 0;
+  if (!is_signed || width == 0) return 0;
+  return width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (width - 1));
 }
 
 int64_t QuantStorage::full_max() const {
-  return is_signed ? (int64_t(1) << (width - 1)) - 1 : (int64_t(1) << width) - 1;
+  if (width == 0) return 0;
+  if (is_signed) return width >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (width - 1)) - 1;
+  return width >= 63 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << width) - 1;
 }
 
 ElementType ElementType::make_float(FloatKind kind) {

@@ -425,6 +425,20 @@ TEST_CASE("1-D and 3-D forms refuse what they cannot express, naming the node an
   Model k("Conv", {1, 2, 4, 4, 4}, {"w"});
   add_floats(k.g, "w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.0f));
   CHECK(import_error(k).find("group 1 does not fit input channels 2") != std::string::npos);
+
+  // 64-bit integer inputs (fuzz_load_onnx -seed=56: a ConvTranspose over i64 built a quantized
+  // storage type of 64 bits, a signed overflow under UBSan): refused by name, each 3-D form.
+  Model ct("ConvTranspose", {1, 1, 3, 4, 5}, {"w"}, onnx::TensorProto::INT64);
+  add_floats(ct.g, "w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.0f));
+  CHECK(import_error(ct).find("3-D ConvTranspose over tensor<1x1x3x4x5xi64> is not supported: integer inputs must "
+                              "have 8, 16 or 32 bits") != std::string::npos);
+  Model cv("Conv", {1, 1, 3, 4, 5}, {"w"}, onnx::TensorProto::INT64);
+  add_floats(cv.g, "w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.0f));
+  CHECK(import_error(cv).find("3-D Conv over tensor<1x1x3x4x5xi64> is not supported") != std::string::npos);
+  Model mp("MaxPool", {1, 1, 3, 4, 5}, {}, onnx::TensorProto::UINT64);
+  set_ints_attr(mp.node, "kernel_shape", {2, 2, 2});
+  set_ints_attr(mp.node, "pads", {1, 0, 0, 1, 0, 0});
+  CHECK(import_error(mp).find("3-D MaxPool over tensor<1x1x3x4x5xui64> is not supported") != std::string::npos);
 }
 
 TEST_CASE("QDQ 1-D and 3-D Convs fold into integer convolutions with the reference's bytes at every level") {

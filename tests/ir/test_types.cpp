@@ -184,6 +184,15 @@ TEST_CASE("storage ranges by width and signedness") {
   CHECK(i32.full_max() == INT32_MAX);
   qrt::QuantStorage u32{32, false, 0, 4294967295LL};
   CHECK(u32.full_max() == 4294967295LL);
+  // Widths the verifier refuses still have defined ranges (an importer once asked for 64 bits
+  // and negated INT64_MIN): 64 bits saturate int64, 0 bits hold only 0.
+  const qrt::QuantStorage i64 = qrt::QuantStorage::full_range(64, true), u64 = qrt::QuantStorage::full_range(64, false);
+  CHECK(i64.min == INT64_MIN);
+  CHECK(i64.max == INT64_MAX);
+  CHECK(u64.min == 0);
+  CHECK(u64.max == INT64_MAX);
+  CHECK(qrt::QuantStorage::full_range(0, true).max == 0);
+  CHECK(!qrt::Type::tensor({2}, qrt::ElementType::make_uniform(i64, qrt::FloatKind::kF32, 1.0, 0)).verify().is_ok());
 }
 
 TEST_CASE("every dimension is bounded by 2^48, also after a 0; scalars have no dimensions") {
