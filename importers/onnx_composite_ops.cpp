@@ -420,7 +420,12 @@ Result<bool> Importer::composite_op(const onnx::NodeProto& node, const Attrs& a)
     const size_t es = element_byte_size(e);
     for (int64_t i = 0; i < t.dims[0]; ++i) {
       const int64_t j = i + k;
-      if (j >= 0 && j < t.dims[1]) std::memcpy(eye.bytes.data() + size_t(i * t.dims[1] + j) * es, &one, es);
+      if (j < 0 || j >= t.dims[1]) continue;
+      const size_t at = size_t(i * t.dims[1] + j);
+      // Integers through set_int, which packs 2-4-bit elements two per byte (an int4 EyeLike
+      // once wrote a byte per element: fuzz_load_onnx -seed=57).
+      if (e.is_integer()) eye.set_int(at, 1);
+      else std::memcpy(eye.bytes.data() + at * es, &one, es);
     }
     bind(node, 0, constant_of(eye));
     return true;

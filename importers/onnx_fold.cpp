@@ -49,11 +49,7 @@ DenseElements zeros(const Type& t) {
   return d;
 }
 
-void put_int(DenseElements& d, size_t i, int64_t v) {
-  const unsigned n = element_byte_size(d.type.element);
-  const uint64_t raw = uint64_t(v);
-  std::memcpy(d.bytes.data() + i * n, &raw, n);
-}
+void put_int(DenseElements& d, size_t i, int64_t v) { d.set_int(i, v); }  // packs 2-4-bit elements
 
 void put_float(DenseElements& d, size_t i, double v) {
   const unsigned n = element_byte_size(d.type.element);
@@ -175,8 +171,10 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
         return error(node, "value has " + std::to_string(v.type.num_elements()) + " elements, not 1", ErrorCode::kVerify);
       }
       d = zeros(Type::tensor(dims, v.type.element));
-      for (size_t i = 0; i < size_t(count); ++i) {
-        std::memcpy(d.bytes.data() + i * v.size(), v.data(), v.size());
+      if (is_nibble_packed(v.type.element)) {  // two elements per byte: no byte-wise copies
+        for (size_t i = 0; i < size_t(count); ++i) d.set_int(i, v.int_at(0));
+      } else {
+        for (size_t i = 0; i < size_t(count); ++i) std::memcpy(d.bytes.data() + i * v.size(), v.data(), v.size());
       }
     }
     return done(std::move(d));
@@ -270,7 +268,8 @@ Result<bool> Importer::fold_node(const onnx::NodeProto& node, const Attrs& a) {
     return done(std::move(d));
   }
   if (op == "Gather") {
-    if (!in[1] || !in[1]->type.element.is_integer()) return false;
+    // Slices move as bytes: 2-4-bit elements, packed two per byte, are left to the qrt op.
+    if (!in[1] || !in[1]->type.element.is_integer() || is_nibble_packed(x.type.element)) return false;
     QRT_ASSIGN_OR_RETURN(int64_t axis, attr_int(node, a, "axis", 0));
     const auto& dd = x.type.dims;
     if (axis < 0) axis += int64_t(dd.size());

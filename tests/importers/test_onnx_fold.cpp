@@ -203,3 +203,48 @@ TEST_CASE("ONNX import: constants built from declared sizes are refused past 256
         std::string::npos);
   CHECK(import_error("Dropout", {2, 3}, {"y", "mask"}).empty());
 }
+
+TEST_CASE("ONNX constants of 2-4-bit integers are built element by element, packed two per byte") {
+  // fuzz_load_onnx -seed=57: an EyeLike over an INT4 input [41, 33] wrote one byte per
+  // element into the 677 bytes that hold its 1353 packed elements (ASan: heap-buffer-overflow).
+  const int kInt4 = 22, kUint4 = 21;  // onnx::TensorProto::INT4 / UINT4 (opset 21)
+  for (const int type : {kInt4, kUint4}) {
+    CAPTURE(type);
+    onnx::ModelProto m = empty_model(21);
+    onnx::GraphProto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", type, {41, 33});
+    onnx::NodeProto* n = add_node(g, "EyeLike", {"x"}, {"y"});
+    auto* k = n->add_attribute();
+    k->set_name("k");
+    k->set_type(onnx::AttributeProto::INT);
+    k->set_i(-2);
+    g->add_output()->set_name("y");
+    auto r = import(m);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+    const qrt::Op& op = r->ops.back();
+    REQUIRE(op.kind == qrt::OpKind::kConstant);
+    const qrt::DenseElements& eye = op.attr("value")->dense;
+    REQUIRE(eye.size() == (41 * 33 + 1) / 2);
+    for (int64_t i = 0; i < 41; ++i) {
+      for (int64_t j = 0; j < 33; ++j) CHECK(eye.int_at(size_t(i * 33 + j)) == (j == i - 2 ? 1 : 0));
+    }
+  }
+  // ConstantOfShape's value spread over 7 INT4 elements (it copied the value's byte 7 times
+  // into 4 bytes).
+  onnx::ModelProto m = empty_model(21);
+  onnx::GraphProto* g = m.mutable_graph();
+  add_int64s(g, "s", {7});
+  onnx::NodeProto* n = add_node(g, "ConstantOfShape", {"s"}, {"y"});
+  auto* v = n->add_attribute();
+  v->set_name("value");
+  v->set_type(onnx::AttributeProto::TENSOR);
+  v->mutable_t()->set_data_type(kInt4);
+  v->mutable_t()->add_dims(1);
+  v->mutable_t()->set_raw_data(std::string(1, char(0x0D)));  // -3 in the low nibble
+  g->add_output()->set_name("y");
+  auto r = import(m);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  const qrt::DenseElements& c = r->ops.back().attr("value")->dense;
+  REQUIRE(c.size() == 4);
+  for (size_t i = 0; i < 7; ++i) CHECK(c.int_at(i) == -3);
+}
