@@ -109,7 +109,9 @@ std::string check_view(const qrt_model_t* model, size_t index, const qrt_tensor_
     }
     count *= size_t(view.dims[d]);
   }
-  if (info.dtype != QRT_DTYPE_INVALID && view.dtype != info.dtype) return what + " is " + qrt_dtype_name(view.dtype) + ", the model's output " + qrt_dtype_name(info.dtype);
+  if (info.dtype != QRT_DTYPE_INVALID && view.dtype != info.dtype) {
+    return what + " is " + qrt_dtype_name(view.dtype) + ", the model's output " + qrt_dtype_name(info.dtype);
+  }
   if (view.bytes != count * qrt_dtype_size(view.dtype)) {
     return what + " holds " + std::to_string(view.bytes) + " bytes for " + std::to_string(count) + " elements";
   }

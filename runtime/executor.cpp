@@ -201,6 +201,13 @@ Status Context::run_dynamic() {
     const uint64_t start = now_ns();
     auto dims = p.kernels[o]->result_dims(operands);
     if (!dims.is_ok()) return Result<Tensor>(dims.status());
+    // The operands' run-time shapes can give a result the declared type's static dimensions
+    // contradict (a reshape to [?, 16] of 4096 values feeding a matmul typed [1, 1]); the
+    // reference refuses that, and so do the kernels.
+    const Op& op = p.graph->ops[o];
+    if (Status s = check_op_result_shape(op, p.graph->values[size_t(op.results[0])].type, *dims); !s.is_ok()) {
+      return Result<Tensor>(s);
+    }
     Type t = p.kernels[o]->result_type();
     t.dims = *dims;
     Tensor y = Tensor::zeros(t);

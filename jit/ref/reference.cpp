@@ -538,6 +538,10 @@ Result<std::vector<Tensor>> run_reference(const Graph& graph, std::vector<Tensor
   return run_graph(graph, std::move(inputs), nullptr);
 }
 
+Status check_op_result_shape(const Op& op, const Type& declared, const std::vector<int64_t>& dims) {
+  return check_result_shape(op, declared, dims);
+}
+
 Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> inputs, const OpOverride& override_op) {
   if (inputs.size() != graph.inputs.size()) {
     return Status::error("graph @" + graph.name + " takes " + std::to_string(graph.inputs.size()) +

@@ -31,6 +31,11 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
 Result<Tensor> evaluate_op_reference(const Graph& graph, const Op& op,
                                      const std::vector<const Tensor*>& operands);
 
+/// What the reference requires of any result of `op` whose dims are computed at run time:
+/// the rank and every static dimension of its declared type (and a per-axis type's channel
+/// count). Backends that compute result shapes themselves check theirs with it.
+Status check_op_result_shape(const Op& op, const Type& declared, const std::vector<int64_t>& dims);
+
 /// Evaluates one op with any number of results (qrt.dynamic_quantize has three).
 Result<std::vector<Tensor>> evaluate_op_results(const Graph& graph, const Op& op,
                                                 const std::vector<const Tensor*>& operands);

@@ -78,6 +78,36 @@ TEST_CASE("fuzz-diff: output views are checked against the model (empty outputs 
   CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
 }
 
+TEST_CASE("fuzz-diff: a result shape that contradicts its static type fails on every backend alike") {
+  // fuzz_c_api -seed=51: a TFLite model reshapes [1, 4096] to [?, 16] and declares its
+  // matmul's result [1, 1]. The reference refused the [256, 1] it computed; the JIT, which
+  // runs dynamic graphs through its kernels' result_dims, returned it under the [1, 1] type.
+  qrt_model_t* model = nullptr;
+  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/capi-result-shape-contradicts-type.tflite";
+  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
+  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, 5, qrt_fuzz::host_configs({}));
+  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    CAPTURE(int(backend));
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE(qrt_plan_create(model, &options, &plan) == QRT_OK);
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[2] = {1, 4096};
+    const std::vector<int8_t> x(4096, 1);
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_I8, 2, dims, x.data(), x.size()) == QRT_OK);
+    CHECK(qrt_context_run(ctx) == QRT_RUNTIME_ERROR);
+    CHECK(std::string(qrt_last_error_message()).find("'qrt.matmul' op computed result shape [256x1] contradicts its type "
+                                                     "tensor<1x1x") != std::string::npos);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+  }
+  qrt_model_destroy(model);
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
