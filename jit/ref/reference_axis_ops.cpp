@@ -30,9 +30,10 @@ Result<Tensor> eval_arg_reduce(const Op& op, const Tensor& x, const Type& rt) {
   Tensor y = make_result(rt, reduction_dims(x.type.dims, reduced, keepdims));
   const int64_t len = x.type.dims[axis];
   if (len == 0) return op_error(op, "the reduced dimension is empty: no index to return");
-  size_t inner = 1;
+  // Products of the dimensions around the axis (either may be 0: nothing to compute).
+  size_t inner = 1, outer = 1;
   for (size_t d = axis + 1; d < x.type.dims.size(); ++d) inner *= size_t(x.type.dims[d]);
-  const size_t outer = size_t(x.num_elements()) / (size_t(len) * inner);
+  for (size_t d = 0; d < axis; ++d) outer *= size_t(x.type.dims[d]);
   const bool floats = x.type.element.is_float();
   for (size_t o = 0; o < outer; ++o) {
     for (size_t j = 0; j < inner; ++j) {

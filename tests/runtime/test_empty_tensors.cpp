@@ -66,6 +66,9 @@ std::vector<Case> cases() {
       {"8-bit convolution without input channels",
        one_op("qrt.conv2d", {tensor("1x4x4x0", kI8), tensor("2x1x1x0", kI8)}, tensor("1x4x4x2", kI8))},
       {"quantize an empty tensor", one_op("quant.qcast", {tensor("0x8", f32)}, tensor("0x8", kI8))},
+      // fuzz_c_api -seed=52: the reference divided by the empty trailing extent.
+      {"argmax over a full axis of an empty tensor",
+       one_op("qrt.argmax", {tensor("2x3x0", f32)}, tensor("1x3x0", "i64"), "{axis = 0 : i64, keepdims = 1 : i64}")},
   };
 }
 
