@@ -63,6 +63,19 @@ inline qrt::Result<qrt::Tensor> run_one_op(const std::string& op, const std::str
   return std::move(out.at(0));
 }
 
+/// Runs the graph `text` (`file` in messages) on the reference with `inputs` (a type and the
+/// values each, so arguments left dynamic take the sizes given): "ok", or the error as qrt
+/// prints it.
+inline std::string reference_outcome(const std::string& text, const std::string& file,
+                                     const std::vector<std::pair<std::string, std::vector<double>>>& inputs) {
+  auto g = qrt::parse_graph(text, file);
+  if (!g.is_ok()) return "parse: " + g.status().to_string();
+  std::vector<qrt::Tensor> tensors;
+  for (const auto& [type, values] : inputs) tensors.push_back(make_tensor(type, values));
+  auto out = qrt::run_reference(*g, std::move(tensors));
+  return out.is_ok() ? std::string("ok") : out.status().to_string();
+}
+
 /// run_one_op's result values; the test fails on an error.
 inline std::vector<double> run1(const std::string& op, const std::string& attrs,
                                 const std::vector<std::pair<std::string, std::vector<double>>>& inputs,

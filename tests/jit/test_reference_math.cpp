@@ -379,15 +379,11 @@ TEST_CASE("layer_norm: a scale or bias left dynamic must have the normalized sha
       "func.func @main(%x: tensor<2x5xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<2x5xf32> {\n"
       "  %y = \"qrt.layer_norm\"(%x, %w, %b) {axis = 1 : i64, epsilon = 1.0e-05 : f64} : "
       "(tensor<2x5xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<2x5xf32>\n  return %y : tensor<2x5xf32>\n}\n";
-  auto g = qrt::parse_graph(text, "ln.mlir");
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
   auto run = [&](size_t scale_size, size_t bias_size) {
-    std::vector<qrt::Tensor> in;
-    in.push_back(qrt_test::make_tensor("tensor<2x5xf32>", {1, 2, 3, 4, 5, 5, 4, 3, 2, 1}));
-    in.push_back(qrt_test::make_tensor("tensor<" + std::to_string(scale_size) + "xf32>", std::vector<double>(scale_size, 1.0)));
-    in.push_back(qrt_test::make_tensor("tensor<" + std::to_string(bias_size) + "xf32>", std::vector<double>(bias_size, 0.0)));
-    auto out = qrt::run_reference(*g, std::move(in));
-    return out.is_ok() ? std::string("ok") : out.status().to_string();
+    return qrt_test::reference_outcome(text, "ln.mlir",
+                                       {{"tensor<2x5xf32>", {1, 2, 3, 4, 5, 5, 4, 3, 2, 1}},
+                                        {"tensor<" + std::to_string(scale_size) + "xf32>", std::vector<double>(scale_size, 1.0)},
+                                        {"tensor<" + std::to_string(bias_size) + "xf32>", std::vector<double>(bias_size, 0.0)}});
   };
   CHECK(run(5, 5) == "ok");
   CHECK(run(1, 5) ==

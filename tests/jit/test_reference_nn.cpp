@@ -39,15 +39,11 @@ TEST_CASE("conv2d: a bias left dynamic must hold one element per output channel 
       "func.func @main(%x: tensor<1x4x4x2xf32>, %w: tensor<3x1x1x2xf32>, %b: tensor<?xf32>) -> tensor<1x4x4x3xf32> {\n"
       "  %y = \"qrt.conv2d\"(%x, %w, %b) {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], groups = 1 : i64} : "
       "(tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<?xf32>) -> tensor<1x4x4x3xf32>\n  return %y : tensor<1x4x4x3xf32>\n}\n";
-  auto g = qrt::parse_graph(text, "cb.mlir");
-  REQUIRE_MESSAGE(g.is_ok(), g.status().to_string());
   auto run = [&](size_t bias_size) {
-    std::vector<qrt::Tensor> in;
-    in.push_back(qrt_test::make_tensor("tensor<1x4x4x2xf32>", std::vector<double>(32, 0.5)));
-    in.push_back(qrt_test::make_tensor("tensor<3x1x1x2xf32>", {1, 2, 3, 4, 5, 6}));
-    in.push_back(qrt_test::make_tensor("tensor<" + std::to_string(bias_size) + "xf32>", std::vector<double>(bias_size, 1.0)));
-    auto out = qrt::run_reference(*g, std::move(in));
-    return out.is_ok() ? std::string("ok") : out.status().to_string();
+    return qrt_test::reference_outcome(text, "cb.mlir",
+                                       {{"tensor<1x4x4x2xf32>", std::vector<double>(32, 0.5)},
+                                        {"tensor<3x1x1x2xf32>", {1, 2, 3, 4, 5, 6}},
+                                        {"tensor<" + std::to_string(bias_size) + "xf32>", std::vector<double>(bias_size, 1.0)}});
   };
   CHECK(run(3) == "ok");
   CHECK(run(1) == "cb.mlir:2:8: error: 'qrt.conv2d' op bias has 1 elements at run time, the filter has 3 output channels");
