@@ -32,6 +32,10 @@ Result<ElementType> Importer::make_quant_type(const onnx::NodeProto& node, const
   }
   const size_t ns = scale ? size_t(scale->type.num_elements()) : 1;
   const size_t nz = zp ? size_t(zp->type.num_elements()) : 1;
+  // An empty one would be read at element 0 all the same (fuzz_load_onnx -seed=58).
+  if (ns == 0 || nz == 0) {
+    return error(node, std::string(ns == 0 ? "the scale" : "the zero point") + " holds no elements", ErrorCode::kParse);
+  }
   if (ns != nz && ns != 1 && nz != 1) return error(node, "scale and zero point differ in size", ErrorCode::kParse);
   const size_t n = std::max(ns, nz);
   const QuantStorage s = QuantStorage::full_range(storage.int_width, storage.int_sign != Signedness::kUnsigned);

@@ -248,3 +248,23 @@ TEST_CASE("ONNX constants of 2-4-bit integers are built element by element, pack
   REQUIRE(c.size() == 4);
   for (size_t i = 0; i < 7; ++i) CHECK(c.int_at(i) == -3);
 }
+
+TEST_CASE("DequantizeLinear refuses a scale or zero point with no elements") {
+  // fuzz_load_onnx -seed=58: a zero point of shape [0] was read at element 0 (UBSan: a null
+  // pointer passed to memcpy).
+  for (const bool empty_scale : {false, true}) {
+    CAPTURE(empty_scale);
+    onnx::ModelProto m = empty_model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::INT8, {2, 3});
+    add_floats(g, "s", {empty_scale ? int64_t(0) : int64_t(1)}, empty_scale ? std::vector<float>{} : std::vector<float>{0.5f});
+    const int8_t zp = 1;
+    add_raw(g, "z", onnx::TensorProto::INT8, {empty_scale ? int64_t(1) : int64_t(0)}, &zp, empty_scale ? 1 : 0);
+    add_node(g, "DequantizeLinear", {"x", "s", "z"}, {"y"});
+    g->add_output()->set_name("y");
+    auto r = import(m);
+    REQUIRE(!r.is_ok());
+    CHECK(r.status().message().find(empty_scale ? "the scale holds no elements" : "the zero point holds no elements") !=
+          std::string::npos);
+  }
+}
