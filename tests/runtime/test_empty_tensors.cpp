@@ -72,22 +72,39 @@ std::vector<Case> cases() {
   };
 }
 
+// A model loaded from `text`, planned for `backend` at `isa` (null: the best) under `profile`
+// (null: the default) on two threads, with one context; destroyed with it.
+struct Loaded {
+  qrt_model_t* model = nullptr;
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  Loaded(const std::string& text, qrt_backend backend, const char* isa = nullptr, const char* profile = nullptr) {
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "empty.mlir", &model) == QRT_OK,
+                    qrt_last_error_message());
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    options.isa = isa;
+    options.numerics = profile;
+    options.threads = 2;
+    REQUIRE_MESSAGE(qrt_plan_create(model, &options, &plan) == QRT_OK, qrt_last_error_message());
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  }
+  ~Loaded() {
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+    qrt_model_destroy(model);
+  }
+  Loaded(const Loaded&) = delete;
+  Loaded& operator=(const Loaded&) = delete;
+};
+
 // The output bytes of `text` run on `backend` at `isa` (null: the best) under `profile`, on
 // deterministic inputs.
 std::vector<uint8_t> run(const std::string& text, qrt_backend backend, const char* isa, const char* profile) {
-  qrt_model_t* model = nullptr;
-  REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "empty.mlir", &model) == QRT_OK,
-                  qrt_last_error_message());
-  qrt_plan_options options;
-  qrt_plan_options_init(&options);
-  options.backend = backend;
-  options.isa = isa;
-  options.numerics = profile;
-  options.threads = 2;
-  qrt_plan_t* plan = nullptr;
-  REQUIRE_MESSAGE(qrt_plan_create(model, &options, &plan) == QRT_OK, qrt_last_error_message());
-  qrt_context_t* ctx = nullptr;
-  REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  const Loaded loaded(text, backend, isa, profile);
+  qrt_model_t* model = loaded.model;
+  qrt_context_t* ctx = loaded.ctx;
   size_t inputs = 0;
   qrt_model_num_inputs(model, &inputs);
   std::mt19937 rng(11);
@@ -113,11 +130,7 @@ std::vector<uint8_t> run(const std::string& text, qrt_backend backend, const cha
   qrt_tensor_view view;
   REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
   const auto* p = static_cast<const uint8_t*>(view.data);
-  std::vector<uint8_t> bytes(p, p + view.bytes);
-  qrt_context_destroy(ctx);
-  qrt_plan_destroy(plan);
-  qrt_model_destroy(model);
-  return bytes;
+  return std::vector<uint8_t>(p, p + view.bytes);
 }
 
 }  // namespace
@@ -159,16 +172,8 @@ TEST_CASE("an empty graph output that is an input or a constant reports its shap
       "  return %x, %z : tensor<3x0x5xf32>, tensor<3x0x5xi1>\n}\n";
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
     CAPTURE(int(backend));
-    qrt_model_t* model = nullptr;
-    REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "empty.mlir", &model) == QRT_OK,
-                    qrt_last_error_message());
-    qrt_plan_options options;
-    qrt_plan_options_init(&options);
-    options.backend = backend;
-    qrt_plan_t* plan = nullptr;
-    REQUIRE_MESSAGE(qrt_plan_create(model, &options, &plan) == QRT_OK, qrt_last_error_message());
-    qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const Loaded loaded(text, backend);
+    qrt_context_t* ctx = loaded.ctx;
     const int64_t dims[3] = {3, 0, 5};
     REQUIRE_MESSAGE(qrt_context_set_input(ctx, 0, QRT_DTYPE_F32, 3, dims, nullptr, 0) == QRT_OK, qrt_last_error_message());
     for (int round = 0; round < 2; ++round) {  // the second run keeps the first run's views
@@ -183,8 +188,5 @@ TEST_CASE("an empty graph output that is an input or a constant reports its shap
         CHECK(view.bytes == 0);
       }
     }
-    qrt_context_destroy(ctx);
-    qrt_plan_destroy(plan);
-    qrt_model_destroy(model);
   }
 }
