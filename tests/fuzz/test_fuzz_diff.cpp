@@ -108,6 +108,46 @@ TEST_CASE("fuzz-diff: a result shape that contradicts its static type fails on e
   qrt_model_destroy(model);
 }
 
+TEST_CASE("fuzz-diff: an scast to a type with two dynamic dimensions keeps its operand's shape on the JIT") {
+  // fuzz_c_api -seed=54: a 1-D MaxPool over uint8 imports as scast -> max_pool2d -> scast with
+  // the result type ?x1x5x?. The JIT inferred the last scast's shape as a reshape does and
+  // refused two unknown dimensions; the reference takes the operand's shape.
+  qrt_model_t* model = nullptr;
+  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/capi-scast-two-dynamic-dims.onnx";
+  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, seed, qrt_fuzz::host_configs({}));
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  }
+  std::vector<std::vector<uint8_t>> outputs;
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    CAPTURE(int(backend));
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    qrt_plan_t* plan = nullptr;
+    REQUIRE(qrt_plan_create(model, &options, &plan) == QRT_OK);
+    qrt_context_t* ctx = nullptr;
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const int64_t dims[4] = {2, 1, 5, 3};  // the pool's window and pads make the width 4
+    std::vector<uint8_t> x(30);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37 % 251);
+    REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_U8, 4, dims, x.data(), x.size()) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(ctx, 0, &view) == QRT_OK);
+    REQUIRE(view.rank == 4);
+    CHECK(view.dims[0] == 2);
+    CHECK(view.dims[3] == 4);
+    const auto* p = static_cast<const uint8_t*>(view.data);
+    outputs.emplace_back(p, p + view.bytes);
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+  }
+  CHECK(outputs[0] == outputs[1]);
+  qrt_model_destroy(model);
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
