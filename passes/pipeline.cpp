@@ -8,6 +8,7 @@
 
 #include "ir/ops.h"
 #include "ir/text_format.h"
+#include "passes/activation_storage.h"
 #include "passes/calibrate.h"
 #include "passes/check_integer.h"
 #include "passes/dead_code.h"
@@ -126,6 +127,16 @@ Result<Graph> run_quantize_weights(const Graph& g, const PassOptions& o, PassLog
 
 Result<Graph> run_lower_reduce(const Graph& g, const PassOptions&, PassLog& log) { return lower_reduce(g, log); }
 
+Result<Graph> run_activation_storage(const Graph& g, const PassOptions& o, PassLog& log) {
+  QRT_ASSIGN_OR_RETURN(std::string to, o.choice("activation-storage", "to", {"u8", "i8"}, "u8"));
+  ActivationStorageReport r;
+  Graph out = retype_activation_storage(g, to == "u8", &r);
+  log.push_back(std::to_string(r.values) + " value(s) in " + std::to_string(r.groups) + " group(s) now stored as " + to +
+                ", " + std::to_string(r.kept_groups) + " group(s) kept");
+  for (const std::string& line : r.lines) log.push_back("  " + line);
+  return out;
+}
+
 Result<Graph> run_check_integer(const Graph& g, const PassOptions&, PassLog& log) {
   Graph live = eliminate_dead_ops(g);  // what folding left unused does not count
   check_integer(live, log);
@@ -157,6 +168,9 @@ const std::vector<PassInfo>& registered_passes() {
        run_to_nhwc},
       {"fuse-clamp", "clamp/relu into the conv2d, matmul (quantized or float), add or mul (quantized) it reads (clamp_min/clamp_max)", {},
        run_fuse_clamp},
+      {"activation-storage", "internal 8-bit activations re-stored as u8 (to=u8, zero point + 128) or i8 (to=i8), the "
+                             "storage the target's kernels read without a flip; values, not bits, are kept",
+       {"to"}, run_activation_storage},
       {"check-integer", "report every qcast/dcast left between integer kernels, and why", {}, run_check_integer},
   };
   return passes;

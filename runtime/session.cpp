@@ -23,6 +23,7 @@
 #include "jit/llvm/llvm_backend.h"
 #include "jit/ops/ew_fusion.h"
 #include "jit/ref/reference.h"
+#include "passes/activation_storage.h"
 #include "passes/dead_code.h"
 #include "passes/pipeline.h"
 
@@ -398,6 +399,18 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     }
     lowered_graph.numerics = *profile;
   }
+  const qrt_backend backend = resolved_backend(options.backend);
+  if (backend == QRT_BACKEND_JIT || backend == QRT_BACKEND_LLVM) {
+    // Internal 8-bit activations in the storage the level's kernels read as it is (x86: u8,
+    // so an int8 model's convolutions read their rows in place instead of through a flipping
+    // copy). The values are unchanged; graph inputs and outputs keep their types.
+    if (const std::optional<bool> to_unsigned = jit::activations_read_unsigned(isas)) {
+      lowered_graph = passes::retype_activation_storage(lowered_graph, *to_unsigned);
+      if (Status s = verify_graph(lowered_graph); !s.is_ok()) {
+        return Status::error("re-storing activations produced an invalid graph: " + s.to_string());
+      }
+    }
+  }
   // The plan's own copy of the graph: nothing else holds it, so constants only the kernels'
   // prepared copies need can be dropped from it below.
   const std::shared_ptr<Graph> own_graph = std::make_shared<Graph>(std::move(lowered_graph));
@@ -421,7 +434,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
-  plan->backend = resolved_backend(options.backend);
+  plan->backend = backend;
   plan->isas = isas;
   plan->selection.assign(plan->graph->ops.size(), "");
   plan->kernels.resize(plan->graph->ops.size());

@@ -353,4 +353,17 @@ Result<Tensor> OpKernel::run(const std::vector<const Tensor*>& operands) const {
   return y;
 }
 
+std::optional<bool> activations_read_unsigned(const IsaSet& allowed) {
+  const std::vector<Isa> levels = allowed.by_preference();
+  if (levels.empty()) return std::nullopt;
+  switch (levels.front()) {
+    case Isa::kAvx2:
+    case Isa::kAvx2Vnni:
+    case Isa::kAvx512Vnni:
+      return true;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace qrt::jit

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "jit/core/isa.h"
@@ -25,5 +26,13 @@ struct KernelChoice {
 /// kernel and the reason; errors are real failures.
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed = host_isas(),
                                    Generator generator = Generator::kNative);
+
+/// The 8-bit activation storage the kernels of the most capable level in `allowed` read as it
+/// is: unsigned (true) on the x86 levels below avx512-amx, whose u8 x s8 instructions
+/// (vpdpbusd, vpmaddubsw) take i8 activations only through a flipping copy; nullopt where
+/// either storage serves (avx512-amx: tdpbusd and tdpbssd; scalar) or none is preferred yet
+/// (the AArch64 levels: sdot reads s8 and usmmla u8, not measured). Plans re-store internal
+/// activations to it (passes::retype_activation_storage).
+std::optional<bool> activations_read_unsigned(const IsaSet& allowed);
 
 }  // namespace qrt::jit

@@ -104,7 +104,7 @@ TEST_CASE("unknown pass names are refused with the list of passes") {
   REQUIRE(g.is_ok());
   auto out = qrt::passes::run_pipeline(*g, "fold-pad,fold-everything");
   REQUIRE_FALSE(out.is_ok());
-  CHECK(out.status().message() == "unknown pass 'fold-everything' (passes: calibrate, fake-quant, propagate, lower-hybrid, quantize-weights, lower-reduce, fold-pad, fold-qdq, expand-batch-groups, to-nhwc, fuse-clamp, check-integer)");
+  CHECK(out.status().message() == "unknown pass 'fold-everything' (passes: calibrate, fake-quant, propagate, lower-hybrid, quantize-weights, lower-reduce, fold-pad, fold-qdq, expand-batch-groups, to-nhwc, fuse-clamp, activation-storage, check-integer)");
 }
 
 TEST_CASE("add and mul of two dequantized values (and a relu after them) become quantized element-wise ops") {
