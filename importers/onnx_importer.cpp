@@ -300,6 +300,9 @@ Status Importer::import_node(const onnx::NodeProto& node) {
     return Status::ok();
   }
   if (op == "Concat") {
+    // Its first input gives the rank and element type: a node without inputs read past an
+    // empty list (fuzz_c_api -seed=57, UBSan).
+    if (node.input_size() < 1) return error(node, "expects at least one input", ErrorCode::kParse);
     std::vector<int> xs;
     for (int i = 0; i < node.input_size(); ++i) {
       QRT_ASSIGN_OR_RETURN(int x, value(node, i));

@@ -268,3 +268,28 @@ TEST_CASE("DequantizeLinear refuses a scale or zero point with no elements") {
           std::string::npos);
   }
 }
+
+TEST_CASE("Concat without inputs is refused by name") {
+  // fuzz_c_api -seed=57: a Concat node whose inputs a mutation moved to another field read
+  // the first of an empty list (UBSan); with one input it imports as a copy.
+  for (const int inputs : {0, 1}) {
+    CAPTURE(inputs);
+    onnx::ModelProto m = empty_model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+    add_node(g, "Concat", inputs ? std::vector<std::string>{"x"} : std::vector<std::string>{}, {"y"});
+    auto* axis = g->mutable_node(0)->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(0);
+    g->add_output()->set_name("y");
+    auto r = import(m);
+    if (inputs == 0) {
+      REQUIRE(!r.is_ok());
+      CHECK(r.status().message().find("Concat") != std::string::npos);
+      CHECK(r.status().message().find("expects at least one input") != std::string::npos);
+    } else {
+      REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    }
+  }
+}
