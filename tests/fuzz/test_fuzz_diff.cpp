@@ -35,6 +35,25 @@ qrt_fuzz::DiffOutcome check_seed(uint64_t seed, const std::vector<qrt_fuzz::RunC
   return qrt_fuzz::diff_graph(qrt_fuzz::generate_graph(chooser, limits).mlir, seed, configs);
 }
 
+// A plan of `model` on `backend` and a context of it, destroyed together.
+struct Planned {
+  qrt_plan_t* plan = nullptr;
+  qrt_context_t* ctx = nullptr;
+  Planned(const qrt_model_t* model, qrt_backend backend) {
+    qrt_plan_options options;
+    qrt_plan_options_init(&options);
+    options.backend = backend;
+    REQUIRE_MESSAGE(qrt_plan_create(model, &options, &plan) == QRT_OK, qrt_last_error_message());
+    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+  }
+  ~Planned() {
+    qrt_context_destroy(ctx);
+    qrt_plan_destroy(plan);
+  }
+  Planned(const Planned&) = delete;
+  Planned& operator=(const Planned&) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("fuzz-diff: the configurations cover every ISA level of the host at 1 and 3 threads") {
@@ -89,21 +108,14 @@ TEST_CASE("fuzz-diff: a result shape that contradicts its static type fails on e
   CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
     CAPTURE(int(backend));
-    qrt_plan_options options;
-    qrt_plan_options_init(&options);
-    options.backend = backend;
-    qrt_plan_t* plan = nullptr;
-    REQUIRE(qrt_plan_create(model, &options, &plan) == QRT_OK);
-    qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const Planned planned(model, backend);
+    qrt_context_t* ctx = planned.ctx;
     const int64_t dims[2] = {1, 4096};
     const std::vector<int8_t> x(4096, 1);
     REQUIRE(qrt_context_set_input(ctx, 0, QRT_DTYPE_I8, 2, dims, x.data(), x.size()) == QRT_OK);
     CHECK(qrt_context_run(ctx) == QRT_RUNTIME_ERROR);
     CHECK(std::string(qrt_last_error_message()).find("'qrt.matmul' op computed result shape [256x1] contradicts its type "
                                                      "tensor<1x1x") != std::string::npos);
-    qrt_context_destroy(ctx);
-    qrt_plan_destroy(plan);
   }
   qrt_model_destroy(model);
 }
@@ -122,13 +134,8 @@ TEST_CASE("fuzz-diff: an scast to a type with two dynamic dimensions keeps its o
   std::vector<std::vector<uint8_t>> outputs;
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
     CAPTURE(int(backend));
-    qrt_plan_options options;
-    qrt_plan_options_init(&options);
-    options.backend = backend;
-    qrt_plan_t* plan = nullptr;
-    REQUIRE(qrt_plan_create(model, &options, &plan) == QRT_OK);
-    qrt_context_t* ctx = nullptr;
-    REQUIRE(qrt_context_create(plan, &ctx) == QRT_OK);
+    const Planned planned(model, backend);
+    qrt_context_t* ctx = planned.ctx;
     const int64_t dims[4] = {2, 1, 5, 3};  // the pool's window and pads make the width 4
     std::vector<uint8_t> x(30);
     for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37 % 251);
@@ -141,8 +148,6 @@ TEST_CASE("fuzz-diff: an scast to a type with two dynamic dimensions keeps its o
     CHECK(view.dims[3] == 4);
     const auto* p = static_cast<const uint8_t*>(view.data);
     outputs.emplace_back(p, p + view.bytes);
-    qrt_context_destroy(ctx);
-    qrt_plan_destroy(plan);
   }
   CHECK(outputs[0] == outputs[1]);
   qrt_model_destroy(model);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/text_format.h"
+#include "jit/ref/reference.h"
 #include "passes/pipeline.h"
 
 namespace pass_test {
@@ -39,6 +40,24 @@ inline bool has_line(const std::vector<std::string>& report, const std::string& 
     MESSAGE(message);
   }
   return found;
+}
+
+/// Runs `before` and `after` (a pass's result) on the reference with `inputs`; their outputs
+/// must be the same shapes, types and bytes.
+inline void check_same_reference_outputs(const qrt::Graph& before, const qrt::Graph& after,
+                                         const std::vector<qrt::Tensor>& inputs) {
+  auto want = qrt::run_reference(before, inputs);
+  auto got = qrt::run_reference(after, inputs);
+  REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
+  REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
+  REQUIRE(want->size() == got->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    const qrt::Tensor &a = (*want)[i], &b = (*got)[i];
+    REQUIRE(a.type.dims == b.type.dims);
+    REQUIRE(a.type.element == b.type.element);
+    REQUIRE(a.byte_size() == b.byte_size());
+    CHECK(std::equal(a.bytes(), a.bytes() + a.byte_size(), b.bytes()));
+  }
 }
 
 }  // namespace pass_test

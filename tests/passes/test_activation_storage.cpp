@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "ir/text_format.h"
-#include "jit/ref/reference.h"
 #include "passes/activation_storage.h"
 #include "tests/passes/pass_test_util.h"
 
@@ -80,16 +79,7 @@ void check_same_outputs(const qrt::Graph& g, const qrt::Graph& out, std::mt19937
       }
       inputs.push_back(std::move(t));
     }
-    auto want = qrt::run_reference(g, inputs);
-    auto got = qrt::run_reference(out, inputs);
-    REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
-    REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
-    REQUIRE(want->size() == got->size());
-    for (size_t i = 0; i < want->size(); ++i) {
-      const qrt::Tensor &w = (*want)[i], &o = (*got)[i];
-      REQUIRE(w.type == o.type);
-      CHECK(std::equal(w.bytes(), w.bytes() + w.byte_size(), o.bytes()));
-    }
+    pass_test::check_same_reference_outputs(g, out, inputs);
   }
 }
 

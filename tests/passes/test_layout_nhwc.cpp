@@ -40,17 +40,7 @@ qrt::Graph rewrite(const std::string& text, qrt::passes::LayoutReport& report) {
     }
     inputs.push_back(std::move(t));
   }
-  auto want = qrt::run_reference(g, inputs);
-  auto got = qrt::run_reference(out, inputs);
-  REQUIRE_MESSAGE(want.is_ok(), want.status().to_string());
-  REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
-  REQUIRE(want->size() == got->size());
-  for (size_t i = 0; i < want->size(); ++i) {
-    const qrt::Tensor &a = (*want)[i], &b = (*got)[i];
-    REQUIRE(a.type.dims == b.type.dims);
-    REQUIRE(a.byte_size() == b.byte_size());
-    CHECK(std::equal(a.bytes(), a.bytes() + a.byte_size(), b.bytes()));
-  }
+  pass_test::check_same_reference_outputs(g, out, inputs);
   return out;
 }
 
