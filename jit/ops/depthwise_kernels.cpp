@@ -79,7 +79,7 @@ class DepthwiseOpKernel final : public SinkableKernel {
     // The calling thread's row; workers read it through `pad` (naming a thread_local inside
     // the task would give each worker its own, empty one).
     thread_local std::vector<uint8_t> pad_row;
-    pad_row.assign(size_t(c + ow * w_.sw * c), pad_byte_);
+    pad_row.assign(size_t(window_pad_bytes(w_, wd, ow, c)), pad_byte_);
     const uint8_t* pad = pad_row.data();
     // Tasks of whole output rows, as many as the work is worth (a row costs about ow·taps
     // vector steps per 32 channels).
@@ -394,9 +394,14 @@ class DepthwiseFamily final : public OpFamily {
   }
 
   // Whether the dot4 row path serves the op on `backend`: the level has it, the output is
-  // 8-bit, the window is at most 64 x 64 and every w'' fits s8.
+  // 8-bit, the window is at most 64 x 64, no window sees only padding along the row, and
+  // every w'' fits s8. The path keeps a padded copy of an input row: horizontal pads of a
+  // window or more, with a stride as large, asked for gigabytes (a hostile model of 2x3 pixels
+  // with pads and stride 2^28 took 8 GB); the pointer path pads one pixel at a time.
   static bool rows_path(const PreparedDepthwise& p, const Backend& backend) {
     if (backend.depthwise_traits().rows_panel == 0 || p.w.kh > 64 || p.w.kw > 64) return false;
+    const int64_t window = (p.w.kw - 1) * p.w.dw + 1;
+    if (p.w.pad_left >= window || p.w.pad_right >= window) return false;
     if (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8 && p.q.out != OutKind::kS32) return false;
     for (int32_t v : p.wdev) {
       if (v < -128 || v > 127) return false;

@@ -70,7 +70,7 @@ class PoolOpKernel final : public OpKernel {
     // The calling thread's row; workers read it through `pad` (naming a thread_local inside
     // the task would give each worker its own, empty one).
     thread_local std::vector<uint8_t> pad_row;
-    pad_row.assign(size_t(c + ow * w_.sw * c), pad_byte_);
+    pad_row.assign(size_t(window_pad_bytes(w_, x.type.dims[2], ow, c)), pad_byte_);
     const uint8_t* pad = pad_row.data();
     const unsigned taps = desc_.taps;
     const bool per_pixel_count = desc_.op == KernelOp::kAvgPool && !w_.count_include_pad;

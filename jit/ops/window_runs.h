@@ -26,9 +26,18 @@ inline InteriorColumns interior_columns(const Window2d& w, int64_t wd, int64_t o
   return r;
 }
 
+/// The bytes `pad` must hold for for_each_window_run over output rows of width `ow`: one pixel's
+/// channels, plus the interior run's steps (the run advances `pad` too). The interior windows
+/// lie inside the input row, so this is at most an input row: a stride far beyond the input
+/// (a hostile model: fuzz_c_api -seed=59 asked 64 GB for one output pixel) costs nothing.
+inline int64_t window_pad_bytes(const Window2d& w, int64_t wd, int64_t ow, int64_t channels) {
+  const InteriorColumns in = interior_columns(w, wd, ow);
+  return channels + (in.first <= in.last ? (in.last - in.first) * w.sw * channels : 0);
+}
+
 /// Calls `run(from, to, taps, stepping)` for the pixel runs of output row `oy` of image `n`:
 /// `taps` holds `taps_per_pixel` pointers per pixel (stepping: one row for the whole run).
-/// `pad` must stay readable for channels + ow·sw·channels bytes (stepping advances it too).
+/// `pad` must stay readable for window_pad_bytes(w, wd, ow, c) bytes.
 /// Extra taps beyond kh·kw (padding to an even count) point at `pad`.
 template <typename Run>
 void for_each_window_run(const Window2d& w, const uint8_t* x, int64_t n, int64_t h, int64_t wd, int64_t c, int64_t oy,

@@ -153,6 +153,42 @@ TEST_CASE("fuzz-diff: an scast to a type with two dynamic dimensions keeps its o
   qrt_model_destroy(model);
 }
 
+TEST_CASE("fuzz-diff: windows with a stride or pads far beyond the input allocate no more than an input row") {
+  // fuzz_c_api -seed=59: an average pool of one output pixel with a horizontal stride of
+  // 268435458 sized the pooling kernels' padding row by the stride (64 GB; ASan: out of
+  // memory). It is now at most an input row (window_pad_bytes).
+  qrt_model_t* model = nullptr;
+  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/capi-avg-pool-huge-stride.qrt";
+  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, seed, qrt_fuzz::host_configs({}));
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  }
+  qrt_model_destroy(model);
+  // A depthwise convolution of 3x3 pixels whose left pad and stride are 2^28 (two output
+  // pixels per row): the dot4 rows path kept a padded copy of the row, 8 GB. Such windows now
+  // take the pointer path, which pads one pixel at a time, and give the reference's bytes.
+  const std::string x = "tensor<1x3x3x32x!quant.uniform<i8:f32, 0.02:-3>>", y = "tensor<1x1x2x32x!quant.uniform<i8:f32, 0.05:4>>";
+  std::string scales, weights;
+  for (int c = 0; c < 32; ++c) scales += std::string(c ? ", " : "") + "0.01";
+  for (int i = 0; i < 32 * 9; ++i) weights += "0123456789ABCDEF"[(i * 7 + 1) % 16], weights += "0123456789ABCDEF"[(i * 3) % 16];
+  const std::string f = "tensor<32x3x3x1x!quant.uniform<i8:f32:0, {" + scales + "}>>";
+  const std::string text = "func.func @main(%x: " + x + ") -> " + y + " {\n  %f = \"qrt.constant\"() {value = dense<\"0x" + weights +
+                           "\"> : tensor<32x3x3x1xi8>} : () -> " + f + "\n  %y = \"qrt.conv2d\"(%x, %f) {groups = 32 : i64, pads = [0, 268435456, 0, 0], " +
+                           "strides = [2, 268435456]} : (" + x + ", " + f + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
+  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  REQUIRE(qrt_model_load_buffer(text.data(), text.size(), "dw.mlir", &model) == QRT_OK);
+  {
+    const Planned planned(model, QRT_BACKEND_JIT);
+    qrt_op_info info;
+    REQUIRE(qrt_plan_op_info(planned.plan, 1, &info) == QRT_OK);
+    CAPTURE(info.kernel);
+    CHECK(std::string(info.kernel).find("dwrows") == std::string::npos);
+  }
+  qrt_model_destroy(model);
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
