@@ -394,14 +394,15 @@ class DepthwiseFamily final : public OpFamily {
   }
 
   // Whether the dot4 row path serves the op on `backend`: the level has it, the output is
-  // 8-bit, the window is at most 64 x 64, no window sees only padding along the row, and
-  // every w'' fits s8. The path keeps a padded copy of an input row: horizontal pads of a
-  // window or more, with a stride as large, asked for gigabytes (a hostile model of 2x3 pixels
-  // with pads and stride 2^28 took 8 GB); the pointer path pads one pixel at a time.
+  // 8-bit, the window is at most 64 x 64 taps and 256 input columns wide (dilations
+  // included), no window sees only padding along the row, and every w'' fits s8. The path
+  // keeps a padded copy of an input row that reaches past the last window: pads of a window or
+  // more with a stride as large, or a dilation of 2^27, asked for 8-12 GB on a 3x3 input; the
+  // pointer path pads one pixel at a time.
   static bool rows_path(const PreparedDepthwise& p, const Backend& backend) {
     if (backend.depthwise_traits().rows_panel == 0 || p.w.kh > 64 || p.w.kw > 64) return false;
     const int64_t window = (p.w.kw - 1) * p.w.dw + 1;
-    if (p.w.pad_left >= window || p.w.pad_right >= window) return false;
+    if (window > 256 || p.w.pad_left >= window || p.w.pad_right >= window) return false;
     if (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8 && p.q.out != OutKind::kS32) return false;
     for (int32_t v : p.wdev) {
       if (v < -128 || v > 127) return false;
