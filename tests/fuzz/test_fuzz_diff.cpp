@@ -54,6 +54,20 @@ struct Planned {
   Planned& operator=(const Planned&) = delete;
 };
 
+// Loads the saved finding `file` (tests/data/fuzz_findings/) and checks that every host
+// configuration gives the reference's outcome for input seeds [0, seeds); the caller destroys
+// the model.
+qrt_model_t* load_finding_checked(const std::string& file, uint64_t seeds) {
+  qrt_model_t* model = nullptr;
+  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/" + file;
+  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
+    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, seed, qrt_fuzz::host_configs({}));
+    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  }
+  return model;
+}
+
 }  // namespace
 
 TEST_CASE("fuzz-diff: the configurations cover every ISA level of the host at 1 and 3 threads") {
@@ -124,13 +138,7 @@ TEST_CASE("fuzz-diff: an scast to a type with two dynamic dimensions keeps its o
   // fuzz_c_api -seed=54: a 1-D MaxPool over uint8 imports as scast -> max_pool2d -> scast with
   // the result type ?x1x5x?. The JIT inferred the last scast's shape as a reshape does and
   // refused two unknown dimensions; the reference takes the operand's shape.
-  qrt_model_t* model = nullptr;
-  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/capi-scast-two-dynamic-dims.onnx";
-  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
-  for (uint64_t seed = 0; seed < 8; ++seed) {
-    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, seed, qrt_fuzz::host_configs({}));
-    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
-  }
+  qrt_model_t* model = load_finding_checked("capi-scast-two-dynamic-dims.onnx", 8);
   std::vector<std::vector<uint8_t>> outputs;
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
     CAPTURE(int(backend));
@@ -157,13 +165,7 @@ TEST_CASE("fuzz-diff: windows with a stride or pads far beyond the input allocat
   // fuzz_c_api -seed=59: an average pool of one output pixel with a horizontal stride of
   // 268435458 sized the pooling kernels' padding row by the stride (64 GB; ASan: out of
   // memory). It is now at most an input row (window_pad_bytes).
-  qrt_model_t* model = nullptr;
-  const std::string path = std::string(FUZZ_FINDINGS_DIR) + "/capi-avg-pool-huge-stride.qrt";
-  REQUIRE_MESSAGE(qrt_model_load_file(path.c_str(), &model) == QRT_OK, qrt_last_error_message());
-  for (uint64_t seed = 0; seed < 4; ++seed) {
-    const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_model(model, seed, qrt_fuzz::host_configs({}));
-    CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
-  }
+  qrt_model_t* model = load_finding_checked("capi-avg-pool-huge-stride.qrt", 4);
   qrt_model_destroy(model);
   // A depthwise convolution of 3x3 pixels whose left pad and stride are 2^28 (two output
   // pixels per row): the dot4 rows path kept a padded copy of the row, 8 GB. Such windows now
