@@ -39,8 +39,11 @@ Status prepare_execution(Plan& plan) {
     const Type& w = op.operands.size() > 1 ? g.values[size_t(op.operands[1])].type : y;
     if (!y.has_static_shape() || !w.has_static_shape()) continue;
     if (op.kind == OpKind::kMatmul) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.dims[w.rank() - 2]);
-    // Filters are [O, ...] with the per-group window in the other three dimensions.
-    if (op.kind == OpKind::kConv2d) plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.num_elements() / w.dims[0]);
+    // Filters are [O, ...] with the per-group window in the other three dimensions (an empty
+    // filter of no output channels counts none: fuzz_c_api -seed=62 divided by its O = 0).
+    if (op.kind == OpKind::kConv2d && w.rank() > 0 && w.dims[0] > 0) {
+      plan.op_ops[o] = 2 * uint64_t(y.num_elements()) * uint64_t(w.num_elements() / w.dims[0]);
+    }
     // Transposed: every input pixel meets every filter tap of its group (the scatter form's
     // products; those the pads crop included).
     if (op.kind == OpKind::kConvTranspose2d) {

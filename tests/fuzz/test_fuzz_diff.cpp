@@ -202,6 +202,17 @@ TEST_CASE("fuzz-diff: windows with a stride or pads far beyond the input allocat
   }
 }
 
+TEST_CASE("fuzz-diff: a convolution with an empty filter of no output channels plans and runs") {
+  // fuzz_c_api -seed=62: the plan's operation count divided by the filter's O = 0 (UBSan;
+  // SIGFPE in a release build) for an ONNX Conv on a 13x0x5x4 input with a 0x0x1x1 filter.
+  qrt_model_t* model = load_finding_checked("capi-conv-empty-filter.onnx", 4);
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    const Planned planned(model, backend);
+    CHECK(planned.plan != nullptr);
+  }
+  qrt_model_destroy(model);
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
