@@ -17,6 +17,22 @@ enum class Use : uint8_t {
   kForbidden,  // anything else: the value keeps its storage
 };
 
+// Ops that keep or compare stored values: their 8-bit operands and results re-store together.
+bool keeps_stored_values(OpKind kind) {
+  switch (kind) {
+    case OpKind::kMaxPool2d:
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kConcat:
+    case OpKind::kSlice:
+    case OpKind::kRelu:
+    case OpKind::kClamp:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Use operand_use(OpKind kind, size_t index) {
   switch (kind) {
     case OpKind::kConv2d:
@@ -27,16 +43,8 @@ Use operand_use(OpKind kind, size_t index) {
     case OpKind::kAdd:
     case OpKind::kMul:
       return Use::kFree;
-    case OpKind::kMaxPool2d:
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kConcat:
-    case OpKind::kSlice:
-    case OpKind::kRelu:
-    case OpKind::kClamp:
-      return Use::kLinked;
     default:
-      return Use::kForbidden;
+      return keeps_stored_values(kind) ? Use::kLinked : Use::kForbidden;
   }
 }
 
@@ -50,7 +58,7 @@ Use result_use(OpKind kind) {
     case OpKind::kMul:
       return Use::kFree;
     default:
-      return operand_use(kind, 1) == Use::kLinked ? Use::kLinked : Use::kForbidden;
+      return keeps_stored_values(kind) ? Use::kLinked : Use::kForbidden;
   }
 }
 
@@ -120,11 +128,9 @@ Graph retype_activation_storage(const Graph& graph, bool to_unsigned, Activation
     for (int v : op.results) place(v, result_use(op.kind), "a result");
   }
   // A group is re-stored when every member is a candidate and none is kept.
-  std::vector<int> members(n, 0);
   std::vector<int> blocker(n, -1);  // per group root: a member that keeps the group
   for (size_t v = 0; v < n; ++v) {
     const int root = groups.find(int(v));
-    ++members[size_t(root)];
     if ((!candidate(int(v)) || !kept_why[v].empty()) && blocker[size_t(root)] < 0) blocker[size_t(root)] = int(v);
   }
   // Groups of constants and values computed from constants alone are data, not activations:
