@@ -48,19 +48,9 @@ Use operand_use(OpKind kind, size_t index) {
   }
 }
 
-Use result_use(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv2d:
-    case OpKind::kMatmul:
-    case OpKind::kRequantize:
-    case OpKind::kQCast:
-    case OpKind::kAdd:
-    case OpKind::kMul:
-      return Use::kFree;
-    default:
-      return keeps_stored_values(kind) ? Use::kLinked : Use::kForbidden;
-  }
-}
+// A result re-stores as the op's first operand does (a dcast's result is float, never a
+// candidate); a qcast's result, of a float operand, on its own.
+Use result_use(OpKind kind) { return kind == OpKind::kQCast ? Use::kFree : operand_use(kind, 0); }
 
 // Union-find over value indices.
 struct Groups {
