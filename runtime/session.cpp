@@ -401,9 +401,10 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   const qrt_backend backend = resolved_backend(options.backend);
   if (backend == QRT_BACKEND_JIT || backend == QRT_BACKEND_LLVM) {
-    // Internal 8-bit activations in the storage the level's kernels read as it is (x86: u8,
-    // so an int8 model's convolutions read their rows in place instead of through a flipping
-    // copy). The values are unchanged; graph inputs and outputs keep their types.
+    // Internal 8-bit activations in the storage the level's kernels read as it is (x86, neon
+    // and neon-i8mm: u8; neon-dot: i8), so the convolutions read their rows in place instead
+    // of through a flipping copy. The values are unchanged; graph inputs and outputs keep
+    // their types.
     if (const std::optional<bool> to_unsigned = jit::activations_read_unsigned(isas)) {
       lowered_graph = passes::retype_activation_storage(lowered_graph, *to_unsigned);
       if (Status s = verify_graph(lowered_graph); !s.is_ok()) {

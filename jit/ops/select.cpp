@@ -360,7 +360,11 @@ std::optional<bool> activations_read_unsigned(const IsaSet& allowed) {
     case Isa::kAvx2:
     case Isa::kAvx2Vnni:
     case Isa::kAvx512Vnni:
+    case Isa::kNeon:      // smlal on u8 rows widened to u16
+    case Isa::kNeonI8mm:  // usmmla: u8 rows
       return true;
+    case Isa::kNeonDot:  // sdot: s8 quads
+      return false;
     default:
       return std::nullopt;
   }

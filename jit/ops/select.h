@@ -27,12 +27,13 @@ struct KernelChoice {
 Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSet& allowed = host_isas(),
                                    Generator generator = Generator::kNative);
 
-/// The 8-bit activation storage the kernels of the most capable level in `allowed` read as it
-/// is: unsigned (true) on the x86 levels below avx512-amx, whose u8 x s8 instructions
-/// (vpdpbusd, vpmaddubsw) take i8 activations only through a flipping copy; nullopt where
-/// either storage serves (avx512-amx: tdpbusd and tdpbssd; scalar) or none is preferred yet
-/// (the AArch64 levels: sdot reads s8 and usmmla u8, not measured). Plans re-store internal
-/// activations to it (passes::retype_activation_storage).
+/// The 8-bit activation storage the GEMM tiles of the most capable level in `allowed` read
+/// in place (PackedGemm::reads_rows_unpacked); the other storage reaches them only through a
+/// copy that flips each byte's top bit. Unsigned (true) on the x86 levels below avx512-amx
+/// (vpdpbusd and vpmaddubsw multiply u8 rows; the vpmaddwd path widens either), on `neon`
+/// (smlal on u8 rows widened to u16) and on `neon-i8mm` (usmmla: u8 rows); signed (false) on
+/// `neon-dot` (sdot: s8 quads); nullopt where either storage serves (avx512-amx: tdpbusd and
+/// tdpbssd; scalar). Plans re-store internal activations to it (passes::retype_activation_storage).
 std::optional<bool> activations_read_unsigned(const IsaSet& allowed);
 
 }  // namespace qrt::jit
