@@ -85,8 +85,11 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   // The accumulators start at the column's bias (and folded zero-point terms): one load
   // each instead of a zeroing here and an add in the epilogue.
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
+  // A tile of at most 16 columns (a 16-channel layer, the last panel of 144) leaves the
+  // second half out: its vpdpbusd would be half of the k loop, for no stored column.
+  const unsigned halves = d.nr > 16 ? 2 : 1;
   for (unsigned r = 0; r < d.mr; ++r) {
-    for (unsigned j = 0; j < 2; ++j) {
+    for (unsigned j = 0; j < halves; ++j) {
       a.vmovdqa32(acc(r, j), x86::zmmword_ptr(x86::r11, int32_t(kEpBias * kPanel * 4 + j * 64)));
     }
   }
@@ -100,14 +103,14 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   // One k step of every row into accumulator set `set` (k steps `step` ahead of the bases).
   auto emit_step = [&](unsigned set, unsigned step) {
     a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4)));
-    a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
+    if (halves == 2) a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
     for (unsigned r = 0; r < d.mr; ++r) {
       const x86::Zmm bcast = r % 2 == 0 ? x86::zmm30 : x86::zmm31;
       x86::Mem row = a_row(r);
       row.addOffset(int64_t(4 * step));
       a.vpbroadcastd(bcast, row);
       a.vpdpbusd(chain_acc(d, set, r, 0), bcast, x86::zmm28);
-      a.vpdpbusd(chain_acc(d, set, r, 1), bcast, x86::zmm29);
+      if (halves == 2) a.vpdpbusd(chain_acc(d, set, r, 1), bcast, x86::zmm29);
     }
   };
   auto emit_advance = [&](unsigned steps) {
@@ -121,7 +124,9 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     // end (int32 sums wrap, so their order does not change the result), then the k steps left.
     for (unsigned set = 1; set < sets; ++set) {
       for (unsigned r = 0; r < d.mr; ++r) {
-        for (unsigned j = 0; j < 2; ++j) a.vpxord(chain_acc(d, set, r, j), chain_acc(d, set, r, j), chain_acc(d, set, r, j));
+        for (unsigned j = 0; j < halves; ++j) {
+          a.vpxord(chain_acc(d, set, r, j), chain_acc(d, set, r, j), chain_acc(d, set, r, j));
+        }
       }
     }
     Label unrolled = a.newLabel(), rest = a.newLabel(), sum = a.newLabel();
@@ -145,7 +150,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     a.bind(sum);
     for (unsigned set = 1; set < sets; ++set) {
       for (unsigned r = 0; r < d.mr; ++r) {
-        for (unsigned j = 0; j < 2; ++j) a.vpaddd(acc(r, j), acc(r, j), chain_acc(d, set, r, j));
+        for (unsigned j = 0; j < halves; ++j) a.vpaddd(acc(r, j), acc(r, j), chain_acc(d, set, r, j));
       }
     }
     a.bind(done);
