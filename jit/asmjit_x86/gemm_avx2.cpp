@@ -32,6 +32,10 @@ using namespace asmjit;
 
 x86::Ymm acc(unsigned row, unsigned half) { return x86::Ymm(2 * row + half); }
 
+// The 8-column halves of the panel the tile computes: a tile of at most 8 columns leaves the
+// second out (its multiplies would be half of the k loop, for no stored column).
+unsigned halves(const KernelDesc& d) { return d.nr > 8 ? 2 : 1; }
+
 // The activation dword of row `r` at the current k step.
 x86::Mem a_row(unsigned r) {
   switch (r) {
@@ -57,8 +61,9 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     a.lea(x86::r11, x86::ptr(x86::rax, x86::rdx, 1));  // r11 = A + 4 * stride
   };
   row_bases();
+  const unsigned nh = halves(d);
   for (unsigned r = 0; r < d.mr; ++r) {
-    for (unsigned j = 0; j < 2; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
+    for (unsigned j = 0; j < nh; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
   }
   if (maddubs) {
     a.mov(x86::r9d, 0x00010001u);
@@ -76,17 +81,17 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   a.bind(loop);
   if (dot4) {
     a.vmovdqa(x86::ymm12, x86::ymmword_ptr(x86::r8));
-    a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, 32));
+    if (nh == 2) a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, 32));
     for (unsigned r = 0; r < d.mr; ++r) {
       a.vpbroadcastd(x86::ymm14, a_row(r));
-      for (unsigned j = 0; j < 2; ++j) a.vex().vpdpbusd(acc(r, j), x86::ymm14, x86::Ymm(12 + j));  // AVX-VNNI
+      for (unsigned j = 0; j < nh; ++j) a.vex().vpdpbusd(acc(r, j), x86::ymm14, x86::Ymm(12 + j));  // AVX-VNNI
     }
   } else if (maddubs) {
     a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8));
-    a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
+    if (nh == 2) a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
     for (unsigned r = 0; r < d.mr; ++r) {
       a.vpbroadcastd(x86::ymm11, a_row(r));
-      for (unsigned j = 0; j < 2; ++j) {
+      for (unsigned j = 0; j < nh; ++j) {
         const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
         a.vpmaddubsw(t, x86::ymm11, x86::Ymm(8 + j));  // u8 x s8 pairs -> s16 (proven not to saturate)
         a.vpmaddwd(t, t, x86::ymm10);                  // pairs of s16 -> s32
@@ -95,10 +100,10 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     }
   } else {
     a.vpmovsxbw(x86::ymm12, x86::xmmword_ptr(x86::r8));
-    a.vpmovsxbw(x86::ymm13, x86::xmmword_ptr(x86::r8, 16));
+    if (nh == 2) a.vpmovsxbw(x86::ymm13, x86::xmmword_ptr(x86::r8, 16));
     for (unsigned r = 0; r < d.mr; ++r) {
       a.vpbroadcastd(x86::ymm14, a_row(r));
-      for (unsigned j = 0; j < 2; ++j) {
+      for (unsigned j = 0; j < nh; ++j) {
         a.vpmaddwd(x86::ymm15, x86::ymm14, x86::Ymm(12 + j));  // s16 x s16 pairs -> s32, exact
         a.vpaddd(acc(r, j), acc(r, j), x86::ymm15);
       }
@@ -119,7 +124,7 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const
   auto ep = [&d](size_t field, unsigned half) {
     return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
   };
-  for (unsigned j = 0; j < 2; ++j) {
+  for (unsigned j = 0; j < halves(d); ++j) {
     const x86::Ymm v = acc(r, j);
     a.vpaddd(v, v, ep(kEpBias, j));
     if (d.row_correction) {
@@ -162,7 +167,7 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const La
   }
   // Values are inside the output bounds already, or (desc.saturate) inside int32 with the
   // storage bounds as the output bounds: the saturating packs give the clamped bytes.
-  a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, 1));
+  a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, halves(d) - 1));  // one half: bytes 8-15 are not stored
   a.vpermq(x86::ymm12, x86::ymm12, 0xD8);
   a.vextracti128(x86::xmm13, x86::ymm12, 1);
   if (d.out == OutKind::kU8) {
