@@ -400,12 +400,14 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
     lowered_graph.numerics = *profile;
   }
   const qrt_backend backend = resolved_backend(options.backend);
-  if (backend == QRT_BACKEND_JIT || backend == QRT_BACKEND_LLVM) {
-    // Internal 8-bit activations in the storage the level's kernels read as it is (x86, neon
-    // and neon-i8mm: u8; neon-dot: i8), so the convolutions read their rows in place instead
-    // of through a flipping copy. The values are unchanged; graph inputs and outputs keep
-    // their types.
-    if (const std::optional<bool> to_unsigned = jit::activations_read_unsigned(isas)) {
+  const bool generated = backend == QRT_BACKEND_JIT || backend == QRT_BACKEND_LLVM;
+  const jit::Generator generator = backend == QRT_BACKEND_LLVM ? jit::Generator::kLlvm : jit::Generator::kNative;
+  if (generated) {
+    // Internal 8-bit activations in the storage the level's kernels read as it is (neon-dot:
+    // i8; u8 elsewhere but avx512-amx, which reads either), so the convolutions read their
+    // rows in place instead of through a flipping copy. The values are unchanged; graph
+    // inputs and outputs keep their types.
+    if (const std::optional<bool> to_unsigned = jit::activations_read_unsigned(isas, generator)) {
       lowered_graph = passes::retype_activation_storage(lowered_graph, *to_unsigned);
       if (Status s = verify_graph(lowered_graph); !s.is_ok()) {
         return Status::error("re-storing activations produced an invalid graph: " + s.to_string());
@@ -440,8 +442,6 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   plan->selection.assign(plan->graph->ops.size(), "");
   plan->kernels.resize(plan->graph->ops.size());
   plan->why_not.assign(plan->graph->ops.size(), "the reference backend was chosen");
-  const bool generated = plan->backend == QRT_BACKEND_JIT || plan->backend == QRT_BACKEND_LLVM;
-  const jit::Generator generator = plan->backend == QRT_BACKEND_LLVM ? jit::Generator::kLlvm : jit::Generator::kNative;
   if (generated) {
     for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
       QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice,

@@ -353,10 +353,13 @@ Result<Tensor> OpKernel::run(const std::vector<const Tensor*>& operands) const {
   return y;
 }
 
-std::optional<bool> activations_read_unsigned(const IsaSet& allowed) {
+std::optional<bool> activations_read_unsigned(const IsaSet& allowed, Generator generator) {
   const std::vector<Isa> levels = allowed.by_preference();
   if (levels.empty()) return std::nullopt;
+  // The LLVM templates' tiles multiply u8 quads (GemmPath::kDot4) at every level.
+  if (generator == Generator::kLlvm) return true;
   switch (levels.front()) {
+    case Isa::kScalar:  // the pair-sum twin reads u8 rows; the widened one copies either
     case Isa::kAvx2:
     case Isa::kAvx2Vnni:
     case Isa::kAvx512Vnni:

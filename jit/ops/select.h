@@ -31,9 +31,11 @@ Result<KernelChoice> select_kernel(const Graph& graph, const Op& op, const IsaSe
 /// in place (PackedGemm::reads_rows_unpacked); the other storage reaches them only through a
 /// copy that flips each byte's top bit. Unsigned (true) on the x86 levels below avx512-amx
 /// (vpdpbusd and vpmaddubsw multiply u8 rows; the vpmaddwd path widens either), on `neon`
-/// (smlal on u8 rows widened to u16) and on `neon-i8mm` (usmmla: u8 rows); signed (false) on
-/// `neon-dot` (sdot: s8 quads); nullopt where either storage serves (avx512-amx: tdpbusd and
-/// tdpbssd; scalar). Plans re-store internal activations to it (passes::retype_activation_storage).
-std::optional<bool> activations_read_unsigned(const IsaSet& allowed);
+/// (smlal on u8 rows widened to u16), on `neon-i8mm` (usmmla: u8 rows) and on `scalar` (the
+/// pair-sum twin reads u8 rows); signed (false) on `neon-dot` (sdot: s8 quads); nullopt on
+/// avx512-amx, whose tdpbusd and tdpbssd read either. With the LLVM generator, unsigned at
+/// every level: its template tiles multiply u8 quads. Plans re-store internal activations to
+/// it (passes::retype_activation_storage).
+std::optional<bool> activations_read_unsigned(const IsaSet& allowed, Generator generator = Generator::kNative);
 
 }  // namespace qrt::jit

@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "ir/float_format.h"
+#include "jit/kernel_list.h"
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/gemm_pack.h"
+#include "jit/ops/select.h"
 #include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
 #include "jit/ref/scalar_backend.h"
@@ -222,6 +224,40 @@ TEST_CASE("the s16 pair-sum path (vpmaddubsw) is chosen only where no weight pai
   CHECK_FALSE(qrt::jit::analyze_gemm(s).pair_sum_exact);
   const bool both_quads = backend.gemm_traits(GemmPath::kDot4) && backend.gemm_traits(GemmPath::kSdot4);
   CHECK(path_of(s) == (both_quads ? GemmPath::kSdot4 : only.value_or(GemmPath::kMaddwd)));
+}
+
+TEST_CASE("plans prefer the activation storage their level's GEMM tiles read in place") {
+  // jit::activations_read_unsigned against the tiles themselves (PackedGemm::reads_rows_unpacked),
+  // for the native backend of the test's level and, where it is built, LLVM's.
+  std::vector<const qrt::jit::Backend*> backends = {&qrt_test::test_backend(qrt::jit::KernelOp::kGemm)};
+  const qrt::jit::Isa best = qrt_test::test_isas().by_preference().front();
+  if (const qrt::jit::Backend* llvm = qrt::jit::kernel_list_backend(qrt::jit::KernelOp::kGemm, best, qrt::jit::Generator::kLlvm)) {
+    backends.push_back(llvm);
+  }
+  for (const qrt::jit::Backend* backend : backends) {
+    const std::string name = backend->name();
+    CAPTURE(name);
+    // Weights |w| <= 63 prove the pair sums (the AVX2 level's u8 path, vpmaddubsw, serves them);
+    // k a multiple of every level's k group and step.
+    auto reads_in_place = [&](bool a_signed) {
+      qrt::jit::GemmSpec s;
+      s.k = std::max<int64_t>(128, min_k_of(*backend)), s.n = 16;
+      s.w.resize(size_t(s.k * s.n));
+      for (size_t i = 0; i < s.w.size(); ++i) s.w[i] = int32_t(i * 37 % 127) - 63;
+      s.w_zero_point.assign(size_t(s.n), 0);
+      s.a_signed = a_signed, s.a_min = a_signed ? -128 : 0, s.a_max = a_signed ? 127 : 255;
+      s.out = qrt::jit::OutKind::kS32;
+      auto p = qrt::jit::pack_gemm(s, qrt::jit::analyze_gemm(s), *backend);
+      REQUIRE_MESSAGE(p.is_ok(), p.status().to_string());
+      return (*p)->reads_rows_unpacked();
+    };
+    const bool u8_in_place = reads_in_place(false), s8_in_place = reads_in_place(true);
+    CAPTURE(u8_in_place);
+    CAPTURE(s8_in_place);
+    const std::optional<bool> preferred = qrt::jit::activations_read_unsigned(qrt_test::test_isas(), backend->generator());
+    if (!preferred) CHECK(u8_in_place == s8_in_place);  // either storage serves (or neither)
+    else CHECK((*preferred ? u8_in_place && !s8_in_place : s8_in_place && !u8_in_place));
+  }
 }
 
 TEST_CASE("matmuls the GEMM kernels cannot prove exact are left to the reference") {

@@ -1,9 +1,9 @@
 // Tests: plans re-store internal 8-bit activations in the storage the best level's GEMM tiles
 // read in place (passes/activation_storage.h, jit::activations_read_unsigned): u8 on the x86
-// levels below avx512-amx, on neon and neon-i8mm; i8 on neon-dot. Through the C API an int8
-// and a uint8 network's convolutions then write and read that storage (the kernel names say
-// so), graph inputs and outputs keep their types, and every level gives the reference
-// backend's bytes.
+// levels below avx512-amx, on neon, neon-i8mm and scalar; i8 on neon-dot. Through the C API
+// an int8 and a uint8 network's convolutions then write and read that storage (the kernel
+// names say so), graph inputs and outputs keep their types, and every level gives the
+// reference backend's bytes.
 #include <doctest/doctest.h>
 
 #include <qrt.h>
@@ -115,7 +115,8 @@ Outcome run(const std::string& text, const Storage& st, qrt_backend backend, con
 
 // The storage a level's plans keep internal activations in: its preference, else the model's.
 std::string internal_storage(const std::string& level, const Storage& st) {
-  if (level == "avx2" || level == "avx2-vnni" || level == "avx512-vnni" || level == "neon" || level == "neon-i8mm") {
+  if (level == "avx2" || level == "avx2-vnni" || level == "avx512-vnni" || level == "neon" || level == "neon-i8mm" ||
+      level == "scalar") {
     return "u8";
   }
   return level == "neon-dot" ? "i8" : st.name;
