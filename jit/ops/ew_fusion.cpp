@@ -174,7 +174,9 @@ Result<std::vector<FusedRegion>> fuse_elementwise_regions(const Graph& g, const 
     FusedRegion region;
     region.ops = ops;
     std::optional<EwProgram> program = region_program(g, ops, &region.inputs);
-    if (!program) continue;
+    // A region over constants alone (exp(c) - 1 that the importer left unfolded) has no input
+    // to run over: its ops run one by one.
+    if (!program || region.inputs.empty()) continue;
     const Op& root = g.ops[ops.back()];
     std::vector<std::vector<int64_t>> dims;
     for (int v : region.inputs) dims.push_back(g.values[size_t(v)].type.dims);

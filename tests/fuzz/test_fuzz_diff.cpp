@@ -213,6 +213,25 @@ TEST_CASE("fuzz-diff: a convolution with an empty filter of no output channels p
   qrt_model_destroy(model);
 }
 
+TEST_CASE("fuzz-diff: a chain of element-wise ops over constants alone runs op by op") {
+  // fuzz_c_api -seed=65: ONNX MeanVarianceNormalization's expansion left exp(2) - 1 (times 1)
+  // unfolded, a fusable region with no input; the fusion indexed its first input (UBSan;
+  // SIGSEGV in a release build).
+  qrt_model_t* model = load_finding_checked("capi-ew-region-of-constants.onnx", 3);
+  qrt_model_destroy(model);
+  const std::string text =
+      "func.func @main(%x: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {\n"
+      "  %c = \"qrt.constant\"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>\n"
+      "  %one = \"qrt.constant\"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>\n"
+      "  %e = \"qrt.exp\"(%c) : (tensor<f32>) -> tensor<f32>\n"
+      "  %s = \"qrt.sub\"(%e, %one) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+      "  %m = \"qrt.mul\"(%s, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+      "  %y = \"qrt.add\"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
+      "  return %m, %y : tensor<f32>, tensor<3xf32>\n}\n";
+  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
+  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
