@@ -86,8 +86,12 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   // each instead of a zeroing here and an add in the epilogue.
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   // A tile of at most 16 columns (a 16-channel layer, the last panel of 144) leaves the
-  // second half out: its vpdpbusd would be half of the k loop, for no stored column.
+  // second half out: its vpdpbusd would be half of the k loop, for no stored column. One of
+  // 17-24 columns (a 24-channel layer) multiplies the second half's first 8 columns on ymm,
+  // which Zen 4 runs as one 256-bit operation instead of a zmm's two; the EVEX ymm form zeroes
+  // the accumulator's lanes for columns 24-31, which are not stored.
   const unsigned halves = d.nr > 16 ? 2 : 1;
+  const bool ymm_second = d.nr > 16 && d.nr <= 24;
   for (unsigned r = 0; r < d.mr; ++r) {
     for (unsigned j = 0; j < halves; ++j) {
       a.vmovdqa32(acc(r, j), x86::zmmword_ptr(x86::r11, int32_t(kEpBias * kPanel * 4 + j * 64)));
@@ -103,14 +107,16 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   // One k step of every row into accumulator set `set` (k steps `step` ahead of the bases).
   auto emit_step = [&](unsigned set, unsigned step) {
     a.vmovdqa32(x86::zmm28, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4)));
-    if (halves == 2) a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
+    if (ymm_second) a.vmovdqa32(x86::ymm29, x86::ymmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
+    else if (halves == 2) a.vmovdqa32(x86::zmm29, x86::zmmword_ptr(x86::r8, int32_t(step * kPanel * 4 + 64)));
     for (unsigned r = 0; r < d.mr; ++r) {
       const x86::Zmm bcast = r % 2 == 0 ? x86::zmm30 : x86::zmm31;
       x86::Mem row = a_row(r);
       row.addOffset(int64_t(4 * step));
       a.vpbroadcastd(bcast, row);
       a.vpdpbusd(chain_acc(d, set, r, 0), bcast, x86::zmm28);
-      if (halves == 2) a.vpdpbusd(chain_acc(d, set, r, 1), bcast, x86::zmm29);
+      if (ymm_second) a.vpdpbusd(chain_acc(d, set, r, 1).ymm(), bcast.ymm(), x86::ymm29);
+      else if (halves == 2) a.vpdpbusd(chain_acc(d, set, r, 1), bcast, x86::zmm29);
     }
   };
   auto emit_advance = [&](unsigned steps) {
