@@ -134,11 +134,12 @@ Result<Tensor> eval_conv2d(const Op& op, const std::vector<const Tensor*>& in, c
   // Σ over input channel, then taps, of x·f in the type of `acc`: one f32/f64 rounding per
   // product and per sum, in this order.
   auto dot = [&](const auto* xv, const auto* fv, int64_t x0, int64_t f0, auto acc) {
+    // Indices, not row pointers: an empty input has no data to offset (a transposed
+    // convolution's output of an empty input is its bias, and its taps none).
     for (int64_t ci = 0; ci < ig; ++ci) {
-      const auto* xc_row = xv + x0 + ci * x_c;
-      const auto* fc_row = fv + f0 + ci * f_i;
+      const int64_t xc_row = x0 + ci * x_c, fc_row = f0 + ci * f_i;
       for (const Tap& t : taps) {
-        const auto prod = xc_row[t.x] * fc_row[t.f];
+        const auto prod = xv[xc_row + t.x] * fv[fc_row + t.f];
         acc = acc + prod;
       }
     }

@@ -232,6 +232,38 @@ TEST_CASE("fuzz-diff: a chain of element-wise ops over constants alone runs op b
   CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
 }
 
+TEST_CASE("fuzz-diff: a transposed convolution of an empty input holds its bias") {
+  // fuzz_c_api -seed=69: ONNX ConvTranspose 3-d over an input with a dimension of 0, which the
+  // importer reshapes into a conv_transpose2d whose filter is computed at run time: the
+  // reference offset the empty input's null data pointer (UBSan).
+  qrt_model_t* model = load_finding_checked("capi-conv-transpose-empty-input.onnx", 3);
+  qrt_model_destroy(model);
+  // Width 0: the output is (0 - 1) + 2 + 1 = 2 columns wide, every element the bias.
+  const std::string text =
+      "func.func @main(%x: tensor<1x2x0x1xf32>) -> tensor<1x4x2x2xf32> {\n"
+      "  %w = \"qrt.constant\"() {value = dense<1.500000e+00> : tensor<2x3x3x1xf32>} : () -> tensor<2x3x3x1xf32>\n"
+      "  %b = \"qrt.constant\"() {value = dense<[2.500000e-01, -3.000000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>\n"
+      "  %y = \"qrt.conv_transpose2d\"(%x, %w, %b) : (tensor<1x2x0x1xf32>, tensor<2x3x3x1xf32>, tensor<2xf32>) -> tensor<1x4x2x2xf32>\n"
+      "  return %y : tensor<1x4x2x2xf32>\n}\n";
+  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
+  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    CAPTURE(int(backend));
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "empty.mlir", &m) == QRT_OK, qrt_last_error_message());
+    const Planned planned(m, backend);
+    const int64_t dims[4] = {1, 2, 0, 1};
+    REQUIRE(qrt_context_set_input(planned.ctx, 0, QRT_DTYPE_F32, 4, dims, nullptr, 0) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(planned.ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view view;
+    REQUIRE(qrt_context_output(planned.ctx, 0, &view) == QRT_OK);
+    REQUIRE(view.bytes == 16 * sizeof(float));
+    const auto* y = static_cast<const float*>(view.data);
+    for (size_t i = 0; i < 16; ++i) CHECK(y[i] == (i % 2 == 0 ? 0.25f : -3.0f));
+    qrt_model_destroy(m);
+  }
+}
+
 TEST_CASE("fuzz-diff: the generator gives valid graphs from any byte string and is deterministic") {
   const auto configs = qrt_fuzz::host_configs({false, 1});
   for (size_t size : {0, 1, 9, 64, 300}) {
