@@ -217,18 +217,27 @@ inline void emit_dw_rows_block_start(asmjit::x86::Assembler& a, bool s32) {
 }
 
 /// The dot4 depthwise rows' loop over the r10 pixels of a block: emit(group) while at least
-/// `group` pixels remain, then emit(1) per pixel left; r10 counts down.
+/// `group` pixels remain, then emit(1) per pixel left; r10 counts down. `pairs` (paired
+/// pixels, an even group): emit(2) before the single pixel, which is then the last one, so
+/// every emit but the last starts at an even pixel.
 template <typename Emit>
-void emit_dw_pixel_loop(asmjit::x86::Assembler& a, unsigned group, const Emit& emit) {
+void emit_dw_pixel_loop(asmjit::x86::Assembler& a, unsigned group, const Emit& emit, bool pairs = false) {
   using namespace asmjit;
-  Label many = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
+  Label many = a.newLabel(), tail = a.newLabel(), single = a.newLabel(), one = a.newLabel(), end = a.newLabel();
   a.cmp(x86::r10, group);
-  a.jl(single);
+  a.jl(tail);
   a.bind(many);
   emit(group);
   a.sub(x86::r10, group);
   a.cmp(x86::r10, group);
   a.jge(many);
+  a.bind(tail);
+  if (pairs) {
+    a.cmp(x86::r10, 2);
+    a.jl(single);
+    emit(2u);
+    a.sub(x86::r10, 2);
+  }
   a.bind(single);
   a.test(x86::r10, x86::r10);
   a.jz(end);

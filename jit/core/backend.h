@@ -63,8 +63,10 @@ std::string gemm_tile_why_not(const KernelDesc& desc, const std::optional<GemmTr
 /// `block`-channel depthwise blocks (even, non-zero taps for depthwise; taps and channels).
 std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
 /// "" when a kDwInterleave or kDwRows description is well formed for `panel`-lane blocks
-/// (window, channels, 8-bit output; desc.q31 only where the rows have that epilogue), else why not.
-std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false, bool signed_quads = false);
+/// (window, channels, 8-bit output; desc.q31 only where the rows have that epilogue;
+/// desc.paired_pixels only where they serve two pixels per position), else why not.
+std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false, bool signed_quads = false,
+                            bool paired_pixels = false);
 
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {

@@ -128,6 +128,10 @@ struct KernelDesc {
   /// window width (kDwInterleave, kDwRows).
   uint16_t taps = 0;
   uint8_t kh = 0;               ///< window height (kDwRows)
+  /// kDwRows: each interleaved position serves two output pixels (stride 1, dilation 1, a
+  /// window width that is not a multiple of 4): pixel x reads position x / 2 with the weights'
+  /// set x % 2, the second set being the window shifted one tap on (DwRowsArgs).
+  bool paired_pixels = false;
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   /// kWoGemm: the weights have zero points (an int16 per block and column); kDynGemm: the

@@ -175,12 +175,16 @@ inline int64_t dw_rows_quad_offset(unsigned panel, uint32_t channels, unsigned g
 }
 
 /// The byte offset of the s8 weight of tap j (0..3) of group g of window row dy, lane `lane`
-/// of block b: per block, per row, per group, `panel` lanes of quads (narrow blocks use the
-/// first lanes).
+/// of block b, in weight set `set` of `sets` (2 with KernelDesc::paired_pixels, else 1): per
+/// block, per set, per row, per group, `panel` lanes of quads (narrow blocks use the first
+/// lanes).
 inline int64_t dw_rows_weight_offset(unsigned panel, unsigned kh, unsigned groups, size_t b, unsigned dy, unsigned g,
-                                     unsigned lane, unsigned j) {
-  return (((int64_t(b) * kh + dy) * groups + g) * panel + lane) * 4 + j;
+                                     unsigned lane, unsigned j, unsigned set = 0, unsigned sets = 1) {
+  return ((((int64_t(b) * sets + set) * kh + dy) * groups + g) * panel + lane) * 4 + j;
 }
+
+/// Output pixels per interleaved position of a kDwRows description: 2 with paired_pixels.
+inline unsigned dw_rows_pixels_per_position(bool paired_pixels) { return paired_pixels ? 2u : 1u; }
 
 /// kDwInterleave: position x (0 <= x < positions) of the interleaved row `out` (stride
 /// dw_rows_position_bytes) gets, for tap group g and channel lane l of block b, the bytes
@@ -201,7 +205,11 @@ struct DwInterleaveArgs {
 
 /// kDwRows: output pixel x of one row: per channel, acc = bias + Σ over window rows dy,
 /// tap groups g and j = 0..3 of rows[dy][x][g][lane][j] · w[dy][g][lane][j] (u8 x s8, or s8
-/// x s8 with desc.path = kSdot4; int32, wrapping), then the u8/s8 epilogue of GemmTileArgs; stores desc.channels bytes per pixel,
+/// x s8 with desc.path = kSdot4; int32, wrapping), then the u8/s8 epilogue of GemmTileArgs.
+/// With desc.paired_pixels the rows hold ceil(pixels / 2) positions and pixel x reads
+/// rows[dy][x / 2] with weight set x % 2 (dw_rows_weight_offset): at stride 1 position x / 2's
+/// quads hold the input columns 2·(x / 2) + 4g + j, so set 1 is the window one tap on (tap kx
+/// at quad byte kx + 1). Stores desc.channels bytes per pixel,
 /// pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
 /// b · kEpFields · panel · 4. desc.kh, desc.taps = window width, desc.channels, desc.panel,
 /// desc.out (kU8 or kS8).

@@ -13,7 +13,10 @@
 // interleaved once into u8 quads of four horizontal taps per channel (s8 inputs flipped to
 // u = x + 128, the 128·Σw'' folded into the bias), kept in a per-thread ring of kh·dh rows,
 // and every output row is kh · ceil(kw / 4) vpdpbusd per 16 channels with no shuffle in the
-// pixel loop. Exact for the same reason: u8 x s8 quads sum into int32 without saturation and
+// pixel loop. At stride 1 (dilation 1, kw not a multiple of 4) a position's quads also hold
+// the next pixel's window one tap on, so only every other position is interleaved and the
+// rows multiply it twice, by the window and by the window shifted one tap (paired_pixels):
+// half the interleaving, half the quad loads. Exact for the same reason: u8 x s8 quads sum into int32 without saturation and
 // the result is proven to fit int32 (wrapping intermediate sums do not matter).
 #include <algorithm>
 #include <memory>
@@ -155,14 +158,16 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;
     const unsigned groups = dw_rows_groups(rows_.taps);
     const int64_t position_bytes = dw_rows_position_bytes(rows_.panel, rows_.channels, rows_.taps);
-    const int64_t row_bytes = ow * position_bytes;
+    // Interleaved positions: one per output pixel, or one per pair of them (paired_pixels).
+    const int64_t per_position = dw_rows_pixels_per_position(rows_.paired_pixels);
+    const int64_t interleaved = (ow + per_position - 1) / per_position, row_bytes = interleaved * position_bytes;
     // Padded input row: the positions the windows reach (taps up to the group's fourth), the
     // image at pad_left, zero points elsewhere, and slack for the widest block's lanes.
     const int64_t reach = (ow - 1) * w_.sw + (4 * int64_t(groups) - 1) * w_.dw + 1;
     const int64_t positions = std::max(reach, w_.pad_left + wd);
     const size_t padded_bytes = size_t(positions * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64);
     // The interleaved row of the vertical padding, shared by every task and every call.
-    const std::shared_ptr<const AlignedBytes> pad_row = padding_row(ow, padded_bytes, row_bytes);
+    const std::shared_ptr<const AlignedBytes> pad_row = padding_row(interleaved, padded_bytes, row_bytes);
     const AlignedBytes& pad_interleaved = *pad_row;
     const int64_t rows = y.type.dims[0] * oh;
     // One band of output rows per thread: each band interleaves the kh - 1 input rows above
@@ -174,11 +179,13 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     // A position's reads end `reach_bytes` past its first tap (the group's fourth tap and the
     // widest block's lanes, which meet zero weights or are not stored: any bytes will do
     // there, so they may run into the next row), with 64 bytes of slack.
-    const int64_t step = w_.sw * c, reach_bytes = (4 * int64_t(groups) - 1) * w_.dw * c +
-                                                  dw_rows_padded_channels(rows_.panel, rows_.channels) + 64;
-    const int64_t inner_lo = std::min(ow, (w_.pad_left + w_.sw - 1) / w_.sw);
-    const int64_t last_first_tap = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left;  // of a window inside the row
-    const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / w_.sw + 1, inner_lo, ow);
+    // Positions are `stride` columns apart; a position is inside when its last pixel's window is.
+    const int64_t stride = per_position * w_.sw, step = stride * c;
+    const int64_t reach_bytes = (4 * int64_t(groups) - 1) * w_.dw * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64;
+    const int64_t inner_lo = std::min(interleaved, (w_.pad_left + stride - 1) / stride);
+    // The first tap of the last window inside the row, less the position's later pixels.
+    const int64_t last_first_tap = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left - (per_position - 1) * w_.sw;
+    const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / stride + 1, inner_lo, interleaved);
     const int64_t input_bytes = int64_t(x.byte_size());
     parallel.for_each(size_t(tasks), [&](size_t task) {
       // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
@@ -216,10 +223,10 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
               interleave(padded.data(), slot_row, inner_lo);
             }
             if (hi > inner_lo) interleave(src + inner_lo * step - w_.pad_left * c, slot_row + inner_lo * position_bytes, hi - inner_lo);
-            if (hi < ow) {  // the right edge: the input bytes from its first position's on
+            if (hi < interleaved) {  // the right edge: the input bytes from its first position's on
               const int64_t from = std::clamp<int64_t>(hi * step - w_.pad_left * c, 0, wd * c);
               std::memcpy(padded.data() + w_.pad_left * c + from, src + from, size_t(wd * c - from));
-              interleave(padded.data() + hi * step, slot_row + hi * position_bytes, ow - hi);
+              interleave(padded.data() + hi * step, slot_row + hi * position_bytes, interleaved - hi);
             }
             tags[slot] = n * h + iy;
           }
@@ -244,22 +251,23 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   size_t owned_bytes() const override { return weights_.size() + epilogue_.size(); }
 
  private:
-  // The interleaved row of zero points for an output width (one width per static shape),
-  // made on the first call that needs it; calls from several contexts share it.
-  std::shared_ptr<const AlignedBytes> padding_row(int64_t ow, size_t padded_bytes, int64_t row_bytes) const {
+  // The interleaved row of zero points for a count of positions (one per static shape), made
+  // on the first call that needs it; calls from several contexts share it.
+  std::shared_ptr<const AlignedBytes> padding_row(int64_t positions, size_t padded_bytes, int64_t row_bytes) const {
     std::lock_guard<std::mutex> lock(pad_mutex_);
-    if (pad_row_ && pad_row_ow_ == ow) return pad_row_;
+    if (pad_row_ && pad_row_positions_ == positions) return pad_row_;
     std::vector<uint8_t> padded(padded_bytes, pad_byte_);
     auto row = std::make_shared<AlignedBytes>(size_t(row_bytes));
-    interleave(padded.data(), row->data(), ow);
+    interleave(padded.data(), row->data(), positions);
     pad_row_ = row;
-    pad_row_ow_ = ow;
+    pad_row_positions_ = positions;
     return pad_row_;
   }
 
-  void interleave(const uint8_t* padded, uint8_t* out, int64_t ow) const {
-    const int64_t c = interleave_.channels;
-    call_microkernel(interleave_code_->entry(), DwInterleaveArgs{padded, out, ow, w_.sw * c, w_.dw * c}, interleave_);
+  // Interleaves `positions` positions, stride · (pixels per position) columns apart.
+  void interleave(const uint8_t* padded, uint8_t* out, int64_t positions) const {
+    const int64_t c = interleave_.channels, step = dw_rows_pixels_per_position(rows_.paired_pixels) * w_.sw * c;
+    call_microkernel(interleave_code_->entry(), DwInterleaveArgs{padded, out, positions, step, w_.dw * c}, interleave_);
   }
 
   Op op_;
@@ -270,7 +278,7 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   uint8_t pad_byte_;
   mutable std::mutex pad_mutex_;
   mutable std::shared_ptr<const AlignedBytes> pad_row_;
-  mutable int64_t pad_row_ow_ = -1;
+  mutable int64_t pad_row_positions_ = -1;
 };
 
 struct PreparedDepthwise final : PreparedOp {
@@ -390,6 +398,12 @@ class DepthwiseFamily final : public OpFamily {
     rows.out = p.q.out;
     rows.q31 = p.q.q31;
     rows.kh = uint8_t(p.w.kh);
+    // At stride 1 a position's quads (input columns x .. x + 4·groups - 1) also hold the next
+    // pixel's window when the width leaves a tap spare: interleave every other position and
+    // multiply it twice, the second time by the window shifted one tap on.
+    KernelDesc paired = rows;
+    paired.paired_pixels = true;
+    if (p.w.sw == 1 && p.w.dw == 1 && backend.why_not(paired).empty()) rows = paired;
     return {in, rows};
   }
 
@@ -414,12 +428,13 @@ class DepthwiseFamily final : public OpFamily {
   static Result<std::unique_ptr<OpKernel>> create_rows(const PreparedDepthwise& p, const Backend& backend) {
     const auto [in, rows] = rows_descs(p, backend);
     const unsigned panel = rows.panel, groups = dw_rows_groups(rows.taps), kh = rows.kh, kw = rows.taps;
+    const unsigned sets = dw_rows_pixels_per_position(rows.paired_pixels);
     const int64_t blocks = (p.channels + panel - 1) / panel;
     // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''. Signed quads (sdot)
     // are x - 128 for u8 inputs: (zx - 128)·Σw''.
     const bool signed_quads = rows.path == GemmPath::kSdot4;
     const int64_t zu = int64_t(p.q.a_zero_point) + (p.q.a_signed == signed_quads ? 0 : p.q.a_signed ? 128 : -128);
-    AlignedBytes weights(size_t(blocks * kh * groups * panel * 4));
+    AlignedBytes weights(size_t(blocks * sets * kh * groups * panel * 4));
     AlignedBytes epilogue(size_t(blocks * kEpFields * panel * 4));
     for (int64_t b = 0; b < blocks; ++b) {
       const unsigned width = dw_rows_block_width(panel, rows.channels, size_t(b));
@@ -430,7 +445,11 @@ class DepthwiseFamily final : public OpFamily {
         for (unsigned dy = 0; dy < kh; ++dy) {
           for (unsigned kx = 0; kx < kw; ++kx) {
             const int32_t wv = p.wdev[size_t(ch) * p.real_taps + dy * kw + kx];
-            weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, kx / 4, lane, kx % 4)] = uint8_t(int8_t(wv));
+            // Set s multiplies the quads of a position s pixels before the window's own.
+            for (unsigned s = 0; s < sets; ++s) {
+              weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, (kx + s) / 4, lane, (kx + s) % 4, s,
+                                                   sets)] = uint8_t(int8_t(wv));
+            }
             wsum += wv;
           }
         }

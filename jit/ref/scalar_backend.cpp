@@ -44,7 +44,7 @@ class ScalarBackend final : public Backend {
       any.window_taps = true;
       return gemm_tile_why_not(d, own ? own : any);
     }
-    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32, true);
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, 32, true, false, true);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 

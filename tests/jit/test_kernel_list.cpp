@@ -370,14 +370,16 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
 void check_dw_rows(const Backend& b, std::mt19937& rng) {
   const unsigned panel = b.depthwise_traits().rows_panel;
   REQUIRE(panel != 0);
-  int cases = 0, q31_cases = 0;
+  int cases = 0, q31_cases = 0, paired_cases = 0;
   for (unsigned channels : {1u, 15u, 16u, 24u, 32u, 40u, 64u, 96u, 130u, 144u}) {
-    for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}}) {
-      // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the rows have it).
-      for (int variant = 0; variant < 5; ++variant) {
-        const OutKind out = std::array{OutKind::kU8, OutKind::kS8, OutKind::kS32, OutKind::kU8, OutKind::kS8}[size_t(variant)];
+    for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}, {2u, 4u}}) {
+      // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the rows have it);
+      // each once more with two pixels per interleaved position (where the rows have that).
+      for (int variant = 0; variant < 10; ++variant) {
+        const OutKind out = std::array{OutKind::kU8, OutKind::kS8, OutKind::kS32, OutKind::kU8, OutKind::kS8}[size_t(variant % 5)];
         KernelDesc d;
-        d.q31 = variant >= 3;
+        d.q31 = variant % 5 >= 3;
+        d.paired_pixels = variant >= 5;
         d.op = KernelOp::kDwRows;
         d.isa = b.isa();
         d.generator = b.generator();
@@ -388,16 +390,21 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         d.channels = channels;
         d.panel = uint8_t(panel);
         if (b.depthwise_traits().rows_signed_quads) d.path = GemmPath::kSdot4;
-        if (d.q31 && !b.why_not(d).empty()) continue;
-        const unsigned groups = dw_rows_groups(kw);
+        if ((d.q31 || d.paired_pixels) && !b.why_not(d).empty()) {
+          // Every level that pairs pixels pairs them for every width but multiples of 4.
+          if (d.paired_pixels && !d.q31 && kw % 4 != 0) CHECK(b.why_not(d).find("one pixel per") != std::string::npos);
+          if (d.paired_pixels && kw % 4 == 0) CHECK(b.why_not(d).find("multiple of 4") != std::string::npos);
+          continue;
+        }
+        const unsigned groups = dw_rows_groups(kw), sets = dw_rows_pixels_per_position(d.paired_pixels);
         const int64_t blocks = (channels + panel - 1) / panel, pixels = 1 + int64_t(rng() % 9);
-        const int64_t position_bytes = dw_rows_position_bytes(panel, channels, kw);
+        const int64_t position_bytes = dw_rows_position_bytes(panel, channels, kw), positions = (pixels + sets - 1) / sets;
         std::vector<std::vector<uint8_t>> rows;
         std::vector<const uint8_t*> ptrs;
-        for (unsigned dy = 0; dy < kh; ++dy) rows.push_back(random_bytes(rng, size_t(pixels * position_bytes)));
+        for (unsigned dy = 0; dy < kh; ++dy) rows.push_back(random_bytes(rng, size_t(positions * position_bytes)));
         for (auto& r : rows) ptrs.push_back(r.data());
         // Full-range s8 weights (-128 included), any bytes in the lanes past the channels.
-        const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * kh * groups * panel * 4));
+        const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * sets * kh * groups * panel * 4));
         const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out, d.q31);
         const AlignedBytes wa = aligned(weights), epa = aligned(ep);
         // The output row exactly as long as its pixels: masked stores must not spill.
@@ -407,10 +414,14 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         CHECK_MESSAGE(first_diff(o1, o2) == -1, d.name() << " differs at byte " << first_diff(o1, o2));
         ++cases;
         q31_cases += d.q31;
+        paired_cases += d.paired_pixels;
       }
     }
   }
-  MESSAGE(cases << " dot4 depthwise row cases (" << q31_cases << " with the Q31 epilogue)");
+  MESSAGE(cases << " dot4 depthwise row cases (" << q31_cases << " with the Q31 epilogue, " << paired_cases
+                << " with paired pixels)");
+  // AVX-512 VNNI's rows pair pixels (the scalar twins too, which are the reference here).
+  if (b.isa() == Isa::kAvx512Vnni) CHECK(paired_cases > 0);
 }
 
 void check_pool(const Backend& b, std::mt19937& rng) {
