@@ -225,7 +225,8 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
         }
         a.vcvtdq2ps(v, v);
         a.vmulps(v, v, mult[z]);
-        a.vminps(v, v, hi[z]);
+        // desc.saturate: the packs enforce the upper bound (the storage's) by themselves.
+        if (!(d.saturate & kSatUpper)) a.vminps(v, v, hi[z]);
         a.vcvtps2dq(v, v);  // below -2^31: INT_MIN, which saturates to the bottom like the value
       }
     }

@@ -121,7 +121,7 @@ struct KernelDesc {
   /// kGemm, 8-bit results: the bounds the saturating narrowing enforces by itself
   /// (kSatLower | kSatUpper), so the tile need not clamp to them: set where every column's
   /// bound on that side is its storage's and the rounded scaled accumulator plus the zero
-  /// point provably fits int32.
+  /// point provably fits int32. kDwRows: kSatUpper alone, on the same proof per channel.
   uint8_t saturate = 0;
   bool b_signed = false;        ///< kQAdd / kQMul: the second operand's storage is signed
   /// Kernel window positions (kDepthwise; kGemm window tiles, GemmTileArgs::tap_offsets);

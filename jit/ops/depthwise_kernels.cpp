@@ -382,6 +382,24 @@ class DepthwiseFamily final : public OpFamily {
   }
 
  private:
+  // kSatUpper where the rows' saturating narrowing enforces every channel's upper bound by
+  // itself, so they need not clamp to it (gemm_pack.cpp's proof for the GEMM tiles): 8-bit
+  // results under the f32 requantization, every upper bound the storage's, and
+  // |f32(acc)·M| <= 2^30 for acc = bias + Σ (x - zx)·w'', so the rounded value plus the zero
+  // point fits int32 and vcvtps2dq cannot overflow to INT_MIN.
+  static uint8_t rows_saturate(const PreparedDepthwise& p) {
+    if (p.q.q31 || (p.q.out != OutKind::kU8 && p.q.out != OutKind::kS8)) return 0;
+    const int32_t storage_hi = p.q.out == OutKind::kS8 ? 127 : 255;
+    const int64_t a_dev = std::max<int64_t>(p.q.a_zero_point - p.q.a_min, p.q.a_max - p.q.a_zero_point);
+    for (int64_t ch = 0; ch < p.channels; ++ch) {
+      if (p.q.out_hi[size_t(ch)] != storage_hi) return 0;
+      int64_t bound = std::llabs(p.bias[size_t(ch)]);
+      for (unsigned t = 0; t < p.real_taps; ++t) bound += a_dev * std::llabs(int64_t(p.wdev[size_t(ch) * p.real_taps + t]));
+      if (!(double(bound) * std::fabs(double(p.q.multiplier[size_t(ch)])) <= double(1 << 30))) return 0;
+    }
+    return kSatUpper;
+  }
+
   // The dot4 row kernels' descriptions (interleave, rows).
   static std::pair<KernelDesc, KernelDesc> rows_descs(const PreparedDepthwise& p, const Backend& backend) {
     KernelDesc in;
@@ -398,6 +416,7 @@ class DepthwiseFamily final : public OpFamily {
     rows.out = p.q.out;
     rows.q31 = p.q.q31;
     rows.kh = uint8_t(p.w.kh);
+    rows.saturate = rows_saturate(p);
     // At stride 1 a position's quads (input columns x .. x + 4·groups - 1) also hold the next
     // pixel's window when the width leaves a tap spare: interleave every other position and
     // multiply it twice, the second time by the window shifted one tap on.

@@ -370,7 +370,7 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
 void check_dw_rows(const Backend& b, std::mt19937& rng) {
   const unsigned panel = b.depthwise_traits().rows_panel;
   REQUIRE(panel != 0);
-  int cases = 0, q31_cases = 0, paired_cases = 0;
+  int cases = 0, q31_cases = 0, paired_cases = 0, saturating_cases = 0;
   for (unsigned channels : {1u, 15u, 16u, 24u, 32u, 40u, 64u, 96u, 130u, 144u}) {
     for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}, {2u, 4u}}) {
       // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the rows have it);
@@ -405,7 +405,22 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         for (auto& r : rows) ptrs.push_back(r.data());
         // Full-range s8 weights (-128 included), any bytes in the lanes past the channels.
         const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * sets * kh * groups * panel * 4));
-        const std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out, d.q31);
+        std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out, d.q31);
+        if (!d.q31 && out != OutKind::kS32 && rng() % 2 == 0) {
+          // The saturation proof's case (depthwise_kernels.cpp, rows_saturate): every upper
+          // bound the storage's; |f32(acc)·M| stays below 2^30 with these biases and multipliers.
+          d.saturate = kSatUpper;
+          const int smax = out == OutKind::kS8 ? 127 : 255;
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            for (unsigned l = 0; l < panel; ++l) {
+              const size_t at = size_t(blk) * kEpFields * panel;
+              int32_t zo;
+              std::memcpy(&zo, ep.data() + (at + kEpOutputZeroPoint * panel + l) * 4, 4);
+              put_f(ep, at + kEpUpperBound * panel + l, float(smax - zo));
+            }
+          }
+          ++saturating_cases;
+        }
         const AlignedBytes wa = aligned(weights), epa = aligned(ep);
         // The output row exactly as long as its pixels: masked stores must not spill.
         std::vector<uint8_t> o1(size_t(pixels * channels) * (out == OutKind::kS32 ? 4 : 1), 0x5A), o2 = o1;
@@ -419,7 +434,8 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
     }
   }
   MESSAGE(cases << " dot4 depthwise row cases (" << q31_cases << " with the Q31 epilogue, " << paired_cases
-                << " with paired pixels)");
+                << " with paired pixels, " << saturating_cases << " with the upper bound left to the narrowing)");
+  CHECK(saturating_cases > 0);
   // AVX-512 VNNI's rows pair pixels (the scalar twins too, which are the reference here).
   if (b.isa() == Isa::kAvx512Vnni) CHECK(paired_cases > 0);
 }
