@@ -48,12 +48,13 @@ std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilog
   if (d.op == KernelOp::kDwRows && (d.kh == 0 || (d.out != OutKind::kU8 && d.out != OutKind::kS8 && d.out != OutKind::kS32))) {
     return "dot4 depthwise rows need a window height and an 8-bit or int32 output";
   }
+  // The width first: it rules the description out on every level.
+  if (d.paired_pixels && d.taps % 4 == 0) {
+    return "paired depthwise rows need a window width that is not a multiple of 4 (the second pixel's taps shift one on)";
+  }
   if (d.paired_pixels && (d.op != KernelOp::kDwRows || !paired_pixels)) {
     return d.op == KernelOp::kDwRows ? "this level's depthwise rows serve one pixel per interleaved position"
                                      : "paired pixels are a property of the depthwise rows, not of the interleave";
-  }
-  if (d.paired_pixels && d.taps % 4 == 0) {
-    return "paired depthwise rows need a window width that is not a multiple of 4 (the second pixel's taps shift one on)";
   }
   return "";
 }
