@@ -68,6 +68,14 @@ qrt_model_t* load_finding_checked(const std::string& file, uint64_t seeds) {
   return model;
 }
 
+// The saved finding `file` on three input seeds, then the MLIR graph `text` that reduces it,
+// on every host configuration: both give the reference's outcome.
+void check_finding_and_graph(const std::string& file, const std::string& text) {
+  qrt_model_destroy(load_finding_checked(file, 3));
+  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
+  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+}
+
 }  // namespace
 
 TEST_CASE("fuzz-diff: the configurations cover every ISA level of the host at 1 and 3 threads") {
@@ -217,8 +225,6 @@ TEST_CASE("fuzz-diff: a chain of element-wise ops over constants alone runs op b
   // fuzz_c_api -seed=65: ONNX MeanVarianceNormalization's expansion left exp(2) - 1 (times 1)
   // unfolded, a fusable region with no input; the fusion indexed its first input (UBSan;
   // SIGSEGV in a release build).
-  qrt_model_t* model = load_finding_checked("capi-ew-region-of-constants.onnx", 3);
-  qrt_model_destroy(model);
   const std::string text =
       "func.func @main(%x: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {\n"
       "  %c = \"qrt.constant\"() {value = dense<2.000000e+00> : tensor<f32>} : () -> tensor<f32>\n"
@@ -228,16 +234,13 @@ TEST_CASE("fuzz-diff: a chain of element-wise ops over constants alone runs op b
       "  %m = \"qrt.mul\"(%s, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
       "  %y = \"qrt.add\"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
       "  return %m, %y : tensor<f32>, tensor<3xf32>\n}\n";
-  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
-  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  check_finding_and_graph("capi-ew-region-of-constants.onnx", text);
 }
 
 TEST_CASE("fuzz-diff: a transposed convolution of an empty input holds its bias") {
   // fuzz_c_api -seed=69: ONNX ConvTranspose 3-d over an input with a dimension of 0, which the
   // importer reshapes into a conv_transpose2d whose filter is computed at run time: the
   // reference offset the empty input's null data pointer (UBSan).
-  qrt_model_t* model = load_finding_checked("capi-conv-transpose-empty-input.onnx", 3);
-  qrt_model_destroy(model);
   // Width 0: the output is (0 - 1) + 2 + 1 = 2 columns wide, every element the bias.
   const std::string text =
       "func.func @main(%x: tensor<1x2x0x1xf32>) -> tensor<1x4x2x2xf32> {\n"
@@ -245,8 +248,7 @@ TEST_CASE("fuzz-diff: a transposed convolution of an empty input holds its bias"
       "  %b = \"qrt.constant\"() {value = dense<[2.500000e-01, -3.000000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>\n"
       "  %y = \"qrt.conv_transpose2d\"(%x, %w, %b) : (tensor<1x2x0x1xf32>, tensor<2x3x3x1xf32>, tensor<2xf32>) -> tensor<1x4x2x2xf32>\n"
       "  return %y : tensor<1x4x2x2xf32>\n}\n";
-  const qrt_fuzz::DiffOutcome o = qrt_fuzz::diff_graph(text, 3, qrt_fuzz::host_configs({}));
-  CHECK_MESSAGE(o.kind == qrt_fuzz::DiffOutcome::kSame, o.message);
+  check_finding_and_graph("capi-conv-transpose-empty-input.onnx", text);
   for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
     CAPTURE(int(backend));
     qrt_model_t* m = nullptr;
