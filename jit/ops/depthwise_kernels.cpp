@@ -16,8 +16,9 @@
 // pixel loop. At stride 1 (dilation 1, kw not a multiple of 4) a position's quads also hold
 // the next pixel's window one tap on, so only every other position is interleaved and the
 // rows multiply it twice, by the window and by the window shifted one tap (paired_pixels):
-// half the interleaving, half the quad loads. Exact for the same reason: u8 x s8 quads sum into int32 without saturation and
-// the result is proven to fit int32 (wrapping intermediate sums do not matter).
+// half the interleaving, half the quad loads. Exact for the same reason: u8 x s8 quads sum
+// into int32 without saturation and the result is proven to fit int32 (wrapping intermediate
+// sums do not matter).
 #include <algorithm>
 #include <memory>
 #include <mutex>
