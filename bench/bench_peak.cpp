@@ -313,6 +313,18 @@ void BM_read_bandwidth(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(passes * part * threads));
 }
 
+/// BM_pool_handoff/tasks:<n>/threads:<t>: one ThreadPool::for_each of `n` empty tasks, the
+/// fixed cost every op split over the threads pays (publishing the job, the workers' claims,
+/// the completion count crossing cores), to set beside the time of the small ops it splits.
+void BM_pool_handoff(benchmark::State& state) {
+  qrt::runtime::ThreadPool pool(size_t(state.range(1)));
+  std::vector<int64_t> sink(64 * 8);
+  for (auto _ : state) {
+    pool.for_each(size_t(state.range(0)), [&](size_t t) { sink[(t % 8) * 64] += 1; });
+    benchmark::DoNotOptimize(sink.data());
+  }
+}
+
 const bool registered = [] {
   const qrt::jit::IsaSet& host = qrt::jit::host_isas();
   for (const PeakRow& row : kPeakRows) {
@@ -331,6 +343,10 @@ const bool registered = [] {
         ->Arg(2)
         ->UseRealTime();
   }
+  benchmark::RegisterBenchmark("BM_pool_handoff", BM_pool_handoff)
+      ->ArgNames({"tasks", "threads"})
+      ->ArgsProduct({{2, 8}, {1, 2}})
+      ->UseRealTime();
   if (host.has(qrt::jit::Isa::kAvx2)) {
     // L2 (256 KiB), L2 or L3 by host (4 MiB), L3 (16 MiB: the 4096x4096 GEMV's weights),
     // then sizes beyond most L3s: 64 MiB, 256 MiB, 1 GiB.

@@ -45,20 +45,29 @@ bool ThreadPool::drain(uint32_t generation, size_t r) {
   // claims of this one before writing them). Reading the parameters first instead let a late
   // worker pair the old claim counter with the next job's task count, run a task that did not
   // exist and decrement the next job's pending count (a hang found by ThreadSanitizer's timing).
+  //
+  // The tasks run here are counted off `pending_` once, when the range is done: that counter
+  // is shared by every thread, and a decrement per task moved its cache line between the
+  // cores once per task (about 0.15 µs each on a 2-vCPU Xeon: 8 tasks cost 1.6 µs, 2 tasks
+  // 0.67, BM_pool_handoff). Counting late only delays the job's end past this thread's own
+  // last task, and no newer job can start before it.
   std::atomic<uint64_t>& range = ranges_[r].claim;
   uint64_t claim = range.load(std::memory_order_acquire);
+  size_t done = 0;
   for (;;) {
     const uint32_t gen = uint32_t(claim >> 32), next = uint32_t(claim);
-    if (gen != generation) return false;
+    if (gen != generation) break;
     const jit::TaskFn* fn = fn_.load(std::memory_order_acquire);
     const size_t n = tasks_.load(std::memory_order_acquire);
-    if (next >= (r + 1) * n / threads_) return true;
+    if (next >= (r + 1) * n / threads_) break;
     if (range.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) {
       (*fn)(next);
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
+      ++done;
       claim = range.load(std::memory_order_acquire);
     }
   }
+  if (done > 0) pending_.fetch_sub(done, std::memory_order_acq_rel);
+  return uint32_t(claim >> 32) == generation;
 }
 
 void ThreadPool::work(uint32_t generation, size_t slot) {

@@ -48,11 +48,13 @@ class ThreadPool final : public jit::Parallel {
   const size_t threads_;  // the workers and the caller
   std::vector<std::thread> workers_;
   std::unique_ptr<Range[]> ranges_;  // one per thread
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<const jit::TaskFn*> fn_{nullptr};  // read by late workers of an old job: atomic
+  // Cache lines of their own: the spinning workers read `generation_`, every claim reads
+  // `fn_` and `tasks_`, and the caller spins on `pending_` while the threads count it down.
+  alignas(64) std::atomic<uint32_t> generation_{0};
+  alignas(64) std::atomic<const jit::TaskFn*> fn_{nullptr};  // read by late workers of an old job: atomic
   std::atomic<size_t> tasks_{0};
-  std::atomic<size_t> pending_{0};  // tasks of the job not finished yet
-  std::mutex mutex_;
+  alignas(64) std::atomic<size_t> pending_{0};  // tasks of the job not finished yet
+  alignas(64) std::mutex mutex_;
   std::condition_variable wake_;
   std::atomic<int> sleepers_{0};
   bool stop_ = false;
