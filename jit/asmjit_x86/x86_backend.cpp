@@ -100,7 +100,7 @@ class X86Backend final : public Backend {
       return "the CPU lacks F16C (vcvtps2ph) for f16 weights";
     }
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
-    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, true, false, isa_ == Isa::kAvx512Vnni);
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, true, false, true);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 
