@@ -12,9 +12,10 @@
 //   v0-3 taps  v4-7 byte pairs  v8-11 quads  ymm15 0x80 bytes (s8 input)
 //
 // Rows: per 16-lane block, four output pixels at a time: accumulators start at the bias, each
-// window row and tap group adds one {vex} vpdpbusd per 8 lanes (with desc.paired_pixels, at
-// stride 1, the four pixels are two positions: each quad load feeds two vpdpbusd, the second
-// pixel's by the weight set one tap on, as on AVX-512), then the GEMM's epilogue (f32
+// window row and tap group adds one {vex} vpdpbusd per 8 lanes (with desc.paired_pixels the
+// four pixels are two positions: each quad load feeds two vpdpbusd, the second pixel's by the
+// weight set pair_shift taps on, and at stride 2 the previous position's second pixel by set
+// 2, as on AVX-512: dw_rows_position_uses), then the GEMM's epilogue (f32
 // multiply, upper clamp, round, vpackssdw, + zero point with saturation, vpack{us,ss}wb,
 // vpermd into channel order, the lower bound as a byte max). 16 registers: the block's
 // epilogue constants stay in memory (operands of vmulps/vminps/vpaddsw/vpmax), the zero points
@@ -84,7 +85,8 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
   const unsigned groups = dw_rows_groups(d.taps);
   const int32_t padded4 = int32_t(dw_rows_padded_channels(kPanel, d.channels) * 4);
   const int32_t position_bytes = int32_t(dw_rows_position_bytes(kPanel, d.channels, d.taps));
-  const unsigned sets = dw_rows_pixels_per_position(d.paired_pixels);
+  const unsigned per_position = dw_rows_pixels_per_position(d.paired_pixels);
+  const unsigned sets = dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift);
   const unsigned weights = sets * d.kh * groups * 2, in_regs = std::min(weights, kWeightRegisters - (d.q31 ? 1u : 0u));
   // i = ((set · kh + dy) · groups + g) · 2 + z (dw_rows_weight_offset: 32 bytes per 8 lanes)
   auto weight_mem = [&](unsigned i) { return x86::ymmword_ptr(x86::r8, int32_t(i * 32)); };
@@ -120,9 +122,10 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa(x86::Ymm(kFirstWeight + i), weight_mem(i));
   auto acc = [](unsigned p, unsigned z) { return x86::Ymm(2 * p + z); };
   emit_dw_rows_block_start(a, s32);
-  // Pixel p reads position p / sets with weight set p % sets: one quad load per position.
+  // Pixel p reads position p / per_position with weight set p % per_position: one quad load
+  // per position (dw_rows_position_uses; three sets: an odd pixel also reads the next one).
   auto emit_pixels = [&](unsigned count) {
-    const unsigned positions = (count + sets - 1) / sets;
+    const unsigned positions = (count + per_position - 1) / per_position;
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < 2; ++z) a.vmovdqa(acc(p, z), ep_mem(kEpBias, z));
     }
@@ -131,12 +134,14 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
       a.mov(x86::r11, x86::qword_ptr(x86::rsi, int32_t(8 * dy)));
       for (unsigned g = 0; g < groups; ++g) {
         for (unsigned z = 0; z < 2; ++z) {
-          for (unsigned pos = 0; pos < positions; ++pos) {
+          for (unsigned pos = 0; pos <= positions; ++pos) {
+            const auto uses = dw_rows_position_uses(d, count, pos, g);
+            if (uses.empty()) continue;
             const x86::Ymm quad(8 + q++ % 2);
             a.vmovdqu(quad, x86::ymmword_ptr(x86::r11, x86::rax, 0,
                                              int32_t(pos) * position_bytes + int32_t(g) * padded4 + int32_t(z * 32)));
-            for (unsigned set = 0; set < sets && pos * sets + set < count; ++set) {
-              const unsigned i = ((set * d.kh + dy) * groups + g) * 2 + z, p = pos * sets + set;
+            for (const auto [set, p] : uses) {
+              const unsigned i = ((set * d.kh + dy) * groups + g) * 2 + z;
               if (i < in_regs) a.vex().vpdpbusd(acc(p, z), quad, x86::Ymm(kFirstWeight + i));  // AVX-VNNI
               else a.vex().vpdpbusd(acc(p, z), quad, weight_mem(i));
             }
@@ -197,7 +202,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
     a.add(x86::rax, int32_t(positions) * position_bytes);
     a.add(x86::rdx, int32_t(count * d.channels));
   };
-  emit_dw_pixel_loop(a, kPixels, emit_pixels, sets == 2);
+  emit_dw_pixel_loop(a, kPixels, emit_pixels, per_position == 2);
 }
 
 }  // namespace
@@ -230,7 +235,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
     Label block = a.newLabel();
     a.bind(block);
     emit_rows_block(a, d, 0, order, masks, nudge);
-    a.add(x86::r8, int32_t(dw_rows_pixels_per_position(d.paired_pixels) * d.kh * groups * kPanel * 4));
+    a.add(x86::r8, int32_t(dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift) * d.kh * groups * kPanel * 4));
     a.add(x86::r9, int32_t(kEpFields * kPanel * 4));
     a.add(x86::rcx, int32_t(kPanel));
     a.cmp(x86::rcx, int32_t(full * kPanel));

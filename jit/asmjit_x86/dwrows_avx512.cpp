@@ -17,9 +17,11 @@
 // and vpmov{s,us}db narrowings that vpermd puts back in channel order. A partial block's
 // store is masked to its channels. Zen 5 measured: loads, not vpdpbusd, bounded the first
 // version (epilogue constants read per pixel); they now stay in registers. With
-// desc.paired_pixels (stride 1) the four pixels are two positions: each quad load feeds two
-// vpdpbusd, the second pixel's by the weight set one tap on (the weights that do not fit in
-// registers are memory operands), and the tail runs a pair before the last single pixel.
+// desc.paired_pixels the four pixels are two positions: each quad load feeds two vpdpbusd,
+// the second pixel's by the weight set pair_shift taps on (the weights that do not fit in
+// registers are memory operands), and the tail runs a pair before the last single pixel; with
+// three weight sets (stride 2, 3 taps) a position's quads also feed the previous position's
+// second pixel by set 2, one more load past the last position (dw_rows_position_uses).
 //   rdi args  rsi the interleaved rows' pointers  rdx output pixel  r10 pixels left
 //   r8 weights of the block  r9 epilogue of the block  rcx the block's first channel
 //   rax the pixel's offset in the interleaved rows  r11 a row's pointer
@@ -119,7 +121,8 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   const unsigned panel = d.panel, groups = dw_rows_groups(d.taps), nz = width / 16;
   const int32_t padded4 = int32_t(dw_rows_padded_channels(panel, d.channels) * 4);
   const int32_t position_bytes = int32_t(dw_rows_position_bytes(panel, d.channels, d.taps));
-  const unsigned sets = dw_rows_pixels_per_position(d.paired_pixels), weights = sets * d.kh * groups * nz;
+  const unsigned per_position = dw_rows_pixels_per_position(d.paired_pixels);
+  const unsigned sets = dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift), weights = sets * d.kh * groups * nz;
   auto weight_mem = [&](unsigned i) {  // i = ((set · kh + dy) · groups + g) · nz + z
     return x86::zmmword_ptr(x86::r8, int32_t((i / nz) * panel * 4 + (i % nz) * 64));
   };
@@ -169,9 +172,10 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa32(x86::Zmm(first_weight + i), weight_mem(i));
   auto acc = [](unsigned p, unsigned z) { return x86::Zmm(2 * p + z); };
   emit_dw_rows_block_start(a, s32);
-  // Pixel p reads position p / sets with weight set p % sets: one quad load per position.
+  // Pixel p reads position p / per_position with weight set p % per_position: one quad load
+  // per position (dw_rows_pixel_reads; three sets: an odd pixel also reads the next position).
   auto emit_pixels = [&](unsigned count) {
-    const unsigned positions = (count + sets - 1) / sets;
+    const unsigned positions = (count + per_position - 1) / per_position;
     for (unsigned p = 0; p < count; ++p) {
       for (unsigned z = 0; z < nz; ++z) a.vmovdqa32(acc(p, z), bias[z]);
     }
@@ -180,12 +184,14 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
       a.mov(x86::r11, x86::qword_ptr(x86::rsi, int32_t(8 * dy)));
       for (unsigned g = 0; g < groups; ++g) {
         for (unsigned z = 0; z < nz; ++z) {
-          for (unsigned pos = 0; pos < positions; ++pos) {
+          for (unsigned pos = 0; pos <= positions; ++pos) {
+            const auto uses = dw_rows_position_uses(d, count, pos, g);
+            if (uses.empty()) continue;
             const x86::Zmm quad(8 + q++ % 4);
             a.vmovdqu8(quad, x86::zmmword_ptr(x86::r11, x86::rax, 0,
                                               int32_t(pos) * position_bytes + int32_t(g) * padded4 + int32_t(z * 64)));
-            for (unsigned set = 0; set < sets && pos * sets + set < count; ++set) {
-              const unsigned i = ((set * d.kh + dy) * groups + g) * nz + z, p = pos * sets + set;
+            for (const auto [set, p] : uses) {
+              const unsigned i = ((set * d.kh + dy) * groups + g) * nz + z;
               if (i < in_regs) a.vpdpbusd(acc(p, z), quad, x86::Zmm(first_weight + i));
               else a.vpdpbusd(acc(p, z), quad, weight_mem(i));
             }
@@ -252,7 +258,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
     a.add(x86::rax, int32_t(positions) * position_bytes);
     a.add(x86::rdx, int32_t(count * d.channels));
   };
-  emit_dw_pixel_loop(a, kPixels, emit_pixels, sets == 2);
+  emit_dw_pixel_loop(a, kPixels, emit_pixels, per_position == 2);
 }
 
 }  // namespace
@@ -289,7 +295,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx512_dw_rows(const KernelDesc
     Label block = a.newLabel();
     a.bind(block);
     emit_rows_block(a, d, panel, false, orders);
-    a.add(x86::r8, int32_t(dw_rows_pixels_per_position(d.paired_pixels) * d.kh * groups * panel * 4));
+    a.add(x86::r8, int32_t(dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift) * d.kh * groups * panel * 4));
     a.add(x86::r9, int32_t(kEpFields * panel * 4));
     a.add(x86::rcx, int32_t(panel));
     a.cmp(x86::rcx, int32_t(full * panel));

@@ -49,8 +49,11 @@ std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilog
     return "dot4 depthwise rows need a window height and an 8-bit or int32 output";
   }
   // The width first: it rules the description out on every level.
-  if (d.paired_pixels && d.taps % 4 == 0) {
+  if (d.paired_pixels && d.pair_shift == 1 && d.taps % 4 == 0) {
     return "paired depthwise rows need a window width that is not a multiple of 4 (the second pixel's taps shift one on)";
+  }
+  if (d.paired_pixels && (d.pair_shift < 1 || d.pair_shift > 2)) {
+    return "paired depthwise rows serve strides 1 and 2 (pair_shift " + std::to_string(d.pair_shift) + ")";
   }
   if (d.paired_pixels && (d.op != KernelOp::kDwRows || !paired_pixels)) {
     return d.op == KernelOp::kDwRows ? "this level's depthwise rows serve one pixel per interleaved position"

@@ -10,7 +10,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
   return op == o.op && isa == o.isa && generator == o.generator && storage_signed == o.storage_signed &&
          std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point && qmin == o.qmin &&
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
-         row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && paired_pixels == o.paired_pixels && channels == o.channels &&
+         row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && paired_pixels == o.paired_pixels && pair_shift == o.pair_shift && channels == o.channels &&
          weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding && q31 == o.q31 && k_tail == o.k_tail &&
          weight_round == o.weight_round && scale_f16 == o.scale_f16;
 }
@@ -25,7 +25,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(paired_pixels) << 27) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(scale_f16) << 49) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(scale_f16) << 49) | (uint64_t(pair_shift & 3) << 50) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
        0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
@@ -119,7 +119,7 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kDwRows) {
     // e.g. qu8_qs8_qu8_dwrows_3x3p32c_dot4__avx512vnni (input, weights, output, window, channels).
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwrows_" + std::to_string(kh) + "x" +
-           std::to_string(taps) + "p" + std::to_string(channels) + "c_" + (path == GemmPath::kSdot4 ? "sdot4" : "dot4") + (saturate & kSatUpper ? "_sathi" : "") + (paired_pixels ? "_pairs" : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c_" + (path == GemmPath::kSdot4 ? "sdot4" : "dot4") + (saturate & kSatUpper ? "_sathi" : "") + (paired_pixels ? (pair_shift == 1 ? "_pairs" : "_pairs" + std::to_string(pair_shift)) : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
            (q31 ? "_q31" : "") + suffix;
   }
   if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {

@@ -128,10 +128,12 @@ struct KernelDesc {
   /// window width (kDwInterleave, kDwRows).
   uint16_t taps = 0;
   uint8_t kh = 0;               ///< window height (kDwRows)
-  /// kDwRows: each interleaved position serves two output pixels (stride 1, dilation 1, a
-  /// window width that is not a multiple of 4): pixel x reads position x / 2 with the weights'
-  /// set x % 2, the second set being the window shifted one tap on (DwRowsArgs).
+  /// kDwRows: each interleaved position serves two output pixels (dilation 1; stride 1 with a
+  /// window width that is not a multiple of 4, or stride 2): pixel x reads position x / 2,
+  /// the odd pixels by the window shifted pair_shift taps on (DwRowsArgs).
   bool paired_pixels = false;
+  /// kDwRows with paired_pixels: taps between the two pixels' windows (the stride, 1 or 2).
+  uint8_t pair_shift = 1;
   uint32_t channels = 0;        ///< channels (kDepthwise)
   uint8_t weight_bits = 8;      ///< kWoGemm, kDynGemm: 8 or 4 (two weights per byte); storage_signed: i or u
   /// kWoGemm: the weights have zero points (an int16 per block and column); kDynGemm: the

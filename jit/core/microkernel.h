@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "jit/core/kernel.h"
 
@@ -186,6 +188,52 @@ inline int64_t dw_rows_weight_offset(unsigned panel, unsigned kh, unsigned group
 /// Output pixels per interleaved position of a kDwRows description: 2 with paired_pixels.
 inline unsigned dw_rows_pixels_per_position(bool paired_pixels) { return paired_pixels ? 2u : 1u; }
 
+/// Weight sets of a kDwRows description (dw_rows_weight_offset): 1; with paired pixels 2 (set
+/// 1: the odd pixel's taps in its position's quads), or 3 where the odd pixel's window runs
+/// past them (set 2: its last taps in the next position's quads; stride 2 with 3, 4, 7, 8, ...
+/// taps).
+inline unsigned dw_rows_weight_sets(unsigned kw, bool paired_pixels, unsigned pair_shift) {
+  if (!paired_pixels) return 1;
+  return kw + pair_shift <= 4 * dw_rows_groups(kw) ? 2u : 3u;
+}
+
+/// Where tap kx (0 <= kx < kw) of a paired position's odd pixel is multiplied: weight set 1 at
+/// quad byte kx + shift of the position, else set 2 at byte kx - shift of the next position
+/// (positions are 2 · shift columns apart). Returns (set, byte), byte = 4 · group + j.
+inline std::pair<unsigned, unsigned> dw_rows_odd_tap(unsigned kw, unsigned pair_shift, unsigned kx) {
+  const unsigned at = kx + pair_shift;
+  if (at < 4 * dw_rows_groups(kw)) return {1u, at};
+  return {2u, kx - pair_shift};
+}
+
+/// Whether a kDwRows kernel reads weight set `set`, group g (the twins and the generators
+/// skip the products of the others): every group of sets 0 and 1, and the groups of set 2
+/// that some tap of the odd pixel falls in.
+inline bool dw_rows_set_group_read(unsigned kw, unsigned pair_shift, unsigned set, unsigned g) {
+  if (set < 2) return true;
+  for (unsigned kx = 0; kx < kw; ++kx) {
+    const auto [s, byte] = dw_rows_odd_tap(kw, pair_shift, kx);
+    if (s == 2 && byte / 4 == g) return true;
+  }
+  return false;
+}
+
+/// The products a kDwRows kernel takes from the quads of group g of position `pos`, counted
+/// from the first of `count` pixels in flight: (weight set, pixel) pairs. Set 0 for the
+/// position's own first pixel; with paired pixels set 1 for its second; with three sets set 2
+/// for the second pixel of the position before, where dw_rows_set_group_read allows. Empty
+/// where no pixel in flight reads the position (the one past the last, mostly).
+inline std::vector<std::pair<unsigned, unsigned>> dw_rows_position_uses(const KernelDesc& d, unsigned count, unsigned pos,
+                                                                       unsigned g) {
+  const unsigned per = dw_rows_pixels_per_position(d.paired_pixels), sets = dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift);
+  std::vector<std::pair<unsigned, unsigned>> uses;
+  for (unsigned set = 0; set < per; ++set) {
+    if (pos * per + set < count) uses.emplace_back(set, pos * per + set);
+  }
+  if (sets == 3 && pos > 0 && 2 * pos - 1 < count && dw_rows_set_group_read(d.taps, d.pair_shift, 2, g)) uses.emplace_back(2u, 2 * pos - 1);
+  return uses;
+}
+
 /// kDwInterleave: position x (0 <= x < positions) of the interleaved row `out` (stride
 /// dw_rows_position_bytes) gets, for tap group g and channel lane l of block b, the bytes
 /// row[x·step + (4g + j)·dilation + c] for j = 0..3, where c is the lane's channel (b·panel
@@ -206,10 +254,12 @@ struct DwInterleaveArgs {
 /// kDwRows: output pixel x of one row: per channel, acc = bias + Σ over window rows dy,
 /// tap groups g and j = 0..3 of rows[dy][x][g][lane][j] · w[dy][g][lane][j] (u8 x s8, or s8
 /// x s8 with desc.path = kSdot4; int32, wrapping), then the u8/s8 epilogue of GemmTileArgs.
-/// With desc.paired_pixels the rows hold ceil(pixels / 2) positions and pixel x reads
-/// rows[dy][x / 2] with weight set x % 2 (dw_rows_weight_offset): at stride 1 position x / 2's
-/// quads hold the input columns 2·(x / 2) + 4g + j, so set 1 is the window one tap on (tap kx
-/// at quad byte kx + 1). Stores desc.channels bytes per pixel,
+/// With desc.paired_pixels the rows hold ceil(pixels / 2) positions (one more with three
+/// weight sets) and pixel x reads rows[dy][x / 2] with weight set x % 2 (dw_rows_weight_offset):
+/// position x / 2's quads hold the input columns 2·s·(x / 2) + 4g + j (s = desc.pair_shift,
+/// the stride), so set 1 is the window s taps on (tap kx at quad byte kx + s); where that runs
+/// past the quads (dw_rows_weight_sets 3) an odd pixel also reads rows[dy][x / 2 + 1] with set
+/// 2 (dw_rows_odd_tap), over the groups dw_rows_set_group_read names. Stores desc.channels bytes per pixel,
 /// pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
 /// b · kEpFields · panel · 4. desc.kh, desc.taps = window width, desc.channels, desc.panel,
 /// desc.out (kU8 or kS8).

@@ -16,7 +16,10 @@
 // pixel loop. At stride 1 (dilation 1, kw not a multiple of 4) a position's quads also hold
 // the next pixel's window one tap on, so only every other position is interleaved and the
 // rows multiply it twice, by the window and by the window shifted one tap (paired_pixels):
-// half the interleaving, half the quad loads. Exact for the same reason: u8 x s8 quads sum
+// half the interleaving, half the quad loads. At stride 2 pixel pairs' positions are 4
+// columns apart: the odd pixel's window starts two taps on and, for 3 taps, ends in the next
+// position's first tap (a third weight set, pair_shift 2): half the interleaving for half as
+// many products again. Exact for the same reason: u8 x s8 quads sum
 // into int32 without saturation and the result is proven to fit int32 (wrapping intermediate
 // sums do not matter).
 #include <algorithm>
@@ -159,12 +162,17 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;
     const unsigned groups = dw_rows_groups(rows_.taps);
     const int64_t position_bytes = dw_rows_position_bytes(rows_.panel, rows_.channels, rows_.taps);
-    // Interleaved positions: one per output pixel, or one per pair of them (paired_pixels).
+    // Interleaved positions: one per output pixel, or one per pair of them (paired_pixels), and
+    // one more where the last odd pixel reads the next position's quads (three weight sets).
     const int64_t per_position = dw_rows_pixels_per_position(rows_.paired_pixels);
-    const int64_t interleaved = (ow + per_position - 1) / per_position, row_bytes = interleaved * position_bytes;
+    const bool reads_next = dw_rows_weight_sets(rows_.taps, rows_.paired_pixels, rows_.pair_shift) == 3;
+    const int64_t interleaved = (ow + per_position - 1) / per_position + (reads_next ? 1 : 0);
+    const int64_t row_bytes = interleaved * position_bytes;
+    // Positions are `stride` columns apart.
+    const int64_t stride = per_position * w_.sw, step = stride * c;
     // Padded input row: the positions the windows reach (taps up to the group's fourth), the
     // image at pad_left, zero points elsewhere, and slack for the widest block's lanes.
-    const int64_t reach = (ow - 1) * w_.sw + (4 * int64_t(groups) - 1) * w_.dw + 1;
+    const int64_t reach = std::max((ow - 1) * w_.sw, (interleaved - 1) * stride) + (4 * int64_t(groups) - 1) * w_.dw + 1;
     const int64_t positions = std::max(reach, w_.pad_left + wd);
     const size_t padded_bytes = size_t(positions * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64);
     // The interleaved row of the vertical padding, shared by every task and every call.
@@ -180,12 +188,13 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     // A position's reads end `reach_bytes` past its first tap (the group's fourth tap and the
     // widest block's lanes, which meet zero weights or are not stored: any bytes will do
     // there, so they may run into the next row), with 64 bytes of slack.
-    // Positions are `stride` columns apart; a position is inside when its last pixel's window is.
-    const int64_t stride = per_position * w_.sw, step = stride * c;
+    // A position is inside when its last pixel's window is; with three weight sets, when all
+    // its quads are (each byte meets a weight of one pixel or the other).
     const int64_t reach_bytes = (4 * int64_t(groups) - 1) * w_.dw * c + dw_rows_padded_channels(rows_.panel, rows_.channels) + 64;
     const int64_t inner_lo = std::min(interleaved, (w_.pad_left + stride - 1) / stride);
     // The first tap of the last window inside the row, less the position's later pixels.
-    const int64_t last_first_tap = wd - 1 - (w_.kw - 1) * w_.dw + w_.pad_left - (per_position - 1) * w_.sw;
+    const int64_t span = reads_next ? 4 * int64_t(groups) : (per_position - 1) * w_.sw + (w_.kw - 1) * w_.dw + 1;
+    const int64_t last_first_tap = wd + w_.pad_left - span;
     const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / stride + 1, inner_lo, interleaved);
     const int64_t input_bytes = int64_t(x.byte_size());
     parallel.for_each(size_t(tasks), [&](size_t task) {
@@ -420,10 +429,13 @@ class DepthwiseFamily final : public OpFamily {
     rows.saturate = rows_saturate(p);
     // At stride 1 a position's quads (input columns x .. x + 4·groups - 1) also hold the next
     // pixel's window when the width leaves a tap spare: interleave every other position and
-    // multiply it twice, the second time by the window shifted one tap on.
+    // multiply it twice, the second time by the window shifted one tap on. At stride 2 the
+    // positions of pixel pairs are 4 columns apart: the odd pixel's window starts two taps on
+    // and, for 3 taps, ends in the next position's quads (a third weight set).
     KernelDesc paired = rows;
     paired.paired_pixels = true;
-    if (p.w.sw == 1 && p.w.dw == 1 && backend.why_not(paired).empty()) rows = paired;
+    paired.pair_shift = uint8_t(p.w.sw);
+    if ((p.w.sw == 1 || p.w.sw == 2) && p.w.dw == 1 && backend.why_not(paired).empty()) rows = paired;
     return {in, rows};
   }
 
@@ -448,7 +460,7 @@ class DepthwiseFamily final : public OpFamily {
   static Result<std::unique_ptr<OpKernel>> create_rows(const PreparedDepthwise& p, const Backend& backend) {
     const auto [in, rows] = rows_descs(p, backend);
     const unsigned panel = rows.panel, groups = dw_rows_groups(rows.taps), kh = rows.kh, kw = rows.taps;
-    const unsigned sets = dw_rows_pixels_per_position(rows.paired_pixels);
+    const unsigned sets = dw_rows_weight_sets(kw, rows.paired_pixels, rows.pair_shift);
     const int64_t blocks = (p.channels + panel - 1) / panel;
     // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''. Signed quads (sdot)
     // are x - 128 for u8 inputs: (zx - 128)·Σw''.
@@ -465,10 +477,13 @@ class DepthwiseFamily final : public OpFamily {
         for (unsigned dy = 0; dy < kh; ++dy) {
           for (unsigned kx = 0; kx < kw; ++kx) {
             const int32_t wv = p.wdev[size_t(ch) * p.real_taps + dy * kw + kx];
-            // Set s multiplies the quads of a position s pixels before the window's own.
-            for (unsigned s = 0; s < sets; ++s) {
-              weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, (kx + s) / 4, lane, (kx + s) % 4, s,
-                                                   sets)] = uint8_t(int8_t(wv));
+            // Set 0: the position's own pixel; with pairs, the odd pixel's tap in set 1 (its
+            // position's quads, pair_shift bytes on) or set 2 (the next position's).
+            weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, kx / 4, lane, kx % 4, 0, sets)] = uint8_t(int8_t(wv));
+            if (rows.paired_pixels) {
+              const auto [set, byte] = dw_rows_odd_tap(kw, rows.pair_shift, kx);
+              weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, byte / 4, lane, byte % 4, set, sets)] =
+                  uint8_t(int8_t(wv));
             }
             wsum += wv;
           }

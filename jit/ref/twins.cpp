@@ -169,10 +169,14 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
   const auto* w = static_cast<const int8_t*>(args->weights);
   const auto* ep = static_cast<const uint8_t*>(args->epilogue);
   const int64_t ob = out_bytes(d->out);
-  const unsigned per_position = dw_rows_pixels_per_position(d->paired_pixels), sets = per_position;
+  const unsigned per_position = dw_rows_pixels_per_position(d->paired_pixels);
+  const unsigned sets = dw_rows_weight_sets(d->taps, d->paired_pixels, d->pair_shift);
   for (int64_t x = 0; x < args->pixels; ++x) {
     uint8_t* out = args->out + x * int64_t(d->channels) * ob;
     const unsigned set = unsigned(x % per_position);
+    // (position offset, weight set): the pixel's own position, and for an odd pixel of three
+    // sets the next position's quads by set 2.
+    const unsigned reads = set == 1 && sets == 3 ? 2u : 1u;
     for (size_t b = 0; b * panel < d->channels; ++b) {
       const unsigned width = dw_rows_block_width(panel, d->channels, b);
       const uint8_t* block_ep = ep + b * kEpFields * panel * 4;
@@ -181,12 +185,16 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
         if (ch >= d->channels) continue;  // the kernel's masked store skips them
         int32_t acc = load_i32(block_ep, kEpBias * panel + lane);
         for (unsigned dy = 0; dy < d->kh; ++dy) {
-          const uint8_t* q = args->rows[dy] + x / per_position * position_bytes;
-          for (unsigned g = 0; g < groups; ++g) {
-            for (unsigned j = 0; j < 4; ++j) {
-              const uint8_t byte = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
-              const int32_t u = d->path == GemmPath::kSdot4 ? int32_t(int8_t(byte)) : int32_t(byte);
-              acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j, set, sets)]));
+          for (unsigned r = 0; r < reads; ++r) {
+            const unsigned ws = set + r;
+            const uint8_t* q = args->rows[dy] + (x / per_position + r) * position_bytes;
+            for (unsigned g = 0; g < groups; ++g) {
+              if (!dw_rows_set_group_read(d->taps, d->pair_shift, ws, g)) continue;
+              for (unsigned j = 0; j < 4; ++j) {
+                const uint8_t byte = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
+                const int32_t u = d->path == GemmPath::kSdot4 ? int32_t(int8_t(byte)) : int32_t(byte);
+                acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j, ws, sets)]));
+              }
             }
           }
         }

@@ -207,9 +207,9 @@ TEST_CASE("conv2d through the GEMM kernels is bit-exact with the reference") {
 
 TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") {
   std::mt19937 rng(13);
-  int cases = 0, dot4_rows = 0, pairs = 0, paired_pixels = 0;
+  int cases = 0, dot4_rows = 0, pairs = 0, paired_pixels = 0, paired_stride2 = 0;
   for (int64_t channels : {1, 7, 16, 17, 32, 40, 80, 96, 100, 136}) {
-    for (int variant = 0; variant < 10; ++variant) {
+    for (int variant = 0; variant < 13; ++variant) {
       ConvCase c;
       c.c = c.o = c.groups = channels;
       c.h = 7, c.w = 9;
@@ -227,7 +227,13 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
         // pads and in-place interiors, a 7-wide window, a 2x2 one whose last pixel is alone.
         case 7: c.h = 4, c.w = 41, c.pt = c.pl = 1; break;
         case 8: c.h = 3, c.w = 38, c.kh = 3, c.kw = 7, c.pl = c.pr = 3, c.pt = 1; break;
-        default: c.kh = c.kw = 2, c.pb = c.pr = 1, c.h = 6, c.w = 8; break;
+        case 9: c.kh = c.kw = 2, c.pb = c.pr = 1, c.h = 6, c.w = 8; break;
+        // Stride 2 pairs too, the odd pixel's last tap in the next position: TensorFlow's SAME
+        // padding of an even width (0 before, 1 after), an odd width padded on both sides, and
+        // two pads after where a position's last byte is the first pad (it must be read padded).
+        case 10: c.h = 6, c.w = 40, c.sh = c.sw = 2, c.pb = c.pr = 1; break;
+        case 11: c.h = 5, c.w = 41, c.sh = c.sw = 2, c.pt = c.pl = c.pb = c.pr = 1; break;
+        default: c.h = 5, c.w = 38, c.sh = c.sw = 2, c.pt = c.pl = 1, c.pb = c.pr = 2; break;
       }
       for (int rep = 0; rep < 3; ++rep) {
         const std::string how = check_conv(c, rng);
@@ -239,10 +245,12 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
           const bool rows = how.find("_dwrows_") != std::string::npos;
           CHECK((rows || how.find("_dwconv_") != std::string::npos));
           (rows ? dot4_rows : pairs) += 1;
-          const bool stride1 = c.sw == 1 && c.dw == 1 && c.kw % 4 != 0;
+          const bool pairable = c.dw == 1 && ((c.sw == 1 && c.kw % 4 != 0) || c.sw == 2);
           if (how.find("_pairs") != std::string::npos) {
-            CHECK(stride1);
+            CHECK(pairable);
+            CHECK((how.find("_pairs2") != std::string::npos) == (c.sw == 2));
             ++paired_pixels;
+            paired_stride2 += c.sw == 2;
           }
         }
         ++cases;
@@ -250,10 +258,13 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
     }
   }
   MESSAGE(cases << " depthwise cases: " << dot4_rows << " on the dot4 rows (" << paired_pixels
-                << " pairing pixels on a position), " << pairs << " on s16 pairs");
+                << " pairing pixels on a position, " << paired_stride2 << " of them at stride 2), " << pairs
+                << " on s16 pairs");
   CHECK(pairs > 0);
-  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx) {
+  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx ||
+      qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni) {
     CHECK(paired_pixels > 20);
+    CHECK(paired_stride2 > 10);
   }
   // avx512-amx takes depthwise from avx512-vnni; AArch64 has the rows where sdot is.
   if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni ||

@@ -370,16 +370,18 @@ void check_dw_interleave(const Backend& b, std::mt19937& rng) {
 void check_dw_rows(const Backend& b, std::mt19937& rng) {
   const unsigned panel = b.depthwise_traits().rows_panel;
   REQUIRE(panel != 0);
-  int cases = 0, q31_cases = 0, paired_cases = 0, saturating_cases = 0;
+  int cases = 0, q31_cases = 0, paired_cases = 0, three_set_cases = 0, saturating_cases = 0;
   for (unsigned channels : {1u, 15u, 16u, 24u, 32u, 40u, 64u, 96u, 130u, 144u}) {
     for (auto [kh, kw] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {3u, 9u}, {7u, 7u}, {2u, 4u}}) {
       // 8-bit results twice: the f32 requantization, then TFLite's Q31 (where the rows have it);
-      // each once more with two pixels per interleaved position (where the rows have that).
-      for (int variant = 0; variant < 10; ++variant) {
+      // each once more with two pixels per interleaved position (where the rows have that), at
+      // stride 1 and at stride 2 (whose 3-, 4-, 7- and 9-wide windows take a third weight set).
+      for (int variant = 0; variant < 15; ++variant) {
         const OutKind out = std::array{OutKind::kU8, OutKind::kS8, OutKind::kS32, OutKind::kU8, OutKind::kS8}[size_t(variant % 5)];
         KernelDesc d;
         d.q31 = variant % 5 >= 3;
         d.paired_pixels = variant >= 5;
+        d.pair_shift = uint8_t(variant >= 10 ? 2 : 1);
         d.op = KernelOp::kDwRows;
         d.isa = b.isa();
         d.generator = b.generator();
@@ -393,12 +395,15 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         if ((d.q31 || d.paired_pixels) && !b.why_not(d).empty()) {
           // Every level that pairs pixels pairs them for every width but multiples of 4.
           if (d.paired_pixels && !d.q31 && kw % 4 != 0) CHECK(b.why_not(d).find("one pixel per") != std::string::npos);
-          if (d.paired_pixels && kw % 4 == 0) CHECK(b.why_not(d).find("multiple of 4") != std::string::npos);
+          if (d.paired_pixels && d.pair_shift == 1 && kw % 4 == 0) CHECK(b.why_not(d).find("multiple of 4") != std::string::npos);
           continue;
         }
-        const unsigned groups = dw_rows_groups(kw), sets = dw_rows_pixels_per_position(d.paired_pixels);
+        const unsigned groups = dw_rows_groups(kw), per_position = dw_rows_pixels_per_position(d.paired_pixels);
+        const unsigned sets = dw_rows_weight_sets(kw, d.paired_pixels, d.pair_shift);
         const int64_t blocks = (channels + panel - 1) / panel, pixels = 1 + int64_t(rng() % 9);
-        const int64_t position_bytes = dw_rows_position_bytes(panel, channels, kw), positions = (pixels + sets - 1) / sets;
+        // Three sets: the last odd pixel reads one position more.
+        const int64_t position_bytes = dw_rows_position_bytes(panel, channels, kw);
+        const int64_t positions = (pixels + per_position - 1) / per_position + (sets == 3 ? 1 : 0);
         std::vector<std::vector<uint8_t>> rows;
         std::vector<const uint8_t*> ptrs;
         for (unsigned dy = 0; dy < kh; ++dy) rows.push_back(random_bytes(rng, size_t(positions * position_bytes)));
@@ -430,14 +435,19 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         ++cases;
         q31_cases += d.q31;
         paired_cases += d.paired_pixels;
+        three_set_cases += sets == 3;
       }
     }
   }
   MESSAGE(cases << " dot4 depthwise row cases (" << q31_cases << " with the Q31 epilogue, " << paired_cases
-                << " with paired pixels, " << saturating_cases << " with the upper bound left to the narrowing)");
+                << " with paired pixels, " << three_set_cases << " of them reading the next position, " << saturating_cases
+                << " with the upper bound left to the narrowing)");
   CHECK(saturating_cases > 0);
   // The x86 rows pair pixels (the scalar twins too, which are the reference here).
-  if (b.isa() == Isa::kAvx512Vnni || b.isa() == Isa::kAvx2Vnni) CHECK(paired_cases > 0);
+  if (b.isa() == Isa::kAvx512Vnni || b.isa() == Isa::kAvx2Vnni) {
+    CHECK(paired_cases > 0);
+    CHECK(three_set_cases > 0);
+  }
 }
 
 void check_pool(const Backend& b, std::mt19937& rng) {
