@@ -230,12 +230,21 @@ Tensor eval_cast(const Tensor& x, const Type& rt) {
       if (to_bool) {
         y.set_int(i, v != 0.0 ? 1 : 0);
       } else {
-        // Truncate toward zero, saturate to the target's range; NaN becomes 0.
+        // Truncate toward zero, saturate to the target's range; NaN becomes 0. The range is
+        // [lo, top): `top` (2^w unsigned, 2^(w-1) signed) is exact in double where the largest
+        // value of a 64-bit type is not (it rounds up to top, whose conversion is undefined).
         const bool is_unsigned = to.int_sign == Signedness::kUnsigned;
-        const double lo = is_unsigned ? 0.0 : -std::ldexp(1.0, int(to.int_width) - 1);
-        const double hi = is_unsigned ? std::ldexp(1.0, int(to.int_width)) - 1 : std::ldexp(1.0, int(to.int_width) - 1) - 1;
-        const double t = std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), lo, hi);
-        y.set_int(i, is_unsigned && t >= 9.2e18 ? int64_t(uint64_t(t)) : int64_t(t));
+        const unsigned w = to.int_width;
+        const double lo = is_unsigned ? 0.0 : -std::ldexp(1.0, int(w) - 1);
+        const double top = is_unsigned ? std::ldexp(1.0, int(w)) : std::ldexp(1.0, int(w) - 1);
+        const uint64_t max = is_unsigned ? (w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1) : (uint64_t(1) << (w - 1)) - 1;
+        const double t = std::isnan(v) ? 0.0 : std::trunc(v);
+        if (t >= top) {
+          y.set_int(i, int64_t(max));
+        } else {
+          const double c = std::max(t, lo);
+          y.set_int(i, is_unsigned && c >= 9.2e18 ? int64_t(uint64_t(c)) : int64_t(c));
+        }
       }
     } else {
       y.set_int(i, to_bool ? (x.int_at(i) != 0 ? 1 : 0) : x.int_at(i));  // integers wrap to the width

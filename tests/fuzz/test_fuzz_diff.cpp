@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -262,6 +263,41 @@ TEST_CASE("fuzz-diff: a transposed convolution of an empty input holds its bias"
     REQUIRE(view.bytes == 16 * sizeof(float));
     const auto* y = static_cast<const float*>(view.data);
     for (size_t i = 0; i < 16; ++i) CHECK(y[i] == (i % 2 == 0 ? 0.25f : -3.0f));
+    qrt_model_destroy(m);
+  }
+}
+
+TEST_CASE("fuzz-diff: a cast of f32 to u64 saturates at the top of the range") {
+  // fuzz_c_api -seed=74: an ONNX Cast to UINT64; the reference converted 2^64 (the largest u64
+  // rounded to a double) to uint64_t, which is undefined (UBSan).
+  qrt_model_destroy(load_finding_checked("capi-cast-f32-to-u64-top.onnx", 4));
+  const std::string text =
+      "func.func @main(%x: tensor<3xf32>) -> (tensor<3xui64>, tensor<3xsi64>) {\n"
+      "  %u = \"qrt.cast\"(%x) : (tensor<3xf32>) -> tensor<3xui64>\n"
+      "  %s = \"qrt.cast\"(%x) : (tensor<3xf32>) -> tensor<3xsi64>\n"
+      "  return %u, %s : tensor<3xui64>, tensor<3xsi64>\n}\n";
+  for (qrt_backend backend : {QRT_BACKEND_JIT, QRT_BACKEND_REF}) {
+    CAPTURE(int(backend));
+    qrt_model_t* m = nullptr;
+    REQUIRE_MESSAGE(qrt_model_load_buffer(text.data(), text.size(), "cast.mlir", &m) == QRT_OK, qrt_last_error_message());
+    const Planned planned(m, backend);
+    const float x[3] = {18446744073709551616.0f, 9223372036854775808.0f, -1e30f};
+    const int64_t dims[1] = {3};
+    REQUIRE(qrt_context_set_input(planned.ctx, 0, QRT_DTYPE_F32, 1, dims, x, sizeof x) == QRT_OK);
+    REQUIRE_MESSAGE(qrt_context_run(planned.ctx) == QRT_OK, qrt_last_error_message());
+    qrt_tensor_view u, s;
+    REQUIRE(qrt_context_output(planned.ctx, 0, &u) == QRT_OK);
+    REQUIRE(qrt_context_output(planned.ctx, 1, &s) == QRT_OK);
+    REQUIRE(u.bytes == 3 * sizeof(uint64_t));
+    REQUIRE(s.bytes == 3 * sizeof(int64_t));
+    const auto* uy = static_cast<const uint64_t*>(u.data);
+    const auto* sy = static_cast<const int64_t*>(s.data);
+    CHECK(uy[0] == UINT64_MAX);
+    CHECK(uy[1] == uint64_t(1) << 63);
+    CHECK(uy[2] == 0);
+    CHECK(sy[0] == INT64_MAX);
+    CHECK(sy[1] == INT64_MAX);
+    CHECK(sy[2] == INT64_MIN);
     qrt_model_destroy(m);
   }
 }

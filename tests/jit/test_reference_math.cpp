@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -451,6 +452,28 @@ TEST_CASE("cast: float to int truncates and saturates, to i1 tests nonzero, int 
   CHECK(run1("qrt.cast", "", {x}, "tensor<5xi1>") == std::vector<double>{1, 1, 1, 1, 0});
   CHECK(run1("qrt.cast", "", {{"tensor<2xi64>", {-3, 16777217}}}, "tensor<2xf32>") ==
         std::vector<double>{-3, 16777216});
+}
+
+TEST_CASE("cast: float to 64-bit integers saturates where the range's top is not a double") {
+  // fuzz_c_api -seed=74 (tests/data/fuzz_findings/capi-cast-f32-to-u64-top.onnx): the largest
+  // u64 (and i64) rounds up to 2^64 (2^63) in double, so clamping to it left 2^64 itself,
+  // whose conversion to uint64_t is undefined (UBSan). 2^64 and 2^63 are past the ranges.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::pair<std::string, std::vector<double>> x{
+      "tensor<7xf32>", {18446744073709551616.0, 9223372036854775808.0, 1e30, -1e30, -9223372036854775808.0, nan, 12345.9}};
+  auto u = run_one_op("qrt.cast", "", {x}, "tensor<7xui64>");
+  REQUIRE_MESSAGE(u.is_ok(), u.status().to_string());
+  const uint64_t umax = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> want_u{umax, uint64_t(1) << 63, umax, 0, 0, 0, 12345};
+  for (size_t i = 0; i < want_u.size(); ++i) CHECK_MESSAGE(uint64_t(u->int_at(i)) == want_u[i], "element " << i);
+  auto s = run_one_op("qrt.cast", "", {x}, "tensor<7xsi64>");
+  REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  const int64_t smax = std::numeric_limits<int64_t>::max(), smin = std::numeric_limits<int64_t>::min();
+  const std::vector<int64_t> want_s{smax, smax, smax, smin, smin, 0, 12345};
+  for (size_t i = 0; i < want_s.size(); ++i) CHECK_MESSAGE(s->int_at(i) == want_s[i], "element " << i);
+  // 32 bits and below keep their exact bounds.
+  CHECK(run1("qrt.cast", "", {{"tensor<3xf32>", {5e9, -5e9, 4294967040.0}}}, "tensor<3xui32>") ==
+        std::vector<double>{4294967295.0, 0, 4294967040.0});
 }
 
 TEST_CASE("math op verifier errors name the problem") {
