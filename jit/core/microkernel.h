@@ -259,8 +259,8 @@ struct DwInterleaveArgs {
 /// position x / 2's quads hold the input columns 2·s·(x / 2) + 4g + j (s = desc.pair_shift,
 /// the stride), so set 1 is the window s taps on (tap kx at quad byte kx + s); where that runs
 /// past the quads (dw_rows_weight_sets 3) an odd pixel also reads rows[dy][x / 2 + 1] with set
-/// 2 (dw_rows_odd_tap), over the groups dw_rows_set_group_read names. Stores desc.channels bytes per pixel,
-/// pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
+/// 2 (dw_rows_odd_tap), over the groups dw_rows_set_group_read names. Stores desc.channels
+/// bytes per pixel, pixels contiguous. Epilogue per block b: kEpFields x panel values in lane order at
 /// b · kEpFields · panel · 4. desc.kh, desc.taps = window width, desc.channels, desc.panel,
 /// desc.out (kU8 or kS8).
 struct DwRowsArgs {

@@ -18,8 +18,8 @@
 // rows multiply it twice, by the window and by the window shifted one tap (paired_pixels):
 // half the interleaving, half the quad loads. At stride 2 pixel pairs' positions are 4
 // columns apart: the odd pixel's window starts two taps on and, for 3 taps, ends in the next
-// position's first tap (a third weight set, pair_shift 2): half the interleaving for half as
-// many products again. Exact for the same reason: u8 x s8 quads sum
+// position's first tap (a third weight set, pair_shift 2): half the interleaving, at the cost
+// of half as many products again. Exact for the same reason: u8 x s8 quads sum
 // into int32 without saturation and the result is proven to fit int32 (wrapping intermediate
 // sums do not matter).
 #include <algorithm>
