@@ -173,7 +173,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned width, boo
   auto acc = [](unsigned p, unsigned z) { return x86::Zmm(2 * p + z); };
   emit_dw_rows_block_start(a, s32);
   // Pixel p reads position p / per_position with weight set p % per_position: one quad load
-  // per position (dw_rows_pixel_reads; three sets: an odd pixel also reads the next position).
+  // per position (dw_rows_position_uses; three sets: an odd pixel also reads the next one).
   auto emit_pixels = [&](unsigned count) {
     const unsigned positions = (count + per_position - 1) / per_position;
     for (unsigned p = 0; p < count; ++p) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "ir/numerics.h"
 #include "ir/numerics_dynamic.h"
@@ -171,6 +172,9 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
   const int64_t ob = out_bytes(d->out);
   const unsigned per_position = dw_rows_pixels_per_position(d->paired_pixels);
   const unsigned sets = dw_rows_weight_sets(d->taps, d->paired_pixels, d->pair_shift);
+  // The groups of set 2 that some tap of an odd pixel falls in (sets 0 and 1 read them all).
+  std::vector<bool> set2_read(groups);
+  for (unsigned g = 0; g < groups; ++g) set2_read[g] = dw_rows_set_group_read(d->taps, d->pair_shift, 2, g);
   for (int64_t x = 0; x < args->pixels; ++x) {
     uint8_t* out = args->out + x * int64_t(d->channels) * ob;
     const unsigned set = unsigned(x % per_position);
@@ -189,7 +193,7 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
             const unsigned ws = set + r;
             const uint8_t* q = args->rows[dy] + (x / per_position + r) * position_bytes;
             for (unsigned g = 0; g < groups; ++g) {
-              if (!dw_rows_set_group_read(d->taps, d->pair_shift, ws, g)) continue;
+              if (ws == 2 && !set2_read[g]) continue;
               for (unsigned j = 0; j < 4; ++j) {
                 const uint8_t byte = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
                 const int32_t u = d->path == GemmPath::kSdot4 ? int32_t(int8_t(byte)) : int32_t(byte);
