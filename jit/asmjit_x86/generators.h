@@ -54,6 +54,9 @@ void avx512_pack_rows(const PackRowsArgs* args, const KernelDesc* desc);
 void avx2_clamp(const ClampArgs* args, const KernelDesc* desc);
 /// kLut8 with AVX2 intrinsics (sixteen vpshufb sub-tables per 32 bytes).
 void avx2_lut8(const LutArgs* args, const KernelDesc* desc);
+/// kInterleavePlanes with AVX2 intrinsics, 32 pixels per step (vpshufb per 128-bit lane for 3
+/// planes, vpunpck for 2 and 4); every x86 level runs it.
+void avx2_interleave_planes(const PlanesArgs* args, const KernelDesc* desc);
 /// kLut8 with AVX-512 VBMI intrinsics (two vpermi2b and a blend per 64 bytes, masked tail).
 void avx512_lut8(const LutArgs* args, const KernelDesc* desc);
 /// kRequantQ31 with AVX2 intrinsics (profile_requant_x86.cpp): 8 channels per step, scalar tail.

@@ -132,4 +132,86 @@ __attribute__((target("avx2"))) void avx2_lut8(const LutArgs* args, const Kernel
   for (; i < n; ++i) y[i] = args->table[x[i]];
 }
 
+namespace {
+
+// The vpshufb indices of output chunk k (bytes 16k..16k+15 of 16 pixels' 48) from plane c:
+// byte b is pixel (16k + b) / 3 of plane (16k + b) % 3, or zero (0x80) where another plane
+// supplies it.
+__attribute__((target("avx2"))) __m256i three_plane_indices(unsigned k, unsigned c) {
+  alignas(32) uint8_t idx[32];
+  for (unsigned b = 0; b < 16; ++b) {
+    const unsigned at = 16 * k + b;
+    idx[b] = idx[b + 16] = at % 3 == c ? uint8_t(at / 3) : uint8_t(0x80);
+  }
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+}
+
+// 32 bytes of plane `plane` from pixel p on; 32 bytes at y + at. (Lambdas would not take the
+// function's target attribute.)
+__attribute__((target("avx2"))) inline __m256i load_plane(const uint8_t* x, int64_t plane_stride, unsigned plane, int64_t p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + int64_t(plane) * plane_stride + p));
+}
+__attribute__((target("avx2"))) inline void store32(uint8_t* y, int64_t at, __m256i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + at), v);
+}
+
+// Stores a result whose 128-bit lanes belong 48 bytes apart (lane 0: pixels 0-15, lane 1:
+// pixels 16-31 of the step).
+__attribute__((target("avx2"))) inline void store_lanes(uint8_t* y, __m256i v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm256_castsi256_si128(v));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y + 48), _mm256_extracti128_si256(v, 1));
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) void avx2_interleave_planes(const PlanesArgs* args, const KernelDesc* desc) {
+  const unsigned c = desc->channels;
+  const uint8_t* x = args->x;
+  uint8_t* y = args->y;
+  const int64_t n = args->pixels, ps = args->plane_stride;
+  int64_t p = 0;
+  if (c == 1) {
+    std::memcpy(y, x, size_t(n));
+    return;
+  }
+  if (c == 3) {
+    __m256i idx[3][3];
+    for (unsigned k = 0; k < 3; ++k) {
+      for (unsigned i = 0; i < 3; ++i) idx[k][i] = three_plane_indices(k, i);
+    }
+    for (; p + 32 <= n; p += 32) {
+      const __m256i r = load_plane(x, ps, 0, p), g = load_plane(x, ps, 1, p), b = load_plane(x, ps, 2, p);
+      for (unsigned k = 0; k < 3; ++k) {
+        const __m256i v = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(r, idx[k][0]), _mm256_shuffle_epi8(g, idx[k][1])),
+                                          _mm256_shuffle_epi8(b, idx[k][2]));
+        store_lanes(y + 3 * p + 16 * k, v);
+      }
+    }
+  } else if (c == 2) {
+    for (; p + 32 <= n; p += 32) {
+      const __m256i a = load_plane(x, ps, 0, p), b = load_plane(x, ps, 1, p);
+      // Per 128-bit lane: pixels 0-7 (lo) and 8-15 (hi) of the lane's 16.
+      const __m256i lo = _mm256_unpacklo_epi8(a, b), hi = _mm256_unpackhi_epi8(a, b);
+      store32(y, 2 * p, _mm256_permute2x128_si256(lo, hi, 0x20));
+      store32(y, 2 * p + 32, _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+  } else if (c == 4) {
+    for (; p + 32 <= n; p += 32) {
+      const __m256i a = load_plane(x, ps, 0, p), b = load_plane(x, ps, 1, p), e = load_plane(x, ps, 2, p), f = load_plane(x, ps, 3, p);
+      const __m256i ab_lo = _mm256_unpacklo_epi8(a, b), ab_hi = _mm256_unpackhi_epi8(a, b);
+      const __m256i ef_lo = _mm256_unpacklo_epi8(e, f), ef_hi = _mm256_unpackhi_epi8(e, f);
+      // Per 128-bit lane, pixels 0-3, 4-7, 8-11 and 12-15 of the lane's 16.
+      const __m256i q0 = _mm256_unpacklo_epi16(ab_lo, ef_lo), q1 = _mm256_unpackhi_epi16(ab_lo, ef_lo);
+      const __m256i q2 = _mm256_unpacklo_epi16(ab_hi, ef_hi), q3 = _mm256_unpackhi_epi16(ab_hi, ef_hi);
+      store32(y, 4 * p, _mm256_permute2x128_si256(q0, q1, 0x20));
+      store32(y, 4 * p + 32, _mm256_permute2x128_si256(q2, q3, 0x20));
+      store32(y, 4 * p + 64, _mm256_permute2x128_si256(q0, q1, 0x31));
+      store32(y, 4 * p + 96, _mm256_permute2x128_si256(q2, q3, 0x31));
+    }
+  }
+  for (; p < n; ++p) {
+    for (unsigned i = 0; i < c; ++i) y[p * c + i] = x[int64_t(i) * ps + p];
+  }
+}
+
 }  // namespace qrt::jit::x86gen

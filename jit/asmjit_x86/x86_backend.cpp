@@ -128,6 +128,7 @@ class X86Backend final : public Backend {
       case KernelOp::kPackRows:  // AVX2 is part of every level
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_pack_rows : &x86gen::avx2_pack_rows);
       case KernelOp::kClamp: return fixed(&x86gen::avx2_clamp);
+      case KernelOp::kInterleavePlanes: return fixed(&x86gen::avx2_interleave_planes);
       case KernelOp::kF32Gemm: return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_f32_gemm : &x86gen::avx2_f32_gemm);
       case KernelOp::kF32Dwconv:
         return fixed(isa_ == Isa::kAvx512Vnni ? &x86gen::avx512_f32_dwconv : &x86gen::avx2_f32_dwconv);

@@ -69,6 +69,7 @@ const char* kernel_op_name(KernelOp op) {
     case KernelOp::kDynGemm: return "dyngemm";
     case KernelOp::kRequantQ31: return "q31requant";
     case KernelOp::kRequantF64: return "f64requant";
+    case KernelOp::kInterleavePlanes: return "planes";
     case KernelOp::kCount: break;
   }
   return "?";
@@ -143,6 +144,8 @@ std::string KernelDesc::name() const {
   // e.g. s32_qs8_q31requant_sr__avx512vnni (accumulators, result; _sr: single rounding).
   if (op == KernelOp::kRequantQ31) return "s32_" + q + "_q31requant" + (single_rounding ? "_sr" : "") + suffix;
   if (op == KernelOp::kRequantF64) return "s32_" + q + "_f64requant" + suffix;
+  // e.g. x8_interleave3planes__avx512vnni (bytes of either signedness: a copy).
+  if (op == KernelOp::kInterleavePlanes) return "x8_interleave" + std::to_string(channels) + "planes" + suffix;
   // The tile the native kernels use (the LLVM templates block the same way).
   if (op == KernelOp::kF32Gemm) {
     const bool a64 = isa == Isa::kNeon || isa == Isa::kNeonDot || isa == Isa::kNeonI8mm;

@@ -40,6 +40,9 @@ enum class KernelOp : uint8_t {
   /// ONNX's requantization of int32 accumulators to 8-bit stored values, per channel an f32
   /// multiplier applied in f64 (RequantF64Args; numerics::requantize_onnx)
   kRequantF64,
+  /// NCHW -> NHWC of 1 to 4 planes of bytes (an image input's layout transpose): y[p·C + c] =
+  /// x[c·plane_stride + p] (PlanesArgs), C = desc.channels
+  kInterleavePlanes,
   kCount
 };
 

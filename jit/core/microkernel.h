@@ -322,6 +322,16 @@ struct LutArgs {
   const uint8_t* table;
 };
 
+/// kInterleavePlanes: y[p · C + c] = x[c · plane_stride + p] for pixels p < `pixels` and planes
+/// c < C = desc.channels (1..4): C planes of bytes (NCHW) into pixels of C bytes (NHWC). x and
+/// y do not overlap.
+struct PlanesArgs {
+  const uint8_t* x;      ///< plane 0's first pixel
+  uint8_t* y;            ///< the first pixel's C bytes
+  int64_t pixels;        ///< pixels to interleave
+  int64_t plane_stride;  ///< bytes from one plane to the next
+};
+
 /// kF32Gemm: y = clamp(x · w + bias) for `rows` rows (any number; the kernel blocks them):
 /// every output accumulates acc = acc + f32(x·w) in increasing k from +0 (one rounding each,
 /// no FMA), then acc + bias[j] (when bias is not null), then qrt.clamp's formula

@@ -345,6 +345,7 @@ void qrt_kt_elementwise(const ElementwiseArgs* args, const KernelDesc* d) { twin
 void qrt_kt_clamp(const ClampArgs* args, const KernelDesc* d) { twin_clamp(args, d); }
 
 void qrt_kt_lut8(const LutArgs* args, const KernelDesc* d) { twin_lut8(args, d); }
+void qrt_kt_interleave_planes(const PlanesArgs* args, const KernelDesc* d) { twin_interleave_planes(args, d); }
 
 void qrt_kt_requant_q31(const RequantQ31Args* args, const KernelDesc* d) { twin_requant_q31(args, d); }
 

@@ -51,6 +51,7 @@ const char* template_entry(KernelOp op) {
     case KernelOp::kDynGemm: return "qrt_kt_dyn_gemm";
     case KernelOp::kRequantQ31: return "qrt_kt_requant_q31";
     case KernelOp::kRequantF64: return "qrt_kt_requant_f64";
+    case KernelOp::kInterleavePlanes: return "qrt_kt_interleave_planes";
     case KernelOp::kDwInterleave:
     case KernelOp::kDwRows:
     case KernelOp::kEwProgram:

@@ -125,10 +125,8 @@ class TransposeOpKernel final : public OpKernel {
       name_ = "transpose (strides per call)";
     } else {
       const auto& out = result_type_.dims;
+      // (NCHW -> NHWC of 1 to 4 byte planes is planes_family's, planes_kernels.cpp.)
       name_ = !out.empty() && out.back() < 16 && x.dims.back() > out.back() ? "transpose_scatter" : "transpose_gather";
-      if (perm_ == std::vector<int64_t>{0, 2, 3, 1} && element_byte_size(x.element) == 1 && out.back() <= 4) {
-        name_ = "transpose_interleave_planes";
-      }
     }
   }
   Result<std::vector<int64_t>> result_dims(const std::vector<const Tensor*>& operands) const override {
@@ -148,16 +146,6 @@ class TransposeOpKernel final : public OpKernel {
       return Status::ok();
     }
     const std::vector<int64_t>& in_dims = operands[0]->type.dims;
-    if (perm_ == std::vector<int64_t>{0, 2, 3, 1} && y.element_size() == 1 && dims[3] <= 4) {
-      // NCHW -> NHWC of an image input (1 to 4 planes): interleave the planes pixel by pixel.
-      switch (dims[3]) {
-        case 1: interleave_planes<1>(*operands[0], y, parallel); break;
-        case 2: interleave_planes<2>(*operands[0], y, parallel); break;
-        case 3: interleave_planes<3>(*operands[0], y, parallel); break;
-        default: interleave_planes<4>(*operands[0], y, parallel); break;
-      }
-      return Status::ok();
-    }
     // strides[d]: input stride of output dimension d; out_strides[d]: output stride of input
     // dimension d. Scatter (walk the input's rows) when the output's rows are short.
     std::vector<size_t> in_strides(in_dims.size(), 1), out_row_strides(dims.size(), 1), strides, out_strides(perm_.size());
@@ -186,39 +174,6 @@ class TransposeOpKernel final : public OpKernel {
   std::string describe() const override { return name_; }
 
  private:
-  // y[n][p][c] = x[n][c][p] for C planes of bytes, pixels in blocks of 64 KiB per task.
-  template <int C>
-  static void interleave_planes(const Tensor& x, Tensor& y, Parallel& parallel) {
-    const auto& d = x.type.dims;
-    const int64_t pixels = d[2] * d[3], block = 64 * 1024 / C, blocks = (pixels + block - 1) / block;
-    parallel.for_each(size_t(d[0] * blocks), [&](size_t t) {
-      const int64_t n = int64_t(t) / blocks, p0 = int64_t(t) % blocks * block, p1 = std::min(pixels, p0 + block);
-      const uint8_t* in = x.bytes() + n * C * pixels;
-      uint8_t* out = y.bytes() + n * C * pixels;
-      int64_t p = p0;
-      if constexpr (C == 3 && std::endian::native == std::endian::little) {
-        // Four pixels per step: one 32-bit load per plane, three 32-bit stores (byte stores
-        // bounded the plain loop: three per pixel).
-        const uint8_t *r = in, *g = in + pixels, *b = in + 2 * pixels;
-        for (; p + 4 <= p1; p += 4) {
-          uint32_t R, G, B;
-          std::memcpy(&R, r + p, 4);
-          std::memcpy(&G, g + p, 4);
-          std::memcpy(&B, b + p, 4);
-          const uint32_t w0 = (R & 0xFFu) | (G & 0xFFu) << 8 | (B & 0xFFu) << 16 | (R & 0xFF00u) << 16;
-          const uint32_t w1 = (G >> 8 & 0xFFu) | (B & 0xFF00u) | (R & 0xFF0000u) | (G & 0xFF0000u) << 8;
-          const uint32_t w2 = (B >> 16 & 0xFFu) | (R >> 16 & 0xFF00u) | (G >> 8 & 0xFF0000u) | (B & 0xFF000000u);
-          std::memcpy(out + p * 3, &w0, 4);
-          std::memcpy(out + p * 3 + 4, &w1, 4);
-          std::memcpy(out + p * 3 + 8, &w2, 4);
-        }
-      }
-      for (; p < p1; ++p) {
-        for (int c = 0; c < C; ++c) out[p * C + c] = in[c * pixels + p];
-      }
-    });
-  }
-
   template <typename T>
   static void run_rows(const Tensor& x, Tensor& y, bool scatter, const std::vector<int64_t>& dims,
                        const std::vector<size_t>& strides, size_t r0, size_t r1) {

@@ -188,6 +188,10 @@ const OpFamily& pool_family();           ///< quantized max/avg pooling, mean ov
 const OpFamily& f32_pool_family();       ///< f32 max/avg pooling (plain C++)
 const OpFamily& clamp_family();          ///< quantized qrt.relu / qrt.clamp
 const OpFamily& layout_family();         ///< pad / transpose / reshape / scast / gather / slice (plain C++)
+const OpFamily& planes_family();         ///< NCHW -> NHWC transposes of 1 to 4 byte planes (kInterleavePlanes)
+/// Whether `op` is a transpose planes_family takes: perm [0, 2, 3, 1] of a rank-4 tensor of
+/// bytes whose planes (dimension 1, static) number 1 to 4.
+bool interleave_planes_applies(const Graph& graph, const Op& op);
 const OpFamily& half_cast_family();      ///< qrt.cast between f32, bf16 and f16, either side 2 bytes (plain C++)
 /// Whether `op` is a qrt.cast between f32, bf16 and f16 with a bf16 or f16 side
 /// (half_cast_family's ops; the element-wise programs take the other casts).

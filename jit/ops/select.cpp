@@ -61,8 +61,8 @@ const OpFamily* family_for(const Graph& graph, const Op& op) {
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:
     case OpKind::kDynamicQuantize: return &row_family();
+    case OpKind::kTranspose: return interleave_planes_applies(graph, op) ? &planes_family() : &layout_family();
     case OpKind::kPad:
-    case OpKind::kTranspose:
     case OpKind::kReshape:
     case OpKind::kSCast:
     case OpKind::kConcat:

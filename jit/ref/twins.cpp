@@ -264,6 +264,13 @@ void twin_lut8(const LutArgs* args, const KernelDesc*) {
   for (size_t i = 0; i < args->n; ++i) args->y[i] = args->table[args->x[i]];
 }
 
+void twin_interleave_planes(const PlanesArgs* args, const KernelDesc* desc) {
+  const unsigned c = desc->channels;
+  for (int64_t p = 0; p < args->pixels; ++p) {
+    for (unsigned i = 0; i < c; ++i) args->y[p * c + i] = args->x[int64_t(i) * args->plane_stride + p];
+  }
+}
+
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc*) {
   for (int64_t r = 0; r < args->rows; ++r) {
     for (int64_t j = 0; j < args->n; ++j) {
@@ -389,6 +396,7 @@ const void* twin_entry(KernelOp op) {
     case KernelOp::kDynGemm: return reinterpret_cast<const void*>(&twin_dyn_gemm);
     case KernelOp::kRequantQ31: return reinterpret_cast<const void*>(&twin_requant_q31);
     case KernelOp::kRequantF64: return reinterpret_cast<const void*>(&twin_requant_f64);
+    case KernelOp::kInterleavePlanes: return reinterpret_cast<const void*>(&twin_interleave_planes);
     case KernelOp::kCount: break;
   }
   return nullptr;

@@ -38,6 +38,8 @@ void twin_elementwise(const ElementwiseArgs* args, const KernelDesc* desc);
 void twin_clamp(const ClampArgs* args, const KernelDesc* desc);
 /// kLut8: y[i] = table[x[i]].
 void twin_lut8(const LutArgs* args, const KernelDesc* desc);
+/// kInterleavePlanes: pixel by pixel, plane by plane.
+void twin_interleave_planes(const PlanesArgs* args, const KernelDesc* desc);
 /// kF32Gemm: k-ordered f32 sums from +0, one rounding per multiply and add, then the bias
 /// and the clamp.
 void twin_f32_gemm(const F32GemmArgs* args, const KernelDesc* desc);

@@ -629,6 +629,36 @@ void check_lut8(const Backend& b, std::mt19937& rng) {
   MESSAGE(cases << " table cases");
 }
 
+// kInterleavePlanes: 1 to 4 planes, pixel counts around every vector step and tail, planes
+// with gaps between them; nothing is written past the last pixel.
+void check_interleave_planes(const Backend& b, std::mt19937& rng) {
+  int cases = 0;
+  for (unsigned planes = 1; planes <= 4; ++planes) {
+    KernelDesc d;
+    d.op = KernelOp::kInterleavePlanes;
+    d.isa = b.isa();
+    d.generator = b.generator();
+    d.channels = uint16_t(planes);
+    REQUIRE_MESSAGE(b.why_not(d).empty(), b.why_not(d));
+    for (int64_t n : {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 128, 1000, 50176}) {
+      const int64_t stride = n + int64_t(rng() % 3) * 7;
+      const std::vector<uint8_t> x = random_bytes(rng, size_t(stride * planes + 1));
+      const size_t out = size_t(n * planes);
+      std::vector<uint8_t> y1(out + 64, 0xA5), y2(out + 64, 0xA5);
+      run_both(b, d, PlanesArgs{x.data(), y1.data(), n, stride}, PlanesArgs{x.data(), y2.data(), n, stride});
+      CHECK_MESSAGE(first_diff(y1, y2) == -1, d.name() << " pixels " << n << " differs at byte " << first_diff(y1, y2));
+      bool definition = true;
+      for (int64_t p = 0; p < n && definition; ++p) {
+        for (unsigned c = 0; c < planes; ++c) definition = definition && y2[size_t(p * planes + c)] == x[size_t(c * stride + p)];
+      }
+      CHECK_MESSAGE(definition, "the twin does not interleave the planes (" << planes << " planes, " << n << " pixels)");
+      CHECK(std::all_of(y1.begin() + std::ptrdiff_t(out), y1.end(), [](uint8_t v) { return v == 0xA5; }));
+      ++cases;
+    }
+  }
+  MESSAGE(cases << " plane interleaving cases");
+}
+
 // A random f32 of magnitude 1e-3..1e3, now and then a special value (NaN, ±inf, ±0).
 float random_f32(std::mt19937& rng, bool specials) {
   std::uniform_real_distribution<float> v(-2.0f, 2.0f);
@@ -1054,6 +1084,7 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
       case KernelOp::kDynGemm: check = check_dyn_gemm; break;
       case KernelOp::kEwProgram: check = check_ew_program; break;
       case KernelOp::kLut8: check = check_lut8; break;
+      case KernelOp::kInterleavePlanes: check = check_interleave_planes; break;
       case KernelOp::kRequantQ31:
       case KernelOp::kRequantF64: continue;  // test_profile_requant.cpp checks these rows
       default: check = check_streams; break;  // convert, element-wise and clamp kinds

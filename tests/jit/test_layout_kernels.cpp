@@ -35,7 +35,14 @@ TEST_CASE("transpose, pad, clamp, relu and reshape kernels are bit-exact with th
     std::string op, attrs, in, out, kernel;
   };
   const Case cases[] = {
-      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<2x3x9x7x" + q + ">", "tensor<2x9x7x3x" + q + ">", "transpose_interleave_planes"},
+      // NCHW -> NHWC of 1 to 4 byte planes: the kInterleavePlanes kernel (planes_kernels.cpp),
+      // pixel counts below, across and past the vector steps, batches of several images.
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<2x3x9x7x" + q + ">", "tensor<2x9x7x3x" + q + ">", "x8_interleave3planes"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<1x3x45x51x" + u + ">", "tensor<1x45x51x3x" + u + ">", "x8_interleave3planes"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<3x1x17x19xi8>", "tensor<3x17x19x1xi8>", "x8_interleave1planes"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<2x2x33x31x" + u + ">", "tensor<2x33x31x2x" + u + ">", "x8_interleave2planes"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<1x4x64x65xui8>", "tensor<1x64x65x4xui8>", "x8_interleave4planes"},
+      {"qrt.transpose", "{perm = [0, 2, 3, 1]} ", "tensor<1x5x4x4x" + q + ">", "tensor<1x4x4x5x" + q + ">", "transpose_gather"},
       {"qrt.transpose", "{perm = [0, 3, 1, 2]} ", "tensor<2x9x7x3xf32>", "tensor<2x3x9x7xf32>", "transpose_gather"},
       {"qrt.transpose", "{perm = [1, 0]} ", "tensor<33x17xi16>", "tensor<17x33xi16>", "transpose_gather"},
       {"qrt.pad", "{pads = [0, 1, 2, 0, 0, 2, 1, 0]} ", "tensor<1x5x6x3x" + q + ">", "tensor<1x8x9x3x" + q + ">", "pad_copy"},
