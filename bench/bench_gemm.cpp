@@ -28,8 +28,11 @@ std::vector<int32_t> random_ints(size_t n, int lo, int hi, uint64_t seed) {
 // backend of one ISA level (a kernel-list row). On AVX2, `full_range` weights in [-127, 127]
 // force the exact s16 (vpmaddwd) path and narrow ones |w| <= 63 let vpmaddubsw prove itself
 // exact; the VNNI levels' vpdpbusd is exact for both.
-void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backend* backend) {
+// `block`: the rows' fifth argument is the L2 block of activation rows in KiB
+// (BM_qrt_gemm_block).
+void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backend* backend, bool block) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int64_t block_kib = block ? state.range(4) : 0;
   qrt::runtime::ThreadPool pool(size_t(state.range(3)));
   qrt::jit::GemmSpec s;
   s.k = k, s.n = n;
@@ -47,6 +50,7 @@ void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backe
     state.SkipWithError(g.status().message().c_str());
     return;
   }
+  if (block_kib > 0) (*g)->set_block_bytes(block_kib * 1024);
   std::vector<uint8_t> a(size_t(m * k)), c(size_t(m * n));
   const auto av = random_ints(a.size(), 0, 255, 2);
   for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(av[i]);
@@ -129,6 +133,17 @@ void gemm_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+// The square and transformer shapes at 1 thread, L2 blocks of activation rows from 96 KiB to
+// 1.5 MiB (the default is 192): run with --benchmark_enable_random_interleaving to compare
+// them on a drifting host.
+void gemm_block_args(benchmark::internal::Benchmark* b) {
+  for (const auto& s : bench::gemm_shapes()) {
+    if (s.m < 128) continue;
+    for (int64_t kib : {96, 192, 384, 768, 1536}) b->Args({s.m, s.k, s.n, 1, kib});
+  }
+  b->ArgNames({"M", "K", "N", "threads", "block_kib"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void conv_args(benchmark::internal::Benchmark* b) {
   for (int64_t threads : {1, 2}) {
     for (size_t i = 0; i < bench::conv_shapes().size(); ++i) b->Args({int64_t(i), threads});
@@ -149,11 +164,15 @@ const bool registered = [] {
     // Convolutions go through select_kernel, which picks the native backend.
     const bool native = row.backend->generator() == qrt::jit::Generator::kNative;
     const std::string level = (native ? "" : std::string(row.backend->name()) + "@") + qrt::jit::isa_name(row.isa);
-    benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/s16_exact").c_str(), BM_qrt_gemm, true, row.backend)
+    benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/s16_exact").c_str(), BM_qrt_gemm, true, row.backend, false)
         ->Apply(gemm_args);
+    if (native) {
+      benchmark::RegisterBenchmark(("BM_qrt_gemm_block/" + level).c_str(), BM_qrt_gemm, true, row.backend, true)
+          ->Apply(gemm_block_args);
+    }
     if (row.isa == qrt::jit::Isa::kAvx2) {
       benchmark::RegisterBenchmark(("BM_qrt_gemm/" + level + "/maddubs_proven").c_str(), BM_qrt_gemm, false,
-                                   row.backend)
+                                   row.backend, false)
           ->Apply(gemm_args);
     }
     if (native) benchmark::RegisterBenchmark(("BM_qrt_conv/" + level).c_str(), BM_qrt_conv, row.isa)->Apply(conv_args);

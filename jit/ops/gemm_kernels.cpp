@@ -11,9 +11,6 @@ namespace qrt::jit {
 
 namespace {
 
-// Activation rows per block: a block of packed rows stays in L2 while every weight panel
-// streams past it.
-constexpr int64_t kL2BlockBytes = 192 * 1024;
 // A GEMM task's least work in multiply-adds: ~1.5 µs at the VNNI tiles' rate (longer at
 // AVX2's), above the ~1 µs a hand-off to another thread costs.
 constexpr int64_t kMinGemmTaskMacs = 512 * 1024;
@@ -60,6 +57,7 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::with_weights(const GemmSpec& spe
   }
   g->main_desc_ = main_desc_;
   g->main_desc_.taps = 0;
+  g->block_bytes_ = block_bytes_;
   return g;
 }
 
@@ -98,7 +96,8 @@ std::string GemmKernel::name() const { return main_desc_.name(); }
 
 int64_t GemmKernel::block_rows() const {
   const int64_t tile = packed_->tile_rows();
-  return std::max<int64_t>(tile, kL2BlockBytes / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
+  // A block of packed rows stays in L2 while every weight panel streams past it.
+  return std::max<int64_t>(tile, block_bytes_ / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
 }
 
 Status GemmKernel::add_window_tiles(unsigned taps, const std::vector<unsigned>& heights) {

@@ -49,6 +49,9 @@ class GemmKernel {
                           int64_t first_row, const AccumulatorSink& sink) const;
   /// Rows per cache block: packed activations of one block stay in L2.
   int64_t block_rows() const;
+  /// Bytes of activation rows per cache block (default 192 KiB); benchmarks sweep it
+  /// (BM_qrt_gemm_block). Changes speed only, never results.
+  void set_block_bytes(int64_t bytes) { block_bytes_ = bytes; }
 
   /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
   /// `heights` (1..tile_rows()). Fails with kUnsupported where the backend has none for this
@@ -92,6 +95,7 @@ class GemmKernel {
   KernelDesc main_desc_;
   std::shared_ptr<const CompiledKernel> window_tiles_[kMaxTileRows][2];
   KernelDesc window_descs_[kMaxTileRows][2];
+  int64_t block_bytes_ = 192 * 1024;
 };
 
 }  // namespace qrt::jit
