@@ -6,7 +6,6 @@
 // results are the reference's bit for bit by construction (clamp bounds are quantized with the
 // same numerics calls).
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "ir/nn_params.h"
