@@ -28,8 +28,8 @@ std::vector<int32_t> random_ints(size_t n, int lo, int hi, uint64_t seed) {
 // backend of one ISA level (a kernel-list row). On AVX2, `full_range` weights in [-127, 127]
 // force the exact s16 (vpmaddwd) path and narrow ones |w| <= 63 let vpmaddubsw prove itself
 // exact; the VNNI levels' vpdpbusd is exact for both.
-// `block`: the rows' fifth argument is the L2 block of activation rows in KiB
-// (BM_qrt_gemm_block).
+// `block`: the rows' fifth argument is the L2 block of activation rows in KiB, 0 for the
+// default policy (BM_qrt_gemm_block).
 void BM_qrt_gemm(benchmark::State& state, bool full_range, const qrt::jit::Backend* backend, bool block) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int64_t block_kib = block ? state.range(4) : 0;
@@ -133,13 +133,18 @@ void gemm_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
-// The square and transformer shapes at 1 thread, L2 blocks of activation rows from 96 KiB to
-// 1.5 MiB (the default is 192): run with --benchmark_enable_random_interleaving to compare
-// them on a drifting host.
+// The square and transformer shapes at 1 thread (and one of rows 6144 bytes long), L2 blocks
+// of activation rows from 96 KiB to 1.5 MiB, and block_kib 0: the default policy
+// (GemmKernel::block_rows). Run with --benchmark_enable_random_interleaving to compare them on
+// a drifting host.
 void gemm_block_args(benchmark::internal::Benchmark* b) {
+  std::vector<bench::GemmShape> shapes;
   for (const auto& s : bench::gemm_shapes()) {
-    if (s.m < 128) continue;
-    for (int64_t kib : {96, 192, 384, 768, 1536}) b->Args({s.m, s.k, s.n, 1, kib});
+    if (s.m >= 128) shapes.push_back(s);
+  }
+  shapes.push_back({132, 6144, 768});
+  for (const auto& s : shapes) {
+    for (int64_t kib : {0, 96, 192, 384, 768, 1536}) b->Args({s.m, s.k, s.n, 1, kib});
   }
   b->ArgNames({"M", "K", "N", "threads", "block_kib"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <fstream>
+#include <string>
 
 #if defined(__aarch64__)
 #include <sys/auxv.h>
@@ -15,6 +16,25 @@
 namespace qrt::jit {
 
 namespace {
+
+// The L2 cache of CPU 0 from sysfs (the cache/indexN entry of level 2 that holds data), e.g.
+// "2048K"; 0 where Linux does not say (containers without /sys, other systems).
+int64_t sysfs_l2_bytes() {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
+    if (level != 2 || type == "Instruction" || size.empty()) continue;
+    int64_t value = 0;
+    size_t i = 0;
+    for (; i < size.size() && size[i] >= '0' && size[i] <= '9'; ++i) value = value * 10 + (size[i] - '0');
+    const char unit = i < size.size() ? size[i] : 'B';
+    return unit == 'K' ? value << 10 : unit == 'M' ? value << 20 : unit == 'G' ? value << 30 : value;
+  }
+  return 0;
+}
 
 struct IsaRow {
   Isa isa;
@@ -153,6 +173,7 @@ const CpuFeatures& host_cpu_features() {
     f.vendor = cpuinfo_field("CPU implementer");
     f.brand = cpuinfo_field("CPU part");
 #endif
+    f.l2_bytes = sysfs_l2_bytes();
     return f;
   }();
   return features;

@@ -89,6 +89,7 @@ struct CpuFeatures {
   bool neon = false;           ///< AArch64 Advanced SIMD
   bool neon_dot = false;       ///< dot product (asimddp)
   bool neon_i8mm = false;      ///< int8 matrix multiply
+  int64_t l2_bytes = 0;        ///< the L2 cache of one core in bytes, from Linux's sysfs (0: unknown)
 };
 
 /// Detects the host CPU once (thread-safe) and returns the result.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "jit/core/code_cache.h"
+#include "jit/core/isa.h"
 #include "jit/core/microkernel.h"
 
 namespace qrt::jit {
@@ -94,10 +95,24 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
 
 std::string GemmKernel::name() const { return main_desc_.name(); }
 
-int64_t GemmKernel::block_rows() const {
-  const int64_t tile = packed_->tile_rows();
-  // A block of packed rows stays in L2 while every weight panel streams past it.
-  return std::max<int64_t>(tile, block_bytes_ / std::max<int64_t>(packed_->a_row_bytes(), 1) / tile * tile);
+int64_t GemmKernel::block_rows(int64_t rows) const {
+  const int64_t tile = packed_->tile_rows(), row_bytes = std::max<int64_t>(packed_->a_row_bytes(), 1);
+  int64_t block = (block_bytes_ > 0 ? block_bytes_ : kDefaultBlockBytes) / row_bytes;
+  if (block_bytes_ <= 0) {
+    // Every block streams every weight from L3 again: 132 x 6144 x 768 took 6 passes in
+    // blocks of 192 KiB (24 rows), and ran 585 GOPS at best against 678 in one pass (Xeon
+    // model 207, avx512-vnni; performance.md). Long rows get blocks of kMinBlockRows where
+    // half of L2 holds them (unknown L2: 512 KiB, the smallest of the hosts measured).
+    const int64_t l2 = host_cpu_features().l2_bytes > 0 ? host_cpu_features().l2_bytes : 512 * 1024;
+    block = std::max(block, std::min(kMinBlockRows, l2 / 2 / row_bytes));
+  }
+  block = std::max<int64_t>(tile, block / tile * tile);
+  if (rows > block) {
+    // Near-equal blocks: a short last block would cost a whole weight pass for a few rows.
+    const int64_t blocks = (rows + block - 1) / block;
+    block = ((rows + blocks - 1) / blocks + tile - 1) / tile * tile;
+  }
+  return block;
 }
 
 Status GemmKernel::add_window_tiles(unsigned taps, const std::vector<unsigned>& heights) {
@@ -191,7 +206,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
     if (to) return run_packed_to_sink(packed_rows, sums, mc, row_bytes, m0, *to);
     run_packed(packed_rows, sums, mc, out, ldc, p0, p1);
   };
-  const int64_t block_m = block_rows();
+  const int64_t block_m = block_rows(rows);
   if (rows >= 2 * tile * threads || threads == 1) {
     if (worth <= 1) {  // one thread: L2 blocks in order
       for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), 0, p.panels, sink);

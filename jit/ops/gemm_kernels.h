@@ -47,11 +47,19 @@ class GemmKernel {
   /// thread-local buffer.
   void run_packed_to_sink(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, int64_t a_stride,
                           int64_t first_row, const AccumulatorSink& sink) const;
-  /// Rows per cache block: packed activations of one block stay in L2.
-  int64_t block_rows() const;
-  /// Bytes of activation rows per cache block (default 192 KiB); benchmarks sweep it
-  /// (BM_qrt_gemm_block). Changes speed only, never results.
+  /// Rows per cache block of a GEMM of `rows` rows: packed activations of one block stay in
+  /// L2 while every weight panel streams past them, and the blocks are near-equal (a multiple
+  /// of the tile height each). By default a block holds kDefaultBlockBytes of rows, or at least
+  /// kMinBlockRows rows where those fit in half of the host's L2 (long rows: fewer passes over
+  /// the weights); set_block_bytes fixes the bytes instead.
+  int64_t block_rows(int64_t rows) const;
+  /// Bytes of activation rows per cache block, exactly (benchmarks sweep it:
+  /// BM_qrt_gemm_block); 0 restores the default policy. Changes speed only, never results.
   void set_block_bytes(int64_t bytes) { block_bytes_ = bytes; }
+  /// The default block's bytes of activation rows.
+  static constexpr int64_t kDefaultBlockBytes = 192 * 1024;
+  /// The fewest rows a default block holds where they fit in half of L2.
+  static constexpr int64_t kMinBlockRows = 256;
 
   /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
   /// `heights` (1..tile_rows()). Fails with kUnsupported where the backend has none for this
@@ -95,7 +103,7 @@ class GemmKernel {
   KernelDesc main_desc_;
   std::shared_ptr<const CompiledKernel> window_tiles_[kMaxTileRows][2];
   KernelDesc window_descs_[kMaxTileRows][2];
-  int64_t block_bytes_ = 192 * 1024;
+  int64_t block_bytes_ = 0;  // 0: the default policy of block_rows
 };
 
 }  // namespace qrt::jit

@@ -19,6 +19,7 @@
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/gemm_pack.h"
 #include "jit/ops/select.h"
+#include "jit/core/isa.h"
 #include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
 #include "jit/ref/scalar_backend.h"
@@ -311,6 +312,58 @@ TEST_CASE("GEMM f32 output (a fused dcast of the accumulator) and s32 output mat
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("GEMM cache blocks: near-equal tile multiples, long rows in fewer blocks, the same bytes at every size") {
+  std::mt19937 rng(43);
+  const qrt::jit::Backend& backend = qrt_test::test_backend(qrt::jit::KernelOp::kGemm);
+  // 301 rows of 1100 bytes: the 192 KiB default holds fewer than kMinBlockRows of them.
+  const int64_t m = 301, k = 1100, n = 20;
+  qrt::jit::GemmSpec s;
+  s.k = k, s.n = n;
+  s.a_zero_point = 3;
+  s.w = qrt_test::random_values(rng, size_t(k * n), -127, 127);
+  s.w_zero_point.assign(size_t(n), 0);
+  s.bias.assign(size_t(n), 77);
+  s.out = qrt::jit::OutKind::kS32;
+  auto g = qrt::jit::GemmKernel::create(s, qrt::jit::analyze_gemm(s), backend);
+  REQUIRE(g.is_ok());
+  qrt::jit::GemmKernel& gemm = **g;
+  const int64_t tile = gemm.packed().tile_rows(), row_bytes = gemm.packed().a_row_bytes();
+  const int64_t l2 = qrt::jit::host_cpu_features().l2_bytes > 0 ? qrt::jit::host_cpu_features().l2_bytes : 512 * 1024;
+  const int64_t least = std::max(qrt::jit::GemmKernel::kDefaultBlockBytes / row_bytes,
+                                 std::min(qrt::jit::GemmKernel::kMinBlockRows, l2 / 2 / row_bytes)) / tile * tile;
+  for (int64_t rows : {int64_t(1), tile, m, 4 * m}) {
+    const int64_t block = gemm.block_rows(rows);
+    CAPTURE(rows);
+    CHECK(block % tile == 0);
+    const int64_t blocks = (rows + block - 1) / block;
+    CHECK(blocks == (rows + std::max(least, tile) - 1) / std::max(least, tile));  // no more blocks than the least block needs
+    CHECK((blocks - 1) * block < rows);                                          // every block holds rows
+    if (blocks > 1) CHECK(rows - (blocks - 1) * block > block - blocks * tile);  // the last one is not short
+  }
+  gemm.set_block_bytes(3 * 1024);  // exactly: one tile or a few per block
+  CHECK(gemm.block_rows(m) == std::max<int64_t>(tile, 3 * 1024 / row_bytes / tile * tile));
+  const auto a = qrt_test::random_values(rng, size_t(m * k), 0, 255);
+  const std::vector<uint8_t> a_bytes = qrt_test::bytes_of(a);
+  std::vector<std::vector<uint8_t>> results;
+  for (int64_t bytes : {int64_t(0), int64_t(3 * 1024), int64_t(1) << 30}) {
+    gemm.set_block_bytes(bytes);
+    std::vector<uint8_t> c(size_t(m * n * 4));
+    gemm.run(a_bytes.data(), m, k, c.data(), n * 4, qrt::jit::serial());
+    results.push_back(c);
+  }
+  CHECK(results[1] == results[0]);
+  CHECK(results[2] == results[0]);
+  for (int64_t i : {int64_t(0), m / 2, m - 1}) {  // and the scalar formula, on rows of each block
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t acc = s.bias[size_t(j)];
+      for (int64_t kk = 0; kk < k; ++kk) acc += int64_t(a[size_t(i * k + kk)] - s.a_zero_point) * s.w[size_t(kk * n + j)];
+      int32_t got;
+      std::memcpy(&got, results[0].data() + (i * n + j) * 4, 4);
+      CHECK(got == acc);
     }
   }
 }
