@@ -95,6 +95,11 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
 
 std::string GemmKernel::name() const { return main_desc_.name(); }
 
+int64_t GemmKernel::planned_l2_bytes() {
+  const int64_t l2 = host_cpu_features().l2_bytes;
+  return l2 > 0 ? l2 : 512 * 1024;
+}
+
 int64_t GemmKernel::block_rows(int64_t rows) const {
   const int64_t tile = packed_->tile_rows(), row_bytes = std::max<int64_t>(packed_->a_row_bytes(), 1);
   int64_t block = (block_bytes_ > 0 ? block_bytes_ : kDefaultBlockBytes) / row_bytes;
@@ -102,9 +107,8 @@ int64_t GemmKernel::block_rows(int64_t rows) const {
     // Every block streams every weight from L3 again: 132 x 6144 x 768 took 6 passes in
     // blocks of 192 KiB (24 rows), and ran 585 GOPS at best against 678 in one pass (Xeon
     // model 207, avx512-vnni; performance.md). Long rows get blocks of kMinBlockRows where
-    // half of L2 holds them (unknown L2: 512 KiB, the smallest of the hosts measured).
-    const int64_t l2 = host_cpu_features().l2_bytes > 0 ? host_cpu_features().l2_bytes : 512 * 1024;
-    block = std::max(block, std::min(kMinBlockRows, l2 / 2 / row_bytes));
+    // half of L2 holds them.
+    block = std::max(block, std::min(kMinBlockRows, planned_l2_bytes() / 2 / row_bytes));
   }
   block = std::max<int64_t>(tile, block / tile * tile);
   if (rows > block) {

@@ -60,6 +60,9 @@ class GemmKernel {
   static constexpr int64_t kDefaultBlockBytes = 192 * 1024;
   /// The fewest rows a default block holds where they fit in half of L2.
   static constexpr int64_t kMinBlockRows = 256;
+  /// The L2 bytes the default blocks plan for: the host's (CpuFeatures::l2_bytes), or 512 KiB
+  /// (the smallest of the hosts measured) where Linux does not say.
+  static int64_t planned_l2_bytes();
 
   /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
   /// `heights` (1..tile_rows()). Fails with kUnsupported where the backend has none for this

@@ -19,7 +19,6 @@
 #include "jit/ops/gemm_kernels.h"
 #include "jit/ops/gemm_pack.h"
 #include "jit/ops/select.h"
-#include "jit/core/isa.h"
 #include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
 #include "jit/ref/scalar_backend.h"
@@ -332,7 +331,7 @@ TEST_CASE("GEMM cache blocks: near-equal tile multiples, long rows in fewer bloc
   REQUIRE(g.is_ok());
   qrt::jit::GemmKernel& gemm = **g;
   const int64_t tile = gemm.packed().tile_rows(), row_bytes = gemm.packed().a_row_bytes();
-  const int64_t l2 = qrt::jit::host_cpu_features().l2_bytes > 0 ? qrt::jit::host_cpu_features().l2_bytes : 512 * 1024;
+  const int64_t l2 = qrt::jit::GemmKernel::planned_l2_bytes();
   const int64_t least = std::max(qrt::jit::GemmKernel::kDefaultBlockBytes / row_bytes,
                                  std::min(qrt::jit::GemmKernel::kMinBlockRows, l2 / 2 / row_bytes)) / tile * tile;
   for (int64_t rows : {int64_t(1), tile, m, 4 * m}) {
