@@ -62,8 +62,11 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   };
   row_bases();
   const unsigned nh = halves(d);
+  // The accumulators start at the column's bias (and folded zero-point terms): one load each
+  // instead of a zeroing here and an add in the epilogue. r9 holds the C row only later.
+  a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   for (unsigned r = 0; r < d.mr; ++r) {
-    for (unsigned j = 0; j < nh; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
+    for (unsigned j = 0; j < nh; ++j) a.vmovdqa(acc(r, j), x86::ymmword_ptr(x86::r9, int32_t(kEpBias * d.panel * 4 + j * 32)));
   }
   if (maddubs) {
     a.mov(x86::r9d, 0x00010001u);
@@ -75,46 +78,68 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     emit_window_tap_head(a, d, tap);
     row_bases();
   }
-  a.test(x86::rcx, x86::rcx);
-  a.jz(done);
+  // One k step `s` steps past the row and weight pointers.
+  const int32_t w_step = maddubs || dot4 ? 64 : 32;
+  auto emit_step = [&](unsigned s) {
+    auto row = [&](unsigned r) {
+      x86::Mem m = a_row(r);
+      m.addOffset(int64_t(4 * s));
+      return m;
+    };
+    const int32_t w = int32_t(s) * w_step;
+    if (dot4) {
+      a.vmovdqa(x86::ymm12, x86::ymmword_ptr(x86::r8, w));
+      if (nh == 2) a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, w + 32));
+      for (unsigned r = 0; r < d.mr; ++r) {
+        const x86::Ymm bcast = r % 2 == 0 ? x86::ymm14 : x86::ymm15;
+        a.vpbroadcastd(bcast, row(r));
+        for (unsigned j = 0; j < nh; ++j) a.vex().vpdpbusd(acc(r, j), bcast, x86::Ymm(12 + j));  // AVX-VNNI
+      }
+    } else if (maddubs) {
+      a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8, w));
+      if (nh == 2) a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, w + 32));
+      for (unsigned r = 0; r < d.mr; ++r) {
+        a.vpbroadcastd(x86::ymm11, row(r));
+        for (unsigned j = 0; j < nh; ++j) {
+          const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
+          a.vpmaddubsw(t, x86::ymm11, x86::Ymm(8 + j));  // u8 x s8 pairs -> s16 (proven not to saturate)
+          a.vpmaddwd(t, t, x86::ymm10);                  // pairs of s16 -> s32
+          a.vpaddd(acc(r, j), acc(r, j), t);
+        }
+      }
+    } else {
+      a.vpmovsxbw(x86::ymm12, x86::xmmword_ptr(x86::r8, w));
+      if (nh == 2) a.vpmovsxbw(x86::ymm13, x86::xmmword_ptr(x86::r8, w + 16));
+      for (unsigned r = 0; r < d.mr; ++r) {
+        a.vpbroadcastd(x86::ymm14, row(r));
+        for (unsigned j = 0; j < nh; ++j) {
+          a.vpmaddwd(x86::ymm15, x86::ymm14, x86::Ymm(12 + j));  // s16 x s16 pairs -> s32, exact
+          a.vpaddd(acc(r, j), acc(r, j), x86::ymm15);
+        }
+      }
+    }
+  };
+  // Two k steps per iteration: the pointer updates and the branch are a quarter of a step's
+  // instructions on 16-register tiles. rcx ends at -2 (an even count) or -1 (one step left).
+  Label pair = a.newLabel();
+  a.sub(x86::rcx, 2);
+  a.jb(loop);
   a.align(AlignMode::kCode, 16);
-  a.bind(loop);
-  if (dot4) {
-    a.vmovdqa(x86::ymm12, x86::ymmword_ptr(x86::r8));
-    if (nh == 2) a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, 32));
-    for (unsigned r = 0; r < d.mr; ++r) {
-      a.vpbroadcastd(x86::ymm14, a_row(r));
-      for (unsigned j = 0; j < nh; ++j) a.vex().vpdpbusd(acc(r, j), x86::ymm14, x86::Ymm(12 + j));  // AVX-VNNI
-    }
-  } else if (maddubs) {
-    a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8));
-    if (nh == 2) a.vmovdqa(x86::ymm9, x86::ymmword_ptr(x86::r8, 32));
-    for (unsigned r = 0; r < d.mr; ++r) {
-      a.vpbroadcastd(x86::ymm11, a_row(r));
-      for (unsigned j = 0; j < nh; ++j) {
-        const x86::Ymm t = j == 0 ? x86::ymm12 : x86::ymm13;
-        a.vpmaddubsw(t, x86::ymm11, x86::Ymm(8 + j));  // u8 x s8 pairs -> s16 (proven not to saturate)
-        a.vpmaddwd(t, t, x86::ymm10);                  // pairs of s16 -> s32
-        a.vpaddd(acc(r, j), acc(r, j), t);
-      }
-    }
-  } else {
-    a.vpmovsxbw(x86::ymm12, x86::xmmword_ptr(x86::r8));
-    if (nh == 2) a.vpmovsxbw(x86::ymm13, x86::xmmword_ptr(x86::r8, 16));
-    for (unsigned r = 0; r < d.mr; ++r) {
-      a.vpbroadcastd(x86::ymm14, a_row(r));
-      for (unsigned j = 0; j < nh; ++j) {
-        a.vpmaddwd(x86::ymm15, x86::ymm14, x86::Ymm(12 + j));  // s16 x s16 pairs -> s32, exact
-        a.vpaddd(acc(r, j), acc(r, j), x86::ymm15);
-      }
-    }
-  }
-  a.add(x86::rsi, 4);
-  a.add(x86::rax, 4);
-  if (d.mr > 4) a.add(x86::r11, 4);
-  a.add(x86::r8, maddubs || dot4 ? 64 : 32);
-  a.dec(x86::rcx);
-  a.jnz(loop);
+  a.bind(pair);
+  emit_step(0);
+  emit_step(1);
+  a.add(x86::rsi, 8);
+  a.add(x86::rax, 8);
+  if (d.mr > 4) a.add(x86::r11, 8);
+  a.add(x86::r8, 2 * w_step);
+  a.sub(x86::rcx, 2);
+  a.jae(pair);
+  a.bind(loop);  // the odd step left, if any
+  a.test(x86::ecx, 1);
+  a.jz(done);
+  emit_step(0);
+  // Window tiles read the next tap's weights from r8 on (their rows restart from the tap's offset).
+  if (windows) a.add(x86::r8, w_step);
   a.bind(done);
   if (windows) emit_window_tap_tail(a, tap);
 }
@@ -125,8 +150,7 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const
     return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
   };
   for (unsigned j = 0; j < halves(d); ++j) {
-    const x86::Ymm v = acc(r, j);
-    a.vpaddd(v, v, ep(kEpBias, j));
+    const x86::Ymm v = acc(r, j);  // the bias is in already
     if (d.row_correction) {
       a.vpbroadcastd(x86::ymm12, x86::dword_ptr(x86::rax, int32_t(4 * r)));
       a.vpmulld(x86::ymm12, x86::ymm12, ep(kEpWeightZeroPoint, j));
