@@ -19,6 +19,8 @@
 //     activations: each instruction adds four u8 x s8 products per lane straight to int32
 //   desc.q31 (TFLite's requantization): ymm12-14 epilogue temps, its nudge a constant after
 //     the code
+//   8-bit results of whole panels leave two rows at a time (emit_row_pair_store), the pair
+//     order in ymm15
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
@@ -202,6 +204,34 @@ void emit_row_store(x86::Assembler& a, const KernelDesc& d, unsigned r, const La
   x86gen::store_low_bytes(a, x86::r9, 0, x86::xmm12, d.nr);
 }
 
+// Whether 8-bit results of whole 16-column panels leave two rows at a time
+// (emit_row_pair_store).
+bool stores_row_pairs(const KernelDesc& d) {
+  return d.nr == 16 && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
+}
+
+// Rows r and r + 1 (their epilogues run) at [r9] and [r9 + r10], with the pair order in ymm15:
+// vpackssdw per row, one vpack{u,s}swb of both and one vpermd, 4 shuffles per 32 results where
+// a row on its own takes 4 per 16. The packs are the single row's, so are their saturations.
+void emit_row_pair_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
+  a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, 1));
+  a.vpackssdw(x86::ymm13, acc(r + 1, 0), acc(r + 1, 1));
+  if (d.out == OutKind::kU8) a.vpackuswb(x86::ymm12, x86::ymm12, x86::ymm13);
+  else a.vpacksswb(x86::ymm12, x86::ymm12, x86::ymm13);
+  a.vpermd(x86::ymm12, x86::ymm15, x86::ymm12);
+  a.vmovdqu(x86::xmmword_ptr(x86::r9), x86::xmm12);
+  a.vextracti128(x86::xmmword_ptr(x86::r9, x86::r10), x86::ymm12, 1);
+}
+
+// The pair order: per 128-bit lane the packed bytes hold, as dwords, columns 0-3 and 8-11 of
+// the first row, then of the second (low lane), and columns 4-7 and 12-15 likewise (high lane).
+void emit_pair_order_table(x86::Assembler& a, const Label& order) {
+  static const uint32_t indices[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  a.align(AlignMode::kData, 32);
+  a.bind(order);
+  a.embed(indices, sizeof indices);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) {
@@ -209,21 +239,33 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
   CodeHolder code;
   if (code.init(Environment::host()) != kErrorOk) return Status::error("asmjit: cannot initialize for the host");
   x86::Assembler a(&code);
-  Label masks = a.newLabel(), nudge = a.newLabel();
+  Label masks = a.newLabel(), nudge = a.newLabel(), pair_order = a.newLabel();
   emit_main_loop(a, d);
   a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c)));
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
-  for (unsigned r = 0; r < d.mr; ++r) {
+  // ymm15 is free after the k loop on every path.
+  const bool pairs = stores_row_pairs(d) && d.mr > 1;
+  if (pairs) a.vmovdqa(x86::ymm15, x86::ymmword_ptr(pair_order));
+  for (unsigned r = 0; r < d.mr;) {
+    if (pairs && r + 1 < d.mr) {
+      emit_row_epilogue(a, d, r, nudge);
+      emit_row_epilogue(a, d, r + 1, nudge);
+      emit_row_pair_store(a, d, r);
+      r += 2;
+      if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
+      continue;
+    }
     emit_row_epilogue(a, d, r, nudge);
     emit_row_store(a, d, r, masks);
-    if (r + 1 < d.mr) a.add(x86::r9, x86::r10);
+    if (++r < d.mr) a.add(x86::r9, x86::r10);
   }
   if (d.taps) emit_pop_window_registers(a);
   a.vzeroupper();
   a.ret();
   x86gen::embed_lane_masks(a, masks);
+  if (pairs) emit_pair_order_table(a, pair_order);
   if (d.q31) {
     a.align(AlignMode::kData, 32);
     a.bind(nudge);
