@@ -19,8 +19,8 @@
 //     activations: each instruction adds four u8 x s8 products per lane straight to int32
 //   desc.q31 (TFLite's requantization): ymm12-14 epilogue temps, its nudge a constant after
 //     the code
-//   8-bit results of whole panels leave two rows at a time (emit_row_pair_store), the pair
-//     order in ymm15
+//   8-bit results of whole panels leave two rows at a time (emit_row_pair_store): the pair
+//     order in ymm15, the zero points as words in ymm13, the lower bounds as bytes in ymm14
 #include <asmjit/x86.h>
 
 #include "jit/asmjit_x86/emit_util.h"
@@ -147,7 +147,9 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
 }
 
 // The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
-void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const Label& nudge) {
+// `paired`: the row leaves through emit_row_pair_store, which takes the lower bound and the
+// zero point in the narrow domains.
+void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const Label& nudge, bool paired = false) {
   auto ep = [&d](size_t field, unsigned half) {
     return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
   };
@@ -170,10 +172,10 @@ void emit_row_epilogue(x86::Assembler& a, const KernelDesc& d, unsigned r, const
     // clamp(rne(t) + zo, lo, hi) == clamp(t, lo - zo, hi - zo) rounded, then + zo: the bounds
     // are integers, so clamping before or after rounding agrees. With desc.saturate the
     // bounds on a side are the storage's and rne(t) + zo fits int32: the saturating packs clamp.
-    if (!(d.saturate & kSatLower)) a.vmaxps(v, v, ep(kEpLowerBound, j));
+    if (!(d.saturate & kSatLower) && !paired) a.vmaxps(v, v, ep(kEpLowerBound, j));
     if (!(d.saturate & kSatUpper)) a.vminps(v, v, ep(kEpUpperBound, j));
     a.vcvtps2dq(v, v);  // MXCSR default: round to nearest even
-    a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
+    if (!paired) a.vpaddd(v, v, ep(kEpOutputZeroPoint, j));
   }
 }
 
@@ -210,17 +212,55 @@ bool stores_row_pairs(const KernelDesc& d) {
   return d.nr == 16 && (d.out == OutKind::kU8 || d.out == OutKind::kS8);
 }
 
-// Rows r and r + 1 (their epilogues run) at [r9] and [r9 + r10], with the pair order in ymm15:
-// vpackssdw per row, one vpack{u,s}swb of both and one vpermd, 4 shuffles per 32 results where
-// a row on its own takes 4 per 16. The packs are the single row's, so are their saturations.
+// Rows r and r + 1 (their epilogues run with `paired`) at [r9] and [r9 + r10], with the pair
+// order in ymm15: vpackssdw per row, one vpack{u,s}swb of both and one vpermd, 4 shuffles per
+// 32 results where a row on its own takes 4 per 16. The zero points are added to the packed
+// words (vpaddsw, ymm13) and the lower bounds are a vpmax{u,s}b on the bytes (ymm14), per 16
+// and 32 results instead of per 8: exact as on zmm (gemm_zmm_epilogue.h gives the argument).
+// With desc.q31 the epilogue has done both, and the packs alone narrow.
 void emit_row_pair_store(x86::Assembler& a, const KernelDesc& d, unsigned r) {
-  a.vpackssdw(x86::ymm12, acc(r, 0), acc(r, 1));
-  a.vpackssdw(x86::ymm13, acc(r + 1, 0), acc(r + 1, 1));
-  if (d.out == OutKind::kU8) a.vpackuswb(x86::ymm12, x86::ymm12, x86::ymm13);
-  else a.vpacksswb(x86::ymm12, x86::ymm12, x86::ymm13);
-  a.vpermd(x86::ymm12, x86::ymm15, x86::ymm12);
-  a.vmovdqu(x86::xmmword_ptr(x86::r9), x86::xmm12);
-  a.vextracti128(x86::xmmword_ptr(x86::r9, x86::r10), x86::ymm12, 1);
+  const x86::Ymm first = acc(r, 0), second = acc(r + 1, 0);
+  a.vpackssdw(first, first, acc(r, 1));
+  a.vpackssdw(second, second, acc(r + 1, 1));
+  if (!d.q31) {
+    a.vpaddsw(first, first, x86::ymm13);
+    a.vpaddsw(second, second, x86::ymm13);
+  }
+  if (d.out == OutKind::kU8) a.vpackuswb(first, first, second);
+  else a.vpacksswb(first, first, second);
+  a.vpermd(first, x86::ymm15, first);
+  if (!d.q31 && !(d.saturate & kSatLower)) {
+    if (d.out == OutKind::kU8) a.vpmaxub(first, first, x86::ymm14);
+    else a.vpmaxsb(first, first, x86::ymm14);
+  }
+  a.vmovdqu(x86::xmmword_ptr(x86::r9), first.xmm());
+  a.vextracti128(x86::xmmword_ptr(x86::r9, x86::r10), first, 1);
+}
+
+// The pair store's constants, after the k loop (ymm12-15 free): the pair order in ymm15 and,
+// outside desc.q31, the zero points as words in ymm13 and the lower bounds as output bytes in
+// the pair order in ymm14 (lo = (lo - zo) + zo, whole numbers inside the storage range,
+// through the packs the rows take).
+void emit_pair_constants(x86::Assembler& a, const KernelDesc& d, const Label& order) {
+  auto ep = [&d](size_t field, unsigned half) {
+    return x86::ymmword_ptr(x86::r11, int32_t(field * d.panel * 4 + half * 32));
+  };
+  if (!d.q31) {
+    a.vmovdqa(x86::ymm13, ep(kEpOutputZeroPoint, 0));
+    a.vmovdqa(x86::ymm12, ep(kEpOutputZeroPoint, 1));
+    if (!(d.saturate & kSatLower)) {
+      a.vcvtps2dq(x86::ymm14, ep(kEpLowerBound, 0));
+      a.vpaddd(x86::ymm14, x86::ymm14, x86::ymm13);
+      a.vcvtps2dq(x86::ymm15, ep(kEpLowerBound, 1));
+      a.vpaddd(x86::ymm15, x86::ymm15, x86::ymm12);
+      a.vpackssdw(x86::ymm14, x86::ymm14, x86::ymm15);
+      if (d.out == OutKind::kU8) a.vpackuswb(x86::ymm14, x86::ymm14, x86::ymm14);
+      else a.vpacksswb(x86::ymm14, x86::ymm14, x86::ymm14);
+    }
+    a.vpackssdw(x86::ymm13, x86::ymm13, x86::ymm12);
+  }
+  a.vmovdqa(x86::ymm15, x86::ymmword_ptr(order));
+  if (!d.q31 && !(d.saturate & kSatLower)) a.vpermd(x86::ymm14, x86::ymm15, x86::ymm14);
 }
 
 // The pair order: per 128-bit lane the packed bytes hold, as dwords, columns 0-3 and 8-11 of
@@ -245,13 +285,12 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2_gemm(const KernelDesc& d) 
   a.mov(x86::r10, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, c_stride)));
   a.mov(x86::r11, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, row_sums)));
-  // ymm15 is free after the k loop on every path.
   const bool pairs = stores_row_pairs(d) && d.mr > 1;
-  if (pairs) a.vmovdqa(x86::ymm15, x86::ymmword_ptr(pair_order));
+  if (pairs) emit_pair_constants(a, d, pair_order);
   for (unsigned r = 0; r < d.mr;) {
     if (pairs && r + 1 < d.mr) {
-      emit_row_epilogue(a, d, r, nudge);
-      emit_row_epilogue(a, d, r + 1, nudge);
+      emit_row_epilogue(a, d, r, nudge, !d.q31);
+      emit_row_epilogue(a, d, r + 1, nudge, !d.q31);
       emit_row_pair_store(a, d, r);
       r += 2;
       if (r < d.mr) a.lea(x86::r9, x86::ptr(x86::r9, x86::r10, 1));
