@@ -1,8 +1,12 @@
 // qrt — the AVX-VNNI generators of the dot4 depthwise path (see jit/core/microkernel.h,
 // DwInterleaveArgs and DwRowsArgs): the AVX-512 VNNI row path (dwrows_avx512.cpp) on ymm with
 // VEX encodings only, for CPUs with AVX-VNNI and no AVX-512 (Alder Lake and later cores, Zen 5
-// capped to avx2-vnni). Blocks are 16 lanes, so a block's quads are in channel order
-// (dw_rows_lane_channel(16, l) = l) and no permutation is needed for int32 results.
+// capped to avx2-vnni), and for plain AVX2 (desc.path = kMaddwd, DepthwiseTraits::rows_maddwd),
+// which has no vpdpbusd: there each quad load is split into the u16 word pairs (u0, u2) (vpand
+// with 0x00ff words, ymm12) and (u1, u3) (vpsrlw 8), and each product of a quad and a weight
+// set is two vpmaddwd by the s16 weights (dw_rows_word_weight_offset, memory operands) and two
+// vpaddd: the same int32 sums, exact. Blocks are 16 lanes, so a block's quads are in channel
+// order (dw_rows_lane_channel(16, l) = l) and no permutation is needed for int32 results.
 //
 // Interleave: per output position, per tap group: two 16-lane blocks at a time on ymm (the low
 // 128 bits of each result belong to the first block, the high ones to the second, 64 bytes
@@ -81,15 +85,21 @@ void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned widt
 // One 16-lane block of the rows kernel: every pixel of the row, kPixels at a time, then one at
 // a time. `tail` is the block's channels when it is the partial last block, else 0.
 void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, const Label& order, const Label& masks,
-                     const Label& nudge) {
+                     const Label& nudge, const Label& low_bytes) {
   const unsigned groups = dw_rows_groups(d.taps);
   const int32_t padded4 = int32_t(dw_rows_padded_channels(kPanel, d.channels) * 4);
   const int32_t position_bytes = int32_t(dw_rows_position_bytes(kPanel, d.channels, d.taps));
   const unsigned per_position = dw_rows_pixels_per_position(d.paired_pixels);
   const unsigned sets = dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift);
-  const unsigned weights = sets * d.kh * groups * 2, in_regs = std::min(weights, kWeightRegisters - (d.q31 ? 1u : 0u));
-  // i = ((set · kh + dy) · groups + g) · 2 + z (dw_rows_weight_offset: 32 bytes per 8 lanes)
-  auto weight_mem = [&](unsigned i) { return x86::ymmword_ptr(x86::r8, int32_t(i * 32)); };
+  // AVX2 without VNNI (GemmPath::kMaddwd): s16 weights in memory, ymm12 the low-byte mask.
+  const bool words = d.path == GemmPath::kMaddwd;
+  const unsigned weights = sets * d.kh * groups * 2;
+  const unsigned in_regs = words ? 0u : std::min(weights, kWeightRegisters - (d.q31 ? 1u : 0u));
+  // i = ((set · kh + dy) · groups + g) · 2 + z (dw_rows_weight_offset: 32 bytes per 8 lanes;
+  // dw_rows_word_weight_offset: 64, the even taps' words then the odd taps')
+  auto weight_mem = [&](unsigned i, unsigned odd = 0) {
+    return x86::ymmword_ptr(x86::r8, int32_t(words ? i * 64 + odd * 32 : i * 32));
+  };
   auto ep_mem = [&](size_t field, unsigned z) { return x86::ymmword_ptr(x86::r9, int32_t(field * kPanel * 4 + z * 32)); };
   const x86::Mem zero_words = x86::ymmword_ptr(x86::rsp), lo_bytes = x86::ymmword_ptr(x86::rsp, 32);
   const bool s32 = d.out == OutKind::kS32;
@@ -120,6 +130,7 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
     a.vmovdqu(lo_bytes, x86::ymm8);
   }
   for (unsigned i = 0; i < in_regs; ++i) a.vmovdqa(x86::Ymm(kFirstWeight + i), weight_mem(i));
+  if (words) a.vmovdqa(x86::ymm12, x86::ymmword_ptr(low_bytes));
   auto acc = [](unsigned p, unsigned z) { return x86::Ymm(2 * p + z); };
   emit_dw_rows_block_start(a, s32);
   // Pixel p reads position p / per_position with weight set p % per_position: one quad load
@@ -137,9 +148,25 @@ void emit_rows_block(x86::Assembler& a, const KernelDesc& d, unsigned tail, cons
           for (unsigned pos = 0; pos <= positions; ++pos) {
             const auto uses = dw_rows_position_uses(d, count, pos, g);
             if (uses.empty()) continue;
+            const x86::Mem quad_mem =
+                x86::ymmword_ptr(x86::r11, x86::rax, 0, int32_t(pos) * position_bytes + int32_t(g) * padded4 + int32_t(z * 32));
+            if (words) {
+              // A dword's quad u0..u3 as the word pairs (u0, u2) and (u1, u3): two vpmaddwd of
+              // u16 by s16 sum the four products exactly, as vpdpbusd does.
+              a.vmovdqu(x86::ymm8, quad_mem);
+              a.vpand(x86::ymm9, x86::ymm8, x86::ymm12);
+              a.vpsrlw(x86::ymm8, x86::ymm8, 8);
+              for (const auto [set, p] : uses) {
+                const unsigned i = ((set * d.kh + dy) * groups + g) * 2 + z;
+                a.vpmaddwd(x86::ymm10, x86::ymm9, weight_mem(i, 0));
+                a.vpaddd(acc(p, z), acc(p, z), x86::ymm10);
+                a.vpmaddwd(x86::ymm11, x86::ymm8, weight_mem(i, 1));
+                a.vpaddd(acc(p, z), acc(p, z), x86::ymm11);
+              }
+              continue;
+            }
             const x86::Ymm quad(8 + q++ % 2);
-            a.vmovdqu(quad, x86::ymmword_ptr(x86::r11, x86::rax, 0,
-                                             int32_t(pos) * position_bytes + int32_t(g) * padded4 + int32_t(z * 32)));
+            a.vmovdqu(quad, quad_mem);
             for (const auto [set, p] : uses) {
               const unsigned i = ((set * d.kh + dy) * groups + g) * 2 + z;
               if (i < in_regs) a.vex().vpdpbusd(acc(p, z), quad, x86::Ymm(kFirstWeight + i));  // AVX-VNNI
@@ -223,7 +250,7 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   x86::Assembler a(&code);
   const unsigned groups = dw_rows_groups(d.taps);
   const unsigned full = d.channels / kPanel, tail = d.channels % kPanel;
-  Label done = a.newLabel(), order = a.newLabel(), masks = a.newLabel(), nudge = a.newLabel();
+  Label done = a.newLabel(), order = a.newLabel(), masks = a.newLabel(), nudge = a.newLabel(), low_bytes = a.newLabel();
   a.sub(x86::rsp, 64);
   a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, rows)));
   a.mov(x86::r8, x86::qword_ptr(x86::rdi, offsetof(DwRowsArgs, weights)));
@@ -234,14 +261,15 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   if (full > 0) {
     Label block = a.newLabel();
     a.bind(block);
-    emit_rows_block(a, d, 0, order, masks, nudge);
-    a.add(x86::r8, int32_t(dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift) * d.kh * groups * kPanel * 4));
+    emit_rows_block(a, d, 0, order, masks, nudge, low_bytes);
+    a.add(x86::r8, int32_t(dw_rows_weight_sets(d.taps, d.paired_pixels, d.pair_shift) * d.kh * groups * kPanel *
+                           (d.path == GemmPath::kMaddwd ? 8 : 4)));
     a.add(x86::r9, int32_t(kEpFields * kPanel * 4));
     a.add(x86::rcx, int32_t(kPanel));
     a.cmp(x86::rcx, int32_t(full * kPanel));
     a.jb(block);
   }
-  if (tail) emit_rows_block(a, d, tail, order, masks, nudge);
+  if (tail) emit_rows_block(a, d, tail, order, masks, nudge, low_bytes);
   a.bind(done);
   a.add(x86::rsp, 64);
   a.vzeroupper();
@@ -249,6 +277,10 @@ Result<std::shared_ptr<ExecutableCode>> generate_avx2vnni_dw_rows(const KernelDe
   a.align(AlignMode::kData, 32);
   a.bind(order);
   for (uint32_t v : kPairOrder) a.embedUInt32(v);
+  if (d.path == GemmPath::kMaddwd) {
+    a.bind(low_bytes);  // 0x00ff per word: a quad's even bytes as u16
+    for (int i = 0; i < 16; ++i) a.embedUInt16(0x00ff);
+  }
   if (d.q31) {
     a.bind(nudge);  // 2^30 per qword: the doubling high-mul's rounding
     for (int i = 0; i < 4; ++i) a.embedUInt64(uint64_t(1) << 30);

@@ -61,9 +61,10 @@ class X86Backend final : public Backend {
     }
   }
   DepthwiseTraits depthwise_traits() const override {
-    // The dot4 row path: 32-lane blocks on zmm, 16-lane blocks on ymm with AVX-VNNI.
+    // The dot4 row path: 32-lane blocks on zmm, 16-lane blocks on ymm with AVX-VNNI, and on
+    // plain AVX2 the same quads split into u16 pairs for vpmaddwd (s16 weights).
     if (isa_ == Isa::kAvx512Vnni) return DepthwiseTraits{32, 32};
-    return isa_ == Isa::kAvx2Vnni ? DepthwiseTraits{16, 16} : DepthwiseTraits{16, 0};
+    return isa_ == Isa::kAvx2Vnni ? DepthwiseTraits{16, 16} : DepthwiseTraits{16, 16, false, true};
   }
   // AVX-512 stream kernels take 16 lanes per step and finish any tail in one masked step.
   StreamTraits stream_traits() const override { return {8, isa_ == Isa::kAvx512Vnni}; }
@@ -100,7 +101,7 @@ class X86Backend final : public Backend {
       return "the CPU lacks F16C (vcvtps2ph) for f16 weights";
     }
     if (d.op == KernelOp::kPackRows && !gemm_traits(d.path)) return "no such GEMM path at this level";
-    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, true, false, true);
+    if (d.op == KernelOp::kDwInterleave || d.op == KernelOp::kDwRows) return dw_rows_why_not(d, depthwise_traits().rows_panel, true, false, true, depthwise_traits().rows_maddwd);
     return window_kernel_why_not(d, depthwise_traits().block);
   }
 

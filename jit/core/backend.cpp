@@ -34,10 +34,15 @@ std::string window_kernel_why_not(const KernelDesc& d, unsigned block) {
   return "";
 }
 
-std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilogue, bool signed_quads, bool paired_pixels) {
+std::string dw_rows_why_not(const KernelDesc& d, unsigned panel, bool q31_epilogue, bool signed_quads, bool paired_pixels,
+                            bool word_weights) {
   if (panel == 0) return "no dot4 depthwise rows at this level";
   if ((d.path == GemmPath::kSdot4) != signed_quads) {
     return signed_quads ? "this level's depthwise rows multiply s8 quads (sdot)" : "this level's depthwise rows multiply u8 quads";
+  }
+  if (d.op == KernelOp::kDwRows && (d.path == GemmPath::kMaddwd) != word_weights) {
+    return word_weights ? "this level's depthwise rows take s16 weights (vpmaddwd: GemmPath::kMaddwd)"
+                        : "this level's depthwise rows take s8 quad weights";
   }
   if (d.q31 && (!q31_epilogue || d.op != KernelOp::kDwRows || (d.out != OutKind::kU8 && d.out != OutKind::kS8))) {
     return "no tflite (Q31) requantization epilogue in this level's depthwise rows";

@@ -45,6 +45,10 @@ struct DepthwiseTraits {
   /// The row path multiplies s8 quads (x - 128 for u8 storage, x for s8: sdot) instead of
   /// u8 ones (x, or x + 128 for s8: vpdpbusd); its descriptions carry GemmPath::kSdot4.
   bool rows_signed_quads = false;
+  /// The row path has no dot4 instruction (AVX2 without VNNI): it splits each u8 quad into two
+  /// u16 word pairs and multiplies them by s16 weights with vpmaddwd, exact as the dot4 is; its
+  /// kDwRows descriptions carry GemmPath::kMaddwd and dw_rows_word_weight_offset's weights.
+  bool rows_maddwd = false;
 };
 
 /// Elements per call unit of the element-wise kinds (convert, add/mul/requantize): the
@@ -66,7 +70,7 @@ std::string window_kernel_why_not(const KernelDesc& desc, unsigned block);
 /// (window, channels, 8-bit output; desc.q31 only where the rows have that epilogue;
 /// desc.paired_pixels only where they serve two pixels per position), else why not.
 std::string dw_rows_why_not(const KernelDesc& desc, unsigned panel, bool q31_epilogue = false, bool signed_quads = false,
-                            bool paired_pixels = false);
+                            bool paired_pixels = false, bool word_weights = false);
 
 /// A code generator (or the portable twins) for one ISA level.
 class Backend {

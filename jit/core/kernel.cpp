@@ -120,7 +120,7 @@ std::string KernelDesc::name() const {
   if (op == KernelOp::kDwRows) {
     // e.g. qu8_qs8_qu8_dwrows_3x3p32c_dot4__avx512vnni (input, weights, output, window, channels).
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwrows_" + std::to_string(kh) + "x" +
-           std::to_string(taps) + "p" + std::to_string(channels) + "c_" + (path == GemmPath::kSdot4 ? "sdot4" : "dot4") + (saturate & kSatUpper ? "_sathi" : "") + (paired_pixels ? (pair_shift == 1 ? "_pairs" : "_pairs" + std::to_string(pair_shift)) : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
+           std::to_string(taps) + "p" + std::to_string(channels) + "c_" + (path == GemmPath::kSdot4 ? "sdot4" : path == GemmPath::kMaddwd ? "maddwd" : "dot4") + (saturate & kSatUpper ? "_sathi" : "") + (paired_pixels ? (pair_shift == 1 ? "_pairs" : "_pairs" + std::to_string(pair_shift)) : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
            (q31 ? "_q31" : "") + suffix;
   }
   if (op == KernelOp::kMaxPool || op == KernelOp::kAvgPool) {

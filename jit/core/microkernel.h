@@ -185,6 +185,46 @@ inline int64_t dw_rows_weight_offset(unsigned panel, unsigned kh, unsigned group
   return ((((int64_t(b) * sets + set) * kh + dy) * groups + g) * panel + lane) * 4 + j;
 }
 
+/// With desc.path = kMaddwd (DepthwiseTraits::rows_maddwd: AVX2 without VNNI, which splits
+/// each u8 quad into two u16 word pairs for vpmaddwd) the weights are s16 instead: per block,
+/// set, row and group, per 8 lanes, 32 bytes of the even taps' pairs (j = 0, 2) and then 32 of
+/// the odd taps' (j = 1, 3), lane l's pair at 4 · (l % 8). The byte offset of tap j's weight.
+inline int64_t dw_rows_word_weight_offset(unsigned panel, unsigned kh, unsigned groups, size_t b, unsigned dy, unsigned g,
+                                          unsigned lane, unsigned j, unsigned set = 0, unsigned sets = 1) {
+  const int64_t chunk = (((int64_t(b) * sets + set) * kh + dy) * groups + g) * panel + lane / 8 * 8;
+  return chunk * 8 + (j % 2) * 32 + (lane % 8) * 4 + (j / 2) * 2;
+}
+
+/// Bytes of a kDwRows description's weights (every block, set, row and group): 4 per lane
+/// (s8 quads), 8 with kMaddwd (s16).
+inline int64_t dw_rows_weight_bytes(const KernelDesc& d, unsigned sets) {
+  const int64_t blocks = (int64_t(d.channels) + d.panel - 1) / d.panel;
+  return blocks * sets * d.kh * ((int64_t(d.taps) + 3) / 4) * d.panel * (d.path == GemmPath::kMaddwd ? 8 : 4);
+}
+
+/// Writes weight `w` of tap j of group g, row dy, lane `lane` of block b, set `set` in the
+/// layout of d.path (dw_rows_weight_offset, or dw_rows_word_weight_offset for kMaddwd).
+inline void dw_rows_put_weight(uint8_t* weights, const KernelDesc& d, size_t b, unsigned dy, unsigned g, unsigned lane,
+                               unsigned j, unsigned set, unsigned sets, int8_t w) {
+  const unsigned groups = (d.taps + 3u) / 4u;
+  if (d.path != GemmPath::kMaddwd) {
+    weights[dw_rows_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets)] = uint8_t(w);
+    return;
+  }
+  const int16_t word = w;
+  std::memcpy(weights + dw_rows_word_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets), &word, 2);
+}
+
+/// The weight dw_rows_put_weight wrote (s8 quads, or kMaddwd's s16).
+inline int32_t dw_rows_weight(const uint8_t* weights, const KernelDesc& d, size_t b, unsigned dy, unsigned g, unsigned lane,
+                              unsigned j, unsigned set, unsigned sets) {
+  const unsigned groups = (d.taps + 3u) / 4u;
+  if (d.path != GemmPath::kMaddwd) return int8_t(weights[dw_rows_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets)]);
+  int16_t word;
+  std::memcpy(&word, weights + dw_rows_word_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets), 2);
+  return word;
+}
+
 /// Output pixels per interleaved position of a kDwRows description: 2 with paired_pixels.
 inline unsigned dw_rows_pixels_per_position(bool paired_pixels) { return paired_pixels ? 2u : 1u; }
 
@@ -267,7 +307,7 @@ struct DwRowsArgs {
   const uint8_t* const* rows;  ///< desc.kh interleaved rows (kDwInterleave layout)
   uint8_t* out;                ///< the row's first output pixel
   int64_t pixels;              ///< output pixels
-  const void* weights;         ///< dw_rows_weight_offset layout, 64-byte aligned
+  const void* weights;         ///< dw_rows_put_weight's layout, 64-byte aligned
   const void* epilogue;        ///< per block, 64-byte aligned
 };
 

@@ -423,6 +423,7 @@ class DepthwiseFamily final : public OpFamily {
     if (backend.depthwise_traits().rows_signed_quads) in.path = GemmPath::kSdot4;
     KernelDesc rows = in;
     rows.op = KernelOp::kDwRows;
+    if (backend.depthwise_traits().rows_maddwd) rows.path = GemmPath::kMaddwd;  // s16 weights
     rows.out = p.q.out;
     rows.q31 = p.q.q31;
     rows.kh = uint8_t(p.w.kh);
@@ -454,6 +455,11 @@ class DepthwiseFamily final : public OpFamily {
       if (v < -128 || v > 127) return false;
     }
     const auto [in, rows] = rows_descs(p, backend);
+    // AVX2's rows (two vpmaddwd per quad) pass the s16 pair kernel only where two pixels share
+    // each position's quads (stride 1): mobilenet_v2's 3x3 layers ran 1.06-1.25x as fast at
+    // stride 1 and 0.68-0.83x at stride 2, where each position feeds three products and holds
+    // twice the input columns (docs/performance.md).
+    if (backend.depthwise_traits().rows_maddwd && (!rows.paired_pixels || rows.pair_shift != 1)) return false;
     return backend.why_not(in).empty() && backend.why_not(rows).empty();
   }
 
@@ -466,7 +472,7 @@ class DepthwiseFamily final : public OpFamily {
     // are x - 128 for u8 inputs: (zx - 128)·Σw''.
     const bool signed_quads = rows.path == GemmPath::kSdot4;
     const int64_t zu = int64_t(p.q.a_zero_point) + (p.q.a_signed == signed_quads ? 0 : p.q.a_signed ? 128 : -128);
-    AlignedBytes weights(size_t(blocks * sets * kh * groups * panel * 4));
+    AlignedBytes weights(size_t(dw_rows_weight_bytes(rows, sets)));
     AlignedBytes epilogue(size_t(blocks * kEpFields * panel * 4));
     for (int64_t b = 0; b < blocks; ++b) {
       const unsigned width = dw_rows_block_width(panel, rows.channels, size_t(b));
@@ -479,11 +485,10 @@ class DepthwiseFamily final : public OpFamily {
             const int32_t wv = p.wdev[size_t(ch) * p.real_taps + dy * kw + kx];
             // Set 0: the position's own pixel; with pairs, the odd pixel's tap in set 1 (its
             // position's quads, pair_shift bytes on) or set 2 (the next position's).
-            weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, kx / 4, lane, kx % 4, 0, sets)] = uint8_t(int8_t(wv));
+            dw_rows_put_weight(weights.data(), rows, size_t(b), dy, kx / 4, lane, kx % 4, 0, sets, int8_t(wv));
             if (rows.paired_pixels) {
               const auto [set, byte] = dw_rows_odd_tap(kw, rows.pair_shift, kx);
-              weights.data()[dw_rows_weight_offset(panel, kh, groups, size_t(b), dy, byte / 4, lane, byte % 4, set, sets)] =
-                  uint8_t(int8_t(wv));
+              dw_rows_put_weight(weights.data(), rows, size_t(b), dy, byte / 4, lane, byte % 4, set, sets, int8_t(wv));
             }
             wsum += wv;
           }

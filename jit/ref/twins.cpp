@@ -167,7 +167,7 @@ void twin_dw_interleave(const DwInterleaveArgs* args, const KernelDesc* d) {
 void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
   const unsigned panel = d->panel, groups = dw_rows_groups(d->taps);
   const int64_t position_bytes = dw_rows_position_bytes(panel, d->channels, d->taps);
-  const auto* w = static_cast<const int8_t*>(args->weights);
+  const auto* w = static_cast<const uint8_t*>(args->weights);
   const auto* ep = static_cast<const uint8_t*>(args->epilogue);
   const int64_t ob = out_bytes(d->out);
   const unsigned per_position = dw_rows_pixels_per_position(d->paired_pixels);
@@ -197,7 +197,7 @@ void twin_dw_rows(const DwRowsArgs* args, const KernelDesc* d) {
               for (unsigned j = 0; j < 4; ++j) {
                 const uint8_t byte = q[dw_rows_quad_offset(panel, d->channels, g, b, lane, j)];
                 const int32_t u = d->path == GemmPath::kSdot4 ? int32_t(int8_t(byte)) : int32_t(byte);
-                acc = wrap_add(acc, u * int32_t(w[dw_rows_weight_offset(panel, d->kh, groups, b, dy, g, lane, j, ws, sets)]));
+                acc = wrap_add(acc, u * dw_rows_weight(w, *d, b, dy, g, lane, j, ws, sets));
               }
             }
           }

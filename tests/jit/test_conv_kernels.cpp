@@ -261,18 +261,24 @@ TEST_CASE("depthwise conv2d on its own kernel is bit-exact with the reference") 
                 << " pairing pixels on a position, " << paired_stride2 << " of them at stride 2), " << pairs
                 << " on s16 pairs");
   CHECK(pairs > 0);
-  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx ||
-      qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni) {
+  const bool vnni = qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx ||
+                    qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni;
+  if (vnni) {
     CHECK(paired_pixels > 20);
     CHECK(paired_stride2 > 10);
   }
-  // avx512-amx takes depthwise from avx512-vnni; AArch64 has the rows where sdot is.
-  if (qrt_test::test_isa() == qrt::jit::Isa::kAvx512Vnni || qrt_test::test_isa() == qrt::jit::Isa::kAvx2Vnni ||
-      qrt_test::test_isa() == qrt::jit::Isa::kAvx512Amx || qrt_test::test_isa() == qrt::jit::Isa::kNeonDot ||
-      qrt_test::test_isa() == qrt::jit::Isa::kNeonI8mm) {
+  // avx512-amx takes depthwise from avx512-vnni; AArch64 has the rows where sdot is. Plain avx2
+  // runs them on vpmaddwd only where two pixels share a position at stride 1 (rows_path), the
+  // pair kernel elsewhere.
+  if (vnni || qrt_test::test_isa() == qrt::jit::Isa::kNeonDot || qrt_test::test_isa() == qrt::jit::Isa::kNeonI8mm) {
     CHECK(dot4_rows > 20);
+  } else if (qrt_test::test_isa() == qrt::jit::Isa::kAvx2) {
+    CHECK(dot4_rows > 10);
+    CHECK(paired_pixels == dot4_rows);
+    CHECK(paired_stride2 == 0);
+  } else {
+    CHECK(dot4_rows == 0);
   }
-  else CHECK(dot4_rows == 0);
 }
 
 TEST_CASE("grouped conv2d runs as GEMMs per run of groups, bit-exact with the reference") {

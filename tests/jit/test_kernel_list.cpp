@@ -392,6 +392,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         d.channels = channels;
         d.panel = uint8_t(panel);
         if (b.depthwise_traits().rows_signed_quads) d.path = GemmPath::kSdot4;
+        if (b.depthwise_traits().rows_maddwd) d.path = GemmPath::kMaddwd;
         if ((d.q31 || d.paired_pixels) && !b.why_not(d).empty()) {
           // Every level that pairs pixels pairs them for every width but multiples of 4.
           if (d.paired_pixels && !d.q31 && kw % 4 != 0) CHECK(b.why_not(d).find("one pixel per") != std::string::npos);
@@ -408,8 +409,12 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
         std::vector<const uint8_t*> ptrs;
         for (unsigned dy = 0; dy < kh; ++dy) rows.push_back(random_bytes(rng, size_t(positions * position_bytes)));
         for (auto& r : rows) ptrs.push_back(r.data());
-        // Full-range s8 weights (-128 included), any bytes in the lanes past the channels.
-        const std::vector<uint8_t> weights = random_bytes(rng, size_t(blocks * sets * kh * groups * panel * 4));
+        // Full-range s8 weights (-128 included), any bytes in the lanes past the channels; as
+        // s16 words where the rows take them (kMaddwd).
+        std::vector<uint8_t> weights = random_bytes(rng, size_t(dw_rows_weight_bytes(d, sets)));
+        if (d.path == GemmPath::kMaddwd) {
+          for (size_t i = 0; i + 1 < weights.size(); i += 2) weights[i + 1] = weights[i] & 0x80 ? 0xff : 0;
+        }
         std::vector<uint8_t> ep = random_block_epilogues(rng, blocks, panel, out, d.q31);
         if (!d.q31 && out != OutKind::kS32 && rng() % 2 == 0) {
           // The saturation proof's case (depthwise_kernels.cpp, rows_saturate): every upper
@@ -1095,8 +1100,8 @@ TEST_CASE("every kernel-list row at the level under test matches its scalar twin
     check(*row.backend, rng);
   }
   MESSAGE(rows << " kernel-list rows at " << std::string(qrt_test::test_isa_name()) << " checked against their twins");
-  // AVX2 has every kind but programs and the dot4 depthwise rows (they need vpdpbusd).
-  if (qrt_test::test_isa() == Isa::kAvx2) CHECK(native_rows == int(KernelOp::kCount) - 3);
+  // AVX2 has every kind but programs (the dot4 depthwise rows on vpmaddwd included).
+  if (qrt_test::test_isa() == Isa::kAvx2) CHECK(native_rows == int(KernelOp::kCount) - 1);
   // Where LLVM serves the level: programs, and with its kernel templates every kind but the
   // dot4 rows.
   if (llvm_backend(qrt_test::test_isa())) {
