@@ -76,10 +76,19 @@ void emit_interleave_block(x86::Assembler& a, const KernelDesc& d, unsigned widt
   a.vpunpckhwd(v(9), v(4), v(6));   // 4..7
   a.vpunpcklwd(v(10), v(5), v(7));  // 8..11
   a.vpunpckhwd(v(11), v(5), v(7));  // 12..15
-  for (unsigned r = 0; r < 4; ++r) {
-    a.vmovdqu(x86::ptr(x86::rdx, out_offset + int32_t(r * 16)), x86::Xmm(8 + r));
-    if (width == 32) a.vextracti128(x86::ptr(x86::rdx, out_offset + int32_t(kPanel * 4 + r * 16)), x86::Ymm(8 + r), 1);
+  if (width == 32) {
+    // The first block's 64 bytes are the low halves of the four results in turn, the
+    // second's the high halves: vperm2i128 pairs them into four whole-ymm stores (as the
+    // AVX-512 interleave does with vshufi64x2).
+    for (unsigned half = 0; half < 2; ++half) {
+      for (unsigned r = 0; r < 4; r += 2) {
+        a.vperm2i128(x86::Ymm(4 + r / 2), x86::Ymm(8 + r), x86::Ymm(9 + r), half ? 0x31 : 0x20);
+        a.vmovdqu(x86::ptr(x86::rdx, out_offset + int32_t(half * kPanel * 4 + r * 16)), x86::Ymm(4 + r / 2));
+      }
+    }
+    return;
   }
+  for (unsigned r = 0; r < 4; ++r) a.vmovdqu(x86::ptr(x86::rdx, out_offset + int32_t(r * 16)), x86::Xmm(8 + r));
 }
 
 // One 16-lane block of the rows kernel: every pixel of the row, kPixels at a time, then one at
