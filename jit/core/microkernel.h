@@ -199,14 +199,14 @@ inline int64_t dw_rows_word_weight_offset(unsigned panel, unsigned kh, unsigned 
 /// (s8 quads), 8 with kMaddwd (s16).
 inline int64_t dw_rows_weight_bytes(const KernelDesc& d, unsigned sets) {
   const int64_t blocks = (int64_t(d.channels) + d.panel - 1) / d.panel;
-  return blocks * sets * d.kh * ((int64_t(d.taps) + 3) / 4) * d.panel * (d.path == GemmPath::kMaddwd ? 8 : 4);
+  return blocks * sets * d.kh * dw_rows_groups(d.taps) * d.panel * (d.path == GemmPath::kMaddwd ? 8 : 4);
 }
 
 /// Writes weight `w` of tap j of group g, row dy, lane `lane` of block b, set `set` in the
 /// layout of d.path (dw_rows_weight_offset, or dw_rows_word_weight_offset for kMaddwd).
 inline void dw_rows_put_weight(uint8_t* weights, const KernelDesc& d, size_t b, unsigned dy, unsigned g, unsigned lane,
                                unsigned j, unsigned set, unsigned sets, int8_t w) {
-  const unsigned groups = (d.taps + 3u) / 4u;
+  const unsigned groups = dw_rows_groups(d.taps);
   if (d.path != GemmPath::kMaddwd) {
     weights[dw_rows_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets)] = uint8_t(w);
     return;
@@ -218,7 +218,7 @@ inline void dw_rows_put_weight(uint8_t* weights, const KernelDesc& d, size_t b, 
 /// The weight dw_rows_put_weight wrote (s8 quads, or kMaddwd's s16).
 inline int32_t dw_rows_weight(const uint8_t* weights, const KernelDesc& d, size_t b, unsigned dy, unsigned g, unsigned lane,
                               unsigned j, unsigned set, unsigned sets) {
-  const unsigned groups = (d.taps + 3u) / 4u;
+  const unsigned groups = dw_rows_groups(d.taps);
   if (d.path != GemmPath::kMaddwd) return int8_t(weights[dw_rows_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets)]);
   int16_t word;
   std::memcpy(&word, weights + dw_rows_word_weight_offset(d.panel, d.kh, groups, b, dy, g, lane, j, set, sets), 2);
