@@ -43,7 +43,9 @@ struct ConvShape {
 /// 5: 3x3 stride 2 224x224x3->32 pad 1 (MobileNet's stem, 112x112 out: K = 27);
 /// 6: 1x1 112x112x16->96 (MobileNetV2's first expansion: K = 16);
 /// 7: 1x1 7x7x160->960 (MobileNetV2's last expansion: 49 pixels, so two threads split the
-///    weight panels rather than the rows).
+///    weight panels rather than the rows);
+/// 8: depthwise 3x3 56x56x144 pad 1 (MobileNetV2's widest stride-1 depthwise rows);
+/// 9: depthwise 3x3 stride 2 112x112x96 pad 1 (its first downsampling depthwise, 56x56 out).
 inline const std::vector<ConvShape>& conv_shapes() {
   static const std::vector<ConvShape> shapes = {
       {56, 56, 64, 64, 1, 0, false},
@@ -54,6 +56,8 @@ inline const std::vector<ConvShape>& conv_shapes() {
       {224, 224, 3, 32, 3, 1, false, 2},
       {112, 112, 16, 96, 1, 0, false},
       {7, 7, 160, 960, 1, 0, false},
+      {56, 56, 144, 144, 3, 1, true},
+      {112, 112, 96, 96, 3, 1, true, 2},
   };
   return shapes;
 }
