@@ -465,7 +465,7 @@ class DepthwiseFamily final : public OpFamily {
 
   static Result<std::unique_ptr<OpKernel>> create_rows(const PreparedDepthwise& p, const Backend& backend) {
     const auto [in, rows] = rows_descs(p, backend);
-    const unsigned panel = rows.panel, groups = dw_rows_groups(rows.taps), kh = rows.kh, kw = rows.taps;
+    const unsigned panel = rows.panel, kh = rows.kh, kw = rows.taps;
     const unsigned sets = dw_rows_weight_sets(kw, rows.paired_pixels, rows.pair_shift);
     const int64_t blocks = (p.channels + panel - 1) / panel;
     // Quads are u = x + 128 for s8 inputs: the bias folds (zx + 128)·Σw''. Signed quads (sdot)

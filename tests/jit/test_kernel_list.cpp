@@ -399,7 +399,7 @@ void check_dw_rows(const Backend& b, std::mt19937& rng) {
           if (d.paired_pixels && d.pair_shift == 1 && kw % 4 == 0) CHECK(b.why_not(d).find("multiple of 4") != std::string::npos);
           continue;
         }
-        const unsigned groups = dw_rows_groups(kw), per_position = dw_rows_pixels_per_position(d.paired_pixels);
+        const unsigned per_position = dw_rows_pixels_per_position(d.paired_pixels);
         const unsigned sets = dw_rows_weight_sets(kw, d.paired_pixels, d.pair_shift);
         const int64_t blocks = (channels + panel - 1) / panel, pixels = 1 + int64_t(rng() % 9);
         // Three sets: the last odd pixel reads one position more.
