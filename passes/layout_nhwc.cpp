@@ -2,7 +2,10 @@
 #include "passes/layout_nhwc.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
+#include <utility>
 
 #include "passes/dead_code.h"
 #include "passes/rewriter.h"
@@ -23,7 +26,12 @@ bool is_identity(const std::vector<int64_t>& perm) {
 
 class NhwcRewriter {
  public:
-  explicit NhwcRewriter(const Graph& g) : g_(g), rw_(g) {}
+  explicit NhwcRewriter(const Graph& g) : g_(g), rw_(g), users_(g.values.size()), returned_(g.values.size(), false) {
+    for (size_t o = 0; o < g.ops.size(); ++o) {
+      for (size_t i = 0; i < g.ops[o].operands.size(); ++i) users_[size_t(g.ops[o].operands[i])].emplace_back(o, i);
+    }
+    for (int v : g.outputs) returned_[size_t(v)] = true;
+  }
 
   Graph run(LayoutReport* report) {
     for (const Op& op : g_.ops) {
@@ -81,6 +89,7 @@ class NhwcRewriter {
   }
 
   bool rewrite(const Op& op) {
+    if (op.kind == OpKind::kMatmul) return rewrite_matmul(op);
     if (op.results.size() != 1 || op.operands.empty() || type(op.operands[0]).rank() != 4) return false;
     switch (op.kind) {
       case OpKind::kConv2d:
@@ -150,10 +159,18 @@ class NhwcRewriter {
       case OpKind::kReshape: {
         const int x = op.operands[0];
         const std::vector<int64_t>& d = type(x).dims;
-        // [N, C, 1, 1] and [N, 1, 1, C] hold their values in one order.
-        if (!nhwc(x) || d[2] != 1 || d[3] != 1) return false;
+        if (!nhwc(x)) return false;
         const int y = op.results[0];
+        // [N, C, 1, 1] and [N, 1, 1, C] hold their values in one order. A flatten to
+        // [N, C·H·W] that only quantized matmuls with constant weights read takes the NHWC
+        // order too ([N, H·W·C]): their weights' rows follow (kMatmul below).
+        const bool in_order = d[2] == 1 && d[3] == 1;
+        if (!in_order && !flatten_feeds_matmuls(op)) return false;
         rw_.map(y, rw_.emit(OpKind::kReshape, {nhwc_[x]}, type(y), op.attrs, op.loc, g_.values[size_t(y)].name));
+        if (!in_order) {
+          flattened_[y] = {d[1], d[2], d[3]};
+          ++report_.flattens;
+        }
         ++report_.followed;
         return true;
       }
@@ -161,14 +178,102 @@ class NhwcRewriter {
     }
   }
 
+  // The constant behind matmul weights `w`: a qrt.constant [K, M], or one [M, K] under a
+  // transpose [1, 0] (an ONNX Gemm's transB); nullptr for anything else.
+  std::pair<const DenseElements*, bool> constant_weights(int w) const {
+    const Op* p = producer_of(g_, w);
+    bool transposed = false;
+    if (p && p->kind == OpKind::kTranspose && perm_of(*p) == std::vector<int64_t>{1, 0}) {
+      transposed = true;
+      p = producer_of(g_, p->operands[0]);
+    }
+    const Attribute* a = p && p->kind == OpKind::kConstant ? p->attr("value") : nullptr;
+    if (!a || a->kind != Attribute::Kind::kDense) return {nullptr, false};
+    return {&a->dense, transposed};
+  }
+
+  // Whether every reader of flatten `op`'s result ([N, C, H, W] -> [N, C·H·W], static C, H, W)
+  // is the left operand of a quantized matmul (integer sums: any order of k gives the same
+  // result) whose weights are a constant with whole-byte elements, per layer or per output
+  // column, so their rows can be permuted at compile time; and the result is not returned.
+  bool flatten_feeds_matmuls(const Op& op) const {
+    const std::vector<int64_t>& d = type(op.operands[0]).dims;
+    const int y = op.results[0];
+    const Type& t = type(y);
+    if (d[1] <= 0 || d[2] <= 0 || d[3] <= 0 || t.rank() != 2 || t.dims[1] != d[1] * d[2] * d[3]) return false;
+    if (returned_[size_t(y)] || users_[size_t(y)].empty()) return false;
+    for (const auto& [o, index] : users_[size_t(y)]) {
+      const Op& user = g_.ops[o];
+      if (user.kind != OpKind::kMatmul || index != 0 || user.operands.size() < 2 || user.operands[1] == y) return false;
+      const Type& w = type(user.operands[1]);
+      if (!w.element.is_quant() || w.element.is_sub_channel() || is_nibble_packed(w.element)) return false;
+      if (w.rank() != 2 || w.dims[0] != t.dims[1] || w.dims[1] <= 0) return false;
+      const auto [constant, transposed] = constant_weights(user.operands[1]);
+      if (!constant || constant->type.num_elements() <= 0 || constant->size() % size_t(constant->type.num_elements()) != 0) return false;
+      // The per-axis channel (if any) must be the output column, not k.
+      if (w.element.kind == ElementKind::kUniformPerAxis && w.element.axis != 1) return false;
+    }
+    return true;
+  }
+
+  // Matmul `op` reading a flattened NHWC value (flatten_feeds_matmuls): its weights' rows in
+  // NHWC order, row (h·W + w)·C + c taking NCHW row (c·H + h)·W + w, as a new constant (under
+  // the same transpose where the weights had one).
+  void emit_permuted_matmul(const Op& op, const std::array<int64_t, 3>& chw) {
+    const auto [constant, transposed] = constant_weights(op.operands[1]);
+    const int64_t c = chw[0], h = chw[1], w = chw[2], k = c * h * w;
+    const int64_t m = type(op.operands[1]).dims[1];
+    const size_t eb = constant->size() / size_t(constant->type.num_elements());
+    DenseElements permuted = DenseElements::zeros(constant->type);
+    for (int64_t ih = 0; ih < h; ++ih) {
+      for (int64_t iw = 0; iw < w; ++iw) {
+        for (int64_t ic = 0; ic < c; ++ic) {
+          const int64_t to = (ih * w + iw) * c + ic, from = (ic * h + ih) * w + iw;
+          if (!transposed) {  // [K, M]: whole rows
+            std::memcpy(permuted.bytes.data() + size_t(to * m) * eb, constant->data() + size_t(from * m) * eb, size_t(m) * eb);
+            continue;
+          }
+          for (int64_t j = 0; j < m; ++j) {  // [M, K]: column k of every row
+            std::memcpy(permuted.bytes.data() + size_t(j * k + to) * eb, constant->data() + size_t(j * k + from) * eb, eb);
+          }
+        }
+      }
+    }
+    const int wsrc = op.operands[1];
+    const Op* wop = producer_of(g_, wsrc);
+    const int csrc = transposed ? wop->operands[0] : wsrc;
+    const std::string base = g_.values[size_t(csrc)].name.empty() ? "weights" : g_.values[size_t(csrc)].name;
+    int nw = rw_.emit(OpKind::kConstant, {}, type(csrc), {{"value", Attribute::make_dense(std::move(permuted))}},
+                      g_.values[size_t(csrc)].loc, fresh_name(g_, base + "_nhwc_rows"));
+    if (transposed) nw = emit_transpose(nw, type(wsrc), {1, 0}, wop->loc, "");
+    rw_.copy(op, {{0, rw_.at(op.operands[0])}, {1, nw}});
+    ++report_.permuted;
+  }
+
+  bool rewrite_matmul(const Op& op) {
+    if (op.operands.empty()) return false;
+    const auto f = flattened_.find(op.operands[0]);
+    if (f == flattened_.end()) return false;
+    emit_permuted_matmul(op, f->second);
+    return true;
+  }
+
   const Graph& g_;
   Rewriter rw_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> users_;  // per value: (op, operand index) reading it
+  std::vector<bool> returned_;                                 // per value: a graph output
   std::map<int, int> nhwc_;  // source value -> its NHWC form in the new graph
+  std::map<int, std::array<int64_t, 3>> flattened_;  // flatten result read in NHWC order -> its (C, H, W)
   LayoutReport report_;
 };
 
 }  // namespace
 
-Graph to_nhwc(const Graph& graph, LayoutReport* report) { return NhwcRewriter(graph).run(report); }
+Graph to_nhwc(const Graph& graph, LayoutReport* report) {
+  // Dead ops first (fold-qdq leaves the float ops it replaced): a reader that no longer
+  // computes anything must not keep a value in NCHW.
+  const Graph live = eliminate_dead_ops(graph);
+  return NhwcRewriter(live).run(report);
+}
 
 }  // namespace qrt::passes

@@ -90,7 +90,10 @@ Result<Graph> run_to_nhwc(const Graph& g, const PassOptions&, PassLog& log) {
   LayoutReport r;
   Graph out = to_nhwc(g, &r);
   log.push_back(std::to_string(r.converted) + " NCHW conv/pool op(s) now NHWC, " + std::to_string(r.followed) +
-                " reader(s) follow in NHWC, " + std::to_string(r.transposes) + " transpose(s) added");
+                " reader(s) follow in NHWC, " + std::to_string(r.transposes) + " transpose(s) added" +
+                (r.flattens ? ", " + std::to_string(r.flattens) + " flatten(s) read NHWC by " + std::to_string(r.permuted) +
+                                  " matmul(s) on permuted weight rows"
+                            : ""));
   return out;
 }
 
@@ -164,7 +167,8 @@ const std::vector<PassInfo>& registered_passes() {
        run_fold_qdq},
       {"expand-batch-groups", "conv2d with batch_groups B > 1 -> B convolutions of batch and channel slices and a concat",
        {}, run_expand_batch_groups},
-      {"to-nhwc", "NCHW conv/pool regions to NHWC: transposes only at region borders, inverse pairs cancelled", {},
+      {"to-nhwc", "NCHW conv/pool regions to NHWC: transposes only at region borders, inverse pairs cancelled, "
+                  "flattens into quantized matmuls read NHWC (weight rows permuted)", {},
        run_to_nhwc},
       {"fuse-clamp", "clamp/relu into the conv2d, matmul (quantized or float), add or mul (quantized) it reads (clamp_min/clamp_max)", {},
        run_fuse_clamp},

@@ -128,3 +128,67 @@ TEST_CASE("NHWC graphs and readers the pass does not know are left as they are, 
   CHECK(r.converted == 1);
   CHECK(count(out2, qrt::OpKind::kTranspose) == 3);  // input, filter, back to NCHW for the softmax
 }
+
+namespace {
+
+// A small CNN's classifier as the ONNX importer writes it: an NCHW convolution, a Flatten
+// ([1, 3, 5, 5] -> [1, 75]) and a quantized matmul on constant weights, either [75, 4]
+// (per output column) or a transposed [4, 75] (an ONNX Gemm's transB). `also_return`: the
+// flatten is returned too.
+std::string classifier(bool transposed_weights, bool also_return = false) {
+  std::string hex;
+  for (int i = 0; i < 75 * 4; ++i) {
+    const int v = (i * 53 + 17) % 255 - 127;  // -127..127, every k and column different
+    const char* digits = "0123456789ABCDEF";
+    hex += digits[(uint8_t(v) >> 4) & 15];
+    hex += digits[uint8_t(v) & 15];
+  }
+  const std::string scales = "{0.01, 0.02, 0.015, 0.005}";
+  const std::string w = "tensor<75x4x!quant.uniform<i8:f32:1, " + scales + ">>";
+  const std::string wt = "tensor<4x75x!quant.uniform<i8:f32:0, " + scales + ">>";
+  const std::string flat = "tensor<1x75x!quant.uniform<u8:f32, 0.75:120>>";
+  const std::string out = "tensor<1x4x!quant.uniform<u8:f32, 4.0:128>>";
+  std::string t = "func.func @main(%x: " + kX + ", %f: " + kF + ") -> " + (also_return ? "(" + out + ", " + flat + ")" : out) + " {\n" +
+                  conv("%y", "%x", "%f", kX, kF, kY) + "  %r = \"qrt.reshape\"(%y) : (" + kY + ") -> " + flat + "\n";
+  if (transposed_weights) {
+    t += "  %c = \"qrt.constant\"() {value = dense<\"0x" + hex + "\"> : tensor<4x75xi8>} : () -> " + wt + "\n";
+    t += "  %w = \"qrt.transpose\"(%c) {perm = [1, 0]} : (" + wt + ") -> " + w + "\n";
+  } else {
+    t += "  %w = \"qrt.constant\"() {value = dense<\"0x" + hex + "\"> : tensor<75x4xi8>} : () -> " + w + "\n";
+  }
+  t += "  %m = \"qrt.matmul\"(%r, %w) : (" + flat + ", " + w + ") -> " + out + "\n";
+  t += also_return ? "  return %m, %r : " + out + ", " + flat + "\n}\n" : "  return %m : " + out + "\n}\n";
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a flatten that only quantized matmuls read takes the NHWC order, the weights' rows permuted") {
+  for (bool transposed : {false, true}) {
+    CAPTURE(transposed);
+    qrt::passes::LayoutReport r;
+    const qrt::Graph out = rewrite(classifier(transposed), r);  // same bytes on the reference
+    CHECK(r.converted == 1);
+    CHECK(r.flattens == 1);
+    CHECK(r.permuted == 1);
+    // The flatten reads the convolution's NHWC result: only the input's and the filter's
+    // transposes are left (and the weights' own transB, a constant).
+    CHECK(count(out, qrt::OpKind::kTranspose) == (transposed ? 3 : 2));
+    for (const qrt::Op& op : out.ops) {
+      if (op.kind != qrt::OpKind::kReshape) continue;
+      CHECK(out.values[size_t(op.operands[0])].type.dims == std::vector<int64_t>{1, 5, 5, 3});
+    }
+  }
+}
+
+TEST_CASE("a flatten with other readers, or returned, keeps the NCHW order") {
+  qrt::passes::LayoutReport r;
+  const qrt::Graph out = rewrite(classifier(true, /*also_return=*/true), r);
+  CHECK(r.flattens == 0);
+  CHECK(r.permuted == 0);
+  bool nchw_flatten = false;
+  for (const qrt::Op& op : out.ops) {
+    if (op.kind == qrt::OpKind::kReshape) nchw_flatten = out.values[size_t(op.operands[0])].type.dims == std::vector<int64_t>{1, 3, 5, 5};
+  }
+  CHECK(nchw_flatten);
+}
