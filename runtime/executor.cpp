@@ -211,15 +211,22 @@ Status Context::run_dynamic() {
     if (Status s = check_op_result_shape(op, p.graph->values[size_t(op.results[0])].type, *dims); !s.is_ok()) {
       return Result<Tensor>(s);
     }
-    Type t = p.kernels[o]->result_type();
-    t.dims = *dims;
-    Tensor y = Tensor::zeros(t);
+    // The op's buffer from the last run where the shape is unchanged (kernels write every
+    // element, as they do into the static plans' arena); the graph walk gets a view of it,
+    // valid until the next run, as the outputs' views are.
+    Tensor& y = dynamic_results[o];
+    if (y.type.dims != *dims || y.view != nullptr) {
+      Type t = p.kernels[o]->result_type();
+      t.dims = *dims;
+      y = Tensor::zeros(t);
+    }
     // An empty result has nothing to compute (as in run_static).
     Status s = y.num_elements() == 0 ? Status::ok() : p.kernels[o]->run_into(operands, y, *pool);
     op_ns[o] = now_ns() - start;
     if (!s.is_ok()) return Result<Tensor>(s);
-    return Result<Tensor>(std::move(y));
+    return Result<Tensor>(Tensor::view_of(y.type, y.bytes()));
   };
+  dynamic_results.resize(p.graph->ops.size());
   std::vector<Tensor> in;
   // Views of the bound or copied inputs: the graph walk only reads them.
   for (const Tensor& t : inputs) in.push_back(Tensor::view_of(t.type, const_cast<uint8_t*>(t.bytes())));

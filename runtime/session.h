@@ -113,6 +113,9 @@ struct Context {
   std::vector<uint64_t> op_ns;     ///< per op: nanoseconds in the last run (0 if skipped)
   std::vector<const Tensor*> value_at;  ///< run scratch: where each value is (no allocation per run)
   std::vector<const Tensor*> operand_scratch;  ///< run scratch: one op's operands
+  /// Run scratch of dynamic shapes (run_dynamic): per op, the buffer its kernel wrote last,
+  /// kept while the op's result shape stays the same (runs on one input shape allocate none).
+  std::vector<Tensor> dynamic_results;
 
   /// Creates the pool and the arena for `plan`.
   explicit Context(const Plan* plan);

@@ -555,10 +555,10 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
   for (int v : graph.outputs) last_use[size_t(v)] = int(graph.ops.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& arg = graph.values[size_t(graph.inputs[i])];
-    const std::string who = "input " + std::to_string(i) + " ('%" + arg.name + "')";
+    auto who = [&] { return "input " + std::to_string(i) + " ('%" + arg.name + "')"; };  // for errors only
     const Tensor& t = inputs[i];
     if (!(t.type.element == arg.type.element)) {
-      return Status::error(who + " has element type " + t.type.element.to_string() + ", expected " +
+      return Status::error(who() + " has element type " + t.type.element.to_string() + ", expected " +
                            arg.type.element.to_string());
     }
     bool shape_ok = t.type.dims.size() == arg.type.dims.size() && t.type.has_static_shape();
@@ -566,21 +566,22 @@ Result<std::vector<Tensor>> run_graph(const Graph& graph, std::vector<Tensor> in
       shape_ok = arg.type.dims[d] < 0 || arg.type.dims[d] == t.type.dims[d];
     }
     if (!shape_ok) {
-      return Status::error(who + " has shape [" + dims_to_string(t.type.dims) + "], expected " +
+      return Status::error(who() + " has shape [" + dims_to_string(t.type.dims) + "], expected " +
                            arg.type.to_string());
     }
     Status s = Type::tensor(t.type.dims, t.type.element).verify();
-    if (arg.type.is_tensor && !s.is_ok()) return Status::error(who + ": " + s.message());
+    if (arg.type.is_tensor && !s.is_ok()) return Status::error(who() + ": " + s.message());
     if (t.byte_size() != size_t(t.num_elements()) * t.element_size()) {
-      return Status::error(who + " holds " + std::to_string(t.byte_size()) + " bytes, expected " +
+      return Status::error(who() + " holds " + std::to_string(t.byte_size()) + " bytes, expected " +
                            std::to_string(size_t(t.num_elements()) * t.element_size()));
     }
     values[size_t(graph.inputs[i])] = std::move(inputs[i]);
     values[size_t(graph.inputs[i])].type.is_tensor = arg.type.is_tensor;
   }
+  std::vector<const Tensor*> operands;
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op& op = graph.ops[o];
-    std::vector<const Tensor*> operands;
+    operands.clear();
     for (int v : op.operands) operands.push_back(&values[size_t(v)]);
     std::optional<Result<Tensor>> by_backend;
     if (override_op) by_backend = override_op(o, operands);
