@@ -214,9 +214,12 @@ Status Context::run_dynamic() {
     // The op's buffer from the last run where the shape is unchanged (kernels write every
     // element, as they do into the static plans' arena); the graph walk gets a view of it,
     // valid until the next run, as the outputs' views are.
+    // (A rank-0 result's dims equal those of a buffer never made: its bytes must be there too.)
     Tensor& y = dynamic_results[o];
-    if (y.type.dims != *dims || y.view != nullptr) {
-      Type t = p.kernels[o]->result_type();
+    const Type& declared = p.kernels[o]->result_type();
+    if (y.type.dims != *dims || !(y.type.element == declared.element) || y.type.is_tensor != declared.is_tensor ||
+        y.storage.size() != y.byte_size()) {
+      Type t = declared;
       t.dims = *dims;
       y = Tensor::zeros(t);
     }
