@@ -43,9 +43,9 @@ const std::vector<std::string>& kModels() {
 }
 
 /// Runs model `index` (into kModels) on `threads` threads with the JIT capped at `isa`, under
-/// numerics profile `numerics` ("": the model's).
+/// numerics profile `numerics` ("": the model's), with plan flags `flags`.
 void BM_model(benchmark::State& state, size_t index, size_t threads, const std::string& isa,
-              const std::string& numerics = "") {
+              const std::string& numerics = "", unsigned flags = 0) {
   const std::string& path = kModels()[index];
   qrt_model_t* model = nullptr;
   qrt_plan_t* plan = nullptr;
@@ -55,6 +55,7 @@ void BM_model(benchmark::State& state, size_t index, size_t threads, const std::
   opts.threads = threads;
   opts.isa = isa.c_str();
   opts.numerics = numerics.empty() ? nullptr : numerics.c_str();
+  opts.flags = flags;
   if (qrt_model_load_file(path.c_str(), &model) != QRT_OK || qrt_plan_create(model, &opts, &plan) != QRT_OK ||
       qrt_context_create(plan, &ctx) != QRT_OK) {
     state.SkipWithError(qrt_last_error_message());
@@ -114,10 +115,22 @@ const bool registered = [] {
       for (const std::string& isa : levels) {
         const std::string name = "BM_model/model:" + std::to_string(model) + "/threads:" + std::to_string(threads) +
                                  "/isa:" + isa;
-        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, isa, "")
+        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, isa, std::string(), 0u)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }
+    }
+  }
+  // The ONNX CNNs (a dynamic batch) on the graph walk, beside BM_model's rows, which take the
+  // static plan compiled for batch 1 from the third run on (QRT_PLAN_NO_SPECIALIZATION).
+  for (size_t model : {size_t(0), size_t(1)}) {
+    for (size_t threads : {1, 2}) {
+      const std::string name = "BM_model_walk/model:" + std::to_string(model) + "/threads:" + std::to_string(threads) +
+                               "/isa:" + levels.front();
+      benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, levels.front(), std::string(),
+                                   unsigned(QRT_PLAN_NO_SPECIALIZATION))
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
     }
   }
   // The TFLite models under the numerics profiles (docs/numerics.md, "Profiles"), at the
@@ -128,7 +141,7 @@ const bool registered = [] {
       for (const char* profile : {"default", "tflite", "tflite-single-rounding", "onnx"}) {
         const std::string name = "BM_model_numerics/model:" + std::to_string(model) + "/threads:" +
                                  std::to_string(threads) + "/numerics:" + profile;
-        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, levels.front(), std::string(profile))
+        benchmark::RegisterBenchmark(name.c_str(), BM_model, model, threads, levels.front(), std::string(profile), 0u)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }

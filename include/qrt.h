@@ -150,6 +150,12 @@ enum {
   /** Run every element-wise op on its own kernel instead of fusing chains of them into one
       element-wise program per region (the default; results are identical either way). */
   QRT_PLAN_NO_FUSION = 1,
+  /** Keep a plan with dynamic dimensions on its graph walk for every run. By default, once a
+      context has run the same input shapes twice in a row, the plan compiles a static plan
+      for those shapes (kernels chosen for them, fused element-wise regions, an arena; at most
+      8 shapes per plan, within the memory budget left by the plan) and the context's later
+      runs on them take it: the same results, without the walk's per-op work. */
+  QRT_PLAN_NO_SPECIALIZATION = 2,
 };
 
 /** Memory a plan's contexts use for intermediate tensors. */
@@ -284,6 +290,10 @@ qrt_status qrt_plan_op_info(const qrt_plan_t* plan, size_t index, qrt_op_info* i
 qrt_status qrt_plan_op_selection(const qrt_plan_t* plan, size_t index, const char** selection_out);
 /** The plan's arena: planned bytes against the naive sum. */
 qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_out);
+/** How many input shapes a plan with dynamic dimensions runs on static plans compiled for
+ *  them (QRT_PLAN_NO_SPECIALIZATION; 0 for plans with static shapes or before any context
+ *  has run one shape twice in a row). */
+qrt_status qrt_plan_num_specializations(const qrt_plan_t* plan, size_t* count_out);
 /** The bytes the plan keeps for its constants: weight_out->struct_size must be set; the
  *  fields that fit in it are filled. Resident weight memory = constant_bytes +
  *  parameter_bytes + kernel_bytes (the model shares constant_bytes and keeps its own copy of

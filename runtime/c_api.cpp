@@ -482,6 +482,15 @@ qrt_status qrt_plan_memory_info(const qrt_plan_t* plan, qrt_memory_info* info_ou
   });
 }
 
+qrt_status qrt_plan_num_specializations(const qrt_plan_t* plan, size_t* count_out) {
+  return guarded([&] {
+    if (!plan) return null_argument("qrt_plan_num_specializations", "plan");
+    if (!count_out) return null_argument("qrt_plan_num_specializations", "count_out");
+    *count_out = qrt::runtime::specialization_count(*plan->impl);
+    return ok();
+  });
+}
+
 qrt_status qrt_plan_weight_memory(const qrt_plan_t* plan, qrt_weight_memory* weight_out) {
   return guarded([&] {
     if (!plan) return null_argument("qrt_plan_weight_memory", "plan");

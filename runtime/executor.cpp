@@ -87,7 +87,9 @@ Status prepare_execution(Plan& plan) {
   return Status::ok();
 }
 
-Context::Context(const Plan* p) : plan(p), pool(std::make_unique<ThreadPool>(p->threads)) {
+Context::Context(const Plan* p) : Context(p, std::make_shared<ThreadPool>(p->threads)) {}
+
+Context::Context(const Plan* p, std::shared_ptr<ThreadPool> threads) : plan(p), pool(std::move(threads)) {
   inputs.resize(p->inputs.size());
   input_set.assign(p->inputs.size(), false);
   bound_outputs.assign(p->outputs.size(), {nullptr, 0});
@@ -121,7 +123,15 @@ Status Context::run() {
   }
   has_outputs = false;
   std::fill(op_ns.begin(), op_ns.end(), 0);
-  QRT_RETURN_IF_ERROR(plan->static_shapes ? run_static() : run_dynamic());
+  if (plan->static_shapes) {
+    QRT_RETURN_IF_ERROR(run_static());
+  } else {
+    QRT_ASSIGN_OR_RETURN(const bool specialized_run, run_specialized());
+    if (!specialized_run) {
+      QRT_RETURN_IF_ERROR(run_dynamic());
+      maybe_specialize();
+    }
+  }
   // Bound output buffers are written only after a successful run.
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (bound_outputs[i].first && outputs[i].byte_size() > 0) {
@@ -197,7 +207,16 @@ Status Context::run_dynamic() {
   // Shapes are known only as ops run: the reference's graph walk allocates each result, and
   // kernels still run on the pool.
   const Plan& p = *plan;
-  auto run_kernel = [this, &p](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
+  // The dims every value takes, for a static plan of these input shapes (shape_specialization.cpp).
+  const bool record = records_shapes();
+  if (record) seen_dims.assign(p.graph->values.size(), {});
+  auto run_kernel = [this, &p, record](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
+    if (record) {
+      const std::vector<int>& read = p.graph->ops[o].operands;
+      for (size_t i = 0; i < read.size() && i < operands.size(); ++i) {
+        if (!p.graph->values[size_t(read[i])].type.has_static_shape()) seen_dims[size_t(read[i])] = operands[i]->type.dims;
+      }
+    }
     if (p.skip[o]) return Result<Tensor>(Tensor());  // feeds only prepacked constants
     // Ops with several results take the graph walk's own path (it stores every result).
     if (!p.kernels[o] || p.graph->ops[o].results.size() != 1) return std::nullopt;
@@ -211,6 +230,7 @@ Status Context::run_dynamic() {
     if (Status s = check_op_result_shape(op, p.graph->values[size_t(op.results[0])].type, *dims); !s.is_ok()) {
       return Result<Tensor>(s);
     }
+    if (record && !p.graph->values[size_t(op.results[0])].type.has_static_shape()) seen_dims[size_t(op.results[0])] = *dims;
     // The op's buffer from the last run where the shape is unchanged (kernels write every
     // element, as they do into the static plans' arena); the graph walk gets a view of it,
     // valid until the next run, as the outputs' views are.

@@ -332,6 +332,71 @@ qrt_backend resolved_backend(qrt_backend requested) {
   return QRT_BACKEND_JIT;
 }
 
+Status check_memory_budget(size_t constants, size_t arena, size_t budget) {
+  const size_t need = (constants > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * constants) + std::min(arena, SIZE_MAX / 2);
+  if (need <= budget) return Status::ok();
+  return Status::error("the plan needs at least " + std::to_string(need) + " bytes (2 x " + std::to_string(constants) +
+                       " bytes of constants, " + (arena ? std::to_string(arena) + " bytes of arena" : "before its arena") +
+                       "), more than the memory budget of " + std::to_string(budget) +
+                       " bytes (qrt_plan_options.max_memory, qrun --max-memory)")
+      .with_code(ErrorCode::kOutOfMemory);
+}
+
+Status compile_lowered_graph(Plan& plan, Graph& own_graph) {
+  const PlanSettings& settings = plan.settings;
+  plan.backend = settings.backend;
+  plan.isas = settings.isas;
+  plan.threads = settings.threads;
+  plan.selection.assign(plan.graph->ops.size(), "");
+  plan.kernels.resize(plan.graph->ops.size());
+  plan.why_not.assign(plan.graph->ops.size(), "the reference backend was chosen");
+  if (settings.generated) {
+    for (size_t o = 0; o < plan.graph->ops.size(); ++o) {
+      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice,
+                           jit::select_kernel(*plan.graph, plan.graph->ops[o], settings.isas, settings.generator));
+      plan.kernels[o] = std::move(choice.kernel);
+      plan.selection[o] = std::move(choice.chain);
+      plan.why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
+    }
+  }
+  plan.operands.clear();
+  for (const Op& op : plan.graph->ops) plan.operands.push_back(op.operands);
+  plan.fused_into.assign(plan.graph->ops.size(), -1);
+  plan.static_shapes = true;
+  for (const Value& v : plan.graph->values) plan.static_shapes = plan.static_shapes && v.type.has_static_shape();
+  if (settings.generated && plan.static_shapes && !(settings.flags & QRT_PLAN_NO_FUSION)) {
+    // Fused element-wise regions: the root runs the region's program on the region's inputs;
+    // the other members never run (mark_skippable_ops finds that nothing reads them).
+    QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan.graph, settings.isas, settings.generator));
+    for (jit::FusedRegion& r : regions) {
+      const size_t root = r.ops.back();
+      plan.kernels[root] = std::move(r.kernel);
+      plan.operands[root] = r.inputs;
+      plan.selection[root] = std::move(r.chain);
+      plan.why_not[root].clear();
+      for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
+        plan.kernels[r.ops[i]].reset();
+        plan.fused_into[r.ops[i]] = int(root);
+      }
+    }
+  }
+  for (const auto& k : plan.kernels) plan.kernel_names.push_back(k ? k->describe() : "reference");
+  mark_skippable_ops(plan);
+  if (plan.static_shapes) drop_copied_constants(plan, own_graph);
+  for (size_t o = 0; o < plan.graph->ops.size(); ++o) {
+    if (plan.fused_into[o] >= 0) {
+      plan.kernel_names[o] = "fused into op " + std::to_string(plan.fused_into[o]);
+    } else if (plan.skip[o]) {
+      plan.kernel_names[o] = "skipped: its result only feeds prepacked weights";
+    } else if (plan.graph->ops[o].kind == OpKind::kConstant) {
+      plan.kernel_names[o] = "constant: evaluated once, when the plan is made";
+    }
+  }
+  QRT_RETURN_IF_ERROR(prepare_execution(plan));
+  QRT_RETURN_IF_ERROR(check_memory_budget(graph_constant_bytes(*plan.graph), plan.memory.arena_bytes, settings.budget));
+  return Status::ok();
+}
+
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options) {
   if (options.backend != QRT_BACKEND_DEFAULT && options.backend != QRT_BACKEND_REF &&
       options.backend != QRT_BACKEND_JIT && options.backend != QRT_BACKEND_LLVM) {
@@ -366,16 +431,7 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   // allocates it.
   const size_t budget = options.max_memory ? options.max_memory : default_memory_budget();
   const size_t model_constants = graph_constant_bytes(*model.graph);
-  auto over_budget = [&](size_t constants, size_t arena) -> Status {
-    const size_t need = (constants > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * constants) + std::min(arena, SIZE_MAX / 2);
-    if (need <= budget) return Status::ok();
-    return Status::error("the plan needs at least " + std::to_string(need) + " bytes (2 x " + std::to_string(constants) +
-                         " bytes of constants, " + (arena ? std::to_string(arena) + " bytes of arena" : "before its arena") +
-                         "), more than the memory budget of " + std::to_string(budget) +
-                         " bytes (qrt_plan_options.max_memory, qrun --max-memory)")
-        .with_code(ErrorCode::kOutOfMemory);
-  };
-  QRT_RETURN_IF_ERROR(over_budget(model_constants, 0));
+  QRT_RETURN_IF_ERROR(check_memory_budget(model_constants, 0, budget));
   auto plan = std::make_unique<Plan>();
   // The pass pipeline (default: explicit pads fold into the quantized convolutions reading
   // them), then dead-op elimination: values nothing returns need not be computed.
@@ -437,56 +493,10 @@ Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_opt
   }
   plan->inputs = model.inputs;
   plan->outputs = model.outputs;
-  plan->backend = backend;
-  plan->isas = isas;
-  plan->selection.assign(plan->graph->ops.size(), "");
-  plan->kernels.resize(plan->graph->ops.size());
-  plan->why_not.assign(plan->graph->ops.size(), "the reference backend was chosen");
-  if (generated) {
-    for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-      QRT_ASSIGN_OR_RETURN(jit::KernelChoice choice,
-                           jit::select_kernel(*plan->graph, plan->graph->ops[o], isas, generator));
-      plan->kernels[o] = std::move(choice.kernel);
-      plan->selection[o] = std::move(choice.chain);
-      plan->why_not[o] = std::move(choice.why_not);  // the reference runs ops without a kernel
-    }
-  }
-  plan->operands.clear();
-  for (const Op& op : plan->graph->ops) plan->operands.push_back(op.operands);
-  plan->fused_into.assign(plan->graph->ops.size(), -1);
-  plan->static_shapes = true;
-  for (const Value& v : plan->graph->values) plan->static_shapes = plan->static_shapes && v.type.has_static_shape();
-  if (generated && plan->static_shapes && !(options.flags & QRT_PLAN_NO_FUSION)) {
-    // Fused element-wise regions: the root runs the region's program on the region's inputs;
-    // the other members never run (mark_skippable_ops finds that nothing reads them).
-    QRT_ASSIGN_OR_RETURN(std::vector<jit::FusedRegion> regions, jit::fuse_elementwise_regions(*plan->graph, isas, generator));
-    for (jit::FusedRegion& r : regions) {
-      const size_t root = r.ops.back();
-      plan->kernels[root] = std::move(r.kernel);
-      plan->operands[root] = r.inputs;
-      plan->selection[root] = std::move(r.chain);
-      plan->why_not[root].clear();
-      for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
-        plan->kernels[r.ops[i]].reset();
-        plan->fused_into[r.ops[i]] = int(root);
-      }
-    }
-  }
-  for (const auto& k : plan->kernels) plan->kernel_names.push_back(k ? k->describe() : "reference");
-  mark_skippable_ops(*plan);
-  if (plan->static_shapes) drop_copied_constants(*plan, *own_graph);
-  for (size_t o = 0; o < plan->graph->ops.size(); ++o) {
-    if (plan->fused_into[o] >= 0) {
-      plan->kernel_names[o] = "fused into op " + std::to_string(plan->fused_into[o]);
-    } else if (plan->skip[o]) {
-      plan->kernel_names[o] = "skipped: its result only feeds prepacked weights";
-    } else if (plan->graph->ops[o].kind == OpKind::kConstant) {
-      plan->kernel_names[o] = "constant: evaluated once, when the plan is made";
-    }
-  }
-  plan->threads = options.threads > 0 ? options.threads : 1;
-  QRT_RETURN_IF_ERROR(prepare_execution(*plan));
-  QRT_RETURN_IF_ERROR(over_budget(graph_constant_bytes(*plan->graph), plan->memory.arena_bytes));
+  plan->settings = PlanSettings{backend, isas, generator, generated, options.flags,
+                                options.threads > 0 ? options.threads : 1, budget};
+  QRT_RETURN_IF_ERROR(compile_lowered_graph(*plan, *own_graph));
+  if (!plan->static_shapes) plan->specializations = new_shape_specializations();
   return plan;
 }
 

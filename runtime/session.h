@@ -53,6 +53,20 @@ size_t graph_constant_bytes(const Graph& graph);
 /// The memory layout qrt uses for an element type.
 qrt_dtype dtype_of(const ElementType& element);
 
+/// What compiling a lowered graph into a plan needs of the plan's options (create_plan keeps
+/// them so that a dynamic-shape plan can compile its static specializations later).
+struct PlanSettings {
+  qrt_backend backend = QRT_BACKEND_REF;
+  jit::IsaSet isas;
+  jit::Generator generator = jit::Generator::kNative;
+  bool generated = false;       ///< kernels are generated (JIT or LLVM backend)
+  unsigned flags = 0;           ///< QRT_PLAN_* bits
+  size_t threads = 1;
+  size_t budget = 0;            ///< the memory budget in bytes
+};
+
+struct ShapeSpecializations;
+
 /// An immutable compiled plan. Shares the graph with the model it came from.
 struct Plan {
   std::shared_ptr<const Graph> graph;
@@ -88,6 +102,11 @@ struct Plan {
   std::vector<std::unique_ptr<Tensor>> constants;
   /// Per value: where it lives in a context's arena (static shapes only).
   MemoryPlan memory;
+  /// The options it was compiled with.
+  PlanSettings settings;
+  /// Dynamic-shape plans: the static plans compiled for input shapes that runs met
+  /// (shape_specialization.cpp); shared by every context of the plan, guarded inside.
+  std::shared_ptr<ShapeSpecializations> specializations;
 };
 
 /// Compiles `model` with `options`.
@@ -98,6 +117,25 @@ qrt_backend resolved_backend(qrt_backend requested);
 
 Result<std::unique_ptr<Plan>> create_plan(const Model& model, const qrt_plan_options& options);
 
+/// Chooses the kernels of `plan.graph` (lowered: passes run, activations re-stored; `own_graph`
+/// is the same graph, which the plan alone holds), fuses element-wise regions where every shape
+/// is static, evaluates constants and plans the arena, with `plan.settings`.
+Status compile_lowered_graph(Plan& plan, Graph& own_graph);
+
+/// OK when a plan holding `constants` bytes of constants (twice: the graph's copy and the
+/// kernels' prepared one) and an arena of `arena` bytes fits in `budget`, else the error
+/// qrt_plan_create reports (QRT_OUT_OF_MEMORY).
+Status check_memory_budget(size_t constants, size_t arena, size_t budget);
+
+/// A context's run on a static plan specialized for its inputs' shapes (shape_specialization.cpp).
+struct SpecializedRun;
+/// An empty cache of specializations, for a dynamic-shape plan.
+std::shared_ptr<ShapeSpecializations> new_shape_specializations();
+/// How many input shapes `plan` runs on a static specialization (0 for static plans).
+size_t specialization_count(const Plan& plan);
+/// Why the specializations of `plan` that failed did (one message per input shape).
+std::vector<std::string> specialization_failures(const Plan& plan);
+
 /// Per-run state of one thread's use of a plan: its thread pool and arena, bound inputs and
 /// outputs, the last outputs and per-op timings.
 struct Context {
@@ -106,7 +144,7 @@ struct Context {
   std::vector<bool> input_set;
   std::vector<Tensor> outputs;     ///< views into the arena (static shapes) or owned tensors
   bool has_outputs = false;
-  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<ThreadPool> pool;
   jit::AlignedBytes arena;
   std::vector<Tensor> arena_views;  ///< per value: its typed view into the arena (if planned)
   std::vector<std::pair<void*, size_t>> bound_outputs;  ///< per output: caller buffer or null
@@ -116,9 +154,20 @@ struct Context {
   /// Run scratch of dynamic shapes (run_dynamic): per op, the buffer its kernel wrote last,
   /// kept while the op's result shape stays the same (runs on one input shape allocate none).
   std::vector<Tensor> dynamic_results;
+  /// Dynamic-shape plans: the input shapes of the last run, and per value the dims it had there
+  /// (recorded while the context may still specialize; empty where not seen).
+  std::vector<std::vector<int64_t>> last_input_dims;
+  std::vector<std::vector<int64_t>> seen_dims;
+  /// The static plans this context has run for input shapes, with their own arenas.
+  std::vector<std::unique_ptr<SpecializedRun>> specialized;
 
   /// Creates the pool and the arena for `plan`.
   explicit Context(const Plan* plan);
+  /// The same, running on `pool` (a specialized plan's context shares its owner's threads).
+  Context(const Plan* plan, std::shared_ptr<ThreadPool> pool);
+  Context(Context&&) noexcept;
+  Context& operator=(Context&&) noexcept;
+  ~Context();
   /// Validates and copies one input.
   Status set_input(size_t index, qrt_dtype dtype, size_t rank, const int64_t* dims,
                    const void* data, size_t bytes);
@@ -135,6 +184,14 @@ struct Context {
                                size_t bytes) const;
   Status run_static();
   Status run_dynamic();
+  /// Runs the static plan specialized for the inputs' shapes, where there is one (true),
+  /// compiling it when the last run had the same shapes.
+  Result<bool> run_specialized();
+  /// Whether dynamic runs record the dims of every value (the context may still specialize).
+  bool records_shapes() const;
+  /// After a successful dynamic run: compiles (or takes from the plan) the static plan for
+  /// these input shapes when the run before had them too.
+  void maybe_specialize();
   /// Whether value `v` is an op's result of no elements (the memory plan places no bytes for it).
   bool empty_result(size_t v) const;
 };

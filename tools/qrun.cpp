@@ -22,7 +22,7 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--kernels] [--bench ITER]\n"
+    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--no-specialize] [--kernels] [--bench ITER]\n"
     "            [--profile] [--trace FILE.json] [--passes LIST] [--max-memory SIZE]\n"
     "            [--numerics PROFILE]\n"
     "\n"
@@ -61,6 +61,9 @@ const char* kUsage =
     "                         them run as one fused element-wise program; same results).\n"
     "                         QRT_CACHE_DIR=DIR in the environment keeps the LLVM backend's\n"
     "                         compiled programs in DIR for later runs\n"
+    "  --no-specialize        keep a model with dynamic dimensions on the graph walk (default:\n"
+    "                         from the third run on one input shape, a static plan compiled\n"
+    "                         for that shape runs it; same results)\n"
     "  --bench ITER           print the load and plan-creation times and the first run's\n"
     "                         latency, then time ITER more runs and print latency\n"
     "                         min/median/p90/max (ms) and throughput (runs/s)\n"
@@ -290,6 +293,7 @@ struct Options {
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   std::string isa;  // empty: the host's best
   bool no_fusion = false;
+  bool no_specialize = false;
   bool kernels = false;
   size_t threads = 1;
   bool has_passes = false;
@@ -385,6 +389,8 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       }
     } else if (a == "--no-fusion") {
       o.no_fusion = true;
+    } else if (a == "--no-specialize") {
+      o.no_specialize = true;
     } else if (a == "--isa") {
       const char* v = value("--isa");
       if (!v || !*v) return fail("--isa needs a level (e.g. avx2; see --help)", 2);
@@ -466,6 +472,7 @@ int run_main(int argc, char** argv) {
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
   if (!o.numerics.empty()) plan_options.numerics = o.numerics.c_str();
   if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;
+  if (o.no_specialize) plan_options.flags |= QRT_PLAN_NO_SPECIALIZATION;
   t0 = Clock::now();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   const double plan_ms = ms_since(t0);

@@ -98,6 +98,13 @@ std::string bench_and_profile(qrt_context_t* context, const qrt_plan_t* plan, si
     std::printf("memory: arena %.1f KiB for intermediates of %.1f KiB in all (%.1f%%), %zu in place\n",
                 double(mem.arena_bytes) / 1024.0, double(mem.naive_bytes) / 1024.0,
                 mem.naive_bytes ? 100.0 * double(mem.arena_bytes) / double(mem.naive_bytes) : 0.0, mem.in_place);
+    size_t shapes = 0;
+    if (qrt_plan_num_specializations(plan, &shapes) == QRT_OK && shapes > 0) {
+      // A dynamic-shape plan whose later runs took a static plan compiled for their shapes.
+      std::printf("shapes: the runs took %zu static plan%s compiled for their input shapes (with fused regions and "
+                  "an arena of their own; --no-specialize: the graph walk)\n",
+                  shapes, shapes == 1 ? "" : "s");
+    }
     qrt_weight_memory wm;
     wm.struct_size = sizeof wm;
     if (qrt_plan_weight_memory(plan, &wm) == QRT_OK) {

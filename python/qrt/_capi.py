@@ -23,6 +23,7 @@ QRT_OK = 0
 QRT_FORMAT_TEXT, QRT_FORMAT_BINARY = 0, 1
 QRT_QUANT_NONE, QRT_QUANT_PER_TENSOR, QRT_QUANT_PER_AXIS = 0, 1, 2
 QRT_PLAN_NO_FUSION = 1
+QRT_PLAN_NO_SPECIALIZATION = 2
 QRT_PASSES_PRINT_IR_AFTER_ALL, QRT_PASSES_TIMING = 1, 2
 BACKENDS = {"default": 0, "ref": 1, "jit": 2, "llvm": 3}
 
@@ -152,6 +153,7 @@ for _name, _args, _res in [
     ("qrt_plan_op_info", [_plan_p, c_size_t, POINTER(OpInfo)], c_int),
     ("qrt_plan_op_selection", [_plan_p, c_size_t, POINTER(c_char_p)], c_int),
     ("qrt_plan_memory_info", [_plan_p, POINTER(MemoryInfo)], c_int),
+    ("qrt_plan_num_specializations", [_plan_p, POINTER(c_size_t)], c_int),
     ("qrt_plan_weight_memory", [_plan_p, POINTER(WeightMemory)], c_int),
     ("qrt_plan_destroy", [_plan_p], None),
     ("qrt_context_create", [_plan_p, POINTER(_context_p)], c_int),

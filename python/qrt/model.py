@@ -121,7 +121,7 @@ class Model:
 
     def compile(self, *, threads: int = 1, isa: str | None = None, passes: str | Iterable[str] | None = None,
                 backend: str = "default", fusion: bool = True, max_memory: int = 0,
-                numerics: str | None = None) -> "Plan":
+                numerics: str | None = None, specialize: bool = True) -> "Plan":
         """Compiles the graph into an immutable `qrt.Plan`.
 
         threads: threads per run, the calling thread included. isa: the highest ISA level the
@@ -132,7 +132,10 @@ class Model:
         fusion: fuse element-wise chains (results are identical either way). max_memory: the
         plan's memory budget in bytes (0: the host's physical memory). numerics: the numerics
         profile ("default", "stablehlo", "tflite", "tflite-single-rounding", "onnx";
-        docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`).
+        docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`). specialize:
+        a model with dynamic dimensions runs, from the third run of a context on one input
+        shape, on a static plan compiled for that shape (the same results; `Plan.specializations`
+        counts them); False keeps every run on the graph walk.
         """
         from .plan import Plan
         if backend not in _capi.BACKENDS:
@@ -146,7 +149,7 @@ class Model:
         passes = _passes_string(passes)
         options.passes = passes.encode() if passes is not None else None
         options.isa = isa.encode() if isa is not None else None
-        options.flags = 0 if fusion else _capi.QRT_PLAN_NO_FUSION
+        options.flags = (0 if fusion else _capi.QRT_PLAN_NO_FUSION) | (0 if specialize else _capi.QRT_PLAN_NO_SPECIALIZATION)
         options.max_memory = int(max_memory)
         options.numerics = numerics.encode() if numerics is not None else None
         handle = ctypes.c_void_p()

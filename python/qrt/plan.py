@@ -229,6 +229,14 @@ class Plan:
         return {"arena_bytes": info.arena_bytes, "naive_bytes": info.naive_bytes, "in_place": info.in_place}
 
     @property
+    def specializations(self) -> int:
+        """How many input shapes the plan runs on static plans compiled for them (a model
+        with dynamic dimensions; `Model.compile(specialize=...)`)."""
+        count = ctypes.c_size_t()
+        self._state.query(_lib.qrt_plan_num_specializations, count)
+        return count.value
+
+    @property
     def weight_memory(self) -> dict:
         """What the plan keeps for constants: {"constant_bytes", "parameter_bytes",
         "kernel_bytes", "resident_bytes"} (resident = the sum of the three)."""

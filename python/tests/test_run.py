@@ -65,6 +65,16 @@ def test_dynamic_batch_sizes(digits_cnn, digits_data):
     assert accuracy(plan, x, y) > 0.9
 
 
+def test_a_batch_run_twice_takes_a_static_plan_with_the_same_results(digits_cnn, digits_data):
+    x, _ = digits_data
+    walk = digits_cnn.compile(specialize=False)
+    plan = digits_cnn.compile()
+    for start in range(0, 20, 4):  # batches of 4 images, new ones each run
+        np.testing.assert_array_equal(plan.run(x[start:start + 4])["logits"], walk.run(x[start:start + 4])["logits"])
+    assert plan.specializations == 1
+    assert walk.specializations == 0
+
+
 def test_quantized_inputs_and_outputs_hold_stored_integers():
     m = qrt.Model(PER_AXIS_TEXT.encode())
     x = np.array([[128, 120, 0], [130, 124, 5]], dtype=np.uint8)

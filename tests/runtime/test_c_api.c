@@ -290,6 +290,12 @@ static void test_static_plan(void) {
   EXPECT(qrt_plan_memory_info(NULL, &mem) == QRT_INVALID_ARGUMENT);
   EXPECT(qrt_plan_memory_info(plan, &mem) == QRT_OK);
   EXPECT(mem.arena_bytes > 0 && mem.arena_bytes <= mem.naive_bytes + 64 * 4);
+  {
+    size_t shapes = 99;
+    EXPECT(qrt_plan_num_specializations(plan, NULL) == QRT_INVALID_ARGUMENT);
+    EXPECT(qrt_plan_num_specializations(NULL, &shapes) == QRT_INVALID_ARGUMENT);
+    EXPECT(qrt_plan_num_specializations(plan, &shapes) == QRT_OK && shapes == 0); /* static shapes */
+  }
 
   EXPECT(qrt_context_create(plan, &ctx) == QRT_OK);
   EXPECT(qrt_context_bind_output(ctx, 1, out, sizeof out) == QRT_INVALID_ARGUMENT);

@@ -676,3 +676,108 @@ TEST_CASE("dynamic shapes: a rank-0 kernel result gets its bytes on the first ru
   qrt_plan_destroy(plan);
   qrt_model_destroy(m);
 }
+
+namespace {
+
+// A plan of `path` with plan flags and a memory budget (0: the default).
+qrt_plan_t* plan_with(qrt_model_t* model, size_t threads, unsigned flags, size_t max_memory) {
+  qrt_plan_options opts;
+  qrt_plan_options_init(&opts);
+  opts.threads = threads;
+  opts.flags = flags;
+  opts.max_memory = max_memory;
+  qrt_plan_t* plan = nullptr;
+  REQUIRE_MESSAGE(qrt_plan_create(model, &opts, &plan) == QRT_OK, qrt_last_error_message());
+  return plan;
+}
+
+// `batch` images of the model's input, image b from seed `seed + b`.
+Inputs batch_inputs(qrt_model_t* model, int64_t batch, uint32_t seed) {
+  Inputs in = make_inputs(model, seed);
+  REQUIRE(in.dims[0][0] == 1);  // the dynamic batch dimension
+  in.dims[0][0] = batch;
+  for (int64_t b = 1; b < batch; ++b) {
+    const Inputs more = make_inputs(model, seed + uint32_t(b));
+    in.bytes[0].insert(in.bytes[0].end(), more.bytes[0].begin(), more.bytes[0].end());
+  }
+  return in;
+}
+
+size_t specializations(const qrt_plan_t* plan) {
+  size_t n = 99;
+  REQUIRE(qrt_plan_num_specializations(plan, &n) == QRT_OK);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("dynamic shapes: a shape run twice in a row gets a static plan, and every run the reference's bytes") {
+  for (const char* path : {"onnx/digits_cnn_qdq_u8.onnx", "onnx/fashion_cnn_qdq_u8.onnx"}) {
+    CAPTURE(path);
+    Compiled ref;
+    compile(path, 1, ref, nullptr, QRT_BACKEND_REF);
+    qrt_context_t* rc = nullptr;
+    REQUIRE(qrt_context_create(ref.plan, &rc) == QRT_OK);
+    for (unsigned flags : {0u, unsigned(QRT_PLAN_NO_SPECIALIZATION)}) {
+      CAPTURE(flags);
+      qrt_plan_t* plan = plan_with(ref.model, 2, flags, 0);
+      qrt_context_t* jc = nullptr;
+      REQUIRE(qrt_context_create(plan, &jc) == QRT_OK);
+      CHECK(specializations(plan) == 0);
+      // Batch 2 twice makes the first static plan; batch 5 twice the second; batch 2 again
+      // takes the first; batch 1 once stays on the walk. New images every run: a specialized
+      // run must read this run's inputs, not replay an earlier one.
+      const int64_t batches[] = {2, 2, 2, 5, 5, 5, 2, 1};
+      const size_t expected[] = {0, 1, 1, 1, 2, 2, 2, 2};
+      for (size_t r = 0; r < std::size(batches); ++r) {
+        CAPTURE(r);
+        const Inputs in = batch_inputs(ref.model, batches[r], uint32_t(100 * r));
+        const auto got = run_once(jc, in, ref.outputs);
+        const auto want = run_once(rc, in, ref.outputs);
+        REQUIRE(got.size() == want.size());
+        CHECK(got == want);
+        CHECK(specializations(plan) == (flags ? 0 : expected[r]));
+      }
+      // A second context shares the plan's static plans (no third one for batch 2) and runs
+      // them with its own arena.
+      qrt_context_t* second = nullptr;
+      REQUIRE(qrt_context_create(plan, &second) == QRT_OK);
+      for (uint32_t r = 0; r < 3; ++r) {
+        const Inputs in = batch_inputs(ref.model, 2, 1000 + r);
+        CHECK(run_once(second, in, ref.outputs) == run_once(rc, in, ref.outputs));
+      }
+      CHECK(specializations(plan) == (flags ? 0 : 2));
+      qrt_context_destroy(second);
+      qrt_context_destroy(jc);
+      qrt_plan_destroy(plan);
+    }
+    qrt_context_destroy(rc);
+  }
+}
+
+TEST_CASE("dynamic shapes: a static plan that does not fit the budget the plan leaves is not made, and runs go on") {
+  Compiled ref;
+  compile("onnx/digits_cnn_qdq_u8.onnx", 1, ref, nullptr, QRT_BACKEND_REF);
+  qrt_context_t* rc = nullptr;
+  REQUIRE(qrt_context_create(ref.plan, &rc) == QRT_OK);
+  // The smallest budget the dynamic plan passes (its constants, twice) leaves none for a
+  // specialization's prepared weights and arena.
+  qrt_plan_t* probe = plan_with(ref.model, 1, 0, 0);
+  qrt_weight_memory w;
+  std::memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  REQUIRE(qrt_plan_weight_memory(probe, &w) == QRT_OK);
+  qrt_plan_destroy(probe);
+  REQUIRE(w.constant_bytes > 0);
+  qrt_plan_t* plan = plan_with(ref.model, 1, 0, 2 * w.constant_bytes);
+  qrt_context_t* jc = nullptr;
+  REQUIRE(qrt_context_create(plan, &jc) == QRT_OK);
+  for (uint32_t r = 0; r < 4; ++r) {
+    const Inputs in = batch_inputs(ref.model, 3, 7 * r);
+    CHECK(run_once(jc, in, ref.outputs) == run_once(rc, in, ref.outputs));
+  }
+  CHECK(specializations(plan) == 0);
+  qrt_context_destroy(jc);
+  qrt_plan_destroy(plan);
+  qrt_context_destroy(rc);
+}
