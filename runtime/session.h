@@ -133,8 +133,6 @@ struct SpecializedRun;
 std::shared_ptr<ShapeSpecializations> new_shape_specializations();
 /// How many input shapes `plan` runs on a static specialization (0 for static plans).
 size_t specialization_count(const Plan& plan);
-/// Why the specializations of `plan` that failed did (one message per input shape).
-std::vector<std::string> specialization_failures(const Plan& plan);
 
 /// Per-run state of one thread's use of a plan: its thread pool and arena, bound inputs and
 /// outputs, the last outputs and per-op timings.
@@ -142,7 +140,7 @@ struct Context {
   const Plan* plan = nullptr;
   std::vector<Tensor> inputs;      ///< copies (set_input) or views of caller buffers (bind_input)
   std::vector<bool> input_set;
-  std::vector<Tensor> outputs;     ///< views into the arena (static shapes) or owned tensors
+  std::vector<Tensor> outputs;     ///< views into the arena, a specialization's arena or the walk's buffers
   bool has_outputs = false;
   std::shared_ptr<ThreadPool> pool;
   jit::AlignedBytes arena;

@@ -4,7 +4,9 @@
 // (run_dynamic): per op, the result's shape is computed, its buffer looked up, and the walk's
 // bookkeeping paid; element-wise chains do not fuse and there is no arena. When a context runs
 // the same input shapes twice in a row, the shapes its values had are known (every value a run
-// reads or returns was seen), so the lowered graph with those dims is a static graph: it is
+// reads or returns was seen; no qrt op takes a result shape from operand values, only from
+// operand shapes and attributes, so they hold for every run on those input shapes), and the
+// lowered graph with those dims is a static graph: it is
 // verified and compiled like any static plan (kernels chosen for the shapes, fused regions, an
 // arena), and the context's later runs on those shapes take it. The plan keeps the compiled
 // specializations for all its contexts (each context has its own arena for them); results are
@@ -24,8 +26,7 @@ namespace qrt::runtime {
 struct ShapeSpecializations {
   struct Entry {
     std::vector<std::vector<int64_t>> input_dims;
-    std::shared_ptr<const Plan> plan;  ///< null: this shape's specialization failed
-    std::string why_not;
+    std::shared_ptr<const Plan> plan;  ///< null: this shape's specialization failed (not tried again)
   };
   std::mutex mutex;
   std::vector<Entry> entries;
@@ -84,10 +85,10 @@ std::shared_ptr<const Plan> specialization_for(const Plan& dynamic, const std::v
     if (e.input_dims == dims) return e.plan;
   }
   if (cache.entries.size() >= kMaxSpecializations) return nullptr;
-  ShapeSpecializations::Entry entry{dims, nullptr, ""};
+  // A failure (a verifier or budget error) leaves this shape on the walk, which already ran it.
+  ShapeSpecializations::Entry entry{dims, nullptr};
   Result<std::unique_ptr<Plan>> compiled = compile_specialization(dynamic, seen);
   if (compiled.is_ok()) entry.plan = std::shared_ptr<const Plan>(std::move(compiled).value());
-  else entry.why_not = compiled.status().to_string();
   cache.entries.push_back(entry);
   return entry.plan;
 }
@@ -154,16 +155,6 @@ void Context::maybe_specialize() {
   run->context->input_set.assign(p->inputs.size(), true);
   // (The walk's buffers stay: this run's outputs are views of them.)
   specialized.push_back(std::move(run));
-}
-
-std::vector<std::string> specialization_failures(const Plan& plan) {
-  std::vector<std::string> why;
-  if (!plan.specializations) return why;
-  std::lock_guard<std::mutex> lock(plan.specializations->mutex);
-  for (const ShapeSpecializations::Entry& e : plan.specializations->entries) {
-    if (!e.plan) why.push_back(e.why_not);
-  }
-  return why;
 }
 
 size_t specialization_count(const Plan& plan) {

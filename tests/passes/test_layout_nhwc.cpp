@@ -135,7 +135,10 @@ namespace {
 // ([1, 3, 5, 5] -> [1, 75]) and a quantized matmul on constant weights, either [75, 4]
 // (per output column) or a transposed [4, 75] (an ONNX Gemm's transB). `also_return`: the
 // flatten is returned too.
-std::string classifier(bool transposed_weights, bool also_return = false) {
+// `also`: the flatten is also returned ("return") or also read by a relu that is returned
+// ("relu"); "" neither.
+std::string classifier(bool transposed_weights, const std::string& also = "") {
+  const bool also_return = !also.empty();
   std::string hex;
   for (int i = 0; i < 75 * 4; ++i) {
     const int v = (i * 53 + 17) % 255 - 127;  // -127..127, every k and column different
@@ -157,7 +160,9 @@ std::string classifier(bool transposed_weights, bool also_return = false) {
     t += "  %w = \"qrt.constant\"() {value = dense<\"0x" + hex + "\"> : tensor<75x4xi8>} : () -> " + w + "\n";
   }
   t += "  %m = \"qrt.matmul\"(%r, %w) : (" + flat + ", " + w + ") -> " + out + "\n";
-  t += also_return ? "  return %m, %r : " + out + ", " + flat + "\n}\n" : "  return %m : " + out + "\n}\n";
+  if (also == "relu") t += "  %q = \"qrt.relu\"(%r) : (" + flat + ") -> " + flat + "\n";
+  t += also_return ? "  return %m, " + std::string(also == "relu" ? "%q" : "%r") + " : " + out + ", " + flat + "\n}\n"
+                   : "  return %m : " + out + "\n}\n";
   return t;
 }
 
@@ -182,13 +187,16 @@ TEST_CASE("a flatten that only quantized matmuls read takes the NHWC order, the 
 }
 
 TEST_CASE("a flatten with other readers, or returned, keeps the NCHW order") {
-  qrt::passes::LayoutReport r;
-  const qrt::Graph out = rewrite(classifier(true, /*also_return=*/true), r);
-  CHECK(r.flattens == 0);
-  CHECK(r.permuted == 0);
-  bool nchw_flatten = false;
-  for (const qrt::Op& op : out.ops) {
-    if (op.kind == qrt::OpKind::kReshape) nchw_flatten = out.values[size_t(op.operands[0])].type.dims == std::vector<int64_t>{1, 3, 5, 5};
+  for (const std::string also : {"return", "relu"}) {
+    CAPTURE(also);
+    qrt::passes::LayoutReport r;
+    const qrt::Graph out = rewrite(classifier(true, also), r);
+    CHECK(r.flattens == 0);
+    CHECK(r.permuted == 0);
+    bool nchw_flatten = false;
+    for (const qrt::Op& op : out.ops) {
+      if (op.kind == qrt::OpKind::kReshape) nchw_flatten = out.values[size_t(op.operands[0])].type.dims == std::vector<int64_t>{1, 3, 5, 5};
+    }
+    CHECK(nchw_flatten);
   }
-  CHECK(nchw_flatten);
 }

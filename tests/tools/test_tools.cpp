@@ -699,3 +699,18 @@ TEST_CASE("qrun/qopt --numerics: the profile's integers, recorded by qopt, named
   check_one_error_line(run(kQopt + " " + model.string() + " --numerics gemmlowp"), "qopt",
                        "unknown numerics profile 'gemmlowp'");
 }
+
+TEST_CASE("qrun on a dynamic-batch ONNX model: later runs take a static plan, --no-specialize keeps the walk") {
+  const std::string models = MODELS_DIR;
+  const std::string model = models + "/onnx/digits_cnn_qdq_u8.onnx --input input=" + models + "/onnx/digits_test_x.npy";
+  const fs::path fast = temp_dir() / "specialized", walk = temp_dir() / "walk";
+  const Run r = run(kQrun + " " + model + " --bench 3 --profile --output-dir " + fast.string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.out.find("shapes: the runs took 1 static plan compiled for their input shapes") != std::string::npos, r.out);
+  const Run w = run(kQrun + " " + model + " --bench 3 --profile --no-specialize --output-dir " + walk.string());
+  REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+  CHECK(w.out.find("shapes:") == std::string::npos);
+  // The last run's logits (a static plan's, the walk's) are the same bytes.
+  CHECK(slurp(fast / "logits.npy") == slurp(walk / "logits.npy"));
+  CHECK(slurp(fast / "logits.npy").size() > 540 * 10 * 4);
+}
