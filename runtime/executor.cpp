@@ -209,7 +209,8 @@ Status Context::run_dynamic() {
   const Plan& p = *plan;
   // The dims every value takes, for a static plan of these input shapes (shape_specialization.cpp).
   const bool record = records_shapes();
-  if (record) seen_dims.assign(p.graph->values.size(), {});
+  // Every run reads the same values, so each run overwrites the last one's dims in place.
+  if (record && seen_dims.size() != p.graph->values.size()) seen_dims.assign(p.graph->values.size(), {});
   auto run_kernel = [this, &p, record](size_t o, const std::vector<const Tensor*>& operands) -> std::optional<Result<Tensor>> {
     if (record) {
       const std::vector<int>& read = p.graph->ops[o].operands;

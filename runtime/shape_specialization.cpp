@@ -139,9 +139,10 @@ Result<bool> Context::run_specialized() {
 
 void Context::maybe_specialize() {
   if (!records_shapes()) return;
-  const bool repeated = same_dims(last_input_dims, inputs);
-  last_input_dims = input_dims(inputs);
-  if (!repeated) return;
+  if (!same_dims(last_input_dims, inputs)) {
+    last_input_dims = input_dims(inputs);  // (a shape run once more keeps its copy)
+    return;
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::vector<int64_t>& d = seen_dims[size_t(plan->graph->outputs[i])];
     d = outputs[i].type.dims;
