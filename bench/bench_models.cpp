@@ -133,6 +133,15 @@ const bool registered = [] {
           ->UseRealTime();
     }
   }
+  // mobilenet_v2 with its 1x1 convolutions' results written before their depthwise readers
+  // (QRT_PLAN_NO_ROW_FUSION), beside BM_model's rows, which make them row by row in cache.
+  for (size_t threads : {1, 2}) {
+    const std::string name = "BM_model_no_row_fusion/model:3/threads:" + std::to_string(threads) + "/isa:" + levels.front();
+    benchmark::RegisterBenchmark(name.c_str(), BM_model, size_t(3), threads, levels.front(), std::string(),
+                                 unsigned(QRT_PLAN_NO_ROW_FUSION))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   // The TFLite models under the numerics profiles (docs/numerics.md, "Profiles"), at the
   // host's best level, beside the default profile: what reproducing another stack's integers
   // costs. BM_model_numerics/model:<i>/threads:<n>/numerics:<profile>.

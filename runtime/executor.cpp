@@ -53,6 +53,12 @@ Status prepare_execution(Plan& plan) {
       }
     }
   }
+  // A fused op's work is its root's (a row-fused 1x1 convolution's GEMM runs in its consumer).
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    if (plan.fused_into[o] < 0) continue;
+    plan.op_ops[size_t(plan.fused_into[o])] += plan.op_ops[o];
+    plan.op_ops[o] = 0;
+  }
   if (!plan.static_shapes) return Status::ok();  // the dynamic executor allocates per op (create_plan decided)
 
   // Liveness: from the producing op to the last reader; graph outputs to the end.

@@ -22,6 +22,7 @@
 #include "jit/core/host_info.h"
 #include "jit/llvm/llvm_backend.h"
 #include "jit/ops/ew_fusion.h"
+#include "jit/ops/row_fusion.h"
 #include "jit/ref/reference.h"
 #include "passes/activation_storage.h"
 #include "passes/dead_code.h"
@@ -211,9 +212,10 @@ void drop_copied_constants(const Plan& plan, Graph& g) {
         const size_t ro = reader.first;
         const std::vector<int>& results = g.ops[ro].results;
         if (plan.skip[ro]) return std::all_of(results.begin(), results.end(), [&](int x) { return copied[size_t(x)] != 0; });
-        // A fused region's root reads the region's inputs, not its op's operands: never dropped for.
+        // `reader.second` indexes the values the kernel reads (plan.operands): a fused region's
+        // inputs (its kernel holds no copies), a row-fused pair's constants (both hold theirs).
         const jit::OpKernel* k = plan.kernels[ro].get();
-        return k && plan.operands[ro] == g.ops[ro].operands && k->holds_operand_copy(reader.second);
+        return k && k->holds_operand_copy(reader.second);
       });
     }
     if (op.kind != OpKind::kConstant || op.results.size() != 1 || !copied[size_t(op.results[0])]) continue;
@@ -378,6 +380,17 @@ Status compile_lowered_graph(Plan& plan, Graph& own_graph) {
         plan.kernels[r.ops[i]].reset();
         plan.fused_into[r.ops[i]] = int(root);
       }
+    }
+    // Row fusion: a 1x1 convolution's rows made as its depthwise consumer reads them.
+    std::vector<jit::RowFusion> row_fusions;
+    if (!(settings.flags & QRT_PLAN_NO_ROW_FUSION)) {
+      row_fusions = jit::fuse_row_producers(*plan.graph, plan.kernels, plan.operands, plan.fused_into);
+    }
+    for (jit::RowFusion& f : row_fusions) {
+      plan.kernels[f.consumer] = std::move(f.kernel);
+      plan.operands[f.consumer] = std::move(f.operands);
+      plan.why_not[f.consumer].clear();
+      plan.fused_into[f.producer] = int(f.consumer);
     }
   }
   for (const auto& k : plan.kernels) plan.kernel_names.push_back(k ? k->describe() : "reference");

@@ -76,9 +76,10 @@ struct Plan {
   /// Per op of `graph`: the generated kernel that runs it (JIT backend), or none.
   std::vector<std::unique_ptr<jit::OpKernel>> kernels;
   /// Per op: the values its kernel reads, in order — the op's operands, except for the root of
-  /// a fused element-wise region, which reads the region's inputs.
+  /// a fused element-wise region, which reads the region's inputs, and a row-fused consumer
+  /// (jit/ops/row_fusion.h), which reads its producer's input.
   std::vector<std::vector<int>> operands;
-  /// Per op: the root op of the fused region that computes it, or -1.
+  /// Per op: the root op of the fused region (or the row-fused consumer) that computes it, or -1.
   std::vector<int> fused_into;
   /// Per op: why the reference runs it (empty where a kernel does).
   std::vector<std::string> why_not;
@@ -192,6 +193,13 @@ struct Context {
   void maybe_specialize();
   /// Whether value `v` is an op's result of no elements (the memory plan places no bytes for it).
   bool empty_result(size_t v) const;
+};
+
+/// A context's run on a static plan specialized for its inputs' shapes (shape_specialization.cpp).
+struct SpecializedRun {
+  std::vector<std::vector<int64_t>> input_dims;
+  std::shared_ptr<const Plan> plan;
+  std::unique_ptr<Context> context;  ///< runs `plan` on the owner's thread pool
 };
 
 /// Evaluates constants and plans the arena of a plan whose kernels are chosen (and whose

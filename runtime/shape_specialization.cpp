@@ -32,12 +32,6 @@ struct ShapeSpecializations {
   std::vector<Entry> entries;
 };
 
-struct SpecializedRun {
-  std::vector<std::vector<int64_t>> input_dims;
-  std::shared_ptr<const Plan> plan;
-  std::unique_ptr<Context> context;  ///< runs `plan` on the owner's thread pool
-};
-
 namespace {
 
 constexpr size_t kMaxSpecializations = 8;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <numeric>
 
 #include "ir/nn_params.h"
 #include "jit/ops/conv_bytes.h"
@@ -28,6 +29,9 @@ constexpr int64_t kIm2colBlockBytes = 192 * 1024;
 constexpr size_t kIm2colSlack = 16;
 // Window heights whose input rows im2col_rows tracks per output row (taller ones go pixel by pixel).
 constexpr int64_t kMaxIm2colTaps = 16;
+// The most bytes of result rows a row producer makes per call (row_fusion.h): they are read
+// back from L1 or L2 by the consumer right away.
+constexpr int64_t kRowBlockBytes = 64 * 1024;
 // An im2col task's least work in multiply-adds (as kMinGemmTaskMacs: ~1.5 µs at VNNI rates).
 constexpr int64_t kMinConvTaskMacs = 512 * 1024;
 
@@ -42,7 +46,7 @@ struct ConvPart {
   const GemmKernel& windows() const { return window_gemm ? *window_gemm : *gemm; }
 };
 
-class ConvOpKernel final : public SinkableKernel {
+class ConvOpKernel final : public SinkableKernel, public RowProducer {
  public:
   /// `parts` (with their GEMMs) cover every output channel; `specs` and `backend` (those of
   /// each part's GEMM) serve only to plan window tiles.
@@ -71,6 +75,28 @@ class ConvOpKernel final : public SinkableKernel {
   // A sink takes whole rows of every output channel: one GEMM writes them.
   bool takes_sink() const override {
     return !w_.nchw && parts_.size() == 1 && parts_[0].gemm->packed().out == OutKind::kS32;
+  }
+
+  // A 1x1 convolution over the input as it is, one GEMM, 8-bit NHWC results: a row of
+  // output pixels is a GEMM of that input row's pixels.
+  const RowProducer* row_producer() const override {
+    if (!direct() || parts_.size() != 1) return nullptr;
+    const OutKind out = parts_[0].gemm->packed().out;
+    return out == OutKind::kU8 || out == OutKind::kS8 ? this : nullptr;
+  }
+
+  void produce_rows(const Tensor& x, int64_t n, int64_t y, int64_t count, uint8_t* out) const override {
+    const int64_t h = x.type.dims[1], wd = x.type.dims[2], in_c = x.type.dims[3];
+    parts_[0].gemm->run(x.bytes() + (n * h + y) * wd * in_c, count * wd, in_c, out, filter_dims_[0], serial());
+  }
+
+  // Rows in whole tiles (a row of 112 pixels is 9 tiles of 12 and one of 4; three rows are
+  // 28 tiles), while the block stays within kRowBlockBytes.
+  int64_t rows_per_call(int64_t width) const override {
+    const int64_t tile = parts_[0].gemm->packed().tile_rows(), row_bytes = std::max<int64_t>(1, width * filter_dims_[0]);
+    const int64_t whole = tile / std::gcd(std::max<int64_t>(width, 1), tile);
+    if (whole * row_bytes <= kRowBlockBytes) return whole;
+    return std::max<int64_t>(1, kRowBlockBytes / row_bytes);
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked

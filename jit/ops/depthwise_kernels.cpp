@@ -154,10 +154,24 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
 
   bool takes_sink() const override { return rows_.out == OutKind::kS32; }
 
+  // 8-bit results: int32 ones go to a sink, which a fused kernel does not take.
+  bool reads_operand_rows() const override { return rows_.out != OutKind::kS32; }
+
+  Status run_reading_rows(const std::vector<const Tensor*>& operands, const RowSource& rows, Tensor& y,
+                          Parallel& parallel) const override {
+    if (!reads_operand_rows()) return OpKernel::run_reading_rows(operands, rows, y, parallel);
+    return run_rows(*operands[0], rows, y, parallel, nullptr);
+  }
+
   // With a sink (int32) each output row goes to it from a thread-local buffer.
   Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
                        const AccumulatorSink* sink) const override {
-    const Tensor& x = *operands[0];
+    return run_rows(*operands[0], TensorRows(*operands[0]), y, parallel, sink);
+  }
+
+ private:
+  // The input rows from `source` (x gives the dims; its bytes are read only through `source`).
+  Status run_rows(const Tensor& x, const RowSource& source, Tensor& y, Parallel& parallel, const AccumulatorSink* sink) const {
     const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;
     const unsigned groups = dw_rows_groups(rows_.taps);
@@ -196,13 +210,19 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     const int64_t span = reads_next ? 4 * int64_t(groups) : (per_position - 1) * w_.sw + (w_.kw - 1) * w_.dw + 1;
     const int64_t last_first_tap = wd + w_.pad_left - span;
     const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / stride + 1, inner_lo, interleaved);
-    const int64_t input_bytes = int64_t(x.byte_size());
+    // Computed rows (a fused producer) go to a per-thread buffer, a block of rows at a time,
+    // with the reads' slack after it.
+    const int64_t block = source.computes_rows() ? std::clamp<int64_t>(source.block_rows(), 1, h) : 0;
+    const int64_t produced_bytes = block * wd * c + reach_bytes;
     parallel.for_each(size_t(tasks), [&](size_t task) {
       // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
       // (the rows one output row reads are kh·dh apart at most, so they never share a slot).
       thread_local std::vector<uint8_t> padded;
       thread_local std::vector<AlignedBytes> slots;
       thread_local std::vector<int64_t> tags;
+      thread_local std::vector<uint8_t> produced;
+      uint8_t* produced_rows = block ? scratch(produced, size_t(produced_bytes)) : nullptr;
+      int64_t produced_from = -1, produced_rows_count = 0;  // the block's rows: n · h + y, how many
       padded.assign(padded_bytes, pad_byte_);
       if (slots.size() < size_t(ring) || (slots.size() > 0 && slots[0].size() < size_t(row_bytes))) {
         slots.clear();
@@ -221,10 +241,27 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
           }
           const size_t slot = size_t(iy % ring);
           if (tags[slot] != n * h + iy) {
-            const int64_t row_at = (n * h + iy) * wd * c;
-            const uint8_t* src = x.bytes() + row_at;
+            const uint8_t* src;
+            int64_t readable;
+            if (block) {
+              // A block from this row on, of the rows this task still reads in this image (rows
+              // come in order; two bands share only the rows their windows overlap).
+              if (n * h + iy < produced_from || n * h + iy >= produced_from + produced_rows_count) {
+                const int64_t last_oy = std::min(oh - 1, last - 1 - n * oh);
+                const int64_t last_iy = std::min(h - 1, last_oy * w_.sh - w_.pad_top + (w_.kh - 1) * w_.dh);
+                produced_rows_count = std::clamp<int64_t>(last_iy - iy + 1, 1, block);
+                source.compute_rows(n, iy, produced_rows_count, produced_rows);
+                produced_from = n * h + iy;
+              }
+              const int64_t at = n * h + iy - produced_from;
+              src = produced_rows + at * wd * c;
+              readable = produced_bytes - at * wd * c;
+            } else {
+              src = source.row(n, iy);
+              readable = source.readable_bytes(n, iy);
+            }
             // The interior ends where a read would pass the input's last byte (the last rows).
-            const int64_t room = input_bytes - row_at + w_.pad_left * c - reach_bytes;
+            const int64_t room = readable + w_.pad_left * c - reach_bytes;
             const int64_t hi = room < 0 ? inner_lo : std::clamp(room / step + 1, inner_lo, inner_hi);
             uint8_t* slot_row = slots[slot].data();
             if (inner_lo > 0) {  // the left edge: the input bytes its positions reach
@@ -252,6 +289,7 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     return Status::ok();
   }
 
+ public:
   bool reads_operand(size_t index) const override { return index == 0; }  // weights are prepacked
   bool holds_operand_copy(size_t index) const override { return index != 0; }
   std::string describe() const override {

@@ -129,10 +129,10 @@ class Model:
         "neon-dot", "neon-i8mm"; `qrt.host_isas()` lists this host's); None: the host's best. passes: the
         graph passes run before kernels are chosen (None: the default pipeline, "" or []:
         none). backend: "default", "jit", "llvm" or "ref" (the reference interpreter).
-        fusion: fuse element-wise chains (results are identical either way). max_memory: the
-        plan's memory budget in bytes (0: the host's physical memory). numerics: the numerics
-        profile ("default", "stablehlo", "tflite", "tflite-single-rounding", "onnx";
-        docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`). specialize:
+        fusion: fuse element-wise chains, and 1x1 convolutions into their depthwise readers
+        (results are identical either way). max_memory: the plan's memory budget in bytes (0:
+        the host's physical memory). numerics: the numerics profile ("default", "stablehlo",
+        "tflite", "tflite-single-rounding", "onnx"; docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`). specialize:
         a model with dynamic dimensions runs, from the third run of a context on one input
         shape, on a static plan compiled for that shape (the same results; `Plan.specializations`
         counts them); False keeps every run on the graph walk.
