@@ -381,15 +381,11 @@ Status compile_lowered_graph(Plan& plan, Graph& own_graph) {
         plan.fused_into[r.ops[i]] = int(root);
       }
     }
-    // Row fusion: a 1x1 convolution's rows made as its depthwise consumer reads them.
-    std::vector<jit::RowFusion> row_fusions;
-    if (!(settings.flags & QRT_PLAN_NO_ROW_FUSION)) {
-      row_fusions = jit::fuse_row_producers(*plan.graph, plan.kernels, plan.operands, plan.fused_into);
-    }
-    for (jit::RowFusion& f : row_fusions) {
+    const bool rows = !(settings.flags & QRT_PLAN_NO_ROW_FUSION);  // 1x1 conv -> depthwise (row_fusion.h)
+    for (jit::RowFusion& f : rows ? jit::fuse_row_producers(*plan.graph, plan.kernels, plan.operands, plan.fused_into)
+                                  : std::vector<jit::RowFusion>()) {
       plan.kernels[f.consumer] = std::move(f.kernel);
       plan.operands[f.consumer] = std::move(f.operands);
-      plan.why_not[f.consumer].clear();
       plan.fused_into[f.producer] = int(f.consumer);
     }
   }
