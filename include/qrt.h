@@ -147,9 +147,9 @@ typedef struct qrt_plan_options {
 
 /** qrt_plan_options.flags. */
 enum {
-  /** Run every op on its own kernel: no fused element-wise regions (by default chains of
-      element-wise ops run as one element-wise program per region) and no row fusion (see
-      QRT_PLAN_NO_ROW_FUSION). Results are identical either way. */
+  /** Run every element-wise op on its own kernel instead of fusing chains of them into one
+      element-wise program per region (the default), and no row fusion even where
+      QRT_PLAN_ROW_FUSION asks for it. Results are identical either way. */
   QRT_PLAN_NO_FUSION = 1,
   /** Keep a plan with dynamic dimensions on its graph walk for every run. By default, once a
       context has run the same input shapes twice in a row, the plan compiles a static plan
@@ -157,11 +157,13 @@ enum {
       8 shapes per plan, within the memory budget left by the plan) and the context's later
       runs on them take it: the same results, without the walk's per-op work. */
   QRT_PLAN_NO_SPECIALIZATION = 2,
-  /** No row fusion. By default a 1x1 convolution whose only reader is a depthwise convolution
-      (static shapes, 8-bit NHWC, the depthwise rows kernels of the level) computes each row
-      of its result as the depthwise op first needs it, into a per-thread buffer that stays
-      in cache; the intermediate tensor is never written. Results are identical either way. */
-  QRT_PLAN_NO_ROW_FUSION = 4,
+  /** Row fusion: a 1x1 convolution whose only reader is a depthwise convolution (static
+      shapes, 8-bit NHWC, the depthwise rows kernels of the level) computes the rows of its
+      result as the depthwise op first needs them, into a per-thread buffer in cache; the
+      intermediate tensor is never written (mobilenet_v2's arena: a third smaller). Off by
+      default: it did not run faster where measured (docs/performance.md). Results are
+      identical either way. */
+  QRT_PLAN_ROW_FUSION = 4,
 };
 
 /** Memory a plan's contexts use for intermediate tensors. */

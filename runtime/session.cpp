@@ -381,7 +381,7 @@ Status compile_lowered_graph(Plan& plan, Graph& own_graph) {
         plan.fused_into[r.ops[i]] = int(root);
       }
     }
-    const bool rows = !(settings.flags & QRT_PLAN_NO_ROW_FUSION);  // 1x1 conv -> depthwise (row_fusion.h)
+    const bool rows = (settings.flags & QRT_PLAN_ROW_FUSION) != 0;  // 1x1 conv -> depthwise (row_fusion.h)
     for (jit::RowFusion& f : rows ? jit::fuse_row_producers(*plan.graph, plan.kernels, plan.operands, plan.fused_into)
                                   : std::vector<jit::RowFusion>()) {
       plan.kernels[f.consumer] = std::move(f.kernel);

@@ -22,7 +22,7 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--no-row-fusion] [--no-specialize] [--kernels] [--bench ITER]\n"
+    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--row-fusion] [--no-specialize] [--kernels] [--bench ITER]\n"
     "            [--profile] [--trace FILE.json] [--passes LIST] [--max-memory SIZE]\n"
     "            [--numerics PROFILE]\n"
     "\n"
@@ -57,12 +57,12 @@ const char* kUsage =
     "                         loading and planning fail with a clear error, before allocating,\n"
     "                         when the model's constants, their prepacked copies and the\n"
     "                         arena would exceed it. Default: the host's physical memory\n"
-    "  --no-fusion            run every op on its own kernel (default: chains of element-wise\n"
-    "                         ops run as one fused program, and row fusion; same results).\n"
+    "  --no-fusion            run every element-wise op on its own kernel (default: chains of\n"
+    "                         them run as one fused element-wise program; same results).\n"
     "                         QRT_CACHE_DIR=DIR in the environment keeps the LLVM backend's\n"
     "                         compiled programs in DIR for later runs\n"
-    "  --no-row-fusion        write a 1x1 convolution's result before its depthwise reader\n"
-    "                         runs (default: each row made as the depthwise op needs it)\n"
+    "  --row-fusion           a 1x1 convolution's rows made as its depthwise reader needs them:\n"
+    "                         a smaller arena, the same results (default: off)\n"
     "  --no-specialize        keep a model with dynamic dimensions on the graph walk (default:\n"
     "                         from the third run on one input shape, a static plan compiled\n"
     "                         for that shape runs it; same results)\n"
@@ -295,7 +295,7 @@ struct Options {
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   std::string isa;  // empty: the host's best
   bool no_fusion = false;
-  bool no_row_fusion = false;
+  bool row_fusion = false;
   bool no_specialize = false;
   bool kernels = false;
   size_t threads = 1;
@@ -392,8 +392,8 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       }
     } else if (a == "--no-fusion") {
       o.no_fusion = true;
-    } else if (a == "--no-row-fusion") {
-      o.no_row_fusion = true;
+    } else if (a == "--row-fusion") {
+      o.row_fusion = true;
     } else if (a == "--no-specialize") {
       o.no_specialize = true;
     } else if (a == "--isa") {
@@ -477,7 +477,7 @@ int run_main(int argc, char** argv) {
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
   if (!o.numerics.empty()) plan_options.numerics = o.numerics.c_str();
   if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;
-  if (o.no_row_fusion) plan_options.flags |= QRT_PLAN_NO_ROW_FUSION;
+  if (o.row_fusion) plan_options.flags |= QRT_PLAN_ROW_FUSION;
   if (o.no_specialize) plan_options.flags |= QRT_PLAN_NO_SPECIALIZATION;
   t0 = Clock::now();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));

@@ -157,10 +157,32 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   // 8-bit results: int32 ones go to a sink, which a fused kernel does not take.
   bool reads_operand_rows() const override { return rows_.out != OutKind::kS32; }
 
+  // Bands on several threads each compute the input rows their windows share with the band
+  // before: where that would add more than 1/20 of the rows (a 7x7 image on two threads: 2 of
+  // 7), the rows are computed once, split over the threads, into a buffer read in place.
   Status run_reading_rows(const std::vector<const Tensor*>& operands, const RowSource& rows, Tensor& y,
                           Parallel& parallel) const override {
     if (!reads_operand_rows()) return OpKernel::run_reading_rows(operands, rows, y, parallel);
-    return run_rows(*operands[0], rows, y, parallel, nullptr);
+    const Tensor& x = *operands[0];
+    const int64_t images = x.type.dims[0], h = x.type.dims[1], row_bytes = x.type.dims[2] * x.type.dims[3];
+    const int64_t bands = band_tasks(y, parallel);
+    const int64_t shared = std::max<int64_t>(0, (w_.kh - 1) * w_.dh + 1 - w_.sh);
+    if (!rows.computes_rows() || bands <= 1 || (bands - 1) * shared * 20 <= images * h) {
+      return run_rows(x, rows, y, parallel, nullptr);
+    }
+    thread_local std::vector<uint8_t> computed;  // the caller's: the workers fill it through `at`
+    uint8_t* at = scratch(computed, size_t(images * h * row_bytes));
+    const int64_t block = std::clamp<int64_t>(rows.block_rows(), 1, h), all = images * h;
+    parallel.for_each(size_t(bands), [&](size_t t) {
+      const int64_t end = part_start(all, bands, int64_t(t) + 1);
+      for (int64_t r = part_start(all, bands, int64_t(t)); r < end;) {
+        const int64_t n = r / h, count = std::min({block, end - r, h - r % h});
+        rows.compute_rows(n, r % h, count, at + r * row_bytes);
+        r += count;
+      }
+    });
+    const Tensor whole = Tensor::view_of(x.type, at);
+    return run_rows(whole, TensorRows(whole), y, parallel, nullptr);
   }
 
   // With a sink (int32) each output row goes to it from a thread-local buffer.
@@ -170,6 +192,14 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   }
 
  private:
+  // One band of output rows per thread: each band interleaves the kh - 1 input rows above it
+  // again, so more, smaller tasks would cost more than they balance.
+  int64_t band_tasks(const Tensor& y, const Parallel& parallel) const {
+    const int64_t rows = y.type.dims[0] * y.type.dims[1], c = rows_.channels;
+    const int64_t work = rows * y.type.dims[2] * rows_.kh * dw_rows_groups(rows_.taps) * ((c + 15) / 16);
+    return std::min(rows, even_tasks(work, kMinDepthwiseTaskSteps, parallel));
+  }
+
   // The input rows from `source` (x gives the dims; its bytes are read only through `source`).
   Status run_rows(const Tensor& x, const RowSource& source, Tensor& y, Parallel& parallel, const AccumulatorSink* sink) const {
     const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
@@ -193,9 +223,7 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     const std::shared_ptr<const AlignedBytes> pad_row = padding_row(interleaved, padded_bytes, row_bytes);
     const AlignedBytes& pad_interleaved = *pad_row;
     const int64_t rows = y.type.dims[0] * oh;
-    // One band of output rows per thread: each band interleaves the kh - 1 input rows above
-    // it again, so more, smaller tasks would cost more than they balance.
-    const int64_t tasks = std::min(rows, even_tasks(rows * ow * rows_.kh * groups * ((c + 15) / 16), kMinDepthwiseTaskSteps, parallel));
+    const int64_t tasks = band_tasks(y, parallel);
     const int64_t ring = w_.kh * w_.dh;
     // Positions whose windows lie inside the input row (no padding) are interleaved from the
     // input in place; only the edge positions read a padded copy, of the bytes they reach.

@@ -5,7 +5,8 @@
 // in L1: the intermediate tensor (mobilenet_v2's expanded activations, up to 112²·96 bytes)
 // is never written, and the consumer does not stream it back from L3 (docs/architecture.md,
 // "Row fusion"). The results are the same bytes: both kernels compute what they computed
-// apart, row by row.
+// apart, row by row. Plans fuse only under QRT_PLAN_ROW_FUSION: on the hosts measured the
+// streams it saves were not what bounded the two ops (performance.md, seventh session).
 #pragma once
 
 #include <memory>

@@ -121,7 +121,7 @@ class Model:
 
     def compile(self, *, threads: int = 1, isa: str | None = None, passes: str | Iterable[str] | None = None,
                 backend: str = "default", fusion: bool = True, max_memory: int = 0,
-                numerics: str | None = None, specialize: bool = True) -> "Plan":
+                numerics: str | None = None, specialize: bool = True, row_fusion: bool = False) -> "Plan":
         """Compiles the graph into an immutable `qrt.Plan`.
 
         threads: threads per run, the calling thread included. isa: the highest ISA level the
@@ -129,13 +129,15 @@ class Model:
         "neon-dot", "neon-i8mm"; `qrt.host_isas()` lists this host's); None: the host's best. passes: the
         graph passes run before kernels are chosen (None: the default pipeline, "" or []:
         none). backend: "default", "jit", "llvm" or "ref" (the reference interpreter).
-        fusion: fuse element-wise chains, and 1x1 convolutions into their depthwise readers
-        (results are identical either way). max_memory: the plan's memory budget in bytes (0:
-        the host's physical memory). numerics: the numerics profile ("default", "stablehlo",
-        "tflite", "tflite-single-rounding", "onnx"; docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`). specialize:
+        fusion: fuse element-wise chains (results are identical either way). max_memory: the
+        plan's memory budget in bytes (0: the host's physical memory). numerics: the numerics
+        profile ("default", "stablehlo", "tflite", "tflite-single-rounding", "onnx";
+        docs/numerics.md "Profiles"); None: the model's own (`Model.numerics`). specialize:
         a model with dynamic dimensions runs, from the third run of a context on one input
         shape, on a static plan compiled for that shape (the same results; `Plan.specializations`
-        counts them); False keeps every run on the graph walk.
+        counts them); False keeps every run on the graph walk. row_fusion: 1x1 convolutions
+        read only by a depthwise convolution make their rows as it needs them (a smaller arena,
+        the same results; `QRT_PLAN_ROW_FUSION` in docs/c-api.md).
         """
         from .plan import Plan
         if backend not in _capi.BACKENDS:
@@ -149,7 +151,8 @@ class Model:
         passes = _passes_string(passes)
         options.passes = passes.encode() if passes is not None else None
         options.isa = isa.encode() if isa is not None else None
-        options.flags = (0 if fusion else _capi.QRT_PLAN_NO_FUSION) | (0 if specialize else _capi.QRT_PLAN_NO_SPECIALIZATION)
+        options.flags = ((0 if fusion else _capi.QRT_PLAN_NO_FUSION) | (0 if specialize else _capi.QRT_PLAN_NO_SPECIALIZATION) |
+                         (_capi.QRT_PLAN_ROW_FUSION if row_fusion else 0))
         options.max_memory = int(max_memory)
         options.numerics = numerics.encode() if numerics is not None else None
         handle = ctypes.c_void_p()

@@ -75,6 +75,17 @@ def test_a_batch_run_twice_takes_a_static_plan_with_the_same_results(digits_cnn,
     assert walk.specializations == 0
 
 
+def test_row_fusion_gives_the_same_bytes_in_a_smaller_arena(models):
+    m = qrt.Model(models / "tflite-micro" / "person_detect.tflite")
+    x = np.random.default_rng(7).integers(-128, 128, m.inputs[0].shape, dtype=np.int8)
+    apart, fused = m.compile(), m.compile(row_fusion=True)
+    assert not any("row fusion" in op.kernel for op in apart.ops)
+    assert any("row fusion" in op.kernel for op in fused.ops)
+    name = m.outputs[0].name
+    np.testing.assert_array_equal(fused.run(x)[name], apart.run(x)[name])
+    assert fused.memory["arena_bytes"] < apart.memory["arena_bytes"]
+
+
 def test_quantized_inputs_and_outputs_hold_stored_integers():
     m = qrt.Model(PER_AXIS_TEXT.encode())
     x = np.array([[128, 120, 0], [130, 124, 5]], dtype=np.uint8)

@@ -199,6 +199,8 @@ TEST_CASE("row fusion: 1x1 convolution -> depthwise gives the reference's bytes 
     // Large enough to split into bands on 3 threads: 3 bands of 40 rows, 2 of 7 wide rows.
     if (round == 0) pc.h = pc.w = 40, pc.cm = 96, pc.n = 1;
     if (round == 1) pc.h = pc.w = 7, pc.cm = 480, pc.n = 1, pc.k = 3, pc.stride = 1;
+    // Bands that compute the rows they share (3 of 96 rows, under the 1/20 that computes all first).
+    if (round == 2) pc.h = pc.w = 96, pc.cm = 16, pc.cin = 8, pc.n = 1, pc.k = 3;
     const std::string text = pair_graph(rng, pc);
     CAPTURE(text);
     std::vector<uint8_t> input(size_t(pc.n * pc.h * pc.w * pc.cin));
@@ -208,14 +210,16 @@ TEST_CASE("row fusion: 1x1 convolution -> depthwise gives the reference's bytes 
       for (size_t threads : {size_t(1), size_t(3)}) {
         CAPTURE(level);
         CAPTURE(threads);
-        const PairRun fused = run_pair(text, pc, QRT_BACKEND_JIT, level.c_str(), 0, threads, input);
-        const PairRun apart = run_pair(text, pc, QRT_BACKEND_JIT, level.c_str(), QRT_PLAN_NO_ROW_FUSION, threads, input);
+        const PairRun fused = run_pair(text, pc, QRT_BACKEND_JIT, level.c_str(), QRT_PLAN_ROW_FUSION, threads, input);
+        const PairRun apart = run_pair(text, pc, QRT_BACKEND_JIT, level.c_str(), 0, threads, input);
+        const PairRun off = run_pair(text, pc, QRT_BACKEND_JIT, level.c_str(), QRT_PLAN_ROW_FUSION | QRT_PLAN_NO_FUSION, threads, input);
         REQUIRE(fused.outputs.size() == ref.outputs.size());
         for (size_t i = 0; i < ref.outputs.size(); ++i) {
           CHECK(fused.outputs[i] == ref.outputs[i]);
           CHECK(apart.outputs[i] == ref.outputs[i]);
         }
-        CHECK(apart.fused == 0);
+        CHECK(apart.fused == 0);  // not by default
+        CHECK(off.fused == 0);    // QRT_PLAN_NO_FUSION wins
         // Fused exactly where the level runs the depthwise op on rows and nothing else reads %m.
         CHECK(fused.fused == (apart.rows_path && !pc.second_reader ? 1u : 0u));
         fused_graphs += fused.fused;

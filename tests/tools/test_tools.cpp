@@ -250,6 +250,13 @@ TEST_CASE("qrun --backend jit, llvm and ref give identical outputs") {
   } else {
     check_one_error_line(llvm, "qrun", "the LLVM backend is not in this build");
   }
+  // --row-fusion: the reference's bytes; named by --kernels wherever the level runs the
+  // depthwise ops on their rows kernels (u8/s8 quads).
+  const Run fused = run(kQrun + " " + model + " --random 5 --row-fusion --kernels");
+  REQUIRE_MESSAGE(fused.exit_code == 0, fused.err);
+  const bool rows = run(kQrun + " " + model + " --random 5 --kernels").out.find("quads: exact") != std::string::npos;
+  CHECK((fused.out.find("(row fusion: the intermediate is never written)") != std::string::npos) == rows);
+  CHECK(run(kQrun + " " + model + " --random 5 --row-fusion").out == run(kQrun + " " + model + " --random 5 --backend ref").out);
   const Run bad = run(kQrun + " " + kExamples + "/mlp.mlir --random 1 --backend gpu");
   check_one_error_line(bad, "qrun", "--backend must be jit, llvm or ref, got 'gpu'");
   CHECK(bad.exit_code == 2);
