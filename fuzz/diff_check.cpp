@@ -259,6 +259,7 @@ std::vector<RunConfig> host_configs(const ConfigOptions& options) {
   }
   if (!levels.empty()) {
     configs.push_back({"jit@" + levels[0] + "/nofuse", QRT_BACKEND_JIT, levels[0], 1, QRT_PLAN_NO_FUSION, false});
+    configs.push_back({"jit@" + levels[0] + "/rowfuse", QRT_BACKEND_JIT, levels[0], 1, QRT_PLAN_ROW_FUSION, false});
     configs.push_back({"jit@" + levels[0] + "/nopasses", QRT_BACKEND_JIT, levels[0], 1, 0, true});
   }
   const bool llvm_built = std::strstr(qrt_build_info(), "every kernel from LLVM: built") != nullptr;
