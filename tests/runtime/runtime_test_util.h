@@ -52,13 +52,8 @@ inline Inputs make_inputs(qrt_model_t* model, uint32_t seed) {
   return in;
 }
 
-// Every output's bytes after one run of `ctx` on `in`.
-inline std::vector<std::vector<uint8_t>> run_once(qrt_context_t* ctx, const Inputs& in, size_t outputs) {
-  for (size_t i = 0; i < in.bytes.size(); ++i) {
-    REQUIRE(qrt_context_bind_input(ctx, i, in.dtypes[i], in.dims[i].size(), in.dims[i].data(), in.bytes[i].data(),
-                                   in.bytes[i].size()) == QRT_OK);
-  }
-  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+// The bytes of the `outputs` outputs of `ctx`'s last run.
+inline std::vector<std::vector<uint8_t>> output_bytes(qrt_context_t* ctx, size_t outputs) {
   std::vector<std::vector<uint8_t>> out;
   for (size_t i = 0; i < outputs; ++i) {
     qrt_tensor_view view;
@@ -67,6 +62,16 @@ inline std::vector<std::vector<uint8_t>> run_once(qrt_context_t* ctx, const Inpu
     out.emplace_back(p, p + view.bytes);
   }
   return out;
+}
+
+// Every output's bytes after one run of `ctx` on `in`.
+inline std::vector<std::vector<uint8_t>> run_once(qrt_context_t* ctx, const Inputs& in, size_t outputs) {
+  for (size_t i = 0; i < in.bytes.size(); ++i) {
+    REQUIRE(qrt_context_bind_input(ctx, i, in.dtypes[i], in.dims[i].size(), in.dims[i].data(), in.bytes[i].data(),
+                                   in.bytes[i].size()) == QRT_OK);
+  }
+  REQUIRE_MESSAGE(qrt_context_run(ctx) == QRT_OK, qrt_last_error_message());
+  return output_bytes(ctx, outputs);
 }
 
 struct Compiled {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/host_levels.h"
+#include "tests/runtime/runtime_test_util.h"
 
 namespace {
 
@@ -154,12 +155,7 @@ PairRun run_pair(const std::string& text, const PairCase& pc, qrt_backend backen
   }
   size_t outputs = 0;
   qrt_model_num_outputs(model, &outputs);
-  for (size_t i = 0; i < outputs; ++i) {
-    qrt_tensor_view view;
-    REQUIRE(qrt_context_output(ctx, i, &view) == QRT_OK);
-    const auto* p = static_cast<const uint8_t*>(view.data);
-    r.outputs.emplace_back(p, p + view.bytes);
-  }
+  r.outputs = qrt_test::output_bytes(ctx, outputs);
   qrt_context_destroy(ctx);
   qrt_plan_destroy(plan);
   qrt_model_destroy(model);
