@@ -160,35 +160,33 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
   // Bands on several threads each compute the input rows their windows share with the band
   // before: where that would add more than 1/20 of the rows (a 7x7 image on two threads: 2 of
   // 7), the rows are computed once, split over the threads, into a buffer read in place.
-  Status run_reading_rows(const std::vector<const Tensor*>& operands, const RowSource& rows, Tensor& y,
+  Status run_reading_rows(const std::vector<const Tensor*>& operands, const ProducedRows& rows, Tensor& y,
                           Parallel& parallel) const override {
     if (!reads_operand_rows()) return OpKernel::run_reading_rows(operands, rows, y, parallel);
     const Tensor& x = *operands[0];
     const int64_t images = x.type.dims[0], h = x.type.dims[1], row_bytes = x.type.dims[2] * x.type.dims[3];
     const int64_t bands = band_tasks(y, parallel);
     const int64_t shared = std::max<int64_t>(0, (w_.kh - 1) * w_.dh + 1 - w_.sh);
-    if (!rows.computes_rows() || bands <= 1 || (bands - 1) * shared * 20 <= images * h) {
-      return run_rows(x, rows, y, parallel, nullptr);
-    }
+    if (bands <= 1 || (bands - 1) * shared * 20 <= images * h) return run_rows(x, &rows, y, parallel, nullptr);
     thread_local std::vector<uint8_t> computed;  // the caller's: the workers fill it through `at`
     uint8_t* at = scratch(computed, size_t(images * h * row_bytes));
-    const int64_t block = std::clamp<int64_t>(rows.block_rows(), 1, h), all = images * h;
+    const int64_t block = std::clamp<int64_t>(rows.producer.rows_per_call(x.type.dims[2]), 1, h), all = images * h;
     parallel.for_each(size_t(bands), [&](size_t t) {
       const int64_t end = part_start(all, bands, int64_t(t) + 1);
       for (int64_t r = part_start(all, bands, int64_t(t)); r < end;) {
         const int64_t n = r / h, count = std::min({block, end - r, h - r % h});
-        rows.compute_rows(n, r % h, count, at + r * row_bytes);
+        rows.producer.produce_rows(rows.input, n, r % h, count, at + r * row_bytes);
         r += count;
       }
     });
     const Tensor whole = Tensor::view_of(x.type, at);
-    return run_rows(whole, TensorRows(whole), y, parallel, nullptr);
+    return run_rows(whole, nullptr, y, parallel, nullptr);
   }
 
   // With a sink (int32) each output row goes to it from a thread-local buffer.
   Status run_with_sink(const std::vector<const Tensor*>& operands, Tensor& y, Parallel& parallel,
                        const AccumulatorSink* sink) const override {
-    return run_rows(*operands[0], TensorRows(*operands[0]), y, parallel, sink);
+    return run_rows(*operands[0], nullptr, y, parallel, sink);
   }
 
  private:
@@ -200,8 +198,9 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     return std::min(rows, even_tasks(work, kMinDepthwiseTaskSteps, parallel));
   }
 
-  // The input rows from `source` (x gives the dims; its bytes are read only through `source`).
-  Status run_rows(const Tensor& x, const RowSource& source, Tensor& y, Parallel& parallel, const AccumulatorSink* sink) const {
+  // The input rows from x, or made by `produced` (then x gives only the dims).
+  Status run_rows(const Tensor& x, const ProducedRows* produced, Tensor& y, Parallel& parallel,
+                  const AccumulatorSink* sink) const {
     const int64_t c = rows_.channels, oh = y.type.dims[1], ow = y.type.dims[2], h = x.type.dims[1], wd = x.type.dims[2];
     const int64_t ob = rows_.out == OutKind::kS32 ? 4 : 1;
     const unsigned groups = dw_rows_groups(rows_.taps);
@@ -240,7 +239,7 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
     const int64_t inner_hi = last_first_tap < 0 ? inner_lo : std::clamp(last_first_tap / stride + 1, inner_lo, interleaved);
     // Computed rows (a fused producer) go to a per-thread buffer, a block of rows at a time,
     // with the reads' slack after it.
-    const int64_t block = source.computes_rows() ? std::clamp<int64_t>(source.block_rows(), 1, h) : 0;
+    const int64_t block = produced ? std::clamp<int64_t>(produced->producer.rows_per_call(wd), 1, h) : 0;
     const int64_t produced_bytes = block * wd * c + reach_bytes;
     parallel.for_each(size_t(tasks), [&](size_t task) {
       // Per thread: the padded input row and a ring of interleaved rows, slot iy mod kh·dh
@@ -248,8 +247,8 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
       thread_local std::vector<uint8_t> padded;
       thread_local std::vector<AlignedBytes> slots;
       thread_local std::vector<int64_t> tags;
-      thread_local std::vector<uint8_t> produced;
-      uint8_t* produced_rows = block ? scratch(produced, size_t(produced_bytes)) : nullptr;
+      thread_local std::vector<uint8_t> produced_buffer;
+      uint8_t* produced_rows = block ? scratch(produced_buffer, size_t(produced_bytes)) : nullptr;
       int64_t produced_from = -1, produced_rows_count = 0;  // the block's rows: n · h + y, how many
       padded.assign(padded_bytes, pad_byte_);
       if (slots.size() < size_t(ring) || (slots.size() > 0 && slots[0].size() < size_t(row_bytes))) {
@@ -278,15 +277,15 @@ class DepthwiseRowsOpKernel final : public SinkableKernel {
                 const int64_t last_oy = std::min(oh - 1, last - 1 - n * oh);
                 const int64_t last_iy = std::min(h - 1, last_oy * w_.sh - w_.pad_top + (w_.kh - 1) * w_.dh);
                 produced_rows_count = std::clamp<int64_t>(last_iy - iy + 1, 1, block);
-                source.compute_rows(n, iy, produced_rows_count, produced_rows);
+                produced->producer.produce_rows(produced->input, n, iy, produced_rows_count, produced_rows);
                 produced_from = n * h + iy;
               }
               const int64_t at = n * h + iy - produced_from;
               src = produced_rows + at * wd * c;
               readable = produced_bytes - at * wd * c;
             } else {
-              src = source.row(n, iy);
-              readable = source.readable_bytes(n, iy);
+              src = x.bytes() + (n * h + iy) * wd * c;
+              readable = int64_t(x.byte_size()) - (n * h + iy) * wd * c;
             }
             // The interior ends where a read would pass the input's last byte (the last rows).
             const int64_t room = readable + w_.pad_left * c - reach_bytes;

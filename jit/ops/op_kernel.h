@@ -15,7 +15,7 @@
 #include "jit/core/parallel.h"
 #include "jit/core/tensor.h"
 #include "jit/ops/accumulator_sink.h"
-#include "jit/ops/row_source.h"
+#include "jit/ops/row_producer.h"
 
 namespace qrt::jit {
 
@@ -50,14 +50,14 @@ class OpKernel {
     return Status::error(describe() + ": hands no accumulators to a sink");
   }
   /// Where the kernel can compute its result one image row at a time on the calling thread
-  /// (row_source.h; 1x1 convolutions on the GEMM with NHWC 8-bit results); null otherwise.
+  /// (row_producer.h; 1x1 convolutions on the GEMM with NHWC 8-bit results); null otherwise.
   virtual const RowProducer* row_producer() const { return nullptr; }
   /// Whether run_reading_rows serves: the kernel reads operand 0 (NHWC, 8-bit) one image row
   /// at a time, each row once per task (the depthwise rows path).
   virtual bool reads_operand_rows() const { return false; }
-  /// As run_into, but operand 0's rows come from `rows`; operands[0] carries only the type
+  /// As run_into, but operand 0's rows are made by `rows`; operands[0] carries only the type
   /// and dims (its bytes are not read). Only where reads_operand_rows().
-  virtual Status run_reading_rows(const std::vector<const Tensor*>& operands, const RowSource& rows, Tensor& out,
+  virtual Status run_reading_rows(const std::vector<const Tensor*>& operands, const ProducedRows& rows, Tensor& out,
                                   Parallel& parallel) const {
     (void)operands, (void)rows, (void)out, (void)parallel;
     return Status::error(describe() + ": does not read its input by rows");

@@ -26,8 +26,8 @@ class RowFusedKernel final : public OpKernel {
   Status run_into(const std::vector<const Tensor*>& operands, Tensor& out, Parallel& parallel) const override {
     thread_local Staged staged;  // the executor calls once per op; no allocation per run
     QRT_RETURN_IF_ERROR(stage(operands, staged));
-    const ProducedRows rows(*producer_->row_producer(), *operands[0]);
-    return consumer_->run_reading_rows(staged.consumer, rows, out, parallel);
+    return consumer_->run_reading_rows(staged.consumer, ProducedRows{*producer_->row_producer(), *operands[0]}, out,
+                                       parallel);
   }
 
   bool reads_operand(size_t index) const override { return index == 0; }
