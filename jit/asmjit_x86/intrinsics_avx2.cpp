@@ -12,7 +12,9 @@ namespace qrt::jit::x86gen {
 
 namespace {
 
-// One row of avx2_pack_rows; returns its sum.
+// One row of avx2_pack_rows; returns its sum, or 0 without `want_sum` (rows without row
+// sums skip the vpsadbw per step and the reductions per row).
+template <bool want_sum>
 __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint8_t* dst, int64_t k, int64_t k_padded,
                                                         uint8_t flip, bool widen) {
   const __m256i flip_v = _mm256_set1_epi8(char(flip)), zero = _mm256_setzero_si256();
@@ -21,7 +23,7 @@ __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint
   // 32 activations per step; the row sum by vpsadbw against zero.
   for (; i + 32 <= k; i += 32) {
     const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), flip_v);
-    sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
+    if (want_sum) sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
     if (widen) {
       auto* d = reinterpret_cast<__m256i*>(dst + 2 * i);
       _mm256_storeu_si256(d, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
@@ -36,7 +38,7 @@ __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint
   __m128i sums16 = zero16;
   if (i + 16 <= k) {
     const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)), flip16);
-    sums16 = _mm_add_epi64(sums16, _mm_sad_epu8(v, zero16));
+    if (want_sum) sums16 = _mm_add_epi64(sums16, _mm_sad_epu8(v, zero16));
     if (widen) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm256_cvtepu8_epi16(v));
     else _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
     i += 16;
@@ -45,17 +47,20 @@ __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint
     // Only the low 8 bytes are flipped: the zeroed high half must add nothing to the sum.
     const __m128i v = _mm_xor_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i)),
                                     _mm_unpacklo_epi64(flip16, zero16));
-    sums16 = _mm_add_epi64(sums16, _mm_sad_epu8(v, zero16));
+    if (want_sum) sums16 = _mm_add_epi64(sums16, _mm_sad_epu8(v, zero16));
     if (widen) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm_cvtepu8_epi16(v));
     else _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), v);
     i += 8;
   }
-  alignas(32) int64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
-  int32_t sum = int32_t(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
-  alignas(16) int64_t lanes16[2];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lanes16), sums16);
-  sum += int32_t(lanes16[0] + lanes16[1]);
+  int32_t sum = 0;
+  if (want_sum) {
+    alignas(32) int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+    sum = int32_t(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+    alignas(16) int64_t lanes16[2];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes16), sums16);
+    sum += int32_t(lanes16[0] + lanes16[1]);
+  }
   if (!widen) {
     for (; i < k; ++i) {
       dst[i] = uint8_t(src[i] ^ flip);
@@ -79,10 +84,16 @@ __attribute__((target("avx2"))) inline int32_t pack_row(const uint8_t* src, uint
 __attribute__((target("avx2"))) void avx2_pack_rows(const PackRowsArgs* args, const KernelDesc* desc) {
   const uint8_t flip = desc->storage_signed ? 0x80 : 0;
   const bool widen = desc->path == GemmPath::kMaddwd;
+  if (!args->sums) {
+    for (int64_t r = 0; r < args->rows; ++r) {
+      pack_row<false>(args->src + r * args->src_stride, args->dst + r * args->dst_stride, args->k, args->k_padded, flip,
+                      widen);
+    }
+    return;
+  }
   for (int64_t r = 0; r < args->rows; ++r) {
-    const int32_t sum = pack_row(args->src + r * args->src_stride, args->dst + r * args->dst_stride, args->k,
-                                 args->k_padded, flip, widen);
-    if (args->sums) args->sums[r] = sum;
+    args->sums[r] = pack_row<true>(args->src + r * args->src_stride, args->dst + r * args->dst_stride, args->k,
+                                   args->k_padded, flip, widen);
   }
 }
 
