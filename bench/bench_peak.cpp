@@ -13,6 +13,16 @@
 // The avx2 chains end in vpaddd as qrt's tiles do: vpmaddubsw's s16 pair sums cannot be added
 // with vpaddd directly, so its row widens them with vpmaddwd by ones first, like the kernels.
 //
+// BM_peak_exact_tile/avx512-vnni/k:<K>/threads:<n>: the vector-pipe bound of the exact u8 GEMM
+// tile at depth K under docs/numerics.md: per 32 results of a row K/4 x 2 vpdpbusd, then the
+// requantization the tiles run (vcvtdq2ps, vmulps, vcvtps2dq per 16 results) and, per row
+// pair, the narrowing of gemm_zmm_epilogue.h (2 vpackssdw, 2 vpaddsw, vpackuswb, vpermd,
+// vpmaxub). Registers only and no dependence from the epilogue back into the accumulators, so
+// loads, stores and latency do not limit it: a ceiling for each K, which small-K 1x1
+// convolutions are measured against (where vmulps shares vpdpbusd's pipes, as on AMD Zen 4, a
+// 16-deep tile can reach at most 4 / 5 of the vpdpbusd peak). GOPS counts the GEMM's ops,
+// 2 x K per result. Six rows (12 accumulators) keep every operand in registers.
+//
 // BM_peak_f32/<level>/mul_add/threads:<n>: the f32 kernels' separate vmulps + vaddps per
 // product (qrt's f32 contract has no FMA), 24 accumulator chains; 2 ops per lane.
 //
@@ -72,6 +82,61 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) int64_t peak_do
   v16si s{};
 #define SUM(i) s += c##i;
   QRT_PEAK_X24(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[15];
+}
+
+/// The exact tile's instruction mix at `Steps` k steps (K = 4 x Steps), 6 rows x 32 columns
+/// (12 zmm accumulators, rows 2i and 2i + 1 a pair): per loop trip, Steps vpdpbusd per
+/// accumulator, then the requantization and the row pairs' narrowing of copies of them.
+template <int Steps>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) int64_t peak_exact_tile_zmm(int64_t reps, int32_t seed) {
+  using v16sf = float __attribute__((vector_size(64)));
+  const v16si a = v16si{} + seed, b = v16si{} + (seed ^ 0x01010101);
+  const v16sf m = v16sf{} + 0.001f;
+  const v16si zero_words = v16si{} + 0x00030003, lower_bytes = v16si{} + 0x02020202;
+  const v16si order = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+#define DECL(i) v16si c##i = v16si{} + i;
+  QRT_PEAK_X12(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+    for (int k = 0; k < Steps; ++k) {
+#define STEP(i) asm("vpdpbusd %2, %1, %0" : "+v"(c##i) : "v"(a), "v"(b));
+      QRT_PEAK_X12(STEP)
+#undef STEP
+    }
+    // Requantize: f32(acc) * M, rounded to nearest even (a copy: the chains go on).
+#define REQUANT(i)                                                                                 \
+  v16si q##i;                                                                                      \
+  {                                                                                                \
+    v16sf f;                                                                                       \
+    asm("vcvtdq2ps %1, %0" : "=v"(f) : "v"(c##i));                                                 \
+    asm("vmulps %2, %1, %0" : "=v"(f) : "v"(f), "v"(m));                                           \
+    asm("vcvtps2dq %1, %0" : "=v"(q##i) : "v"(f));                                                 \
+  }
+    QRT_PEAK_X12(REQUANT)
+#undef REQUANT
+    // Each row pair (halves 4p..4p+3): two word packs, the zero points, the byte pack, the
+    // column order and the lower bound.
+#define NARROW(x0, x1, y0, y1)                                                                     \
+  {                                                                                                \
+    v16si u, w;                                                                                    \
+    asm("vpackssdw %2, %1, %0" : "=v"(u) : "v"(q##x0), "v"(q##x1));                                \
+    asm("vpackssdw %2, %1, %0" : "=v"(w) : "v"(q##y0), "v"(q##y1));                                \
+    asm("vpaddsw %2, %1, %0" : "=v"(u) : "v"(u), "v"(zero_words));                                 \
+    asm("vpaddsw %2, %1, %0" : "=v"(w) : "v"(w), "v"(zero_words));                                 \
+    asm("vpackuswb %2, %1, %0" : "=v"(u) : "v"(u), "v"(w));                                        \
+    asm("vpermd %2, %1, %0" : "=v"(u) : "v"(order), "v"(u));                                       \
+    asm volatile("vpmaxub %2, %1, %0" : "=v"(u) : "v"(u), "v"(lower_bytes)); /* kept: no reader */ \
+  }
+    NARROW(0, 1, 2, 3)
+    NARROW(4, 5, 6, 7)
+    NARROW(8, 9, 10, 11)
+#undef NARROW
+  }
+  v16si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X12(SUM)
 #undef SUM
   return int64_t(s[0]) + s[15];
 }
@@ -245,6 +310,15 @@ const PeakRow kPeakRows[] = {
     {"avx2/maddwd", qrt::jit::Isa::kAvx2, peak_maddwd_ymm, 2.0 * 8 * 16},
 };
 
+// The exact tile at K = 16, 24, 32, 64, 128: 6 rows x 32 results x 2 x K ops per loop trip.
+const PeakRow kPeakExactTileRows[] = {
+    {"avx512-vnni/k:16", qrt::jit::Isa::kAvx512Vnni, peak_exact_tile_zmm<4>, 2.0 * 6 * 32 * 16},
+    {"avx512-vnni/k:24", qrt::jit::Isa::kAvx512Vnni, peak_exact_tile_zmm<6>, 2.0 * 6 * 32 * 24},
+    {"avx512-vnni/k:32", qrt::jit::Isa::kAvx512Vnni, peak_exact_tile_zmm<8>, 2.0 * 6 * 32 * 32},
+    {"avx512-vnni/k:64", qrt::jit::Isa::kAvx512Vnni, peak_exact_tile_zmm<16>, 2.0 * 6 * 32 * 64},
+    {"avx512-vnni/k:128", qrt::jit::Isa::kAvx512Vnni, peak_exact_tile_zmm<32>, 2.0 * 6 * 32 * 128},
+};
+
 // f32 multiply + add pairs (2 ops per lane): zmm 24 x 16 lanes, ymm 24 x 8.
 const PeakRow kPeakF32Rows[] = {
     {"avx512-vnni/mul_add", qrt::jit::Isa::kAvx512Vnni, peak_f32_zmm, 2.0 * 24 * 16},
@@ -330,6 +404,14 @@ const bool registered = [] {
   for (const PeakRow& row : kPeakRows) {
     if (!host.has(row.isa)) continue;  // not registered: the CPU would fault on the instruction
     benchmark::RegisterBenchmark((std::string("BM_peak_dot4/") + row.name).c_str(), BM_peak_dot4, &row)
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+  }
+  for (const PeakRow& row : kPeakExactTileRows) {
+    if (!host.has(row.isa)) continue;
+    benchmark::RegisterBenchmark((std::string("BM_peak_exact_tile/") + row.name).c_str(), BM_peak_dot4, &row)
         ->ArgName("threads")
         ->Arg(1)
         ->Arg(2)
