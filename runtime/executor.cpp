@@ -152,12 +152,26 @@ Status Context::run_static() {
   const Graph& g = *plan->graph;
   // Where each value's bytes are for this run (scratch kept by the context: steady-state runs
   // allocate nothing here).
+  if (static_value_at.size() != g.values.size()) {
+    static_value_at.assign(g.values.size(), nullptr);
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      if (plan->constants[v]) static_value_at[v] = plan->constants[v].get();
+      if (plan->memory.offsets[v] >= 0 || empty_result(v)) static_value_at[v] = &arena_views[v];
+    }
+    // An op whose results are all empty (a zero in their shapes) has nothing to compute; its
+    // kernel is not asked to split zero rows into tasks.
+    op_computes.assign(g.ops.size(), 0);
+    for (size_t o = 0; o < g.ops.size(); ++o) {
+      const std::vector<int>& results = g.ops[o].results;
+      op_computes[o] = !std::all_of(results.begin(), results.end(),
+                                    [&](int r) { return arena_views[size_t(r)].num_elements() == 0; });
+    }
+  }
   std::vector<const Tensor*>& value = value_at;
-  value.assign(g.values.size(), nullptr);
-  for (size_t i = 0; i < g.inputs.size(); ++i) value[size_t(g.inputs[i])] = &inputs[i];
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    if (plan->constants[v]) value[v] = plan->constants[v].get();
-    if (plan->memory.offsets[v] >= 0 || empty_result(v)) value[v] = &arena_views[v];
+  value.assign(static_value_at.begin(), static_value_at.end());
+  // The inputs where nothing else was placed (a constant or an arena view takes precedence).
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    if (!static_value_at[size_t(g.inputs[i])]) value[size_t(g.inputs[i])] = &inputs[i];
   }
   std::vector<const Tensor*>& operands = operand_scratch;
   for (size_t o = 0; o < g.ops.size(); ++o) {
@@ -166,12 +180,7 @@ Status Context::run_static() {
     const uint64_t start = now_ns();
     operands.clear();
     for (int v : plan->operands[o]) operands.push_back(value[size_t(v)]);
-    // An op whose results are all empty (a zero in their shapes) has nothing to compute; its
-    // kernel is not asked to split zero rows into tasks.
-    const bool nothing_to_compute = std::all_of(op.results.begin(), op.results.end(), [&](int r) {
-      return arena_views[size_t(r)].num_elements() == 0;
-    });
-    if (nothing_to_compute && plan->kernels[o]) {
+    if (!op_computes[o] && plan->kernels[o]) {
       op_ns[o] = now_ns() - start;
       continue;
     }
