@@ -399,32 +399,25 @@ void BM_pool_handoff(benchmark::State& state) {
   }
 }
 
+/// Registers `prefix` + each row's name at 1 and 2 threads, for the rows whose level the host
+/// has (the others would fault on their instructions).
+template <size_t N>
+void register_peak_rows(const char* prefix, const PeakRow (&rows)[N], const qrt::jit::IsaSet& host) {
+  for (const PeakRow& row : rows) {
+    if (!host.has(row.isa)) continue;
+    benchmark::RegisterBenchmark((std::string(prefix) + row.name).c_str(), BM_peak_dot4, &row)
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+  }
+}
+
 const bool registered = [] {
   const qrt::jit::IsaSet& host = qrt::jit::host_isas();
-  for (const PeakRow& row : kPeakRows) {
-    if (!host.has(row.isa)) continue;  // not registered: the CPU would fault on the instruction
-    benchmark::RegisterBenchmark((std::string("BM_peak_dot4/") + row.name).c_str(), BM_peak_dot4, &row)
-        ->ArgName("threads")
-        ->Arg(1)
-        ->Arg(2)
-        ->UseRealTime();
-  }
-  for (const PeakRow& row : kPeakExactTileRows) {
-    if (!host.has(row.isa)) continue;
-    benchmark::RegisterBenchmark((std::string("BM_peak_exact_tile/") + row.name).c_str(), BM_peak_dot4, &row)
-        ->ArgName("threads")
-        ->Arg(1)
-        ->Arg(2)
-        ->UseRealTime();
-  }
-  for (const PeakRow& row : kPeakF32Rows) {
-    if (!host.has(row.isa)) continue;
-    benchmark::RegisterBenchmark((std::string("BM_peak_f32/") + row.name).c_str(), BM_peak_dot4, &row)
-        ->ArgName("threads")
-        ->Arg(1)
-        ->Arg(2)
-        ->UseRealTime();
-  }
+  register_peak_rows("BM_peak_dot4/", kPeakRows, host);
+  register_peak_rows("BM_peak_exact_tile/", kPeakExactTileRows, host);
+  register_peak_rows("BM_peak_f32/", kPeakF32Rows, host);
   benchmark::RegisterBenchmark("BM_pool_handoff", BM_pool_handoff)
       ->ArgNames({"tasks", "threads"})
       ->ArgsProduct({{2, 8}, {1, 2}})
