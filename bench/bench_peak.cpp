@@ -19,8 +19,9 @@
 // pair, the narrowing of gemm_zmm_epilogue.h (2 vpackssdw, 2 vpaddsw, vpackuswb, vpermd,
 // vpmaxub). Registers only and no dependence from the epilogue back into the accumulators, so
 // loads, stores and latency do not limit it: a ceiling for each K, which small-K 1x1
-// convolutions are measured against (where vmulps shares vpdpbusd's pipes, as on AMD Zen 4, a
-// 16-deep tile can reach at most 4 / 5 of the vpdpbusd peak). GOPS counts the GEMM's ops,
+// convolutions are measured against (where vmulps shares vpdpbusd's pipes, as on AMD Zen 4, the
+// epilogue takes about 2 vpdpbusd slots per 16 results: a 16-deep tile reaches about 4 / 6 of
+// the vpdpbusd peak; performance.md, the ninth session). GOPS counts the GEMM's ops,
 // 2 x K per result. Six rows (12 accumulators) keep every operand in registers.
 //
 // BM_peak_f32/<level>/mul_add/threads:<n>: the f32 kernels' separate vmulps + vaddps per
