@@ -150,8 +150,6 @@ Status Context::run() {
 
 Status Context::run_static() {
   const Graph& g = *plan->graph;
-  // Where each value's bytes are for this run (scratch kept by the context: steady-state runs
-  // allocate nothing here).
   if (static_value_at.size() != g.values.size()) {
     static_value_at.assign(g.values.size(), nullptr);
     for (size_t v = 0; v < g.values.size(); ++v) {
@@ -167,6 +165,8 @@ Status Context::run_static() {
                                     [&](int r) { return arena_views[size_t(r)].num_elements() == 0; });
     }
   }
+  // Where each value's bytes are for this run (scratch kept by the context: steady-state runs
+  // allocate nothing here).
   std::vector<const Tensor*>& value = value_at;
   value.assign(static_value_at.begin(), static_value_at.end());
   // The inputs where nothing else was placed (a constant or an arena view takes precedence).
