@@ -15,8 +15,10 @@
 //     ymm12-13 products and epilogue temps
 //   vpmaddwd (6 rows):    ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
 //     activations, ymm15 products; the epilogue reuses ymm12-13
-//   vpdpbusd (6 rows, VEX): ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
-//     activations: each instruction adds four u8 x s8 products per lane straight to int32
+//   vpdpbusd (6 rows, VEX): ymm0-11 accumulators, ymm12-13 weights, ymm14-15 broadcast
+//     activations: each instruction adds four u8 x s8 products per lane straight to int32;
+//     tiles of 1-3 rows run up to 6 accumulator sets (set s in the rows mr·s + r) over
+//     interleaved k steps, added into set 0 after the loop
 //   desc.q31 (TFLite's requantization): ymm12-14 epilogue temps, its nudge a constant after
 //     the code
 //   8-bit results of whole panels leave two rows at a time (emit_row_pair_store): the pair
@@ -37,6 +39,19 @@ x86::Ymm acc(unsigned row, unsigned half) { return x86::Ymm(2 * row + half); }
 // The 8-column halves of the panel the tile computes: a tile of at most 8 columns leaves the
 // second out (its multiplies would be half of the k loop, for no stored column).
 unsigned halves(const KernelDesc& d) { return d.nr > 8 ? 2 : 1; }
+
+// Accumulator sets of few-row vpdpbusd tiles. Each vpdpbusd waits for the previous one into
+// its accumulator, so a 1-row tile (two chains) ran at a chain's latency per k step: the GEMV
+// 1x4096x4096 streamed its weights at 61 GB/s (AMD Zen 5). Consecutive k steps go to
+// separate sets, up to 8 chains in the 12 accumulator registers; the sets are summed after
+// the k loop. The vpmaddwd and vpmaddubsw paths add with vpaddd (one cycle): one set.
+unsigned accumulator_sets(const KernelDesc& d) {
+  if (d.path != GemmPath::kDot4) return 1;
+  const unsigned chains = d.mr * halves(d);
+  unsigned sets = 1;
+  while (sets * chains < 8 && (sets + 1) * d.mr <= 6) ++sets;
+  return sets;
+}
 
 // The activation dword of row `r` at the current k step.
 x86::Mem a_row(unsigned r) {
@@ -63,12 +78,16 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
     a.lea(x86::r11, x86::ptr(x86::rax, x86::rdx, 1));  // r11 = A + 4 * stride
   };
   row_bases();
-  const unsigned nh = halves(d);
+  const unsigned nh = halves(d), sets = accumulator_sets(d);
   // The accumulators start at the column's bias (and folded zero-point terms): one load each
   // instead of a zeroing here and an add in the epilogue. r9 holds the C row only later.
+  // The other sets' accumulators (rows mr·t + r) start at zero.
   a.mov(x86::r9, x86::qword_ptr(x86::rdi, offsetof(GemmTileArgs, epilogue)));
   for (unsigned r = 0; r < d.mr; ++r) {
     for (unsigned j = 0; j < nh; ++j) a.vmovdqa(acc(r, j), x86::ymmword_ptr(x86::r9, int32_t(kEpBias * d.panel * 4 + j * 32)));
+  }
+  for (unsigned r = d.mr; r < sets * d.mr; ++r) {
+    for (unsigned j = 0; j < nh; ++j) a.vpxor(acc(r, j), acc(r, j), acc(r, j));
   }
   if (maddubs) {
     a.mov(x86::r9d, 0x00010001u);
@@ -82,7 +101,9 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
   }
   // One k step `s` steps past the row and weight pointers.
   const int32_t w_step = maddubs || dot4 ? 64 : 32;
+  // Step s adds into accumulator set s % sets (rows mr·set + r).
   auto emit_step = [&](unsigned s) {
+    const unsigned base = (s % sets) * d.mr;
     auto row = [&](unsigned r) {
       x86::Mem m = a_row(r);
       m.addOffset(int64_t(4 * s));
@@ -93,9 +114,9 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
       a.vmovdqa(x86::ymm12, x86::ymmword_ptr(x86::r8, w));
       if (nh == 2) a.vmovdqa(x86::ymm13, x86::ymmword_ptr(x86::r8, w + 32));
       for (unsigned r = 0; r < d.mr; ++r) {
-        const x86::Ymm bcast = r % 2 == 0 ? x86::ymm14 : x86::ymm15;
+        const x86::Ymm bcast = (s * d.mr + r) % 2 == 0 ? x86::ymm14 : x86::ymm15;
         a.vpbroadcastd(bcast, row(r));
-        for (unsigned j = 0; j < nh; ++j) a.vex().vpdpbusd(acc(r, j), bcast, x86::Ymm(12 + j));  // AVX-VNNI
+        for (unsigned j = 0; j < nh; ++j) a.vex().vpdpbusd(acc(base + r, j), bcast, x86::Ymm(12 + j));  // AVX-VNNI
       }
     } else if (maddubs) {
       a.vmovdqa(x86::ymm8, x86::ymmword_ptr(x86::r8, w));
@@ -121,29 +142,40 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
       }
     }
   };
-  // Two k steps per iteration: the pointer updates and the branch are a quarter of a step's
-  // instructions on 16-register tiles. rcx ends at -2 (an even count) or -1 (one step left).
-  Label pair = a.newLabel();
-  a.sub(x86::rcx, 2);
+  // `unroll` k steps per iteration (two, or one per accumulator set): the pointer updates and
+  // the branch are a quarter of a step's instructions on 16-register tiles. The steps left
+  // after the last whole iteration run one at a time into set 0.
+  const unsigned unroll = std::max(2u, sets);
+  auto advance = [&](unsigned steps) {
+    a.add(x86::rsi, int32_t(4 * steps));
+    a.add(x86::rax, int32_t(4 * steps));
+    if (d.mr > 4) a.add(x86::r11, int32_t(4 * steps));
+    a.add(x86::r8, int32_t(steps) * w_step);
+  };
+  Label whole = a.newLabel(), single = a.newLabel();
+  a.sub(x86::rcx, int32_t(unroll));
   a.jb(loop);
   a.align(AlignMode::kCode, 16);
-  a.bind(pair);
-  emit_step(0);
-  emit_step(1);
-  a.add(x86::rsi, 8);
-  a.add(x86::rax, 8);
-  if (d.mr > 4) a.add(x86::r11, 8);
-  a.add(x86::r8, 2 * w_step);
-  a.sub(x86::rcx, 2);
-  a.jae(pair);
-  a.bind(loop);  // the odd step left, if any
-  a.test(x86::ecx, 1);
+  a.bind(whole);
+  for (unsigned s = 0; s < unroll; ++s) emit_step(s);
+  advance(unroll);
+  a.sub(x86::rcx, int32_t(unroll));
+  a.jae(whole);
+  a.bind(loop);  // rcx = steps left - unroll
+  a.add(x86::rcx, int32_t(unroll));
   a.jz(done);
+  a.bind(single);
   emit_step(0);
   // Window tiles read the next tap's weights from r8 on (their rows restart from the tap's offset).
-  if (windows) a.add(x86::r8, w_step);
+  advance(1);
+  a.dec(x86::rcx);
+  a.jnz(single);
   a.bind(done);
   if (windows) emit_window_tap_tail(a, tap);
+  // The sets' sums into set 0 (integer adds: the order does not change the result).
+  for (unsigned r = d.mr; r < sets * d.mr; ++r) {
+    for (unsigned j = 0; j < nh; ++j) a.vpaddd(acc(r % d.mr, j), acc(r % d.mr, j), acc(r, j));
+  }
 }
 
 // The epilogue of row r: corrections, then conversion; leaves the result in acc(r, *).
