@@ -10,6 +10,8 @@
 //                       each) from 2 A and 2 B tiles loaded once: the 2 x 2 block of qrt's tile
 //   avx2/maddubs        vpmaddubsw ymm -> vpmaddwd(ones) -> vpaddd: 32 products per chain step
 //   avx2/maddwd         vpmaddwd ymm -> vpaddd: 16 products per chain step (the exact s16 path)
+//   avx2/maddwd_widen   vpmovsxbw ymm (16 s8 weights from L1) -> vpmaddwd -> vpaddd: the exact
+//                       path where every weight is widened once per use (1-row tiles, GEMV)
 // The avx2 chains end in vpaddd as qrt's tiles do: vpmaddubsw's s16 pair sums cannot be added
 // with vpaddd directly, so its row widens them with vpmaddwd by ones first, like the kernels.
 //
@@ -210,6 +212,34 @@ __attribute__((target("avx2"), noinline)) int64_t peak_maddwd_ymm(int64_t reps, 
   return int64_t(s[0]) + s[7];
 }
 
+/// The exact GEMV step of the avx2 tiles: vpmovsxbw of 16 s8 weights from memory (an L1-resident
+/// 128-byte block, one load per step), vpmaddwd by the broadcast activations, vpaddd; 8
+/// accumulators. Every weight is widened once per use, as in a 1-row tile.
+__attribute__((target("avx2"), noinline)) int64_t peak_maddwd_widen_ymm(int64_t reps, int32_t seed) {
+  alignas(64) int8_t w[8 * 16];
+  for (int i = 0; i < 8 * 16; ++i) w[i] = int8_t(seed + i);
+  const v8si a = v8si{} + seed;
+#define DECL(i) v8si c##i = v8si{} + i;
+  QRT_PEAK_X8(DECL)
+#undef DECL
+  for (int64_t r = 0; r < reps; ++r) {
+#define STEP(i)                                                                                  \
+  {                                                                                              \
+    v8si t;                                                                                      \
+    asm("vpmovsxbw %2, %1\n\tvpmaddwd %3, %1, %1\n\tvpaddd %1, %0, %0"                           \
+        : "+x"(c##i), "=&x"(t)                                                                   \
+        : "m"(*reinterpret_cast<const int8_t(*)[16]>(w + 16 * i)), "x"(a));                      \
+  }
+    QRT_PEAK_X8(STEP)
+#undef STEP
+    asm volatile("" : : "r"(w) : "memory");
+  }
+  v8si s{};
+#define SUM(i) s += c##i;
+  QRT_PEAK_X8(SUM)
+#undef SUM
+  return int64_t(s[0]) + s[7];
+}
 
 /// The f32 kernels' step: vmulps then vaddps into an accumulator (no FMA: qrt's f32 contract),
 /// 24 zmm accumulators; on cores with separate add pipes the pair issues like one FMA.
@@ -309,6 +339,7 @@ const PeakRow kPeakRows[] = {
     {"avx2-vnni/dot4", qrt::jit::Isa::kAvx2Vnni, peak_dot4_ymm, 2.0 * 24 * 32},
     {"avx2/maddubs", qrt::jit::Isa::kAvx2, peak_maddubs_ymm, 2.0 * 8 * 32},
     {"avx2/maddwd", qrt::jit::Isa::kAvx2, peak_maddwd_ymm, 2.0 * 8 * 16},
+    {"avx2/maddwd_widen", qrt::jit::Isa::kAvx2, peak_maddwd_widen_ymm, 2.0 * 8 * 16},
 };
 
 // The exact tile at K = 16, 24, 32, 64, 128: 6 rows x 32 results x 2 x K ops per loop trip.

@@ -14,7 +14,8 @@
 //     two 8-column halves of the weight step, ymm10 s16 ones, ymm11 broadcast activations,
 //     ymm12-13 products and epilogue temps
 //   vpmaddwd (6 rows):    ymm0-11 accumulators, ymm12-13 weights, ymm14 broadcast
-//     activations, ymm15 products; the epilogue reuses ymm12-13
+//     activations, ymm15 products; the epilogue reuses ymm12-13; few-row tiles run
+//     accumulator sets as vpdpbusd's do
 //   vpdpbusd (6 rows, VEX): ymm0-11 accumulators, ymm12-13 weights, ymm14-15 broadcast
 //     activations: each instruction adds four u8 x s8 products per lane straight to int32;
 //     tiles of 1-3 rows run up to 6 accumulator sets (set s in the rows mr·s + r) over
@@ -40,13 +41,15 @@ x86::Ymm acc(unsigned row, unsigned half) { return x86::Ymm(2 * row + half); }
 // second out (its multiplies would be half of the k loop, for no stored column).
 unsigned halves(const KernelDesc& d) { return d.nr > 8 ? 2 : 1; }
 
-// Accumulator sets of few-row vpdpbusd tiles. Each vpdpbusd waits for the previous one into
-// its accumulator, so a 1-row tile (two chains) ran at a chain's latency per k step: the GEMV
+// Accumulator sets of few-row tiles. Each vpdpbusd waits for the previous one into its
+// accumulator, so a 1-row tile (two chains) ran at a chain's latency per k step: the GEMV
 // 1x4096x4096 streamed its weights at 61 GB/s (AMD Zen 5). Consecutive k steps go to
 // separate sets, up to 8 chains in the 12 accumulator registers; the sets are summed after
-// the k loop. The vpmaddwd and vpmaddubsw paths add with vpaddd (one cycle): one set.
+// the k loop. The 1-row vpmaddwd tile gains too (GEMV 104-112 -> 128-139 GOPS on the same
+// host; its ceiling is the widening of every weight, BM_peak_dot4/avx2/maddwd_widen). The
+// proven vpmaddubsw path streams at the L3's rate already: one set.
 unsigned accumulator_sets(const KernelDesc& d) {
-  if (d.path != GemmPath::kDot4) return 1;
+  if (d.path != GemmPath::kDot4 && d.path != GemmPath::kMaddwd) return 1;
   const unsigned chains = d.mr * halves(d);
   unsigned sets = 1;
   while (sets * chains < 8 && (sets + 1) * d.mr <= 6) ++sets;
@@ -137,7 +140,7 @@ void emit_main_loop(x86::Assembler& a, const KernelDesc& d) {
         a.vpbroadcastd(x86::ymm14, row(r));
         for (unsigned j = 0; j < nh; ++j) {
           a.vpmaddwd(x86::ymm15, x86::ymm14, x86::Ymm(12 + j));  // s16 x s16 pairs -> s32, exact
-          a.vpaddd(acc(r, j), acc(r, j), x86::ymm15);
+          a.vpaddd(acc(base + r, j), acc(base + r, j), x86::ymm15);
         }
       }
     }
