@@ -229,9 +229,7 @@ class ConvOpKernel final : public SinkableKernel, public RowProducer {
     const int64_t c = part.in_channels, ow = y.dims[w_.width_dim()], tile = p.tile_rows();
     const int64_t step = std::max<int64_t>(p.traits.k_step, p.traits.k_group);
     if (ow < (tile + 1) / 2) return 0;
-    std::vector<unsigned> heights;
-    if (ow >= tile) heights.push_back(unsigned(tile));
-    if (ow % tile) heights.push_back(unsigned(ow % tile));
+    const std::vector<unsigned> heights = GemmKernel::window_split(ow, tile).heights();
     const int64_t run = w_.kw * c, padded_run = (run + step - 1) / step * step;
     if (w_.dw == 1 && padded_run == run && p.k_padded == p.k) {
       if (!part.gemm->add_window_tiles(unsigned(w_.kh), heights).is_ok()) return 0;

@@ -119,6 +119,28 @@ int64_t GemmKernel::block_rows(int64_t rows) const {
   return block;
 }
 
+GemmKernel::WindowSplit GemmKernel::window_split(int64_t cols, int64_t tile) {
+  WindowSplit s;
+  s.cols = cols;
+  if (cols <= 0 || tile <= 0) return s;
+  if (tile < 8) {
+    s.big = tile, s.count = cols / tile, s.small = cols % tile;
+    return s;
+  }
+  const int64_t tiles = (cols + tile - 1) / tile;
+  s.big = (cols + tiles - 1) / tiles;
+  s.count = cols - tiles * (s.big - 1);  // cols = count·big + (tiles - count)·(big - 1)
+  s.small = s.big - 1;
+  return s;
+}
+
+std::vector<unsigned> GemmKernel::WindowSplit::heights() const {
+  std::vector<unsigned> h;
+  if (count > 0) h.push_back(unsigned(big));
+  if (count * big < cols && small > 0) h.push_back(unsigned(small));
+  return h;
+}
+
 Status GemmKernel::add_window_tiles(unsigned taps, const std::vector<unsigned>& heights) {
   const PackedGemm& p = *packed_;
   const unsigned panel = p.traits.panel, tail = unsigned(p.n % panel);
@@ -156,13 +178,15 @@ void GemmKernel::run_windows(const Windows& w) const {
   args.tap_offsets = w.tap_offsets;
   args.c_stride = w.ldc;
   args.row_sums = nullptr;
-  // Per panel, every output row's tiles of `tile` pixels (short: the row's last, shorter
-  // tile instead) — tiles that keep their configuration loaded meet one shape at a time.
-  const int64_t whole = w.cols / tile * tile;
+  // Per panel, every output row's tiles of one height, then of the other (window_split: the
+  // taller ones first in each row) — tiles that keep their configuration loaded meet one
+  // shape at a time.
+  const WindowSplit split = window_split(w.cols, tile);
+  const int64_t tall_end = split.count * split.big;
   auto sweep = [&](bool short_tiles) {
-    const int64_t x0 = short_tiles ? whole : 0, x1 = short_tiles ? w.cols : whole;
+    const int64_t x0 = short_tiles ? tall_end : 0, x1 = short_tiles ? w.cols : tall_end;
     if (x0 == x1) return;  // no tile of this height (none was generated)
-    const int64_t mr = short_tiles ? w.cols - whole : tile;
+    const int64_t mr = short_tiles ? split.small : split.big;
     for (int64_t pn = 0; pn < p.panels; ++pn) {
       const int which = (pn + 1) * panel > p.n ? 1 : 0;
       const void* entry = window_tiles_[mr - 1][which]->entry();
@@ -170,7 +194,7 @@ void GemmKernel::run_windows(const Windows& w) const {
       args.w = p.weights.data() + pn * panel_bytes;
       args.epilogue = p.epilogue.data() + pn * ep_bytes;
       for (int64_t y = 0; y < w.rows; ++y) {
-        for (int64_t x = x0; x < x1; x += tile) {
+        for (int64_t x = x0; x < x1; x += mr) {
           args.a = w.a + y * w.row_stride + x * w.pixel_stride;
           args.c = w.c + (y * w.cols + x) * w.ldc + pn * panel * ob;
           call_microkernel(entry, args, desc);

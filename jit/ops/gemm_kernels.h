@@ -64,6 +64,19 @@ class GemmKernel {
   /// (the smallest of the hosts measured) where Linux does not say.
   static int64_t planned_l2_bytes();
 
+  /// The window tiles along an output row of `cols` pixels: `count` tiles of `big` rows, then
+  /// tiles of `small` rows to the row's end. Tiles of 8 rows or more split the row evenly, as
+  /// few tiles as `tile` allows in two heights one apart: 28 pixels on 12-row tiles are 10, 9,
+  /// 9, where 12, 12, 4 left a 4-row tile a seventh of the work at a fraction of the tall
+  /// tiles' rate (3x3 stride 2 56²·64→128: +3%, AMD Zen 5). Shorter tiles keep whole tiles
+  /// and one remainder: the ymm levels' 6-row tile against 5-row ones lost 1% at 56 pixels.
+  struct WindowSplit {
+    int64_t big = 0, count = 0, small = 0;
+    /// The heights to generate (add_window_tiles).
+    std::vector<unsigned> heights() const;
+    int64_t cols = 0;
+  };
+  static WindowSplit window_split(int64_t cols, int64_t tile);
   /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
   /// `heights` (1..tile_rows()). Fails with kUnsupported where the backend has none for this
   /// GEMM; then run_windows must not be called.
@@ -82,8 +95,8 @@ class GemmKernel {
     int64_t ldc = 0;                 ///< bytes between output pixels
   };
   /// Computes every pixel of `w` on the calling thread, one window tile per call: tiles run
-  /// along an output row (at most tile_rows() pixels, never across rows), of heights
-  /// add_window_tiles generated.
+  /// along an output row (at most tile_rows() pixels, never across rows), split as
+  /// window_split(w.cols, tile_rows()) says; add_window_tiles generated those heights.
   void run_windows(const Windows& w) const;
 
   /// The packed weights and the chosen path.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jit/core/parallel.h"
+#include "jit/ops/gemm_kernels.h"
 
 namespace {
 
@@ -100,4 +101,44 @@ TEST_CASE("balanced_tasks: tests split small work into many tasks") {
   CHECK(balanced_tasks(40, 48, 1 << 20, 12, small) == 12);  // under split_small_work
   CHECK(balanced_tasks(40, 48, 1 << 20, 12, large) == 3);   // one for each thread
   CHECK(balanced_tasks(0, 48, 96, 12, large) == 1);         // nothing to split: one empty task
+}
+
+TEST_CASE("window_split: a row's window tiles cover it exactly, evenly where the tiles are tall") {
+  using qrt::jit::GemmKernel;
+  // The sweeps of run_windows: `count` tiles of `big`, then tiles of `small` to the row's end.
+  for (int64_t tile = 1; tile <= 32; ++tile) {
+    for (int64_t cols = 1; cols <= 200; ++cols) {
+      CAPTURE(tile);
+      CAPTURE(cols);
+      const GemmKernel::WindowSplit s = GemmKernel::window_split(cols, tile);
+      REQUIRE(s.big >= 1);
+      REQUIRE(s.big <= tile);
+      const int64_t rest = cols - s.count * s.big;
+      REQUIRE(rest >= 0);
+      if (rest > 0) {
+        REQUIRE(s.small >= 1);
+        REQUIRE(rest % s.small == 0);
+      }
+      const int64_t tiles = s.count + (rest > 0 ? rest / s.small : 0);
+      if (tile >= 8) {
+        CHECK(tiles == (cols + tile - 1) / tile);  // as few tiles as whole ones need
+        if (rest > 0) CHECK(s.small == s.big - 1);  // and no short remainder
+      } else {
+        CHECK(s.count == cols / tile);
+        CHECK(rest == cols % tile);  // whole tiles and one remainder
+      }
+      // The heights to generate are exactly those the sweeps call.
+      std::vector<unsigned> want;
+      if (s.count > 0) want.push_back(unsigned(s.big));
+      if (rest > 0) want.push_back(unsigned(s.small));
+      CHECK(s.heights() == want);
+    }
+  }
+  const GemmKernel::WindowSplit s28 = GemmKernel::window_split(28, 12);
+  CHECK(s28.big == 10);
+  CHECK(s28.count == 1);
+  CHECK(s28.small == 9);  // 10, 9, 9 instead of 12, 12, 4
+  const GemmKernel::WindowSplit s56 = GemmKernel::window_split(56, 6);
+  CHECK(s56.count == 9);
+  CHECK(s56.small == 2);  // 6-row tiles keep their one remainder
 }
