@@ -164,6 +164,12 @@ enum {
       default: it did not run faster where measured (docs/performance.md). Results are
       identical either way. */
   QRT_PLAN_ROW_FUSION = 4,
+  /** On several threads, split every op as its kernel's task thresholds say. By default a
+      context with static shapes measures, per op, its time on the thread pool and on the
+      calling thread alone over a probe of 8 runs (its first runs, then again every 4096 runs)
+      and runs the op the faster way: a hand-off to another core can cost more than the half
+      of a small op it takes (docs/runtime.md). Results are identical either way. */
+  QRT_PLAN_FIXED_SPLIT = 8,
 };
 
 /** Memory a plan's contexts use for intermediate tensors. */

@@ -101,6 +101,7 @@ Context::Context(const Plan* p, std::shared_ptr<ThreadPool> threads) : plan(p), 
   bound_outputs.assign(p->outputs.size(), {nullptr, 0});
   op_ns.assign(p->graph->ops.size(), 0);
   if (!p->static_shapes) return;
+  if (p->threads > 1 && !(p->settings.flags & QRT_PLAN_FIXED_SPLIT)) split_choice.reset(p->graph->ops.size());
   arena = jit::AlignedBytes(p->memory.arena_bytes);
   arena_views.resize(p->graph->values.size());
   for (size_t v = 0; v < arena_views.size(); ++v) {
@@ -186,12 +187,13 @@ Status Context::run_static() {
     }
     if (const jit::OpKernel* k = plan->kernels[o].get()) {
       Status s = Status::ok();
+      jit::Parallel& threads = split_choice.on_pool(o) ? static_cast<jit::Parallel&>(*pool) : jit::serial();
       if (op.results.size() == 1) {
-        s = k->run_into(operands, arena_views[size_t(op.results[0])], *pool);
+        s = k->run_into(operands, arena_views[size_t(op.results[0])], threads);
       } else {
         std::vector<Tensor*> results;
         for (int r : op.results) results.push_back(&arena_views[size_t(r)]);
-        s = k->run_results_into(operands, results, *pool);
+        s = k->run_results_into(operands, results, threads);
       }
       if (!s.is_ok()) return runtime_error(s);
     } else {
@@ -205,7 +207,9 @@ Status Context::run_static() {
       }
     }
     op_ns[o] = now_ns() - start;
+    if (plan->kernels[o]) split_choice.record(o, op_ns[o]);
   }
+  split_choice.end_run();
   outputs.resize(g.outputs.size());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Tensor* t = value[size_t(g.outputs[i])];

@@ -11,6 +11,7 @@
 #include "jit/core/aligned_bytes.h"
 #include "jit/ops/select.h"
 #include "runtime/memory_plan.h"
+#include "runtime/split_choice.h"
 #include "runtime/thread_pool.h"
 #include "jit/core/tensor.h"
 
@@ -156,6 +157,9 @@ struct Context {
   std::vector<const Tensor*> static_value_at;
   std::vector<uint8_t> op_computes;
   std::vector<const Tensor*> operand_scratch;  ///< run scratch: one op's operands
+  /// Static plans on several threads: per op, the pool or the calling thread, by measurement
+  /// (split_choice.h); empty (every op on the pool) otherwise or under QRT_PLAN_FIXED_SPLIT.
+  SplitChoice split_choice;
   /// Run scratch of dynamic shapes (run_dynamic): per op, the buffer its kernel wrote last,
   /// kept while the op's result shape stays the same (runs on one input shape allocate none).
   std::vector<Tensor> dynamic_results;

@@ -22,9 +22,9 @@ namespace {
 
 const char* kUsage =
     "usage: qrun MODEL [--input NAME=FILE.npy ...] [--random SEED] [--output-dir DIR] [--print]\n"
-    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--no-fusion] [--row-fusion] [--no-specialize] [--kernels] [--bench ITER]\n"
-    "            [--profile] [--trace FILE.json] [--passes LIST] [--max-memory SIZE]\n"
-    "            [--numerics PROFILE]\n"
+    "            [--backend jit|llvm|ref] [--isa LEVEL] [--threads N] [--fixed-split] [--no-fusion]\n"
+    "            [--row-fusion] [--no-specialize] [--kernels] [--bench ITER] [--profile]\n"
+    "            [--trace FILE.json] [--passes LIST] [--max-memory SIZE] [--numerics PROFILE]\n"
     "\n"
     "Runs a model: generated kernels (bit-exact with the reference backend, whose numerics\n"
     "are defined in docs/numerics.md) where they apply, the reference elsewhere. MODEL is\n"
@@ -53,6 +53,9 @@ const char* kUsage =
     "                         must have it (--version lists the host's levels). Default: the\n"
     "                         host's best. Results are identical at every level.\n"
     "  --threads N            threads per run, the calling thread included (default 1)\n"
+    "  --fixed-split          split every op as its kernel's task thresholds say (default: on\n"
+    "                         several threads each op runs on the pool or on the calling thread,\n"
+    "                         whichever measured faster in 8 probe runs, every 4096; same results)\n"
     "  --max-memory SIZE      the memory budget (e.g. 512M, 2G; K/M/G/T are powers of 1024):\n"
     "                         loading and planning fail with a clear error, before allocating,\n"
     "                         when the model's constants, their prepacked copies and the\n"
@@ -294,9 +297,7 @@ struct Options {
   bool print = false;
   qrt_backend backend = QRT_BACKEND_DEFAULT;
   std::string isa;  // empty: the host's best
-  bool no_fusion = false;
-  bool row_fusion = false;
-  bool no_specialize = false;
+  unsigned plan_flags = 0;  // QRT_PLAN_* bits of --no-fusion, --row-fusion, --fixed-split, --no-specialize
   bool kernels = false;
   size_t threads = 1;
   bool has_passes = false;
@@ -390,12 +391,9 @@ int parse_args(int argc, char** argv, Options& o, bool& exit_now) {
       } else {
         return fail("--backend must be jit, llvm or ref, got '" + b + "'", 2);
       }
-    } else if (a == "--no-fusion") {
-      o.no_fusion = true;
-    } else if (a == "--row-fusion") {
-      o.row_fusion = true;
-    } else if (a == "--no-specialize") {
-      o.no_specialize = true;
+    } else if (a == "--no-fusion" || a == "--row-fusion" || a == "--fixed-split" || a == "--no-specialize") {
+      o.plan_flags |= a == "--no-fusion" ? QRT_PLAN_NO_FUSION : a == "--row-fusion" ? QRT_PLAN_ROW_FUSION
+                      : a == "--fixed-split" ? QRT_PLAN_FIXED_SPLIT : QRT_PLAN_NO_SPECIALIZATION;
     } else if (a == "--isa") {
       const char* v = value("--isa");
       if (!v || !*v) return fail("--isa needs a level (e.g. avx2; see --help)", 2);
@@ -476,9 +474,7 @@ int run_main(int argc, char** argv) {
   if (o.has_passes) plan_options.passes = o.passes.c_str();
   if (!o.isa.empty()) plan_options.isa = o.isa.c_str();
   if (!o.numerics.empty()) plan_options.numerics = o.numerics.c_str();
-  if (o.no_fusion) plan_options.flags |= QRT_PLAN_NO_FUSION;
-  if (o.row_fusion) plan_options.flags |= QRT_PLAN_ROW_FUSION;
-  if (o.no_specialize) plan_options.flags |= QRT_PLAN_NO_SPECIALIZATION;
+  plan_options.flags = o.plan_flags;
   t0 = Clock::now();
   if (qrt_plan_create(h.model, &plan_options, &h.plan) != QRT_OK) return fail(api_error("compiling the model"));
   const double plan_ms = ms_since(t0);

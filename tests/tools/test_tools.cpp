@@ -257,6 +257,18 @@ TEST_CASE("qrun --backend jit, llvm and ref give identical outputs") {
   const bool rows = run(kQrun + " " + model + " --random 5 --kernels").out.find("quads: exact") != std::string::npos;
   CHECK((fused.out.find("(row fusion: the intermediate is never written)") != std::string::npos) == rows);
   CHECK(run(kQrun + " " + model + " --random 5 --row-fusion").out == run(kQrun + " " + model + " --random 5 --backend ref").out);
+  // --fixed-split (every op split as its kernel says) and the default measured choice, on 2
+  // threads through a probe (--bench 10): the reference's bytes.
+  const fs::path ref_dir = temp_dir() / "split_ref";
+  REQUIRE(run(kQrun + " " + model + " --random 5 --backend ref --output-dir " + ref_dir.string()).exit_code == 0);
+  REQUIRE_FALSE(fs::is_empty(ref_dir));
+  for (const std::string split : {"--fixed-split", ""}) {
+    const fs::path dir = temp_dir() / ("split" + split);
+    const Run two = run(kQrun + " " + model + " --random 5 --threads 2 --bench 10 " + split + " --output-dir " + dir.string());
+    REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+    CHECK(two.out.find("10 runs, 2 threads") != std::string::npos);
+    for (const auto& f : fs::directory_iterator(ref_dir)) CHECK(slurp(dir / f.path().filename()) == slurp(f.path()));
+  }
   const Run bad = run(kQrun + " " + kExamples + "/mlp.mlir --random 1 --backend gpu");
   check_one_error_line(bad, "qrun", "--backend must be jit, llvm or ref, got 'gpu'");
   CHECK(bad.exit_code == 2);
