@@ -121,7 +121,8 @@ class Model:
 
     def compile(self, *, threads: int = 1, isa: str | None = None, passes: str | Iterable[str] | None = None,
                 backend: str = "default", fusion: bool = True, max_memory: int = 0,
-                numerics: str | None = None, specialize: bool = True, row_fusion: bool = False) -> "Plan":
+                numerics: str | None = None, specialize: bool = True, row_fusion: bool = False,
+                measured_split: bool = True) -> "Plan":
         """Compiles the graph into an immutable `qrt.Plan`.
 
         threads: threads per run, the calling thread included. isa: the highest ISA level the
@@ -137,7 +138,10 @@ class Model:
         shape, on a static plan compiled for that shape (the same results; `Plan.specializations`
         counts them); False keeps every run on the graph walk. row_fusion: 1x1 convolutions
         read only by a depthwise convolution make their rows as it needs them (a smaller arena,
-        the same results; `QRT_PLAN_ROW_FUSION` in docs/c-api.md).
+        the same results; `QRT_PLAN_ROW_FUSION` in docs/c-api.md). measured_split: on several
+        threads each op runs on the pool or on the calling thread alone, whichever measured
+        faster over a probe of 8 runs (repeated every 4096); False splits every op as its
+        kernel's task thresholds say (`QRT_PLAN_FIXED_SPLIT`; the same results either way).
         """
         from .plan import Plan
         if backend not in _capi.BACKENDS:
@@ -152,7 +156,7 @@ class Model:
         options.passes = passes.encode() if passes is not None else None
         options.isa = isa.encode() if isa is not None else None
         options.flags = ((0 if fusion else _capi.QRT_PLAN_NO_FUSION) | (0 if specialize else _capi.QRT_PLAN_NO_SPECIALIZATION) |
-                         (_capi.QRT_PLAN_ROW_FUSION if row_fusion else 0))
+                         (_capi.QRT_PLAN_ROW_FUSION if row_fusion else 0) | (0 if measured_split else _capi.QRT_PLAN_FIXED_SPLIT))
         options.max_memory = int(max_memory)
         options.numerics = numerics.encode() if numerics is not None else None
         handle = ctypes.c_void_p()

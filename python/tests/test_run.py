@@ -88,6 +88,16 @@ def test_row_fusion_gives_the_same_bytes_in_no_larger_arena(models):
     assert fused.memory["arena_bytes"] <= apart.memory["arena_bytes"]
 
 
+def test_measured_and_fixed_splits_give_the_same_bytes_through_the_probe(models):
+    m = qrt.Model(models / "tflite-micro" / "person_detect.tflite")
+    x = np.random.default_rng(3).integers(-128, 128, m.inputs[0].shape, dtype=np.int8)
+    name = m.outputs[0].name
+    want = m.compile().run(x)[name]
+    for plan in (m.compile(threads=2), m.compile(threads=2, measured_split=False)):
+        for _ in range(10):  # past the 8 runs of the first probe
+            np.testing.assert_array_equal(plan.run(x)[name], want)
+
+
 def test_quantized_inputs_and_outputs_hold_stored_integers():
     m = qrt.Model(PER_AXIS_TEXT.encode())
     x = np.array([[128, 120, 0], [130, 124, 5]], dtype=np.uint8)
