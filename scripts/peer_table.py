@@ -6,9 +6,10 @@ ratio tables: each contender's best repetition and the median, and qrt over the 
     python3 scripts/peer_table.py                       # every level the host has, 1 and 2 threads
     python3 scripts/peer_table.py --levels avx2 --threads 1 --reps 15
 
-The repetitions of all rows are randomly interleaved, so a noisy neighbour slows both sides
-alike; the best of N is the figure least touched by neighbours (a co-tenant only ever slows a
-run). XNNPACK's rows are single-threaded and pick their own ISA, so they count as a peer only
+At one thread the repetitions of all rows are randomly interleaved in one process, so a noisy
+neighbour slows both sides alike; at several threads qrt and the peers run in alternating
+processes of their own (run_level says why). The best of N is the figure least touched by
+neighbours (a co-tenant only ever slows a run). XNNPACK's rows are single-threaded and pick their own ISA, so they count as a peer only
 in the 1-thread tables. qrt's rows are the exact path (full-range s8 weights).
 """
 import argparse
@@ -62,12 +63,8 @@ def list_rows(bench):
     return [lv for lv in ONEDNN_ISA if lv in found], order
 
 
-def run_level(bench, level, threads, reps, min_time):
-    peers = "BM_onednn_(conv|matmul)/"
-    if threads == 1:
-        peers += "|BM_xnnpack_(conv|fully_connected)/"
-    flt = "BM_qrt_(gemm|conv)/%s/(s16_exact/|shape).*threads:%d/|%s" % (level, threads, peers)
-    env = dict(os.environ, ONEDNN_MAX_CPU_ISA=ONEDNN_ISA[level], OMP_NUM_THREADS=str(threads))
+def run_process(bench, flt, env, reps, min_time, runs, labels):
+    """One bench_qrt process over the rows `flt` selects; adds each repetition's GOPS to `runs`."""
     cmd = [bench, "--benchmark_filter=" + flt, "--benchmark_min_time=%g" % min_time,
            "--benchmark_repetitions=%d" % reps, "--benchmark_enable_random_interleaving=true",
            "--benchmark_format=json"]
@@ -75,8 +72,6 @@ def run_level(bench, level, threads, reps, min_time):
     if proc.returncode != 0:
         sys.exit("peer_table: %s failed (%d):\n%s" % (" ".join(cmd), proc.returncode,
                                                       proc.stderr[-2000:]))
-    runs = {}  # (contender, row key) -> GOPS of each repetition
-    labels = {}
     for b in json.loads(proc.stdout)["benchmarks"]:
         if b.get("run_type") != "iteration" or "GOPS" not in b:
             continue
@@ -89,6 +84,30 @@ def run_level(bench, level, threads, reps, min_time):
         runs.setdefault((who, key), []).append(b["GOPS"] / 1e9)
         if who == "oneDNN" and b.get("label"):
             labels[key] = b["label"]
+
+
+def run_level(bench, level, threads, reps, min_time):
+    """Every row at `level` on `threads` threads: (contender, row) -> GOPS per repetition.
+
+    One thread: qrt and the peers in one process, repetitions interleaved. Several threads:
+    oneDNN's OpenMP workers spin on the other CPUs for a while after each of its calls, and in
+    a shared process they held the CPU qrt's pool wanted (qrt's 2-thread medians 0.88-0.95 of
+    oneDNN's, 0.99-1.02 where OMP_WAIT_POLICY=passive stopped the spinning, which slowed oneDNN
+    instead). So qrt and the peers run in processes of their own, alternating, half the
+    repetitions each time."""
+    qrt = "BM_qrt_(gemm|conv)/%s/(s16_exact/|shape).*threads:%d/" % (level, threads)
+    peers = "BM_onednn_(conv|matmul)/"
+    if threads == 1:
+        peers += "|BM_xnnpack_(conv|fully_connected)/"
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA=ONEDNN_ISA[level], OMP_NUM_THREADS=str(threads))
+    runs, labels = {}, {}
+    if threads == 1:
+        run_process(bench, qrt + "|" + peers, env, reps, min_time, runs, labels)
+        return runs, labels
+    for half in (reps - reps // 2, reps // 2):
+        for flt in (qrt, peers):
+            if half > 0:
+                run_process(bench, flt, env, half, min_time, runs, labels)
     return runs, labels
 
 
