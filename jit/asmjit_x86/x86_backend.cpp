@@ -36,6 +36,8 @@ class X86Backend final : public Backend {
     std::optional<GemmTraits> t = byte_tile_traits(path);
     // The byte paths' tiles also read convolution windows in place (GemmTileArgs::tap_offsets).
     if (t && t->a_bytes == 1) t->window_taps = true;
+    // The zmm tiles' GEMV prefetch (gemm_avx512.cpp).
+    if (t && isa_ == Isa::kAvx512Vnni) t->prefetch_tiles = true;
     return t;
   }
   std::optional<GemmTraits> byte_tile_traits(GemmPath path) const {

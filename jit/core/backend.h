@@ -35,6 +35,9 @@ struct GemmTraits {
   /// its padded input in place, one run of k bytes per window tap (GemmTileArgs::tap_offsets),
   /// instead of from im2col rows.
   bool window_taps = false;
+  /// Tiles of 1 and 2 rows also come with KernelDesc::prefetch_weights, for GEMVs whose weight
+  /// panels are split over threads (each core streams its share from L3).
+  bool prefetch_tiles = false;
 };
 
 /// How a backend's depthwise kernel wants its weights: blocks of `block` channels in the

@@ -12,7 +12,7 @@ bool KernelDesc::operator==(const KernelDesc& o) const {
          qmax == o.qmax && path == o.path && out == o.out && mr == o.mr && nr == o.nr && panel == o.panel &&
          row_correction == o.row_correction && saturate == o.saturate && b_signed == o.b_signed && taps == o.taps && kh == o.kh && paired_pixels == o.paired_pixels && pair_shift == o.pair_shift && channels == o.channels &&
          weight_bits == o.weight_bits && weight_zp == o.weight_zp && single_rounding == o.single_rounding && q31 == o.q31 && k_tail == o.k_tail &&
-         weight_round == o.weight_round && scale_f16 == o.scale_f16;
+         prefetch_weights == o.prefetch_weights && weight_round == o.weight_round && scale_f16 == o.scale_f16;
 }
 
 size_t KernelDesc::hash() const {
@@ -25,7 +25,7 @@ size_t KernelDesc::hash() const {
   h ^= std::hash<uint64_t>()((uint64_t(uint8_t(path)) << 56) | (uint64_t(uint8_t(out)) << 48) |
                              (uint64_t(mr) << 40) | (uint64_t(nr) << 32) | (uint64_t(panel) << 16) | (uint64_t(row_correction) << 31) | (uint64_t(b_signed) << 30) | (uint64_t(paired_pixels) << 27) | (uint64_t(saturate) << 28) |
                              (uint64_t(taps) << 0)) + 0x9e3779b97f4a7c15ull + (h << 6);
-  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(scale_f16) << 49) | (uint64_t(pair_shift & 3) << 50) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
+  h ^= std::hash<uint64_t>()((uint64_t(k_tail) << 58) | (uint64_t(q31) << 57) | (uint64_t(scale_f16) << 49) | (uint64_t(prefetch_weights) << 47) | (uint64_t(pair_shift & 3) << 50) | (uint64_t(uint8_t(weight_round)) << 52) | (uint64_t(single_rounding) << 56) | (uint64_t(weight_zp) << 48) | (uint64_t(weight_bits) << 40) | (uint64_t(kh) << 32) | channels) +
        0x9e3779b97f4a7c15ull + (h << 6);
   return h;
 }
@@ -106,7 +106,7 @@ std::string KernelDesc::name() const {
     // e.g. qu8_qs8_qu8_gemm_4x16_maddubs__avx2 (activations, weights, output; tile; method).
     return std::string("qu8_qs8_") + out_name(out) + "_gemm_" + std::to_string(mr) + "x" + std::to_string(nr) +
            "_" + path_name + (row_correction ? "_wzp" : "") + (saturate == (kSatLower | kSatUpper) ? "_sat" : saturate == kSatLower ? "_satlo" : saturate ? "_sathi" : "") + (k_tail ? "_kt" + std::to_string(k_tail) : "") +
-           (q31 ? "_q31" : "") + (taps ? "_taps" + std::to_string(taps) : "") + suffix;
+           (q31 ? "_q31" : "") + (taps ? "_taps" + std::to_string(taps) : "") + (prefetch_weights ? "_pf" : "") + suffix;
   }
   if (op == KernelOp::kDepthwise) {
     return std::string(storage_signed ? "qs8" : "qu8") + "_qs8_" + out_name(out) + "_dwconv_" + std::to_string(taps) + "p" +

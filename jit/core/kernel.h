@@ -155,6 +155,9 @@ struct KernelDesc {
   /// kGemm on tiles whose inner step takes GemmTraits::k_step bytes of k (AMX: 64): the bytes of
   /// padded k beyond the whole steps (k_padded % k_step, a multiple of the k group); 0 elsewhere.
   uint8_t k_tail = 0;
+  /// kGemm tiles of one or two rows (GemmTraits::prefetch_tiles): prefetch the weight stream
+  /// ahead of the k loop. GEMVs split over threads take them; on one thread they lose.
+  bool prefetch_weights = false;
 
   /// Compares every field (scale bit for bit).
   bool operator==(const KernelDesc& other) const;

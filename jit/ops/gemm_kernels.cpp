@@ -56,6 +56,12 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::with_weights(const GemmSpec& spe
       g->tile_descs_[r][w] = tile_descs_[r][w];
     }
   }
+  for (unsigned r = 0; r < kStreamTileRows; ++r) {
+    for (unsigned w = 0; w < 2; ++w) {
+      g->stream_tiles_[r][w] = stream_tiles_[r][w];
+      g->stream_descs_[r][w] = stream_descs_[r][w];
+    }
+  }
   g->main_desc_ = main_desc_;
   g->main_desc_.taps = 0;
   g->block_bytes_ = block_bytes_;
@@ -85,6 +91,15 @@ Result<std::unique_ptr<GemmKernel>> GemmKernel::create(const GemmSpec& spec, con
       d.nr = uint8_t(tail);
       g->tile_descs_[mr - 1][1] = d;
       QRT_ASSIGN_OR_RETURN(g->tiles_[mr - 1][1], code_cache().get(d));
+    }
+  }
+  for (unsigned mr = 1; p.traits.prefetch_tiles && mr <= std::min(kStreamTileRows, p.tile_rows()); ++mr) {
+    for (unsigned which = 0; which < 2; ++which) {
+      if (!g->tiles_[mr - 1][which]) continue;
+      KernelDesc s = g->tile_descs_[mr - 1][which];
+      s.prefetch_weights = true;
+      g->stream_descs_[mr - 1][which] = s;
+      QRT_ASSIGN_OR_RETURN(g->stream_tiles_[mr - 1][which], code_cache().get(s));
     }
   }
   g->main_desc_ = d;
@@ -219,12 +234,12 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
   // Packs rows [m0, m0 + mc) into this thread's scratch and multiplies panels [p0, p1).
   const bool unpacked = p.reads_rows_unpacked();
   // Whole rows (every panel) of a block go to the sink (`to`) in sub-blocks.
-  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1, const AccumulatorSink* to) {
+  auto block = [&](int64_t m0, int64_t mc, int64_t p0, int64_t p1, const AccumulatorSink* to, bool streaming = false) {
     uint8_t* out = static_cast<uint8_t*>(c) + m0 * ldc;
     if (unpacked) {
       // u8 rows of whole k quads: the tiles read them where they are.
       if (to) return run_packed_to_sink(a + m0 * lda, nullptr, mc, lda, m0, *to);
-      return run_packed(a + m0 * lda, nullptr, mc, out, ldc, p0, p1, lda);
+      return run_packed(a + m0 * lda, nullptr, mc, out, ldc, p0, p1, lda, streaming);
     }
     thread_local std::vector<uint8_t> packed_a;
     thread_local std::vector<int32_t> row_sums;
@@ -232,7 +247,7 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
     int32_t* sums = scratch(row_sums, size_t(mc));
     p.pack_a_rows(a + m0 * lda, lda, mc, packed_rows, sums);
     if (to) return run_packed_to_sink(packed_rows, sums, mc, row_bytes, m0, *to);
-    run_packed(packed_rows, sums, mc, out, ldc, p0, p1);
+    run_packed(packed_rows, sums, mc, out, ldc, p0, p1, 0, streaming);
   };
   const int64_t block_m = block_rows(rows);
   if (rows >= 2 * tile * threads || threads == 1) {
@@ -251,12 +266,13 @@ void GemmKernel::run(const uint8_t* a, int64_t rows, int64_t lda, void* c, int64
     return;
   }
   // Few rows (e.g. 1 x 4096 x 4096): split the weight panels; each task packs the rows again
-  // (cheap: the rows are few).
+  // (cheap: the rows are few). With the panels shared out, the threads' cores stream their
+  // weights from L3 at once: 1- and 2-row tiles prefetch them (stream_tiles_).
   const int64_t panels_per_task = (p.panels + worth - 1) / worth;
   const int64_t tasks = (p.panels + panels_per_task - 1) / panels_per_task;
   par.for_each(size_t(tasks), [&](size_t t) {
     const int64_t p0 = int64_t(t) * panels_per_task, p1 = std::min(p.panels, p0 + panels_per_task);
-    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1, nullptr);
+    for (int64_t m0 = 0; m0 < rows; m0 += block_m) block(m0, std::min(block_m, rows - m0), p0, p1, nullptr, tasks > 1);
   });
   if (sink) sink->take(static_cast<const int32_t*>(c), ldc / 4, 0, rows);
 }
@@ -276,7 +292,7 @@ void GemmKernel::run_packed_to_sink(const uint8_t* packed_a, const int32_t* row_
 }
 
 void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
-                            int64_t panel_begin, int64_t panel_end, int64_t a_stride) const {
+                            int64_t panel_begin, int64_t panel_end, int64_t a_stride, bool streaming) const {
   const PackedGemm& p = *packed_;
   const int64_t row_bytes = a_stride > 0 ? a_stride : p.a_row_bytes();
   const int64_t panel = p.traits.panel, k_steps = p.k_padded / p.traits.k_group;
@@ -301,6 +317,10 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
         args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
         args.row_sums = row_sums ? row_sums + m : nullptr;
         const int which = narrow ? 1 : 0;
+        if (streaming && mr <= int64_t(kStreamTileRows) && stream_tiles_[mr - 1][which]) {
+          call_microkernel(stream_tiles_[mr - 1][which]->entry(), args, stream_descs_[mr - 1][which]);
+          continue;
+        }
         call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
       }
     }

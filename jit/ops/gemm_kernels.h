@@ -39,9 +39,10 @@ class GemmKernel {
            const AccumulatorSink* sink = nullptr) const;
   /// Computes weight panels [panel_begin, panel_end) of `rows` rows from activations already
   /// packed with packed().pack_a_rows (`a_stride` bytes apart, by default a_row_bytes()) and
-  /// their row sums.
+  /// their row sums. `streaming`: tiles of 1-2 rows prefetch their weights where the backend
+  /// has such tiles (KernelDesc::prefetch_weights; for weight panels split over threads).
   void run_packed(const uint8_t* packed_a, const int32_t* row_sums, int64_t rows, void* c, int64_t ldc,
-                  int64_t panel_begin = 0, int64_t panel_end = -1, int64_t a_stride = 0) const;
+                  int64_t panel_begin = 0, int64_t panel_end = -1, int64_t a_stride = 0, bool streaming = false) const;
   /// run_packed over every panel for a sink (int32 results): rows in sub-blocks whose
   /// accumulators stay in L2, each handed to `sink` (numbered from `first_row`) from a
   /// thread-local buffer.
@@ -117,6 +118,10 @@ class GemmKernel {
   std::shared_ptr<const CompiledKernel> tiles_[kMaxTileRows][2];
   KernelDesc tile_descs_[kMaxTileRows][2];
   KernelDesc main_desc_;
+  // The 1- and 2-row tiles with KernelDesc::prefetch_weights (GemmTraits::prefetch_tiles).
+  static constexpr unsigned kStreamTileRows = 2;
+  std::shared_ptr<const CompiledKernel> stream_tiles_[kStreamTileRows][2];
+  KernelDesc stream_descs_[kStreamTileRows][2];
   std::shared_ptr<const CompiledKernel> window_tiles_[kMaxTileRows][2];
   KernelDesc window_descs_[kMaxTileRows][2];
   int64_t block_bytes_ = 0;  // 0: the default policy of block_rows
