@@ -19,14 +19,7 @@ void SplitChoice::reset(size_t ops) {
   run_ = 0;
 }
 
-bool SplitChoice::on_pool(size_t o) const {
-  if (o >= serial_.size()) return true;
-  if (probing()) return (run_ + o) % 2 == 0;
-  return serial_[o] == 0;
-}
-
-void SplitChoice::record(size_t o, uint64_t ns) {
-  if (!probing() || o >= serial_.size()) return;
+void SplitChoice::record_probe(size_t o, uint64_t ns) {
   uint64_t& best = on_pool(o) ? best_pool_[o] : best_serial_[o];
   best = std::min(best, ns);
 }
