@@ -317,11 +317,9 @@ void GemmKernel::run_packed(const uint8_t* packed_a, const int32_t* row_sums, in
         args.c = static_cast<uint8_t*>(c) + m * ldc + pn * panel * ob;
         args.row_sums = row_sums ? row_sums + m : nullptr;
         const int which = narrow ? 1 : 0;
-        if (streaming && mr <= int64_t(kStreamTileRows) && stream_tiles_[mr - 1][which]) {
-          call_microkernel(stream_tiles_[mr - 1][which]->entry(), args, stream_descs_[mr - 1][which]);
-          continue;
-        }
-        call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
+        const bool stream = streaming && mr <= int64_t(kStreamTileRows) && stream_tiles_[mr - 1][which];
+        if (stream) call_microkernel(stream_tiles_[mr - 1][which]->entry(), args, stream_descs_[mr - 1][which]);
+        else call_microkernel(tiles_[mr - 1][which]->entry(), args, tile_descs_[mr - 1][which]);
       }
     }
   };

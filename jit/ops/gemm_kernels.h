@@ -72,10 +72,9 @@ class GemmKernel {
   /// tiles' rate (3x3 stride 2 56²·64→128: +3%, AMD Zen 5). Shorter tiles keep whole tiles
   /// and one remainder: the ymm levels' 6-row tile against 5-row ones lost 1% at 56 pixels.
   struct WindowSplit {
-    int64_t big = 0, count = 0, small = 0;
+    int64_t cols = 0, big = 0, count = 0, small = 0;
     /// The heights to generate (add_window_tiles).
     std::vector<unsigned> heights() const;
-    int64_t cols = 0;
   };
   static WindowSplit window_split(int64_t cols, int64_t tile);
   /// Generates window tiles (KernelDesc::taps = `taps`, see GemmTileArgs) of the heights
