@@ -164,15 +164,24 @@ __attribute__((target("avx2,avxvnni"), noinline)) int64_t peak_dot4_ymm(int64_t 
   return int64_t(s[0]) + s[7];
 }
 
+// The avx2 rows' loop: 8 ymm accumulators c0..c7, `reps` trips of STEP(i) (one chain step of
+// accumulator i), and a result that depends on every chain.
+#define QRT_PEAK_V8_DECL(i) v8si c##i = v8si{} + i;
+#define QRT_PEAK_V8_SUM(i) s += c##i;
+#define QRT_PEAK_YMM8_CHAINS(STEP)     \
+  QRT_PEAK_X8(QRT_PEAK_V8_DECL)        \
+  for (int64_t r = 0; r < reps; ++r) { \
+    QRT_PEAK_X8(STEP)                  \
+  }                                    \
+  v8si s{};                            \
+  QRT_PEAK_X8(QRT_PEAK_V8_SUM)         \
+  return int64_t(s[0]) + s[7];
+
 /// vpmaddubsw -> vpmaddwd(ones) -> vpaddd on ymm, 8 accumulators (the products of one step
 /// are independent of the chain, so out-of-order execution overlaps them; 8 + 3 sources + the
 /// products' temporaries fit in 16 registers).
 __attribute__((target("avx2"), noinline)) int64_t peak_maddubs_ymm(int64_t reps, int32_t seed) {
   const v8si a = v8si{} + seed, b = v8si{} + (seed ^ 0x01010101), ones = v8si{} + 0x00010001;
-#define DECL(i) v8si c##i = v8si{} + i;
-  QRT_PEAK_X8(DECL)
-#undef DECL
-  for (int64_t r = 0; r < reps; ++r) {
 #define STEP(i)                                                                                  \
   {                                                                                              \
     v8si t;                                                                                      \
@@ -180,36 +189,20 @@ __attribute__((target("avx2"), noinline)) int64_t peak_maddubs_ymm(int64_t reps,
         : "+x"(c##i), "=&x"(t)                                                                   \
         : "x"(a), "x"(b), "x"(ones));                                                            \
   }
-    QRT_PEAK_X8(STEP)
+  QRT_PEAK_YMM8_CHAINS(STEP)
 #undef STEP
-  }
-  v8si s{};
-#define SUM(i) s += c##i;
-  QRT_PEAK_X8(SUM)
-#undef SUM
-  return int64_t(s[0]) + s[7];
 }
 
 /// vpmaddwd -> vpaddd on ymm, 8 accumulators.
 __attribute__((target("avx2"), noinline)) int64_t peak_maddwd_ymm(int64_t reps, int32_t seed) {
   const v8si a = v8si{} + seed, b = v8si{} + (seed ^ 0x01010101);
-#define DECL(i) v8si c##i = v8si{} + i;
-  QRT_PEAK_X8(DECL)
-#undef DECL
-  for (int64_t r = 0; r < reps; ++r) {
 #define STEP(i)                                                                                  \
   {                                                                                              \
     v8si t;                                                                                      \
     asm("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(c##i), "=&x"(t) : "x"(a), "x"(b));          \
   }
-    QRT_PEAK_X8(STEP)
+  QRT_PEAK_YMM8_CHAINS(STEP)
 #undef STEP
-  }
-  v8si s{};
-#define SUM(i) s += c##i;
-  QRT_PEAK_X8(SUM)
-#undef SUM
-  return int64_t(s[0]) + s[7];
 }
 
 /// The exact GEMV step of the avx2 tiles: vpmovsxbw of 16 s8 weights from memory (an L1-resident
@@ -219,10 +212,6 @@ __attribute__((target("avx2"), noinline)) int64_t peak_maddwd_widen_ymm(int64_t 
   alignas(64) int8_t w[8 * 16];
   for (int i = 0; i < 8 * 16; ++i) w[i] = int8_t(seed + i);
   const v8si a = v8si{} + seed;
-#define DECL(i) v8si c##i = v8si{} + i;
-  QRT_PEAK_X8(DECL)
-#undef DECL
-  for (int64_t r = 0; r < reps; ++r) {
 #define STEP(i)                                                                                  \
   {                                                                                              \
     v8si t;                                                                                      \
@@ -230,15 +219,8 @@ __attribute__((target("avx2"), noinline)) int64_t peak_maddwd_widen_ymm(int64_t 
         : "+x"(c##i), "=&x"(t)                                                                   \
         : "m"(*reinterpret_cast<const int8_t(*)[16]>(w + 16 * i)), "x"(a));                      \
   }
-    QRT_PEAK_X8(STEP)
+  QRT_PEAK_YMM8_CHAINS(STEP)
 #undef STEP
-    asm volatile("" : : "r"(w) : "memory");
-  }
-  v8si s{};
-#define SUM(i) s += c##i;
-  QRT_PEAK_X8(SUM)
-#undef SUM
-  return int64_t(s[0]) + s[7];
 }
 
 /// The f32 kernels' step: vmulps then vaddps into an accumulator (no FMA: qrt's f32 contract),

@@ -168,7 +168,7 @@ enum {
       context with static shapes measures, per op, its time on the thread pool and on the
       calling thread alone over a probe of 8 runs (its first runs, then again every 4096 runs)
       and runs the op the faster way: a hand-off to another core can cost more than the half
-      of a small op it takes (docs/runtime.md). Results are identical either way. */
+      of a small op it takes (docs/c-api.md, "Which ops split"). Results are identical either way. */
   QRT_PLAN_FIXED_SPLIT = 8,
 };
 
